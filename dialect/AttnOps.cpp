@@ -1,0 +1,249 @@
+//===- AttnOps.cpp - attn operations --------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "dialect/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+static MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
+
+int64_t AttentionOp::getNumQueryHeads() { return memrefOf(getQ()).getDimSize(1); }
+int64_t AttentionOp::getNumKVHeads() { return memrefOf(getK()).getDimSize(1); }
+int64_t AttentionOp::getHeadDim() { return memrefOf(getQ()).getDimSize(3); }
+int64_t AttentionOp::getValueHeadDim() { return memrefOf(getV()).getDimSize(3); }
+int64_t AttentionOp::getBlockSize() {
+  return isPaged() ? memrefOf(getK()).getDimSize(2) : 0;
+}
+
+float AttentionOp::getScaleOrDefault() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToFloat();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+MaskAttr AttentionOp::getMaskOrNone() {
+  if (MaskAttr mask = getMaskAttr())
+    return mask;
+  return MaskAttr::getNone(getContext());
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    bool written = operand.get() == getO() || operand.get() == getLse();
+    if (written)
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+namespace {
+/// Shape checks for AttentionOp, each error naming the operand and the rule.
+class AttentionVerifier {
+public:
+  explicit AttentionVerifier(AttentionOp op) : op(op) {}
+
+  /// Largest static dim accepted: sizes and strides travel as int32 on GPUs.
+  static constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+  static constexpr int64_t kMaxHeadDim = 1024;
+
+  LogicalResult checkRank(StringRef name, Value v, int64_t rank,
+                          StringRef layout) {
+    MemRefType type = memrefOf(v);
+    if (type.getRank() != rank)
+      return op.emitOpError() << "operand '" << name << "' must have rank "
+                              << rank << " " << layout << ", got rank "
+                              << type.getRank();
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t d = type.getDimSize(i);
+      if (!ShapedType::isDynamic(d) && d > kMaxDim)
+        return op.emitOpError() << "operand '" << name << "' dim " << i
+                                << " is " << d << ", larger than 2^31-1";
+    }
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      return op.emitOpError() << "operand '" << name
+                              << "' must have a strided layout";
+    if (strides.back() != 1)
+      return op.emitOpError() << "operand '" << name
+                              << "' must have unit stride in its innermost dim";
+    return success();
+  }
+
+  LogicalResult checkStatic(StringRef name, Value v, int64_t dim,
+                            StringRef what) {
+    int64_t d = memrefOf(v).getDimSize(dim);
+    if (ShapedType::isDynamic(d))
+      return op.emitOpError() << "operand '" << name << "' " << what
+                              << " (dim " << dim << ") must be static";
+    if (d < 1)
+      return op.emitOpError() << "operand '" << name << "' " << what
+                              << " (dim " << dim << ") must be >= 1, got " << d;
+    return success();
+  }
+
+  /// Two dims that must agree where both are static.
+  LogicalResult checkSame(StringRef aName, Value a, int64_t aDim,
+                          StringRef bName, Value b, int64_t bDim,
+                          StringRef what) {
+    int64_t x = memrefOf(a).getDimSize(aDim);
+    int64_t y = memrefOf(b).getDimSize(bDim);
+    if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+      return success();
+    return op.emitOpError() << what << " mismatch: operand '" << aName
+                            << "' dim " << aDim << " is " << x
+                            << " but operand '" << bName << "' dim " << bDim
+                            << " is " << y;
+  }
+
+  LogicalResult checkPositiveFinite(StringRef name,
+                                    std::optional<APFloat> value) {
+    if (!value)
+      return success();
+    const double x = value->convertToDouble();
+    if (!std::isnan(x) && !std::isinf(x) && x > 0.0)
+      return success();
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "attribute '" << name
+                              << "' must be positive and finite, got ";
+    if (std::isnan(x))
+      diag << "nan";
+    else if (std::isinf(x))
+      diag << (x > 0 ? "inf" : "-inf");
+    else
+      diag << x;
+    return diag;
+    return success();
+  }
+
+  LogicalResult verify() {
+    Value q = op.getQ(), k = op.getK(), v = op.getV(), o = op.getO();
+    Value lse = op.getLse(), table = op.getBlockTable(),
+          lens = op.getKvLens();
+    bool paged = table != nullptr;
+    StringRef kvLayout = paged ? "[num_blocks, Hkv, block_size, D]"
+                               : "[B, Hkv, Sk, D]";
+
+    if (failed(checkRank("q", q, 4, "[B, Hq, Sq, D]")) ||
+        failed(checkRank("k", k, 4, kvLayout)) ||
+        failed(checkRank("v", v, 4, kvLayout)) ||
+        failed(checkRank("o", o, 4, "[B, Hq, Sq, Dv]")) ||
+        (lse && failed(checkRank("lse", lse, 3, "[B, Hq, Sq]"))))
+      return failure();
+    if (table && failed(checkRank("block_table", table, 2, "[B, max_blocks]")))
+      return failure();
+    if (lens && failed(checkRank("kv_lens", lens, 1, "[B]")))
+      return failure();
+
+    // Element types: K and V are read with Q's type; accumulation is f32.
+    Type elt = memrefOf(q).getElementType();
+    for (auto [name, val] : {std::pair<StringRef, Value>{"q", q}, {"o", o}}) {
+      Type t = memrefOf(val).getElementType();
+      if (!t.isF16() && !t.isBF16() && !t.isF32())
+        return op.emitOpError() << "operand '" << name << "' element type "
+                                << t << " is not supported; expected f16, "
+                                   "bf16 or f32";
+    }
+    auto expectElt = [&](StringRef name, Value val, Type want) -> LogicalResult {
+      if (!val || memrefOf(val).getElementType() == want)
+        return success();
+      return op.emitOpError() << "operand '" << name << "' element type "
+                              << memrefOf(val).getElementType()
+                              << " must be " << want;
+    };
+    Builder b(op.getContext());
+    if (failed(expectElt("lse", lse, b.getF32Type())) ||
+        failed(expectElt("block_table", table, b.getI32Type())) ||
+        failed(expectElt("kv_lens", lens, b.getI32Type())))
+      return failure();
+    for (auto [name, val] : {std::pair<StringRef, Value>{"k", k}, {"v", v}}) {
+      Type other = memrefOf(val).getElementType();
+      if (other != elt)
+        return op.emitOpError() << "operand '" << name << "' element type "
+                                << other << " must match operand 'q' ("
+                                << elt << ")";
+    }
+
+    // Heads and head dims are static: they fix the kernel's shape.
+    if (failed(checkStatic("q", q, 1, "head count")) ||
+        failed(checkStatic("k", k, 1, "head count")) ||
+        failed(checkStatic("q", q, 3, "head dim")) ||
+        failed(checkStatic("k", k, 3, "head dim")) ||
+        failed(checkStatic("v", v, 3, "head dim")) ||
+        failed(checkStatic("o", o, 3, "head dim")))
+      return failure();
+    int64_t hq = memrefOf(q).getDimSize(1), hkv = memrefOf(k).getDimSize(1);
+    int64_t d = memrefOf(q).getDimSize(3), dv = memrefOf(v).getDimSize(3);
+    if (d > kMaxHeadDim || dv > kMaxHeadDim)
+      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
+                              << ", got D = " << d << ", Dv = " << dv;
+    if (failed(checkSame("k", k, 3, "q", q, 3, "head dim (D)")) ||
+        failed(checkSame("o", o, 3, "v", v, 3, "value head dim (Dv)")) ||
+        failed(checkSame("v", v, 1, "k", k, 1, "K/V head count")) ||
+        failed(checkSame("o", o, 1, "q", q, 1, "query head count")))
+      return failure();
+    if (hq % hkv != 0)
+      return op.emitOpError()
+             << "query heads (" << hq << ") must be a multiple of K/V heads ("
+             << hkv << ") for grouped-query attention";
+
+    // Batch and sequence dims.
+    if (failed(checkSame("o", o, 0, "q", q, 0, "batch")) ||
+        failed(checkSame("o", o, 2, "q", q, 2, "query length (Sq)")))
+      return failure();
+    if (lse && (failed(checkSame("lse", lse, 0, "q", q, 0, "batch")) ||
+                failed(checkSame("lse", lse, 1, "q", q, 1, "query head count")) ||
+                failed(checkSame("lse", lse, 2, "q", q, 2, "query length (Sq)"))))
+      return failure();
+    if (lens && failed(checkSame("kv_lens", lens, 0, "q", q, 0, "batch")))
+      return failure();
+
+    if (!paged) {
+      if (failed(checkSame("k", k, 0, "q", q, 0, "batch")) ||
+          failed(checkSame("v", v, 0, "q", q, 0, "batch")) ||
+          failed(checkSame("v", v, 2, "k", k, 2, "key length (Sk)")))
+        return failure();
+    } else {
+      if (!lens)
+        return op.emitOpError()
+               << "a paged K/V cache (operand 'block_table') requires operand "
+                  "'kv_lens' with each sequence's length";
+      if (failed(checkStatic("k", k, 2, "block size")) ||
+          failed(checkSame("v", v, 0, "k", k, 0, "paged cache block count")) ||
+          failed(checkSame("v", v, 2, "k", k, 2, "paged cache block size")) ||
+          failed(checkSame("block_table", table, 0, "q", q, 0, "batch")))
+        return failure();
+    }
+
+    if (failed(checkPositiveFinite("scale", op.getScale())) ||
+        failed(checkPositiveFinite("softcap", op.getSoftcap())))
+      return failure();
+    return success();
+  }
+
+private:
+  AttentionOp op;
+};
+} // namespace
+
+LogicalResult AttentionOp::verify() { return AttentionVerifier(*this).verify(); }

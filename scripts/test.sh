@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every attn test (the lit suite, unit and numerical
+# tests). README's test command; .ci/run calls it.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+bash "$root/scripts/build.sh"
+bash "$root/scripts/build.sh" check-attn

@@ -1,0 +1,3 @@
+// RUN: not attn-opt %s 2>&1 | FileCheck %s
+// CHECK: error: unbalanced '<' character in pretty dialect name
+func.func @cut() attributes {m = #attn.mask<window 12

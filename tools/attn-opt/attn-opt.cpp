@@ -1,0 +1,30 @@
+//===- attn-opt.cpp - mlir-opt with the attn dialect and passes -----------===//
+//
+// Registers every upstream dialect, pass and extension the attn pipelines use
+// (gpu, nvgpu, nvvm, llvm, scf, ...) together with attn's own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::attn::AttnDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates GPU modules to LLVM IR in-process.
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "attn optimizer driver\n", registry));
+}
