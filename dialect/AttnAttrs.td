@@ -60,4 +60,22 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
   }];
 }
 
+def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
+  let summary = "how attn-tile tiles one attention op";
+  let description = [{
+    `block_q` query rows and `block_kv` key rows per tile step. Under GQA a
+    Q tile's rows are (query, head-in-group) pairs, query-major, so the heads
+    of a group share every K/V tile. A value of 0 leaves the choice to the
+    pass options.
+
+    ```mlir
+    #attn.schedule<block_q = 64, block_kv = 32>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "0">:$block_q,
+    DefaultValuedParameter<"int64_t", "0">:$block_kv);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // ATTN_ATTRS_TD

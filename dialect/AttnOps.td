@@ -55,7 +55,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `[B, H, S, D]`) but the head dim must have unit stride.
 
     Attributes: `scale` (default `1/sqrt(D)`), `mask` (default none),
-    `softcap` (logits become `softcap * tanh(s / softcap)`).
+    `softcap` (logits become `softcap * tanh(s / softcap)`), `schedule`
+    (tile sizes for `attn-tile`; pass options give the defaults).
 
     Example (Llama-3-8B-shaped causal prefill, GQA 32/8):
 
@@ -78,7 +79,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<AnyMemRef>:$lse,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_MaskAttr>:$mask,
-    OptionalAttr<F32Attr>:$softcap);
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<Attn_ScheduleAttr>:$schedule);
 
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
@@ -91,6 +93,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`scale` `=` $scale^)?
     (`mask` `=` $mask^)?
     (`softcap` `=` $softcap^)?
+    (`schedule` `=` $schedule^)?
     attr-dict
   }];
 
@@ -110,6 +113,260 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     float getScaleOrDefault();
     MaskAttr getMaskOrNone();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// L1: the tiled online-softmax algorithm
+//
+// Tiles are static-shaped tensors; the online-softmax state (running max m,
+// running sum l, accumulator acc) is f32 and travels as loop values. Scores
+// are kept in base-2 logit units (log2(e) folded into the scale) so the
+// exponentials are exp2. Rows of a Q tile are (query, head-in-group) pairs,
+// query-major: tile row r of a tile starting at flat row `row` is query
+// (row + r) / G of head kv_head * G + (row + r) % G, with G the GQA group.
+//===----------------------------------------------------------------------===//
+
+defvar Attn_Tile = AnyRankedTensor;
+
+def Attn_InitStateOp : Attn_Op<"init_state", [Pure,
+    AllTypesMatch<["max", "sum"]>]> {
+  let summary = "empty online-softmax state: m = -inf, l = 0, acc = 0";
+  let description = [{
+    ```mlir
+    %m, %l, %acc = attn.init_state : tensor<64xf32>, tensor<64x128xf32>
+    ```
+  }];
+  let results = (outs Attn_Tile:$max, Attn_Tile:$sum, Attn_Tile:$acc);
+  let assemblyFormat = "attr-dict `:` type($max) `,` type($acc)";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "int64_t":$rows, "int64_t":$valueDim)>];
+}
+
+def Attn_LoadQOp : Attn_Op<"load_q"> {
+  let summary = "load a Q tile, zero rows past the end";
+  let description = [{
+    `tile[r, :] = q[batch, kv_head * G + f % G, f / G, :]` with
+    `f = row + r`, `G = group`; rows with `f >= G * Sq` are zero.
+
+    ```mlir
+    %qt = attn.load_q %q[%b, %h, %row] group 4
+        : memref<?x32x?x128xf16> -> tensor<64x128xf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$q, Index:$batch,
+                       Index:$kv_head, Index:$row, I64Attr:$group);
+  let results = (outs Attn_Tile:$tile);
+  let assemblyFormat = [{
+    $q `[` $batch `,` $kv_head `,` $row `]` `group` $group attr-dict
+    `:` type($q) `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LoadKVOp : Attn_Op<"load_kv"> {
+  let summary = "load a K or V tile, contiguous or paged, zero past `length`";
+  let description = [{
+    Loads rows `start .. start + rows - 1` of one K/V head. Contiguous:
+    `src[batch, kv_head, j, :]`. Paged (with `block_table`):
+    `src[block_table[batch, j / bs], kv_head, j % bs, :]` with `bs` the
+    cache's block size. Rows with `j >= length` are zero and read nothing,
+    not even the block table.
+
+    ```mlir
+    %kt = attn.load_kv %k[%b, %h, %j] length %n block_table %bt
+        : memref<?x8x16x128xf16>, memref<?x?xi32> -> tensor<64x128xf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Index:$batch,
+                       Index:$kv_head, Index:$start, Index:$length,
+                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$block_table);
+  let results = (outs Attn_Tile:$tile);
+  let assemblyFormat = [{
+    $src `[` $batch `,` $kv_head `,` $start `]` `length` $length
+    (`block_table` $block_table^)? attr-dict
+    `:` type($src) (`,` type($block_table)^)? `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_QKOp : Attn_Op<"qk", [Pure]> {
+  let summary = "scores of a Q tile against a K tile, in base-2 units";
+  let description = [{
+    `scores[r, c] = log2(e) * cap(scale * <q[r, :], k[c, :]>)` where
+    `cap(x) = softcap * tanh(x / softcap)` when `softcap` is given, else
+    `x`. Products accumulate in f32.
+
+    ```mlir
+    %s = attn.qk %qt, %kt scale 0.125
+        : tensor<64x128xf16>, tensor<32x128xf16> -> tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$q, Attn_Tile:$k, F32Attr:$scale,
+                       OptionalAttr<F32Attr>:$softcap);
+  let results = (outs Attn_Tile:$scores);
+  let assemblyFormat = [{
+    $q `,` $k `scale` $scale (`softcap` $softcap^)? attr-dict
+    `:` type($q) `,` type($k) `->` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "set scores a query cannot see to -inf";
+  let description = [{
+    Tile row `r` is query `i = (row + r) / group`, column `c` is key
+    `j = col + c`. A score becomes -inf when `j >= kv_len` or `mask` hides
+    `j` from `i` (see `#attn.mask`; bottom-right alignment shifts by
+    `kv_len - q_len`).
+
+    ```mlir
+    %sm = attn.mask %s rows %row cols %j q_len %sq kv_len %n
+          #attn.mask<causal, bottom_right> group 4 : tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$scores, Index:$row, Index:$col,
+                       Index:$q_len, Index:$kv_len, Attn_MaskAttr:$mask,
+                       I64Attr:$group);
+  let results = (outs Attn_Tile:$result);
+  let assemblyFormat = [{
+    $scores `rows` $row `cols` $col `q_len` $q_len `kv_len` $kv_len
+    $mask `group` $group attr-dict `:` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [Pure,
+    AllTypesMatch<["scores", "probs"]>,
+    AllTypesMatch<["max", "sum", "new_max", "new_sum", "rescale"]>]> {
+  let summary = "one online-softmax step over a score tile";
+  let description = [{
+    With `m' = max(max, rowmax(scores))` and `ms = (m' == -inf ? 0 : m')`:
+    `probs = exp2(scores - ms)`, `rescale = exp2(max - ms)`,
+    `new_sum = sum * rescale + rowsum(probs)`, `new_max = m'`. A row that
+    has seen no key keeps m = -inf, l = 0 and produces no NaN.
+
+    ```mlir
+    %p, %m1, %l1, %alpha = attn.online_softmax %s, %m, %l
+        : tensor<64x32xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$scores, Attn_Tile:$max, Attn_Tile:$sum);
+  let results = (outs Attn_Tile:$probs, Attn_Tile:$new_max,
+                      Attn_Tile:$new_sum, Attn_Tile:$rescale);
+  let assemblyFormat = [{
+    $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_PVOp : Attn_Op<"pv", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "rescale the accumulator and add P·V";
+  let description = [{
+    `result[r, :] = acc[r, :] * rescale[r] + sum_c probs[r, c] * v[c, :]`.
+
+    ```mlir
+    %acc1 = attn.pv %p, %vt, %acc, %alpha
+        : tensor<64x32xf32>, tensor<32x128xf16>, tensor<64x128xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$probs, Attn_Tile:$v, Attn_Tile:$acc,
+                       Attn_Tile:$rescale);
+  let results = (outs Attn_Tile:$result);
+  let assemblyFormat = [{
+    $probs `,` $v `,` $acc `,` $rescale attr-dict
+    `:` type($probs) `,` type($v) `,` type($acc) `,` type($rescale)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MergeOp : Attn_Op<"merge", [Pure,
+    AllTypesMatch<["max0", "sum0", "max1", "sum1", "max", "sum"]>,
+    AllTypesMatch<["acc0", "acc1", "acc"]>]> {
+  let summary = "merge two partial online-softmax states (split-K)";
+  let description = [{
+    The associative, commutative combine of flash-decoding: with
+    `m = max(max0, max1)` and `ms = (m == -inf ? 0 : m)`,
+    `a_i = exp2(max_i - ms)`, `sum = sum0 * a0 + sum1 * a1`,
+    `acc = acc0 * a0 + acc1 * a1`. An empty partial (m = -inf, l = 0) is
+    its identity.
+
+    ```mlir
+    %m, %l, %acc = attn.merge (%m0, %l0, %acc0), (%m1, %l1, %acc1)
+        : tensor<64xf32>, tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$max0, Attn_Tile:$sum0, Attn_Tile:$acc0,
+                       Attn_Tile:$max1, Attn_Tile:$sum1, Attn_Tile:$acc1);
+  let results = (outs Attn_Tile:$max, Attn_Tile:$sum, Attn_Tile:$acc);
+  let assemblyFormat = [{
+    `(` $max0 `,` $sum0 `,` $acc0 `)` `,` `(` $max1 `,` $sum1 `,` $acc1 `)`
+    attr-dict `:` type($max0) `,` type($acc0)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
+    AllTypesMatch<["max", "sum", "lse"]>]> {
+  let summary = "normalize the accumulator and compute the log-sum-exp";
+  let description = [{
+    `out[r, :] = acc[r, :] / sum[r]` cast to the output element type, and
+    `lse[r] = ln(2) * (max[r] + log2(sum[r]))`, both in natural units. A row
+    with `sum = 0` (it saw no key) gets `out = 0`, `lse = -inf`.
+
+    ```mlir
+    %o, %lse = attn.finalize %m, %l, %acc
+        : tensor<64xf32>, tensor<64x128xf32> -> tensor<64x128xf16>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$max, Attn_Tile:$sum, Attn_Tile:$acc);
+  let results = (outs Attn_Tile:$out, Attn_Tile:$lse);
+  let assemblyFormat = [{
+    $max `,` $sum `,` $acc attr-dict `:` type($max) `,` type($acc)
+    `->` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_StoreOOp : Attn_Op<"store_o"> {
+  let summary = "store an output tile, skipping rows past the end";
+  let description = [{
+    Writes tile row `r` to `o[batch, kv_head * G + f % G, f / G, :]` with
+    `f = row + r` when `f < G * Sq`; the layout of `attn.load_q`.
+
+    ```mlir
+    attn.store_o %ot, %o[%b, %h, %row] group 4
+        : tensor<64x128xf16>, memref<?x32x?x128xf16>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$tile, Arg<AnyMemRef, "", [MemWrite]>:$o,
+                       Index:$batch, Index:$kv_head, Index:$row,
+                       I64Attr:$group);
+  let assemblyFormat = [{
+    $tile `,` $o `[` $batch `,` $kv_head `,` $row `]` `group` $group attr-dict
+    `:` type($tile) `,` type($o)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_StoreLseOp : Attn_Op<"store_lse"> {
+  let summary = "store a tile of log-sum-exp values";
+  let description = [{
+    Writes `tile[r]` to `lse[batch, kv_head * G + f % G, f / G]` with
+    `f = row + r` when `f < G * Sq`.
+
+    ```mlir
+    attn.store_lse %l, %lse[%b, %h, %row] group 4
+        : tensor<64xf32>, memref<?x32x?xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tile:$tile, Arg<AnyMemRef, "", [MemWrite]>:$lse,
+                       Index:$batch, Index:$kv_head, Index:$row,
+                       I64Attr:$group);
+  let assemblyFormat = [{
+    $tile `,` $lse `[` $batch `,` $kv_head `,` $row `]` `group` $group
+    attr-dict `:` type($tile) `,` type($lse)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_OPS_TD

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "lib/Pipelines/Pipelines.h"
+#include "lib/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,6 +18,8 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::attn::registerAttnPasses();
+  mlir::attn::registerPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect>();

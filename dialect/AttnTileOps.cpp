@@ -1,0 +1,256 @@
+//===- AttnTileOps.cpp - verifiers of the L1 (tiled algorithm) ops --------===//
+//
+// L1 tiles are static-shaped tensors. Every check names the operand or
+// result and the rule it breaks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Shape checks shared by the L1 verifiers.
+class TileVerifier {
+public:
+  explicit TileVerifier(Operation *op) : op(op) {}
+
+  /// `v` must be a static tensor of `rank` with f32 elements if `f32`.
+  FailureOr<RankedTensorType> tile(StringRef name, Value v, int64_t rank,
+                                   StringRef layout, bool f32) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.getRank() != rank || !type.hasStaticShape())
+      return op->emitOpError() << "'" << name << "' must be a static tensor "
+                               << "of rank " << rank << " " << layout
+                               << ", got " << v.getType();
+    for (int64_t d : type.getShape())
+      if (d < 1)
+        return op->emitOpError() << "'" << name << "' must have no empty dim, "
+                                 << "got " << type;
+    Type elt = type.getElementType();
+    if (f32 && !elt.isF32())
+      return op->emitOpError() << "'" << name << "' must have f32 elements, "
+                               << "got " << elt;
+    if (!f32 && !elt.isF16() && !elt.isBF16() && !elt.isF32())
+      return op->emitOpError() << "'" << name << "' element type " << elt
+                               << " is not supported; expected f16, bf16 or "
+                                  "f32";
+    return type;
+  }
+
+  /// Dim `ad` of `a` must equal dim `bd` of `b`.
+  LogicalResult same(StringRef aName, ShapedType a, int64_t ad, StringRef bName,
+                     ShapedType b, int64_t bd, StringRef what) {
+    int64_t x = a.getDimSize(ad), y = b.getDimSize(bd);
+    if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+      return success();
+    return op->emitOpError() << what << " mismatch: '" << aName << "' dim "
+                             << ad << " is " << x << " but '" << bName
+                             << "' dim " << bd << " is " << y;
+  }
+
+  LogicalResult memref(StringRef name, Value v, int64_t rank,
+                       StringRef layout) {
+    auto type = cast<MemRefType>(v.getType());
+    if (type.getRank() != rank)
+      return op->emitOpError() << "'" << name << "' must have rank " << rank
+                               << " " << layout << ", got " << type;
+    return success();
+  }
+
+  LogicalResult positive(StringRef name, int64_t value) {
+    if (value >= 1)
+      return success();
+    return op->emitOpError() << "attribute '" << name << "' must be >= 1, got "
+                             << value;
+  }
+
+  LogicalResult sameElement(StringRef aName, ShapedType a, StringRef bName,
+                            ShapedType b) {
+    if (a.getElementType() == b.getElementType())
+      return success();
+    return op->emitOpError() << "'" << aName << "' element type "
+                             << a.getElementType() << " must match '" << bName
+                             << "' (" << b.getElementType() << ")";
+  }
+
+private:
+  Operation *op;
+};
+} // namespace
+
+void InitStateOp::build(OpBuilder &b, OperationState &state, int64_t rows,
+                        int64_t valueDim) {
+  auto rowType = RankedTensorType::get({rows}, b.getF32Type());
+  auto accType = RankedTensorType::get({rows, valueDim}, b.getF32Type());
+  build(b, state, rowType, rowType, accType);
+}
+
+LogicalResult InitStateOp::verify() {
+  TileVerifier check(*this);
+  auto m = check.tile("max", getMax(), 1, "[rows]", true);
+  auto l = check.tile("sum", getSum(), 1, "[rows]", true);
+  auto acc = check.tile("acc", getAcc(), 2, "[rows, Dv]", true);
+  if (failed(m) || failed(l) || failed(acc))
+    return failure();
+  if (*m != *l)
+    return emitOpError("'max' and 'sum' must have the same type");
+  return check.same("acc", *acc, 0, "max", *m, 0, "row count");
+}
+
+LogicalResult LoadQOp::verify() {
+  TileVerifier check(*this);
+  if (failed(check.memref("q", getQ(), 4, "[B, Hq, Sq, D]")) ||
+      failed(check.positive("group", getGroup())))
+    return failure();
+  auto q = cast<MemRefType>(getQ().getType());
+  auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
+  if (failed(tile) || failed(check.same("tile", *tile, 1, "q", q, 3, "head dim")) ||
+      failed(check.sameElement("tile", *tile, "q", q)))
+    return failure();
+  int64_t hq = q.getDimSize(1);
+  if (!ShapedType::isDynamic(hq) && hq % getGroup() != 0)
+    return emitOpError() << "attribute 'group' (" << getGroup()
+                         << ") must divide the query head count (" << hq << ")";
+  return success();
+}
+
+LogicalResult LoadKVOp::verify() {
+  TileVerifier check(*this);
+  bool paged = getBlockTable() != nullptr;
+  if (failed(check.memref("src", getSrc(), 4,
+                          paged ? "[num_blocks, Hkv, block_size, D]"
+                                : "[B, Hkv, Sk, D]")))
+    return failure();
+  if (paged) {
+    auto table = cast<MemRefType>(getBlockTable().getType());
+    if (failed(check.memref("block_table", getBlockTable(), 2,
+                            "[B, max_blocks]")))
+      return failure();
+    if (!table.getElementType().isInteger(32))
+      return emitOpError() << "'block_table' must have i32 elements, got "
+                           << table.getElementType();
+    if (ShapedType::isDynamic(
+            cast<MemRefType>(getSrc().getType()).getDimSize(2)))
+      return emitOpError("a paged 'src' must have a static block size (dim 2)");
+  }
+  auto src = cast<MemRefType>(getSrc().getType());
+  auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
+  if (failed(tile) ||
+      failed(check.same("tile", *tile, 1, "src", src, 3, "head dim")) ||
+      failed(check.sameElement("tile", *tile, "src", src)))
+    return failure();
+  return success();
+}
+
+LogicalResult QKOp::verify() {
+  TileVerifier check(*this);
+  auto q = check.tile("q", getQ(), 2, "[rows, D]", false);
+  auto k = check.tile("k", getK(), 2, "[cols, D]", false);
+  auto s = check.tile("scores", getScores(), 2, "[rows, cols]", true);
+  if (failed(q) || failed(k) || failed(s) ||
+      failed(check.sameElement("k", *k, "q", *q)) ||
+      failed(check.same("k", *k, 1, "q", *q, 1, "head dim")) ||
+      failed(check.same("scores", *s, 0, "q", *q, 0, "row count")) ||
+      failed(check.same("scores", *s, 1, "k", *k, 0, "column count")))
+    return failure();
+  auto positiveFinite = [&](StringRef name, double x) -> LogicalResult {
+    if (std::isfinite(x) && x > 0)
+      return success();
+    return emitOpError() << "attribute '" << name
+                         << "' must be positive and finite, got " << x;
+  };
+  if (failed(positiveFinite("scale", getScale().convertToDouble())))
+    return failure();
+  if (std::optional<APFloat> cap = getSoftcap())
+    return positiveFinite("softcap", cap->convertToDouble());
+  return success();
+}
+
+LogicalResult MaskOp::verify() {
+  TileVerifier check(*this);
+  if (failed(check.tile("scores", getScores(), 2, "[rows, cols]", true)) ||
+      failed(check.positive("group", getGroup())))
+    return failure();
+  return success();
+}
+
+LogicalResult OnlineSoftmaxOp::verify() {
+  TileVerifier check(*this);
+  auto s = check.tile("scores", getScores(), 2, "[rows, cols]", true);
+  auto m = check.tile("max", getMax(), 1, "[rows]", true);
+  if (failed(s) || failed(m))
+    return failure();
+  return check.same("max", *m, 0, "scores", *s, 0, "row count");
+}
+
+LogicalResult PVOp::verify() {
+  TileVerifier check(*this);
+  auto p = check.tile("probs", getProbs(), 2, "[rows, cols]", true);
+  auto v = check.tile("v", getV(), 2, "[cols, Dv]", false);
+  auto acc = check.tile("acc", getAcc(), 2, "[rows, Dv]", true);
+  auto alpha = check.tile("rescale", getRescale(), 1, "[rows]", true);
+  if (failed(p) || failed(v) || failed(acc) || failed(alpha))
+    return failure();
+  if (failed(check.same("v", *v, 0, "probs", *p, 1, "column count")) ||
+      failed(check.same("acc", *acc, 0, "probs", *p, 0, "row count")) ||
+      failed(check.same("acc", *acc, 1, "v", *v, 1, "value head dim")) ||
+      failed(check.same("rescale", *alpha, 0, "acc", *acc, 0, "row count")))
+    return failure();
+  return success();
+}
+
+LogicalResult MergeOp::verify() {
+  TileVerifier check(*this);
+  auto m = check.tile("max0", getMax0(), 1, "[rows]", true);
+  auto acc = check.tile("acc0", getAcc0(), 2, "[rows, Dv]", true);
+  if (failed(m) || failed(acc))
+    return failure();
+  return check.same("acc0", *acc, 0, "max0", *m, 0, "row count");
+}
+
+LogicalResult FinalizeOp::verify() {
+  TileVerifier check(*this);
+  auto m = check.tile("max", getMax(), 1, "[rows]", true);
+  auto acc = check.tile("acc", getAcc(), 2, "[rows, Dv]", true);
+  auto out = check.tile("out", getOut(), 2, "[rows, Dv]", false);
+  if (failed(m) || failed(acc) || failed(out))
+    return failure();
+  if (failed(check.same("acc", *acc, 0, "max", *m, 0, "row count")) ||
+      failed(check.same("out", *out, 0, "acc", *acc, 0, "row count")) ||
+      failed(check.same("out", *out, 1, "acc", *acc, 1, "value head dim")))
+    return failure();
+  return success();
+}
+
+LogicalResult StoreOOp::verify() {
+  TileVerifier check(*this);
+  if (failed(check.memref("o", getO(), 4, "[B, Hq, Sq, Dv]")) ||
+      failed(check.positive("group", getGroup())))
+    return failure();
+  auto o = cast<MemRefType>(getO().getType());
+  auto tile = check.tile("tile", getTile(), 2, "[rows, Dv]", false);
+  if (failed(tile) ||
+      failed(check.same("tile", *tile, 1, "o", o, 3, "value head dim")) ||
+      failed(check.sameElement("tile", *tile, "o", o)))
+    return failure();
+  return success();
+}
+
+LogicalResult StoreLseOp::verify() {
+  TileVerifier check(*this);
+  if (failed(check.memref("lse", getLse(), 3, "[B, Hq, Sq]")) ||
+      failed(check.positive("group", getGroup())) ||
+      failed(check.tile("tile", getTile(), 1, "[rows]", true)))
+    return failure();
+  if (!cast<MemRefType>(getLse().getType()).getElementType().isF32())
+    return emitOpError("'lse' must have f32 elements");
+  return success();
+}

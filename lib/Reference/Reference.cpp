@@ -1,0 +1,79 @@
+//===- Reference.cpp - float64 reference attention -----------------------===//
+
+#include "lib/Reference/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attn::reference {
+
+void attention(const Problem &p, const std::vector<double> &q,
+               const std::vector<double> &k, const std::vector<double> &v,
+               std::vector<double> &o, std::vector<double> &lse) {
+  const int64_t d = p.headDim, dv = p.valueHeadDim;
+  const int64_t group = p.qHeads / p.kvHeads;
+  o.assign(p.batch * p.qHeads * p.qLen * dv, 0.0);
+  lse.assign(p.batch * p.qHeads * p.qLen,
+             -std::numeric_limits<double>::infinity());
+  std::vector<double> scores;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    // kv_lens may shorten a contiguous sequence, never lengthen it; a paged
+    // sequence is as long as kv_lens says.
+    int64_t len = p.kvLen;
+    if (p.kvLens) {
+      len = std::max<int64_t>(p.kvLens[b], 0);
+      if (!p.blockSize)
+        len = std::min(len, p.kvLen);
+    }
+    // Offset of K/V row j of head h in the (possibly paged) cache.
+    auto row = [&](int64_t h, int64_t j, int64_t width) -> int64_t {
+      if (!p.blockSize)
+        return ((b * p.kvHeads + h) * p.kvLen + j) * width;
+      int64_t block = p.blockTable[b * p.maxBlocks + j / p.blockSize];
+      return ((block * p.kvHeads + h) * p.blockSize + j % p.blockSize) * width;
+    };
+    const int64_t shift = p.mask.bottomRight ? len - p.qLen : 0;
+    for (int64_t h = 0; h < p.qHeads; ++h) {
+      const int64_t hk = h / group;
+      for (int64_t i = 0; i < p.qLen; ++i) {
+        const double *qi = &q[((b * p.qHeads + h) * p.qLen + i) * d];
+        scores.assign(len, -std::numeric_limits<double>::infinity());
+        double best = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < len; ++j) {
+          int64_t rel = j - (i + shift);
+          if ((p.mask.left >= 0 && rel < -p.mask.left) ||
+              (p.mask.right >= 0 && rel > p.mask.right))
+            continue;
+          const double *kj = &k[row(hk, j, d)];
+          double dot = 0;
+          for (int64_t x = 0; x < d; ++x)
+            dot += qi[x] * kj[x];
+          double s = dot * p.scale;
+          if (p.softcap > 0)
+            s = p.softcap * std::tanh(s / p.softcap);
+          scores[j] = s;
+          best = std::max(best, s);
+        }
+        if (best == -std::numeric_limits<double>::infinity())
+          continue; // sees no key: o = 0, lse = -inf
+        double sum = 0;
+        double *oi = &o[((b * p.qHeads + h) * p.qLen + i) * dv];
+        for (int64_t j = 0; j < len; ++j) {
+          if (scores[j] == -std::numeric_limits<double>::infinity())
+            continue;
+          double w = std::exp(scores[j] - best);
+          sum += w;
+          const double *vj = &v[row(hk, j, dv)];
+          for (int64_t x = 0; x < dv; ++x)
+            oi[x] += w * vj[x];
+        }
+        for (int64_t x = 0; x < dv; ++x)
+          oi[x] /= sum;
+        lse[(b * p.qHeads + h) * p.qLen + i] = best + std::log(sum);
+      }
+    }
+  }
+}
+
+} // namespace attn::reference

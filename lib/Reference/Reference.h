@@ -1,0 +1,47 @@
+//===- Reference.h - float64 reference attention ----------------*- C++ -*-===//
+//
+// Plain loops in double precision, written from the definition of
+// attn.attention and nothing else, so tests of generated kernels (CPU, GPU,
+// MSL emulator) compare against an independent answer. No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_REFERENCE_REFERENCE_H
+#define ATTN_LIB_REFERENCE_REFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace attn::reference {
+
+/// Which keys a query sees: i + shift - left <= j <= i + shift + right, with
+/// shift = kvLen - qLen when bottom-right aligned; -1 extents are unbounded.
+struct Mask {
+  int64_t left = -1, right = -1;
+  bool bottomRight = false;
+};
+
+struct Problem {
+  int64_t batch = 1, qHeads = 1, kvHeads = 1, qLen = 1, kvLen = 1;
+  int64_t headDim = 1, valueHeadDim = 1;
+  double scale = 1.0;
+  double softcap = 0.0; // 0: none
+  Mask mask;
+  /// Paged K/V: rows per block (0: contiguous [B, Hkv, kvLen, D]); the cache
+  /// is [numBlocks, Hkv, blockSize, D] and blockTable is [B, maxBlocks].
+  int64_t blockSize = 0, numBlocks = 0, maxBlocks = 0;
+  const int32_t *blockTable = nullptr;
+  /// Per-sequence K/V lengths (nullptr: every sequence has kvLen keys).
+  const int32_t *kvLens = nullptr;
+};
+
+/// Dense row-major inputs: q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D(v)] or the
+/// paged caches. Writes o [B, Hq, Sq, Dv] and lse [B, Hq, Sq] (natural log;
+/// -inf and o = 0 for a query that sees no key).
+void attention(const Problem &p, const std::vector<double> &q,
+               const std::vector<double> &k, const std::vector<double> &v,
+               std::vector<double> &o, std::vector<double> &lse);
+
+} // namespace attn::reference
+
+#endif // ATTN_LIB_REFERENCE_REFERENCE_H

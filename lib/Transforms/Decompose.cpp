@@ -1,0 +1,471 @@
+//===- Decompose.cpp - attn-decompose: L1 ops -> linalg/tensor/scf --------===//
+//
+// Each L1 op becomes upstream IR with the same meaning: contractions and row
+// reductions as linalg.generic on tensors, elementwise steps as
+// linalg.generic maps, tile loads as a generic whose body reads the memref
+// under a bounds check, tile stores as loops of memref.store. The result
+// bufferizes with one-shot-bufferize and lowers to CPU loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Transforms/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSE
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634; // log2(e)
+constexpr double kLn2 = 0.6931471805599453;   // ln(2)
+
+struct Builder;
+using BodyFn = function_ref<void(Builder &, ValueRange)>;
+
+/// Builds one-op-at-a-time replacements with an implicit location.
+struct Builder : ImplicitLocOpBuilder {
+  using ImplicitLocOpBuilder::ImplicitLocOpBuilder;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(*this, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(*this, getF32FloatAttr(v));
+  }
+  Value negInf() { return f32(-INFINITY); }
+  Value zeroOf(Type t) {
+    return arith::ConstantOp::create(*this, getZeroAttr(t));
+  }
+  /// Widens f16/bf16 to f32; f32 passes through.
+  Value toF32(Value v) {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(*this, getF32Type(), v);
+  }
+  Value fromF32(Value v, Type t) {
+    if (t.isF32())
+      return v;
+    return arith::TruncFOp::create(*this, t, v);
+  }
+  /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
+  Value safeMax(Value m) {
+    Value isEmpty =
+        arith::CmpFOp::create(*this, arith::CmpFPredicate::OEQ, m, negInf());
+    return arith::SelectOp::create(*this, isEmpty, f32(0.0), m);
+  }
+  Value filled(RankedTensorType type, Value value) {
+    Value empty = tensor::EmptyOp::create(*this, type.getShape(),
+                                          type.getElementType());
+    return linalg::FillOp::create(*this, value, empty).getResult(0);
+  }
+  Value empty(RankedTensorType type) {
+    return tensor::EmptyOp::create(*this, type.getShape(),
+                                   type.getElementType());
+  }
+
+  /// linalg.generic over `numDims` loops; `maps` lists the inputs' maps then
+  /// the outputs'. Reductions are the dims listed in `reductionDims`.
+  ValueRange generic(unsigned numDims, ValueRange inputs, ValueRange outputs,
+                     ArrayRef<SmallVector<unsigned>> maps,
+                     ArrayRef<unsigned> reductionDims, BodyFn body) {
+    SmallVector<AffineMap> affineMaps;
+    for (const SmallVector<unsigned> &dims : maps) {
+      SmallVector<AffineExpr> exprs;
+      for (unsigned d : dims)
+        exprs.push_back(getAffineDimExpr(d));
+      affineMaps.push_back(AffineMap::get(numDims, 0, exprs, getContext()));
+    }
+    SmallVector<utils::IteratorType> iterators(numDims,
+                                               utils::IteratorType::parallel);
+    for (unsigned d : reductionDims)
+      iterators[d] = utils::IteratorType::reduction;
+    Location loc = getLoc();
+    auto op = linalg::GenericOp::create(
+        *this, TypeRange(outputs), inputs, outputs, affineMaps, iterators,
+        [&](OpBuilder &nested, Location, ValueRange args) {
+          Builder ib(loc, nested);
+          body(ib, args);
+        });
+    return op.getResults();
+  }
+};
+
+Value idx(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+/// Flat Q row `f` -> (head, query) under the query-major GQA packing.
+std::pair<Value, Value> headAndQuery(ImplicitLocOpBuilder &b, Value f,
+                                     Value kvHead, int64_t group) {
+  Value g = idx(b, group);
+  Value head = arith::AddIOp::create(b, arith::MulIOp::create(b, kvHead, g),
+                                     arith::RemUIOp::create(b, f, g));
+  return {head, arith::DivUIOp::create(b, f, g)};
+}
+
+/// A tile whose element (r, d) is `load(r, d)` where `valid(r)` holds and
+/// zero elsewhere; nothing is read for invalid rows.
+Value guardedTile(Builder &b, RankedTensorType type,
+                  function_ref<Value(ImplicitLocOpBuilder &, Value)> valid,
+                  function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> load) {
+  Type elt = type.getElementType();
+  return b.generic(2, {}, {b.empty(type)}, {{0, 1}}, {},
+                   [&](Builder &nb, ValueRange) {
+                     Value r = linalg::IndexOp::create(nb, 0);
+                     Value d = linalg::IndexOp::create(nb, 1);
+                     auto ifOp = scf::IfOp::create(
+                         nb, TypeRange{elt}, valid(nb, r), true, true);
+                     {
+                       OpBuilder::InsertionGuard g(nb);
+                       nb.setInsertionPointToStart(ifOp.thenBlock());
+                       scf::YieldOp::create(nb, load(nb, r, d));
+                       nb.setInsertionPointToStart(ifOp.elseBlock());
+                       scf::YieldOp::create(
+                           nb, arith::ConstantOp::create(nb, nb.getZeroAttr(elt))
+                                   .getResult());
+                     }
+                     linalg::YieldOp::create(nb, ifOp.getResult(0));
+                   })[0];
+}
+
+Value decompose(Builder &b, LoadQOp op) {
+  auto type = cast<RankedTensorType>(op.getTile().getType());
+  int64_t group = op.getGroup();
+  Value rows = arith::MulIOp::create(
+      b, memref::DimOp::create(b, op.getQ(), 2), idx(b, group));
+  return guardedTile(
+      b, type,
+      [&](ImplicitLocOpBuilder &nb, Value r) {
+        Value f = arith::AddIOp::create(nb, op.getRow(), r);
+        return arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, f, rows);
+      },
+      [&](ImplicitLocOpBuilder &nb, Value r, Value d) -> Value {
+        Value f = arith::AddIOp::create(nb, op.getRow(), r);
+        auto [head, query] = headAndQuery(nb, f, op.getKvHead(), group);
+        return memref::LoadOp::create(
+            nb, op.getQ(), ValueRange{op.getBatch(), head, query, d});
+      });
+}
+
+Value decompose(Builder &b, LoadKVOp op) {
+  auto type = cast<RankedTensorType>(op.getTile().getType());
+  return guardedTile(
+      b, type,
+      [&](ImplicitLocOpBuilder &nb, Value r) {
+        Value j = arith::AddIOp::create(nb, op.getStart(), r);
+        return arith::CmpIOp::create(nb, arith::CmpIPredicate::slt, j,
+                                     op.getLength());
+      },
+      [&](ImplicitLocOpBuilder &nb, Value r, Value d) -> Value {
+        Value j = arith::AddIOp::create(nb, op.getStart(), r);
+        Value table = op.getBlockTable();
+        if (!table)
+          return memref::LoadOp::create(
+              nb, op.getSrc(), ValueRange{op.getBatch(), op.getKvHead(), j, d});
+        int64_t blockSize =
+            cast<MemRefType>(op.getSrc().getType()).getDimSize(2);
+        Value bs = idx(nb, blockSize);
+        Value entry = memref::LoadOp::create(
+            nb, table,
+            ValueRange{op.getBatch(), arith::DivUIOp::create(nb, j, bs)});
+        Value block =
+            arith::IndexCastOp::create(nb, nb.getIndexType(), entry);
+        return memref::LoadOp::create(
+            nb, op.getSrc(),
+            ValueRange{block, op.getKvHead(), arith::RemUIOp::create(nb, j, bs),
+                       d});
+      });
+}
+
+Value decompose(Builder &b, QKOp op) {
+  auto type = cast<RankedTensorType>(op.getScores().getType());
+  Value dot = b.generic(3, {op.getQ(), op.getK()}, {b.filled(type, b.f32(0))},
+                        {{0, 2}, {1, 2}, {0, 1}}, {2},
+                        [&](Builder &nb, ValueRange a) {
+                          Value prod = arith::MulFOp::create(
+                              nb, nb.toF32(a[0]), nb.toF32(a[1]));
+                          linalg::YieldOp::create(
+                              nb, arith::AddFOp::create(nb, a[2], prod)
+                                      .getResult());
+                        })[0];
+  const double scale = op.getScale().convertToDouble();
+  std::optional<APFloat> softcap = op.getSoftcap();
+  return b.generic(2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
+                   [&](Builder &nb, ValueRange a) {
+                     Value x = a[0];
+                     if (!softcap) {
+                       x = arith::MulFOp::create(
+                           nb, x, nb.f32(scale * kLog2E));
+                     } else {
+                       double cap = softcap->convertToDouble();
+                       x = arith::MulFOp::create(nb, x, nb.f32(scale / cap));
+                       x = math::TanhOp::create(nb, x);
+                       x = arith::MulFOp::create(
+                           nb, x, nb.f32(cap * kLog2E));
+                     }
+                     linalg::YieldOp::create(nb, x);
+                   })[0];
+}
+
+Value decompose(Builder &b, MaskOp op) {
+  auto type = cast<RankedTensorType>(op.getScores().getType());
+  MaskAttr mask = op.getMask();
+  Value shift = mask.isBottomRight()
+                    ? arith::SubIOp::create(b, op.getKvLen(), op.getQLen())
+                          .getResult()
+                    : b.idx(0);
+  return b.generic(
+      2, {op.getScores()}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
+      [&](Builder &nb, ValueRange a) {
+        Value r = linalg::IndexOp::create(nb, 0);
+        Value c = linalg::IndexOp::create(nb, 1);
+        Value query = arith::DivUIOp::create(
+            nb, arith::AddIOp::create(nb, op.getRow(), r),
+            nb.idx(op.getGroup()));
+        Value key = arith::AddIOp::create(nb, op.getCol(), c);
+        Value visible = arith::CmpIOp::create(nb, arith::CmpIPredicate::slt,
+                                              key, op.getKvLen());
+        // Offset of the key from the query's diagonal position.
+        Value rel = arith::SubIOp::create(
+            nb, key, arith::AddIOp::create(nb, query, shift));
+        if (mask.hasLeftBound())
+          visible = arith::AndIOp::create(
+              nb, visible,
+              arith::CmpIOp::create(nb, arith::CmpIPredicate::sge, rel,
+                                    nb.idx(-mask.getLeft())));
+        if (mask.hasRightBound())
+          visible = arith::AndIOp::create(
+              nb, visible,
+              arith::CmpIOp::create(nb, arith::CmpIPredicate::sle, rel,
+                                    nb.idx(mask.getRight())));
+        linalg::YieldOp::create(
+            nb, arith::SelectOp::create(nb, visible, a[0], nb.negInf())
+                    .getResult());
+      })[0];
+}
+
+SmallVector<Value> decompose(Builder &b, OnlineSoftmaxOp op) {
+  auto sType = cast<RankedTensorType>(op.getScores().getType());
+  auto rowType = cast<RankedTensorType>(op.getMax().getType());
+  Value rowMax =
+      b.generic(2, {op.getScores()}, {b.filled(rowType, b.negInf())},
+                {{0, 1}, {0}}, {1}, [&](Builder &nb, ValueRange a) {
+                  linalg::YieldOp::create(
+                      nb, arith::MaxNumFOp::create(nb, a[0], a[1]).getResult());
+                })[0];
+  ValueRange maxAndRescale = b.generic(
+      1, {op.getMax(), rowMax}, {b.empty(rowType), b.empty(rowType)},
+      {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
+        Value newMax = arith::MaxNumFOp::create(nb, a[0], a[1]);
+        Value rescale = math::Exp2Op::create(
+            nb, arith::SubFOp::create(nb, a[0], nb.safeMax(newMax)));
+        linalg::YieldOp::create(nb, ValueRange{newMax, rescale});
+      });
+  Value newMax = maxAndRescale[0], rescale = maxAndRescale[1];
+  Value probs = b.generic(
+      2, {op.getScores(), newMax}, {b.empty(sType)}, {{0, 1}, {0}, {0, 1}}, {},
+      [&](Builder &nb, ValueRange a) {
+        linalg::YieldOp::create(
+            nb, math::Exp2Op::create(
+                    nb, arith::SubFOp::create(nb, a[0], nb.safeMax(a[1])))
+                    .getResult());
+      })[0];
+  Value rowSum =
+      b.generic(2, {probs}, {b.filled(rowType, b.f32(0))}, {{0, 1}, {0}}, {1},
+                [&](Builder &nb, ValueRange a) {
+                  linalg::YieldOp::create(
+                      nb, arith::AddFOp::create(nb, a[0], a[1]).getResult());
+                })[0];
+  Value newSum = b.generic(
+      1, {op.getSum(), rescale, rowSum}, {b.empty(rowType)},
+      {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
+        Value scaled = arith::MulFOp::create(nb, a[0], a[1]);
+        linalg::YieldOp::create(
+            nb, arith::AddFOp::create(nb, scaled, a[2]).getResult());
+      })[0];
+  return {probs, newMax, newSum, rescale};
+}
+
+/// acc[r, d] * rescale[r], elementwise.
+Value rescaleRows(Builder &b, Value acc, Value rescale) {
+  auto type = cast<RankedTensorType>(acc.getType());
+  return b.generic(2, {acc, rescale}, {b.empty(type)}, {{0, 1}, {0}, {0, 1}},
+                   {}, [&](Builder &nb, ValueRange a) {
+                     linalg::YieldOp::create(
+                         nb, arith::MulFOp::create(nb, a[0], a[1]).getResult());
+                   })[0];
+}
+
+Value decompose(Builder &b, PVOp op) {
+  Value scaled = rescaleRows(b, op.getAcc(), op.getRescale());
+  return b.generic(3, {op.getProbs(), op.getV()}, {scaled},
+                   {{0, 2}, {2, 1}, {0, 1}}, {2},
+                   [&](Builder &nb, ValueRange a) {
+                     Value prod =
+                         arith::MulFOp::create(nb, a[0], nb.toF32(a[1]));
+                     linalg::YieldOp::create(
+                         nb, arith::AddFOp::create(nb, a[2], prod).getResult());
+                   })[0];
+}
+
+SmallVector<Value> decompose(Builder &b, MergeOp op) {
+  auto rowType = cast<RankedTensorType>(op.getMax0().getType());
+  auto accType = cast<RankedTensorType>(op.getAcc0().getType());
+  ValueRange rows = b.generic(
+      1, {op.getMax0(), op.getSum0(), op.getMax1(), op.getSum1()},
+      {b.empty(rowType), b.empty(rowType), b.empty(rowType), b.empty(rowType)},
+      SmallVector<SmallVector<unsigned>>(8, {0}), {},
+      [&](Builder &nb, ValueRange a) {
+        Value m = arith::MaxNumFOp::create(nb, a[0], a[2]);
+        Value shift = nb.safeMax(m);
+        Value a0 = math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[0], shift));
+        Value a1 = math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[2], shift));
+        Value l = arith::AddFOp::create(nb, arith::MulFOp::create(nb, a[1], a0),
+                                        arith::MulFOp::create(nb, a[3], a1));
+        linalg::YieldOp::create(nb, ValueRange{m, l, a0, a1});
+      });
+  Value acc = b.generic(
+      2, {op.getAcc0(), op.getAcc1(), rows[2], rows[3]}, {b.empty(accType)},
+      {{0, 1}, {0, 1}, {0}, {0}, {0, 1}}, {},
+      [&](Builder &nb, ValueRange a) {
+        Value x = arith::AddFOp::create(nb, arith::MulFOp::create(nb, a[0], a[2]),
+                                        arith::MulFOp::create(nb, a[1], a[3]));
+        linalg::YieldOp::create(nb, x);
+      })[0];
+  return {rows[0], rows[1], acc};
+}
+
+SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
+  auto outType = cast<RankedTensorType>(op.getOut().getType());
+  auto rowType = cast<RankedTensorType>(op.getMax().getType());
+  Type outElt = outType.getElementType();
+  Value out = b.generic(
+      2, {op.getAcc(), op.getSum()}, {b.empty(outType)}, {{0, 1}, {0}, {0, 1}},
+      {}, [&](Builder &nb, ValueRange a) {
+        Value seen = arith::CmpFOp::create(nb, arith::CmpFPredicate::OGT, a[1],
+                                           nb.f32(0));
+        Value x = arith::SelectOp::create(
+            nb, seen, arith::DivFOp::create(nb, a[0], a[1]), nb.f32(0));
+        linalg::YieldOp::create(nb, nb.fromF32(x, outElt));
+      })[0];
+  Value lse = b.generic(
+      1, {op.getMax(), op.getSum()}, {b.empty(rowType)}, {{0}, {0}, {0}}, {},
+      [&](Builder &nb, ValueRange a) {
+        Value seen = arith::CmpFOp::create(nb, arith::CmpFPredicate::OGT, a[1],
+                                           nb.f32(0));
+        Value log2Sum = arith::AddFOp::create(nb, a[0],
+                                              math::Log2Op::create(nb, a[1]));
+        Value x = arith::MulFOp::create(nb, log2Sum, nb.f32(kLn2));
+        linalg::YieldOp::create(
+            nb, arith::SelectOp::create(nb, seen, x, nb.negInf()).getResult());
+      })[0];
+  return {out, lse};
+}
+
+/// for r < rows of the tile with flat row f = row + r < G * Sq:
+///   store(r, head, query)
+void storeRows(Builder &b, Value tile, Value dest, Value kvHead, Value row,
+               int64_t group,
+               function_ref<void(ImplicitLocOpBuilder &, Value, Value, Value)>
+                   store) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  Value rows = arith::MulIOp::create(b, memref::DimOp::create(b, dest, 2),
+                                     b.idx(group));
+  auto loop = scf::ForOp::create(b, b.idx(0), b.idx(type.getDimSize(0)),
+                                 b.idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = loop.getInductionVar();
+  Value f = arith::AddIOp::create(b, row, r);
+  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, f, rows);
+  auto ifOp = scf::IfOp::create(b, inside, /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto [head, query] = headAndQuery(b, f, kvHead, group);
+  store(b, r, head, query);
+}
+
+void decompose(Builder &b, StoreOOp op) {
+  auto type = cast<RankedTensorType>(op.getTile().getType());
+  storeRows(b, op.getTile(), op.getO(), op.getKvHead(), op.getRow(),
+            op.getGroup(),
+            [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
+              auto loop = scf::ForOp::create(nb, idx(nb, 0),
+                                             idx(nb, type.getDimSize(1)),
+                                             idx(nb, 1));
+              OpBuilder::InsertionGuard guard(nb);
+              nb.setInsertionPointToStart(loop.getBody());
+              Value d = loop.getInductionVar();
+              Value x = tensor::ExtractOp::create(nb, op.getTile(),
+                                                  ValueRange{r, d});
+              memref::StoreOp::create(
+                  nb, x, op.getO(),
+                  ValueRange{op.getBatch(), head, query, d});
+            });
+}
+
+void decompose(Builder &b, StoreLseOp op) {
+  storeRows(b, op.getTile(), op.getLse(), op.getKvHead(), op.getRow(),
+            op.getGroup(),
+            [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
+              Value x = tensor::ExtractOp::create(nb, op.getTile(), ValueRange{r});
+              memref::StoreOp::create(nb, x, op.getLse(),
+                                      ValueRange{op.getBatch(), head, query});
+            });
+}
+
+SmallVector<Value> decompose(Builder &b, InitStateOp op) {
+  auto rowType = cast<RankedTensorType>(op.getMax().getType());
+  auto accType = cast<RankedTensorType>(op.getAcc().getType());
+  return {b.filled(rowType, b.negInf()), b.filled(rowType, b.f32(0)),
+          b.filled(accType, b.f32(0))};
+}
+
+struct AttnDecomposePass : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<AttnDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      Builder b(op->getLoc(), op);
+      auto replace = [&](ValueRange values) {
+        op->replaceAllUsesWith(values);
+        op->erase();
+      };
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case<LoadQOp, LoadKVOp, QKOp, MaskOp, PVOp>([&](auto op) {
+                replace(decompose(b, op));
+                return success();
+              })
+              .Case<OnlineSoftmaxOp, MergeOp, FinalizeOp, InitStateOp>(
+                  [&](auto op) {
+                    replace(decompose(b, op));
+                    return success();
+                  })
+              .Case<StoreOOp, StoreLseOp>([&](auto op) {
+                decompose(b, op);
+                op->erase();
+                return success();
+              })
+              .Default([&](Operation *op) {
+                return op->emitError()
+                       << "attn-decompose expects L1 ops; run attn-tile "
+                          "first";
+              });
+      if (failed(result))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

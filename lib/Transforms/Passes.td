@@ -1,0 +1,63 @@
+//===- Passes.td - attn target-independent passes ----------*- tablegen -*-===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
+  let summary = "tile attn.attention into the online-softmax loop (L0 -> L1)";
+  let description = [{
+    Replaces each `attn.attention` with a parallel `scf.forall` over
+    (batch, K/V head, Q tile) and, inside it, an `scf.for` over K/V tiles
+    carrying the online-softmax state. Query heads of a GQA group share the
+    K/V tiles: a Q tile holds (query, head-in-group) rows, query-major. The
+    K/V loop covers only the tiles a Q tile can see under its mask (tiles
+    above the causal diagonal or outside the window are skipped); partial
+    tiles are masked by `attn.mask`. Tile sizes come from the op's
+    `schedule` attribute, else from the options.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "query rows per tile (a power of two, 1..256)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
+           "key rows per tile (a power of two, 1..256)">,
+  ];
+  let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect",
+                           "memref::MemRefDialect", "tensor::TensorDialect"];
+}
+
+def AttnSplitKV : Pass<"attn-split-kv", "func::FuncOp"> {
+  let summary = "split each K/V loop into independent partial states (split-K)";
+  let description = [{
+    Flash-decoding: rewrites each K/V loop made by `attn-tile` into an
+    `scf.forall` over splits, each running the loop over its own range of
+    K/V tiles from an empty state, and a loop that combines the partial
+    states with `attn.merge`. The number of splits is fixed (`num-splits`,
+    so results do not depend on the K/V length's split) or follows from a
+    chunk of keys per split (`kv-chunk`). Splits past the end are empty and
+    merge as the identity.
+  }];
+  let options = [
+    Option<"numSplits", "num-splits", "int64_t", /*default=*/"0",
+           "number of splits (>= 1)">,
+    Option<"kvChunk", "kv-chunk", "int64_t", /*default=*/"0",
+           "keys per split (a multiple of the K/V tile size)">,
+  ];
+  let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect"];
+}
+
+def AttnDecompose : Pass<"attn-decompose", "func::FuncOp"> {
+  let summary = "lower the L1 tile ops to linalg, tensor, scf and arith";
+  let description = [{
+    Each L1 op becomes `linalg.generic` ops on tensors (contractions,
+    row reductions, elementwise maps) or loops over memref loads and
+    stores, ready for one-shot bufferization and CPU code generation.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect"];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,201 @@
+//===- Tile.cpp - attn-tile: attn.attention -> online-softmax loop ---------===//
+//
+// L0 -> L1. One attn.attention becomes
+//
+//   scf.forall (b, h, t) in (B, Hkv, ceil(G * Sq / Br)) {
+//     q tile; state = init
+//     scf.for j in [lo, hi) step Bc iter_args(state) {   // attn.kv_loop
+//       k, v tiles; s = qk; s = mask(s); p, state' = online_softmax; pv
+//     }
+//     o tile, lse tile = finalize(state); store
+//   }
+//
+// [lo, hi) is the key range the tile's queries can see under the mask,
+// rounded out to whole K/V tiles, so tiles that are wholly masked are never
+// visited.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Transforms/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTILE
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The largest tile side: bounds the per-tile state held on chip.
+constexpr int64_t kMaxTile = 256;
+
+/// Checks a tile size from `origin` ("option 'block-q'", ...).
+LogicalResult checkTileSize(Operation *op, StringRef origin, int64_t size) {
+  if (size >= 1 && size <= kMaxTile && llvm::isPowerOf2_64(size))
+    return success();
+  return op->emitError() << origin << " must be a power of two in [1, "
+                         << kMaxTile << "], got " << size;
+}
+
+Value dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t dim) {
+  return memref::DimOp::create(b, memref, dim);
+}
+
+Value cst(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+/// The visible key range [lo, hi) of flat Q rows [row, row + br), with lo
+/// rounded down to a multiple of bc.
+std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, MaskAttr mask,
+                                        int64_t group, int64_t br, int64_t bc,
+                                        Value row, Value rows, Value qLen,
+                                        Value kvLen) {
+  Value zero = cst(b, 0);
+  Value lo = zero, hi = kvLen;
+  if (mask.isNone())
+    return {lo, hi};
+  Value g = cst(b, group);
+  Value lastRow = arith::MinSIOp::create(
+      b, arith::AddIOp::create(b, row, cst(b, br)), rows);
+  Value firstQuery = arith::DivSIOp::create(b, row, g);
+  Value lastQuery = arith::DivSIOp::create(
+      b, arith::SubIOp::create(b, lastRow, cst(b, 1)), g);
+  Value shift = mask.isBottomRight() ? arith::SubIOp::create(b, kvLen, qLen)
+                                     : zero;
+  if (mask.hasLeftBound()) {
+    Value first = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, firstQuery, shift), cst(b, mask.getLeft()));
+    first = arith::MaxSIOp::create(b, first, zero);
+    lo = arith::MulIOp::create(
+        b, arith::DivSIOp::create(b, first, cst(b, bc)), cst(b, bc));
+  }
+  if (mask.hasRightBound()) {
+    Value last = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, lastQuery, shift),
+        cst(b, mask.getRight() + 1));
+    hi = arith::MinSIOp::create(b, last, kvLen);
+  }
+  return {lo, hi};
+}
+
+LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
+  if (ScheduleAttr schedule = op.getScheduleAttr()) {
+    if (schedule.getBlockQ() != 0) {
+      br = schedule.getBlockQ();
+      if (failed(checkTileSize(op, "schedule 'block_q'", br)))
+        return failure();
+    }
+    if (schedule.getBlockKv() != 0) {
+      bc = schedule.getBlockKv();
+      if (failed(checkTileSize(op, "schedule 'block_kv'", bc)))
+        return failure();
+    }
+  }
+
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  MLIRContext *ctx = op.getContext();
+  auto qType = cast<MemRefType>(op.getQ().getType());
+  auto oType = cast<MemRefType>(op.getO().getType());
+  const int64_t group = op.getGroupSize();
+  const int64_t hkv = op.getNumKVHeads();
+  const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
+  Type inElt = qType.getElementType();
+  auto qTileType = RankedTensorType::get({br, d}, inElt);
+  auto kTileType = RankedTensorType::get({bc, d}, inElt);
+  auto vTileType = RankedTensorType::get({bc, dv}, inElt);
+  auto scoreType = RankedTensorType::get({br, bc}, b.getF32Type());
+  auto rowType = RankedTensorType::get({br}, b.getF32Type());
+  auto oTileType = RankedTensorType::get({br, dv}, oType.getElementType());
+  MaskAttr mask = op.getMaskOrNone();
+  FloatAttr scale = b.getF32FloatAttr(op.getScaleOrDefault());
+  FloatAttr softcap = op.getSoftcapAttr();
+  IntegerAttr groupAttr = b.getI64IntegerAttr(group);
+
+  Value batch = dimOf(b, op.getQ(), 0);
+  Value qLen = dimOf(b, op.getQ(), 2);
+  Value rows = arith::MulIOp::create(b, qLen, cst(b, group));
+  Value qTiles = arith::CeilDivSIOp::create(b, rows, cst(b, br));
+  // Contiguous K/V: Sk bounds every sequence (kv_lens may only shorten it).
+  Value maxKV = op.isPaged() ? Value() : dimOf(b, op.getK(), 2);
+
+  auto forall = scf::ForallOp::create(
+      b, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), qTiles},
+      ValueRange{}, std::nullopt);
+  b.setInsertionPointToStart(forall.getBody());
+  Value bIdx = forall.getInductionVar(0);
+  Value head = forall.getInductionVar(1);
+  Value row = arith::MulIOp::create(b, forall.getInductionVar(2), cst(b, br));
+
+  Value kvLen = maxKV;
+  if (Value lens = op.getKvLens()) {
+    Value len = memref::LoadOp::create(b, lens, ValueRange{bIdx});
+    len = arith::IndexCastOp::create(b, b.getIndexType(), len);
+    // A negative length reads nothing.
+    kvLen = arith::MaxSIOp::create(b, len, cst(b, 0));
+    if (maxKV)
+      kvLen = arith::MinSIOp::create(b, kvLen, maxKV);
+  }
+  auto [lo, hi] =
+      visibleKeyRange(b, mask, group, br, bc, row, rows, qLen, kvLen);
+
+  Value qTile =
+      LoadQOp::create(b, qTileType, op.getQ(), bIdx, head, row, groupAttr);
+  auto init = InitStateOp::create(b, br, dv);
+  auto loop = scf::ForOp::create(
+      b, lo, hi, cst(b, bc),
+      ValueRange{init.getMax(), init.getSum(), init.getAcc()});
+  loop->setAttr(kKVLoopAttrName, UnitAttr::get(ctx));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value col = loop.getInductionVar();
+    Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
+          acc = loop.getRegionIterArg(2);
+    Value kTile = LoadKVOp::create(b, kTileType, op.getK(), bIdx, head, col,
+                                   kvLen, op.getBlockTable());
+    Value vTile = LoadKVOp::create(b, vTileType, op.getV(), bIdx, head, col,
+                                   kvLen, op.getBlockTable());
+    Value s = QKOp::create(b, scoreType, qTile, kTile, scale, softcap);
+    s = MaskOp::create(b, scoreType, s, row, col, qLen, kvLen, mask, groupAttr);
+    auto sm = OnlineSoftmaxOp::create(b, scoreType, rowType, rowType, rowType,
+                                      s, m, l);
+    Value newAcc = PVOp::create(b, acc.getType(), sm.getProbs(), vTile, acc,
+                                sm.getRescale());
+    scf::YieldOp::create(b,
+                         ValueRange{sm.getNewMax(), sm.getNewSum(), newAcc});
+  }
+  auto fin = FinalizeOp::create(b, oTileType, rowType, loop.getResult(0),
+                                loop.getResult(1), loop.getResult(2));
+  StoreOOp::create(b, fin.getOut(), op.getO(), bIdx, head, row, groupAttr);
+  if (Value lse = op.getLse())
+    StoreLseOp::create(b, fin.getLse(), lse, bIdx, head, row, groupAttr);
+  op.erase();
+  return success();
+}
+
+struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
+  using AttnTileBase::AttnTileBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<AttentionOp> ops;
+    func.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    if (failed(checkTileSize(func, "option 'block-q'", blockQ)) ||
+        failed(checkTileSize(func, "option 'block-kv'", blockKV)))
+      return signalPassFailure();
+    for (AttentionOp op : ops)
+      if (failed(tileAttention(op, blockQ, blockKV)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
