@@ -221,7 +221,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
 
     ```mlir
     %sm = attn.mask %s rows %row cols %j q_len %sq kv_len %n
-          #attn.mask<causal, bottom_right> group 4 : tensor<64x32xf32>
+          mask <causal, bottom_right> group 4 : tensor<64x32xf32>
     ```
   }];
   let arguments = (ins Attn_Tile:$scores, Index:$row, Index:$col,
@@ -230,7 +230,7 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
   let results = (outs Attn_Tile:$result);
   let assemblyFormat = [{
     $scores `rows` $row `cols` $col `q_len` $q_len `kv_len` $kv_len
-    $mask `group` $group attr-dict `:` type($scores)
+    `mask` $mask `group` $group attr-dict `:` type($scores)
   }];
   let hasVerifier = 1;
 }
@@ -299,7 +299,7 @@ def Attn_MergeOp : Attn_Op<"merge", [Pure,
                        Attn_Tile:$max1, Attn_Tile:$sum1, Attn_Tile:$acc1);
   let results = (outs Attn_Tile:$max, Attn_Tile:$sum, Attn_Tile:$acc);
   let assemblyFormat = [{
-    `(` $max0 `,` $sum0 `,` $acc0 `)` `,` `(` $max1 `,` $sum1 `,` $acc1 `)`
+    ` ` `(` $max0 `,` $sum0 `,` $acc0 `)` `,` `(` $max1 `,` $sum1 `,` $acc1 `)`
     attr-dict `:` type($max0) `,` type($acc0)
   }];
   let hasVerifier = 1;

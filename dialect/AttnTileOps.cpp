@@ -100,8 +100,6 @@ LogicalResult InitStateOp::verify() {
   auto acc = check.tile("acc", getAcc(), 2, "[rows, Dv]", true);
   if (failed(m) || failed(l) || failed(acc))
     return failure();
-  if (*m != *l)
-    return emitOpError("'max' and 'sum' must have the same type");
   return check.same("acc", *acc, 0, "max", *m, 0, "row count");
 }
 

@@ -72,10 +72,10 @@ struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
   LogicalResult checkOptions(Operation *anchor) {
     if (numSplits.hasValue() && numSplits < 1)
       return anchor->emitError()
-             << "option 'num-splits' must be >= 1, got " << numSplits;
+             << "option 'num-splits' must be >= 1, got " << int64_t(numSplits);
     if (kvChunk.hasValue() && kvChunk < 1)
       return anchor->emitError()
-             << "option 'kv-chunk' must be >= 1, got " << kvChunk;
+             << "option 'kv-chunk' must be >= 1, got " << int64_t(kvChunk);
     if (numSplits.hasValue() == kvChunk.hasValue())
       return anchor->emitError()
              << "attn-split-kv needs exactly one of option 'num-splits' or "
@@ -90,7 +90,7 @@ struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
     const int64_t bc = *step;
     if (kvChunk.hasValue() && kvChunk % bc != 0)
       return loop.emitError()
-             << "option 'kv-chunk' (" << kvChunk
+             << "option 'kv-chunk' (" << int64_t(kvChunk)
              << ") must be a multiple of the K/V tile size (" << bc << ")";
 
     ImplicitLocOpBuilder b(loop.getLoc(), loop);
