@@ -7,7 +7,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 # Inputs of other tests, not tests themselves.
@@ -22,5 +22,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt"]
+tools = ["attn-opt", "attn-run", "attnrt-unittests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

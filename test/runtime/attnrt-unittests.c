@@ -1,0 +1,950 @@
+//===- attnrt-unittests.c - Unit tests of libattnrt without a GPU ---------===//
+//
+// attnrt-unittests SCENARIO runs the checks of one driver scenario; attnrt
+// loads its driver once per process, so each scenario is a process of its
+// own (see the lit tests beside this file):
+//   no-driver       ATTNRT_CUDA_DRIVER names a library that does not exist
+//   fake-driver     ATTNRT_CUDA_DRIVER names fake_cuda_driver
+//   no-device       the fake driver, whose cuInit finds no device
+//   init-fails      the fake driver, whose cuInit fails
+//   stub-driver     the fake driver, answering like the toolkit's stub
+//   missing-symbol  ATTNRT_CUDA_DRIVER names a fake driver without cuInit
+//   system-driver   whatever libcuda.so.1 the machine has, if any
+// Prints a line per check and "N passed, M failed"; exits 1 if any failed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "attnrt.h"
+#include "fake_cuda_driver.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+static int passed;
+static int failed;
+
+// Prints one line: "PASS: what" or "FAIL: what", newlines shown as \n.
+static void check(bool ok, const char *format, ...) {
+  char line[2048];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  printf("%s: ", ok ? "PASS" : "FAIL");
+  for (const char *c = line; *c; ++c) {
+    if (*c == '\n')
+      fputs("\\n", stdout);
+    else
+      putchar(*c);
+  }
+  putchar('\n');
+  if (ok)
+    ++passed;
+  else
+    ++failed;
+}
+
+static const char *status_name(attnrt_status status) {
+  switch (status) {
+#define NAME(s)                                                                \
+  case s:                                                                      \
+    return #s;
+    NAME(ATTNRT_SUCCESS)
+    NAME(ATTNRT_NO_DRIVER)
+    NAME(ATTNRT_DRIVER_TOO_OLD)
+    NAME(ATTNRT_NO_DEVICE)
+    NAME(ATTNRT_INVALID_ARGUMENT)
+    NAME(ATTNRT_INVALID_IMAGE)
+    NAME(ATTNRT_KERNEL_NOT_FOUND)
+    NAME(ATTNRT_OUT_OF_MEMORY)
+    NAME(ATTNRT_SHARED_MEMORY_TOO_LARGE)
+    NAME(ATTNRT_LAUNCH_FAILED)
+    NAME(ATTNRT_NOT_INITIALIZED)
+    NAME(ATTNRT_DRIVER_ERROR)
+#undef NAME
+  }
+  return "(not a status)";
+}
+
+// A call must return `expected`, leave a message if it failed and none if it
+// succeeded.
+static bool expect_status(attnrt_status status, attnrt_status expected,
+                          const char *call) {
+  const char *message = attnrt_last_error();
+  bool has_message = message && message[0] != '\0';
+  bool ok = status == expected &&
+            (expected == ATTNRT_SUCCESS ? !has_message : has_message);
+  if (ok)
+    check(true, "%s -> %s", call, status_name(expected));
+  else
+    check(false, "%s -> %s, expected %s; message: \"%s\"", call,
+          status_name(status), status_name(expected),
+          message ? message : "(NULL)");
+  return ok;
+}
+
+#define EXPECT(call, expected) expect_status((call), (expected), #call)
+
+// The last message must contain `text`.
+static void expect_message(const char *text) {
+  const char *message = attnrt_last_error();
+  if (strstr(message, text))
+    check(true, "message contains \"%s\"", text);
+  else
+    check(false, "message contains \"%s\"; it is \"%s\"", text, message);
+}
+
+static void expect_driver_result(int expected) {
+  int result = attnrt_last_driver_result();
+  check(result == expected, "attnrt_last_driver_result() == %d (is %d)",
+        expected, result);
+}
+
+// Handles that are never dereferenced: with no driver every call fails before
+// looking at them.
+static max_align_t dummy_storage[64];
+#define DUMMY(type) ((type *)(void *)dummy_storage)
+
+static const char tiny_ptx[] = ".version 8.0\n"
+                               ".target sm_80\n"
+                               ".address_size 64\n"
+                               ".visible .entry fake_fill_u32(\n"
+                               "  .param .u64 out, .param .u32 first,\n"
+                               "  .param .u32 count)\n"
+                               "{\n  ret;\n}\n"
+                               ".visible .entry fake_noop()\n"
+                               "{\n  ret;\n}\n";
+
+//===----------------------------------------------------------------------===//
+// Scenario: no driver
+//===----------------------------------------------------------------------===//
+
+static void check_status_strings(void) {
+  const char *unknown = attnrt_status_string((attnrt_status)-1);
+  check(unknown && strcmp(unknown, "unknown attnrt status") == 0,
+        "attnrt_status_string(-1) is \"unknown attnrt status\"");
+  check(strcmp(attnrt_status_string((attnrt_status)(ATTNRT_DRIVER_ERROR + 1)),
+               unknown) == 0,
+        "attnrt_status_string(past the last status) is the unknown string");
+  check(ATTNRT_SUCCESS == 0 && ATTNRT_NO_DRIVER == 1 &&
+            ATTNRT_DRIVER_ERROR == 11,
+        "status values are the documented ABI (SUCCESS 0 .. DRIVER_ERROR 11)");
+  for (int s = ATTNRT_SUCCESS; s <= ATTNRT_DRIVER_ERROR; ++s) {
+    const char *string = attnrt_status_string((attnrt_status)s);
+    bool distinct = true;
+    for (int other = ATTNRT_SUCCESS; other < s; ++other)
+      distinct &=
+          strcmp(string, attnrt_status_string((attnrt_status)other)) != 0;
+    check(string && string[0] && strcmp(string, unknown) != 0 && distinct,
+          "attnrt_status_string(%s) is \"%s\", its own",
+          status_name((attnrt_status)s), string ? string : "(NULL)");
+  }
+}
+
+struct thread_result {
+  attnrt_status status;
+  bool had_message;
+  bool started_clean;
+};
+
+static void *count_devices_thread(void *argument) {
+  struct thread_result *result = argument;
+  result->started_clean = attnrt_last_error()[0] == '\0';
+  int count = -1;
+  result->status = attnrt_get_device_count(&count);
+  result->had_message = attnrt_last_error()[0] != '\0';
+  return NULL;
+}
+
+// Several threads race to the first call: one loads, all see the outcome.
+static void check_concurrent_first_calls(attnrt_status expected) {
+  enum { THREADS = 8 };
+  pthread_t threads[THREADS];
+  struct thread_result results[THREADS];
+  for (int i = 0; i < THREADS; ++i)
+    pthread_create(&threads[i], NULL, count_devices_thread, &results[i]);
+  for (int i = 0; i < THREADS; ++i)
+    pthread_join(threads[i], NULL);
+  bool all_ok = true;
+  for (int i = 0; i < THREADS; ++i)
+    all_ok &= results[i].status == expected && results[i].started_clean &&
+              results[i].had_message == (expected != ATTNRT_SUCCESS);
+  check(all_ok, "%d threads racing to the first call all get %s", THREADS,
+        status_name(expected));
+}
+
+static void *failing_call_thread(void *argument) {
+  (void)argument;
+  bool clean = attnrt_last_error()[0] == '\0';
+  attnrt_status status = attnrt_malloc(NULL, 16);
+  bool ok = clean && status == ATTNRT_INVALID_ARGUMENT &&
+            strstr(attnrt_last_error(), "attnrt_malloc") != NULL;
+  return ok ? argument : NULL;
+}
+
+// Messages are per thread: another thread's failure leaves ours alone.
+static void check_thread_local_messages(void) {
+  attnrt_status status = attnrt_get_device_count(NULL);
+  (void)status;
+  char before[512];
+  snprintf(before, sizeof before, "%s", attnrt_last_error());
+  pthread_t thread;
+  void *outcome = NULL;
+  static int marker;
+  pthread_create(&thread, NULL, failing_call_thread, &marker);
+  pthread_join(thread, &outcome);
+  check(outcome == &marker,
+        "another thread starts with no message and gets its own");
+  check(strcmp(before, attnrt_last_error()) == 0,
+        "this thread's message is unchanged by the other thread's failure");
+}
+
+static void run_no_driver(void) {
+  const char *path = getenv("ATTNRT_CUDA_DRIVER");
+  check(path && *path, "ATTNRT_CUDA_DRIVER names a library");
+  if (!path)
+    path = "";
+
+  check_status_strings();
+  check(attnrt_last_error() && attnrt_last_error()[0] == '\0',
+        "attnrt_last_error() is \"\" before any call");
+  check_concurrent_first_calls(ATTNRT_NO_DRIVER);
+
+  EXPECT(attnrt_init(), ATTNRT_NO_DRIVER);
+  expect_message(path);
+  expect_message("ATTNRT_CUDA_DRIVER");
+  expect_message("attnrt_init: ");
+  expect_driver_result(0);
+  EXPECT(attnrt_init(), ATTNRT_NO_DRIVER); // the outcome stays
+
+  // Every entry point, with good arguments, reports the missing driver.
+  int value = -1;
+  EXPECT(attnrt_driver_version(&value), ATTNRT_NO_DRIVER);
+  check(value == 0, "attnrt_driver_version leaves 0 on failure");
+  value = -1;
+  EXPECT(attnrt_get_device_count(&value), ATTNRT_NO_DRIVER);
+  check(value == 0, "attnrt_get_device_count leaves 0 on failure");
+  expect_message("attnrt_get_device_count: ");
+  expect_message(path);
+  attnrt_device_info info;
+  EXPECT(attnrt_get_device_info(&info, 0), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_set_device(0), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_get_device(&value), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_synchronize(), ATTNRT_NO_DRIVER);
+
+  attnrt_module *module = DUMMY(attnrt_module);
+  EXPECT(attnrt_module_load(&module, tiny_ptx, sizeof tiny_ptx),
+         ATTNRT_NO_DRIVER);
+  check(module == NULL, "attnrt_module_load leaves NULL on failure");
+  EXPECT(attnrt_module_load_file(&module, "/no/such/kernels.ptx"),
+         ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_module_unload(DUMMY(attnrt_module)), ATTNRT_NO_DRIVER);
+  attnrt_kernel *kernel = DUMMY(attnrt_kernel);
+  EXPECT(attnrt_module_get_kernel(&kernel, DUMMY(attnrt_module), "k"),
+         ATTNRT_NO_DRIVER);
+  check(kernel == NULL, "attnrt_module_get_kernel leaves NULL on failure");
+  attnrt_kernel_info kernel_info;
+  EXPECT(attnrt_kernel_get_info(&kernel_info, DUMMY(attnrt_kernel)),
+         ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_launch(DUMMY(attnrt_kernel), 1, 1, 1, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_NO_DRIVER);
+  expect_message("attnrt_launch: ");
+
+  attnrt_deviceptr ptr = 1;
+  EXPECT(attnrt_malloc(&ptr, 64), ATTNRT_NO_DRIVER);
+  check(ptr == 0, "attnrt_malloc leaves 0 on failure");
+  EXPECT(attnrt_free(0), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_free(0x1000), ATTNRT_NO_DRIVER);
+  char host[16] = {0};
+  EXPECT(attnrt_memcpy_htod(0x1000, host, sizeof host), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_memcpy_dtoh(host, 0x1000, sizeof host), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_memcpy_dtod(0x1000, 0x2000, sizeof host), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_memset_d8(0x1000, 0, sizeof host), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_memcpy_htod(0x1000, host, 0), ATTNRT_NO_DRIVER);
+
+  attnrt_stream *stream = DUMMY(attnrt_stream);
+  EXPECT(attnrt_stream_create(&stream), ATTNRT_NO_DRIVER);
+  check(stream == NULL, "attnrt_stream_create leaves NULL on failure");
+  EXPECT(attnrt_stream_destroy(DUMMY(attnrt_stream)), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_stream_synchronize(NULL), ATTNRT_NO_DRIVER);
+  attnrt_event *event = DUMMY(attnrt_event);
+  EXPECT(attnrt_event_create(&event), ATTNRT_NO_DRIVER);
+  check(event == NULL, "attnrt_event_create leaves NULL on failure");
+  EXPECT(attnrt_event_destroy(DUMMY(attnrt_event)), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_event_record(DUMMY(attnrt_event), NULL), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_event_synchronize(DUMMY(attnrt_event)), ATTNRT_NO_DRIVER);
+  float ms = -1.0f;
+  EXPECT(attnrt_event_elapsed_ms(&ms, DUMMY(attnrt_event), DUMMY(attnrt_event)),
+         ATTNRT_NO_DRIVER);
+  check(ms == 0.0f, "attnrt_event_elapsed_ms leaves 0 on failure");
+
+  // Bad arguments are reported as such, before the driver is looked at.
+  EXPECT(attnrt_driver_version(NULL), ATTNRT_INVALID_ARGUMENT);
+  expect_message("version is NULL");
+  expect_driver_result(0);
+  EXPECT(attnrt_get_device_count(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_get_device_info(NULL, 0), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_get_device_info(&info, -1), ATTNRT_INVALID_ARGUMENT);
+  expect_message("-1");
+  EXPECT(attnrt_set_device(-1), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_get_device(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_load(NULL, tiny_ptx, sizeof tiny_ptx),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_load(&module, NULL, 16), ATTNRT_INVALID_ARGUMENT);
+  expect_message("image is NULL");
+  EXPECT(attnrt_module_load(&module, tiny_ptx, 0), ATTNRT_INVALID_ARGUMENT);
+  expect_message("empty");
+  EXPECT(attnrt_module_load_file(NULL, "k.ptx"), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_load_file(&module, NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_unload(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_get_kernel(NULL, DUMMY(attnrt_module), "k"),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_get_kernel(&kernel, NULL, "k"), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_get_kernel(&kernel, DUMMY(attnrt_module), NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_module_get_kernel(&kernel, DUMMY(attnrt_module), ""),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_kernel_get_info(NULL, DUMMY(attnrt_kernel)),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_kernel_get_info(&kernel_info, NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_malloc(NULL, 64), ATTNRT_INVALID_ARGUMENT);
+  expect_message("attnrt_malloc: ptr is NULL");
+  EXPECT(attnrt_malloc(&ptr, 0), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memcpy_htod(0, host, sizeof host), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memcpy_htod(0x1000, NULL, sizeof host),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memcpy_dtoh(NULL, 0x1000, sizeof host),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memcpy_dtoh(host, 0, sizeof host), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memcpy_dtod(0, 0x1000, sizeof host), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memcpy_dtod(0x1000, 0, sizeof host), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_memset_d8(0, 0, sizeof host), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_stream_create(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_stream_destroy(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_event_create(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_event_destroy(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_event_record(NULL, NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_event_synchronize(NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(
+      attnrt_event_elapsed_ms(NULL, DUMMY(attnrt_event), DUMMY(attnrt_event)),
+      ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_event_elapsed_ms(&ms, NULL, DUMMY(attnrt_event)),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_event_elapsed_ms(&ms, DUMMY(attnrt_event), NULL),
+         ATTNRT_INVALID_ARGUMENT);
+
+  // Launch configurations no GPU accepts.
+  attnrt_kernel *k = DUMMY(attnrt_kernel);
+  EXPECT(attnrt_launch(NULL, 1, 1, 1, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("kernel is NULL");
+  EXPECT(attnrt_launch(k, 0, 1, 1, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("grid (0, 1, 1)");
+  EXPECT(attnrt_launch(k, 1, 0, 1, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 1, 1, 0, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 1, 1, 1, 0, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("block (0, 1, 1)");
+  EXPECT(attnrt_launch(k, 1, 1, 1, 32, 0, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 1, 1, 1, 32, 1, 0, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 1, 1, 1, 1025, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("1024 threads");
+  EXPECT(attnrt_launch(k, 1, 1, 1, 32, 33, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 1, 1, 1, 1, 1, 65, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 1, 65536, 1, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("65535");
+  EXPECT(attnrt_launch(k, 1, 1, 65536, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(k, 2147483648u, 1, 1, 32, 1, 1, 0, NULL, NULL),
+         ATTNRT_INVALID_ARGUMENT);
+  // The largest configurations pass the checks and reach the (absent) driver.
+  EXPECT(attnrt_launch(k, 2147483647u, 65535, 65535, 1024, 1, 1, 0, NULL, NULL),
+         ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_launch(k, 1, 1, 1, 16, 16, 4, 0, NULL, NULL), ATTNRT_NO_DRIVER);
+  EXPECT(attnrt_launch(k, 1, 1, 1, 1, 1, 64, 0, NULL, NULL), ATTNRT_NO_DRIVER);
+
+  check_thread_local_messages();
+}
+
+//===----------------------------------------------------------------------===//
+// Scenario: the fake driver
+//===----------------------------------------------------------------------===//
+
+static struct fake_cuda_state *fake;
+
+// The driver's CUcontext points to this.
+struct CUctx_st;
+
+// The fake driver's state, from the copy attnrt loaded.
+static struct fake_cuda_state *find_fake_state(const char *path) {
+  void *library = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!library)
+    return NULL;
+  return (struct fake_cuda_state *)dlsym(library, FAKE_CUDA_STATE_SYMBOL);
+}
+
+static void check_devices(void) {
+  int value = -1;
+  EXPECT(attnrt_driver_version(&value), ATTNRT_SUCCESS);
+  check(value == 12080, "driver version is 12080 (%d)", value);
+  EXPECT(attnrt_get_device_count(&value), ATTNRT_SUCCESS);
+  check(value == 2, "device count is 2 (%d)", value);
+
+  attnrt_device_info info;
+  EXPECT(attnrt_get_device_info(&info, 0), ATTNRT_SUCCESS);
+  check(strcmp(info.name, "Fake CUDA Device 0") == 0, "device 0 is \"%s\"",
+        info.name);
+  check(info.compute_capability_major == 8 &&
+            info.compute_capability_minor == 6,
+        "device 0 has compute capability 8.6 (%d.%d)",
+        info.compute_capability_major, info.compute_capability_minor);
+  check(info.multiprocessor_count == 108, "device 0 has 108 SMs (%d)",
+        info.multiprocessor_count);
+  check(info.max_threads_per_block == 1024,
+        "device 0 runs 1024 threads per block (%d)",
+        info.max_threads_per_block);
+  check(info.max_shared_memory_per_block == 49152 &&
+            info.max_shared_memory_per_block_optin == 102400,
+        "device 0 shares 48 KiB by default, 100 KiB opted in (%d, %d)",
+        info.max_shared_memory_per_block,
+        info.max_shared_memory_per_block_optin);
+  EXPECT(attnrt_get_device_info(&info, 1), ATTNRT_SUCCESS);
+  check(info.multiprocessor_count == 109, "device 1 has 109 SMs (%d)",
+        info.multiprocessor_count);
+  EXPECT(attnrt_get_device_info(&info, 2), ATTNRT_INVALID_ARGUMENT);
+  expect_message("device 2 does not exist");
+  expect_message("2 devices");
+  check(fake->primary_context_retains == 0,
+        "device info creates no context (%d retained)",
+        fake->primary_context_retains);
+
+  EXPECT(attnrt_get_device(&value), ATTNRT_SUCCESS);
+  check(value == 0, "the current device is 0 until set (%d)", value);
+  EXPECT(attnrt_set_device(2), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_set_device(1), ATTNRT_SUCCESS);
+  check(fake->primary_context_retains == 1,
+        "attnrt_set_device(1) retains a primary context (%d)",
+        fake->primary_context_retains);
+  EXPECT(attnrt_get_device(&value), ATTNRT_SUCCESS);
+  check(value == 1, "the current device is 1 (%d)", value);
+  attnrt_deviceptr ptr = 0;
+  EXPECT(attnrt_malloc(&ptr, 64), ATTNRT_SUCCESS);
+  EXPECT(attnrt_free(ptr), ATTNRT_SUCCESS);
+  EXPECT(attnrt_set_device(0), ATTNRT_SUCCESS);
+  EXPECT(attnrt_set_device(0), ATTNRT_SUCCESS);
+  check(fake->primary_context_retains == 2,
+        "each device's context is retained once (%d retains for 2 devices)",
+        fake->primary_context_retains);
+}
+
+static void check_memory(void) {
+  enum { BYTES = 1024 };
+  attnrt_deviceptr a = 0, b = 0;
+  EXPECT(attnrt_malloc(&a, BYTES), ATTNRT_SUCCESS);
+  EXPECT(attnrt_malloc(&b, BYTES), ATTNRT_SUCCESS);
+  check(a != 0 && b != 0 && a != b, "allocations are distinct and not 0");
+  check(fake->live_allocations == 2, "the driver holds 2 allocations (%d)",
+        fake->live_allocations);
+
+  unsigned char pattern[BYTES], back[BYTES];
+  for (int i = 0; i < BYTES; ++i)
+    pattern[i] = (unsigned char)(i * 7 + 3);
+  EXPECT(attnrt_memcpy_htod(a, pattern, BYTES), ATTNRT_SUCCESS);
+  memset(back, 0, sizeof back);
+  EXPECT(attnrt_memcpy_dtoh(back, a, BYTES), ATTNRT_SUCCESS);
+  check(memcmp(pattern, back, BYTES) == 0, "host -> device -> host keeps the "
+                                           "bytes");
+  EXPECT(attnrt_memcpy_dtod(b, a, BYTES), ATTNRT_SUCCESS);
+  EXPECT(attnrt_memset_d8(a, 0xAB, BYTES / 2), ATTNRT_SUCCESS);
+  EXPECT(attnrt_memcpy_dtoh(back, a, BYTES), ATTNRT_SUCCESS);
+  bool filled = true;
+  for (int i = 0; i < BYTES; ++i)
+    filled &= back[i] == (i < BYTES / 2 ? 0xAB : pattern[i]);
+  check(filled, "memset_d8 sets exactly the bytes asked for");
+  EXPECT(attnrt_memcpy_dtoh(back, b, BYTES), ATTNRT_SUCCESS);
+  check(memcmp(pattern, back, BYTES) == 0, "device -> device copies");
+  EXPECT(attnrt_memcpy_htod(a, pattern, 0), ATTNRT_SUCCESS);
+
+  // Driver failures carry the driver's words.
+  EXPECT(attnrt_memcpy_htod(a + BYTES - 8, pattern, 64),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("cuMemcpyHtoD_v2");
+  expect_message("CUDA_ERROR_INVALID_VALUE (1): invalid argument");
+  expect_driver_result(1);
+  attnrt_deviceptr huge = 1;
+  EXPECT(attnrt_malloc(&huge, 2ull << 30), ATTNRT_OUT_OF_MEMORY);
+  expect_message("2147483648 bytes");
+  expect_message("CUDA_ERROR_OUT_OF_MEMORY");
+  expect_driver_result(2);
+  check(huge == 0, "a failed allocation leaves 0");
+
+  // Other CUDA code may change the thread's context; attnrt restores its own.
+  // cuCtxSetCurrent's type: CUresult (an int) from a CUcontext.
+  int (*set_current)(struct CUctx_st *) = NULL;
+  void *library = dlopen(getenv("ATTNRT_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+  if (library)
+    *(void **)&set_current = dlsym(library, "cuCtxSetCurrent");
+  check(set_current && set_current(NULL) == 0,
+        "a foreign cuCtxSetCurrent(NULL) succeeds");
+  EXPECT(attnrt_free(a), ATTNRT_SUCCESS);
+
+  EXPECT(attnrt_free(b), ATTNRT_SUCCESS);
+  check(fake->live_allocations == 0, "the driver holds no allocation (%d)",
+        fake->live_allocations);
+  EXPECT(attnrt_free(b), ATTNRT_INVALID_ARGUMENT); // freed twice
+  expect_message("cuMemFree_v2");
+  EXPECT(attnrt_free(0), ATTNRT_SUCCESS);
+}
+
+static void *allocate_on_new_thread(void *argument) {
+  (void)argument;
+  attnrt_deviceptr ptr = 0;
+  bool ok = attnrt_malloc(&ptr, 16) == ATTNRT_SUCCESS &&
+            attnrt_free(ptr) == ATTNRT_SUCCESS;
+  return ok ? argument : NULL;
+}
+
+static void check_new_thread(void) {
+  static int marker;
+  pthread_t thread;
+  void *outcome = NULL;
+  pthread_create(&thread, NULL, allocate_on_new_thread, &marker);
+  pthread_join(thread, &outcome);
+  check(outcome == &marker,
+        "a new thread allocates (attnrt makes the context current there)");
+}
+
+// Writes `size` bytes to a new temporary file; returns its path or NULL.
+static char *write_temporary(const void *bytes, size_t size) {
+  const char *directory = getenv("TMPDIR");
+  static char path[512];
+  snprintf(path, sizeof path, "%s/attnrt-unittests-XXXXXX",
+           directory && *directory ? directory : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return NULL;
+  bool ok = write(fd, bytes, size) == (ssize_t)size;
+  close(fd);
+  return ok ? path : NULL;
+}
+
+static void check_modules(void) {
+  attnrt_module *module = NULL;
+  // Not NUL-terminated: attnrt terminates it for the driver.
+  EXPECT(attnrt_module_load(&module, tiny_ptx, strlen(tiny_ptx)),
+         ATTNRT_SUCCESS);
+  check(module != NULL && fake->live_modules == 1, "a module is loaded");
+
+  attnrt_kernel *kernel = NULL, *again = NULL, *missing = DUMMY(attnrt_kernel);
+  EXPECT(attnrt_module_get_kernel(&kernel, module, "fake_fill_u32"),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_get_kernel(&again, module, "fake_fill_u32"),
+         ATTNRT_SUCCESS);
+  check(kernel && kernel == again, "asking twice gives the same kernel");
+  EXPECT(attnrt_module_get_kernel(&missing, module, "no_such_kernel"),
+         ATTNRT_KERNEL_NOT_FOUND);
+  expect_message("no_such_kernel");
+  expect_message("CUDA_ERROR_NOT_FOUND");
+  expect_driver_result(500);
+  check(missing == NULL, "a missing kernel leaves NULL");
+
+  attnrt_kernel_info info;
+  EXPECT(attnrt_kernel_get_info(&info, kernel), ATTNRT_SUCCESS);
+  check(info.num_registers == 40 && info.static_shared_bytes == 0 &&
+            info.local_bytes == 0 && info.max_threads_per_block == 1024,
+        "kernel info comes from the driver (%d registers, %d static shared, "
+        "%d local, %d threads)",
+        info.num_registers, info.static_shared_bytes, info.local_bytes,
+        info.max_threads_per_block);
+  EXPECT(attnrt_module_unload(module), ATTNRT_SUCCESS);
+  check(fake->live_modules == 0, "the module is unloaded");
+
+  // Only `size` bytes are the image, even when a NUL comes later.
+  static const char longer[] = ".version 8.0\n.entry shown()\n{}\n"
+                               ".entry hidden()\n{}\n";
+  size_t shown_size = (size_t)(strstr(longer, ".entry hidden") - longer);
+  EXPECT(attnrt_module_load(&module, longer, shown_size), ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_get_kernel(&kernel, module, "shown"), ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_get_kernel(&kernel, module, "hidden"),
+         ATTNRT_KERNEL_NOT_FOUND);
+  EXPECT(attnrt_module_unload(module), ATTNRT_SUCCESS);
+
+  // Bad PTX: the JIT log is in the message.
+  static const char bad_ptx[] = "this is not PTX";
+  module = DUMMY(attnrt_module);
+  EXPECT(attnrt_module_load(&module, bad_ptx, sizeof bad_ptx),
+         ATTNRT_INVALID_IMAGE);
+  expect_message("CUDA_ERROR_INVALID_PTX (218): a PTX JIT compilation failed");
+  expect_message("JIT log:\nptxas application ptx input, line 1; fatal   : "
+                 "Missing .version directive");
+  expect_message("Ptx assembly aborted due to errors");
+  expect_message("PTX image");
+  expect_driver_result(218);
+  check(module == NULL && fake->live_modules == 0,
+        "a rejected module leaves NULL and nothing loaded");
+  static const char cubin[] = "\x7f"
+                              "ELF\2\1\1 not for this GPU";
+  EXPECT(attnrt_module_load(&module, cubin, sizeof cubin),
+         ATTNRT_INVALID_IMAGE);
+  expect_message("cubin image");
+  expect_message("CUDA_ERROR_NO_BINARY_FOR_GPU");
+
+  // From a file.
+  char *path = write_temporary(tiny_ptx, strlen(tiny_ptx));
+  check(path != NULL, "a temporary PTX file is written");
+  if (path) {
+    EXPECT(attnrt_module_load_file(&module, path), ATTNRT_SUCCESS);
+    EXPECT(attnrt_module_get_kernel(&kernel, module, "fake_noop"),
+           ATTNRT_SUCCESS);
+    EXPECT(attnrt_module_unload(module), ATTNRT_SUCCESS);
+    unlink(path);
+  }
+  path = write_temporary("", 0);
+  if (path) {
+    EXPECT(attnrt_module_load_file(&module, path), ATTNRT_INVALID_ARGUMENT);
+    expect_message("is empty");
+    unlink(path);
+  }
+  EXPECT(attnrt_module_load_file(&module, "/no/such/dir/kernels.ptx"),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("/no/such/dir/kernels.ptx");
+  expect_message("No such file");
+  check(fake->live_modules == 0, "no module is left loaded (%d)",
+        fake->live_modules);
+}
+
+static bool last_launch_was(unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared) {
+  return fake->last_grid[0] == gx && fake->last_grid[1] == gy &&
+         fake->last_grid[2] == gz && fake->last_block[0] == bx &&
+         fake->last_block[1] == by && fake->last_block[2] == bz &&
+         fake->last_shared_bytes == shared;
+}
+
+static void check_launches(void) {
+  attnrt_module *module = NULL;
+  attnrt_kernel *fill = NULL;
+  EXPECT(attnrt_module_load(&module, tiny_ptx, sizeof tiny_ptx),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_get_kernel(&fill, module, "fake_fill_u32"),
+         ATTNRT_SUCCESS);
+  if (!fill)
+    return;
+
+  enum { COUNT = 256 };
+  attnrt_deviceptr out = 0;
+  EXPECT(attnrt_malloc(&out, COUNT * sizeof(unsigned)), ATTNRT_SUCCESS);
+  EXPECT(attnrt_memset_d8(out, 0xFF, COUNT * sizeof(unsigned)), ATTNRT_SUCCESS);
+  unsigned first = 7, count = 200;
+  void *args[] = {&out, &first, &count};
+  int launches = fake->launches;
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 256, 1, 1, 0, NULL, args),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_synchronize(), ATTNRT_SUCCESS);
+  unsigned values[COUNT];
+  EXPECT(attnrt_memcpy_dtoh(values, out, sizeof values), ATTNRT_SUCCESS);
+  bool filled = true;
+  for (unsigned i = 0; i < COUNT; ++i)
+    filled &= values[i] == (i < count ? first + i : 0xFFFFFFFFu);
+  check(fake->launches == launches + 1 && filled,
+        "the kernel ran once with its arguments (out[i] = 7 + i, i < 200)");
+  EXPECT(attnrt_launch(fill, 2, 3, 4, 8, 4, 2, 0, NULL, args), ATTNRT_SUCCESS);
+  check(last_launch_was(2, 3, 4, 8, 4, 2, 0),
+        "grid and block reach the driver as given");
+
+  // Refused before the driver is called.
+  launches = fake->launches;
+  EXPECT(attnrt_launch(fill, 0, 1, 1, 32, 1, 1, 0, NULL, args),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 0, 0, NULL, args),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 33, 32, 1, 0, NULL, args),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_launch(fill, 1, 65536, 1, 32, 1, 1, 0, NULL, args),
+         ATTNRT_INVALID_ARGUMENT);
+  check(fake->launches == launches, "refused launches never reach the driver");
+
+  // Shared memory: up to 48 KiB as is, beyond it opted in, beyond the
+  // device's 100 KiB refused.
+  int opt_ins = fake->set_attribute_calls;
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 48 * 1024, NULL, args),
+         ATTNRT_SUCCESS);
+  check(fake->set_attribute_calls == opt_ins, "48 KiB needs no opt-in");
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 64 * 1024, NULL, args),
+         ATTNRT_SUCCESS);
+  check(fake->set_attribute_calls == opt_ins + 1 &&
+            fake->max_dynamic_shared_set == 64 * 1024 &&
+            last_launch_was(1, 1, 1, 32, 1, 1, 64 * 1024),
+        "64 KiB opts the kernel in to 65536 bytes, then launches");
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 64 * 1024, NULL, args),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 60 * 1024, NULL, args),
+         ATTNRT_SUCCESS);
+  check(fake->set_attribute_calls == opt_ins + 1,
+        "launches within the opted-in amount opt in no more");
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 100 * 1024, NULL, args),
+         ATTNRT_SUCCESS);
+  check(fake->max_dynamic_shared_set == 100 * 1024,
+        "exactly the device's limit is allowed");
+  launches = fake->launches;
+  opt_ins = fake->set_attribute_calls;
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 100 * 1024 + 1, NULL, args),
+         ATTNRT_SHARED_MEMORY_TOO_LARGE);
+  expect_message("at most 102400 bytes per block");
+  expect_message("Fake CUDA Device 0");
+  expect_message("fake_fill_u32");
+  check(fake->launches == launches && fake->set_attribute_calls == opt_ins,
+        "a refused shared memory request reaches neither launch nor opt-in");
+
+  // Static shared memory counts against the limits too.
+  setenv("FAKE_CUDA_KERNEL_STATIC_SMEM", "8192", 1);
+  attnrt_kernel *noop = NULL;
+  EXPECT(attnrt_module_get_kernel(&noop, module, "fake_noop"), ATTNRT_SUCCESS);
+  unsetenv("FAKE_CUDA_KERNEL_STATIC_SMEM");
+  attnrt_kernel_info info;
+  EXPECT(attnrt_kernel_get_info(&info, noop), ATTNRT_SUCCESS);
+  check(info.static_shared_bytes == 8192, "fake_noop has 8 KiB static (%d)",
+        info.static_shared_bytes);
+  opt_ins = fake->set_attribute_calls;
+  EXPECT(attnrt_launch(noop, 1, 1, 1, 32, 1, 1, 44 * 1024, NULL, NULL),
+         ATTNRT_SUCCESS);
+  check(fake->set_attribute_calls == opt_ins + 1,
+        "8 KiB static + 44 KiB dynamic exceed 48 KiB: opted in");
+  EXPECT(attnrt_launch(noop, 1, 1, 1, 32, 1, 1, 96 * 1024, NULL, NULL),
+         ATTNRT_SHARED_MEMORY_TOO_LARGE);
+  expect_message("8192 static + 98304 dynamic");
+
+  // A kernel whose registers allow fewer threads than the block has.
+  setenv("FAKE_CUDA_KERNEL_MAX_THREADS", "256", 1);
+  attnrt_module *module2 = NULL;
+  attnrt_kernel *narrow = NULL;
+  EXPECT(attnrt_module_load(&module2, tiny_ptx, sizeof tiny_ptx),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_get_kernel(&narrow, module2, "fake_fill_u32"),
+         ATTNRT_SUCCESS);
+  unsetenv("FAKE_CUDA_KERNEL_MAX_THREADS");
+  launches = fake->launches;
+  EXPECT(attnrt_launch(narrow, 1, 1, 1, 512, 1, 1, 0, NULL, args),
+         ATTNRT_LAUNCH_FAILED);
+  expect_message("at most 256 threads per block");
+  expect_message("40 registers");
+  check(fake->launches == launches, "the too-wide launch reached no GPU");
+  EXPECT(attnrt_launch(narrow, 1, 1, 1, 256, 1, 1, 0, NULL, args),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_unload(module2), ATTNRT_SUCCESS);
+
+  // Failures the driver reports.
+  setenv("FAKE_CUDA_LAUNCH_RESULT", "701", 1);
+  EXPECT(attnrt_launch(fill, 4, 1, 1, 128, 1, 1, 0, NULL, args),
+         ATTNRT_LAUNCH_FAILED);
+  expect_message("cuLaunchKernel of 'fake_fill_u32' with grid (4, 1, 1), "
+                 "block (128, 1, 1)");
+  expect_message("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too many "
+                 "resources requested for launch");
+  expect_driver_result(701);
+  setenv("FAKE_CUDA_LAUNCH_RESULT", "999", 1);
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 0, NULL, args),
+         ATTNRT_DRIVER_ERROR);
+  expect_message("CUDA_ERROR_UNKNOWN (999): unknown error");
+  // A result the driver cannot name still gets its number.
+  setenv("FAKE_CUDA_LAUNCH_RESULT", "4242", 1);
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 0, NULL, args),
+         ATTNRT_DRIVER_ERROR);
+  expect_message("failed: CUresult 4242");
+  expect_driver_result(4242);
+  unsetenv("FAKE_CUDA_LAUNCH_RESULT");
+  setenv("FAKE_CUDA_SYNC_RESULT", "700", 1);
+  EXPECT(attnrt_synchronize(), ATTNRT_LAUNCH_FAILED);
+  expect_message("CUDA_ERROR_ILLEGAL_ADDRESS");
+  unsetenv("FAKE_CUDA_SYNC_RESULT");
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 32, 1, 1, 0, NULL, args),
+         ATTNRT_SUCCESS); // and the message is cleared
+
+  // Streams and events.
+  attnrt_stream *stream = NULL;
+  attnrt_event *start = NULL, *end = NULL, *never = NULL;
+  EXPECT(attnrt_stream_create(&stream), ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_create(&start), ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_create(&end), ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_create(&never), ATTNRT_SUCCESS);
+  check(fake->live_streams == 1 && fake->live_events == 3,
+        "one stream and three events exist");
+  EXPECT(attnrt_event_record(start, stream), ATTNRT_SUCCESS);
+  EXPECT(attnrt_launch(fill, 1, 1, 1, 256, 1, 1, 0, stream, args),
+         ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_record(end, stream), ATTNRT_SUCCESS);
+  EXPECT(attnrt_stream_synchronize(stream), ATTNRT_SUCCESS);
+  EXPECT(attnrt_stream_synchronize(NULL), ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_synchronize(end), ATTNRT_SUCCESS);
+  float ms = -1.0f;
+  EXPECT(attnrt_event_elapsed_ms(&ms, start, end), ATTNRT_SUCCESS);
+  check(ms >= 0.0f && ms < 10000.0f, "elapsed time is plausible (%g ms)",
+        (double)ms);
+  EXPECT(attnrt_event_elapsed_ms(&ms, start, never), ATTNRT_INVALID_ARGUMENT);
+  expect_message("CUDA_ERROR_INVALID_HANDLE");
+  EXPECT(attnrt_event_destroy(start), ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_destroy(end), ATTNRT_SUCCESS);
+  EXPECT(attnrt_event_destroy(never), ATTNRT_SUCCESS);
+  EXPECT(attnrt_stream_destroy(stream), ATTNRT_SUCCESS);
+  check(fake->live_streams == 0 && fake->live_events == 0,
+        "streams and events are destroyed");
+
+  EXPECT(attnrt_free(out), ATTNRT_SUCCESS);
+  EXPECT(attnrt_module_unload(module), ATTNRT_SUCCESS);
+  check(fake->live_modules == 0 && fake->live_allocations == 0,
+        "nothing is left on the fake GPU");
+}
+
+static void run_fake_driver(void) {
+  const char *path = getenv("ATTNRT_CUDA_DRIVER");
+  check(path && *path, "ATTNRT_CUDA_DRIVER names the fake driver");
+  if (!path)
+    return;
+  setenv("FAKE_CUDA_DEVICE_COUNT", "2", 1);
+
+  check_concurrent_first_calls(ATTNRT_SUCCESS);
+  EXPECT(attnrt_init(), ATTNRT_SUCCESS);
+  fake = find_fake_state(path);
+  check(fake != NULL, "the fake driver's state is found");
+  if (!fake)
+    return;
+  check(fake->init_calls == 1, "cuInit ran once (%d)", fake->init_calls);
+  check_devices();
+  check_memory();
+  check_new_thread();
+  check_modules();
+  check_launches();
+}
+
+//===----------------------------------------------------------------------===//
+// Scenarios: drivers that fail to start
+//===----------------------------------------------------------------------===//
+
+static void run_no_device(void) {
+  setenv("FAKE_CUDA_INIT_RESULT", "100", 1); // CUDA_ERROR_NO_DEVICE
+  EXPECT(attnrt_init(), ATTNRT_SUCCESS);
+  int value = -1;
+  EXPECT(attnrt_get_device_count(&value), ATTNRT_SUCCESS);
+  check(value == 0, "a driver without devices counts 0 (%d)", value);
+  EXPECT(attnrt_driver_version(&value), ATTNRT_SUCCESS);
+  check(value == 12080, "the driver version is known (%d)", value);
+  attnrt_device_info info;
+  EXPECT(attnrt_get_device_info(&info, 0), ATTNRT_NO_DEVICE);
+  expect_message("reports no device");
+  EXPECT(attnrt_set_device(0), ATTNRT_NO_DEVICE);
+  EXPECT(attnrt_get_device(&value), ATTNRT_NO_DEVICE);
+  attnrt_deviceptr ptr;
+  EXPECT(attnrt_malloc(&ptr, 16), ATTNRT_NO_DEVICE);
+  attnrt_module *module;
+  EXPECT(attnrt_module_load(&module, tiny_ptx, sizeof tiny_ptx),
+         ATTNRT_NO_DEVICE);
+  attnrt_stream *stream;
+  EXPECT(attnrt_stream_create(&stream), ATTNRT_NO_DEVICE);
+  EXPECT(attnrt_synchronize(), ATTNRT_NO_DEVICE);
+}
+
+static void run_init_fails(void) {
+  setenv("FAKE_CUDA_INIT_RESULT", "999", 1); // CUDA_ERROR_UNKNOWN
+  EXPECT(attnrt_init(), ATTNRT_DRIVER_ERROR);
+  expect_message("cuInit(0)");
+  expect_message("CUDA_ERROR_UNKNOWN (999): unknown error");
+  expect_driver_result(999);
+  attnrt_deviceptr ptr;
+  EXPECT(attnrt_malloc(&ptr, 16), ATTNRT_DRIVER_ERROR);
+  expect_message("attnrt_malloc: ");
+  expect_message("CUDA_ERROR_UNKNOWN");
+  expect_driver_result(999);
+}
+
+static void run_stub_driver(void) {
+  setenv("FAKE_CUDA_INIT_RESULT", "34", 1); // CUDA_ERROR_STUB_LIBRARY
+  EXPECT(attnrt_init(), ATTNRT_NO_DRIVER);
+  expect_message("stub");
+  expect_message("CUDA_ERROR_STUB_LIBRARY");
+  int count;
+  EXPECT(attnrt_get_device_count(&count), ATTNRT_NO_DRIVER);
+}
+
+static void run_missing_symbol(void) {
+  EXPECT(attnrt_init(), ATTNRT_DRIVER_TOO_OLD);
+  expect_message("has no function cuInit");
+  const char *path = getenv("ATTNRT_CUDA_DRIVER");
+  if (path)
+    expect_message(path);
+  expect_driver_result(0);
+  int count;
+  EXPECT(attnrt_get_device_count(&count), ATTNRT_DRIVER_TOO_OLD);
+  attnrt_deviceptr ptr;
+  EXPECT(attnrt_malloc(&ptr, 16), ATTNRT_DRIVER_TOO_OLD);
+  expect_message("attnrt_malloc: ");
+}
+
+// CI machines have no driver; GPU machines have one. Either way: no crash and
+// an answer that fits.
+static void run_system_driver(void) {
+  check(getenv("ATTNRT_CUDA_DRIVER") == NULL,
+        "ATTNRT_CUDA_DRIVER is unset: the default library is loaded");
+  attnrt_status status = attnrt_init();
+  check(status == ATTNRT_SUCCESS || status == ATTNRT_NO_DRIVER ||
+            status == ATTNRT_NO_DEVICE || status == ATTNRT_DRIVER_TOO_OLD,
+        "attnrt_init() -> %s%s%s", status_name(status),
+        status == ATTNRT_SUCCESS ? "" : ": ", attnrt_last_error());
+  if (status == ATTNRT_NO_DRIVER)
+    expect_message("libcuda.so.1");
+  int count = -1;
+  attnrt_status count_status = attnrt_get_device_count(&count);
+  check(count_status == status && count >= 0,
+        "attnrt_get_device_count agrees with attnrt_init (%d devices)", count);
+}
+
+int main(int argc, char **argv) {
+  static const struct {
+    const char *name;
+    void (*run)(void);
+  } scenarios[] = {
+      {"no-driver", run_no_driver},
+      {"fake-driver", run_fake_driver},
+      {"no-device", run_no_device},
+      {"init-fails", run_init_fails},
+      {"stub-driver", run_stub_driver},
+      {"missing-symbol", run_missing_symbol},
+      {"system-driver", run_system_driver},
+  };
+  size_t count = sizeof scenarios / sizeof scenarios[0];
+  for (size_t i = 0; argc == 2 && i < count; ++i) {
+    if (strcmp(argv[1], scenarios[i].name) != 0)
+      continue;
+    scenarios[i].run();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 && passed > 0 ? 0 : 1;
+  }
+  fprintf(stderr, "usage: %s SCENARIO, one of:", argv[0]);
+  for (size_t i = 0; i < count; ++i)
+    fprintf(stderr, " %s", scenarios[i].name);
+  fprintf(stderr, "\n");
+  return 2;
+}

@@ -1,0 +1,29 @@
+/*===- fake_cuda_driver.h - What the fake driver shows the tests --*- C -*-===*\
+ *
+ * Besides the cu* functions, the fake driver exports `fake_cuda_state`, which
+ * the tests read (through dlsym) to see what attnrt asked of the driver.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ATTNRT_TEST_FAKE_CUDA_DRIVER_H
+#define ATTNRT_TEST_FAKE_CUDA_DRIVER_H
+
+struct fake_cuda_state {
+  int init_calls;
+  int primary_context_retains;
+  int set_current_calls;
+  int launches; /* that reached the fake GPU */
+  int set_attribute_calls;
+  int max_dynamic_shared_set; /* the last value set */
+  unsigned last_grid[3];
+  unsigned last_block[3];
+  unsigned last_shared_bytes;
+  int live_allocations;
+  int live_modules;
+  int live_streams;
+  int live_events;
+};
+
+#define FAKE_CUDA_STATE_SYMBOL "fake_cuda_state"
+
+#endif /* ATTNRT_TEST_FAKE_CUDA_DRIVER_H */
