@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -22,5 +23,13 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attnrt-unittests"]
+tools = ["attn-opt", "attn-run", "attn-translate", "attnrt-unittests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# CUDA's ptxas checks every PTX the suite produces, where it is installed
+# (DESIGN.md: on every machine of the project).
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

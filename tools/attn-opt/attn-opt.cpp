@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/nvptx/Passes.h"
 #include "dialect/AttnDialect.h"
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Transforms/Passes.h"
@@ -20,6 +21,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
   mlir::attn::registerPipelines();
+  mlir::attn::registerAttnNVPTXPasses();
+  mlir::attn::registerNVPTXPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect>();

@@ -1,0 +1,34 @@
+//===- Passes.h - attn NVIDIA code generation -------------------*- C++ -*-===//
+
+#ifndef ATTN_CODEGEN_NVPTX_PASSES_H
+#define ATTN_CODEGEN_NVPTX_PASSES_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "codegen/nvptx/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/nvptx/Passes.h.inc"
+
+/// Compute capability of "sm_XY[a]" (e.g. 80), or failure.
+FailureOr<int> parseChip(StringRef chip);
+
+/// Largest dynamic shared memory a block may opt into on `sm`, in bytes.
+int64_t maxSharedMemoryBytes(int sm);
+
+/// Registers `attn-to-ptx`.
+void registerNVPTXPipelines();
+
+} // namespace mlir::attn
+
+#endif // ATTN_CODEGEN_NVPTX_PASSES_H

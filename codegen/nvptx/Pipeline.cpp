@@ -1,0 +1,97 @@
+//===- Pipeline.cpp - attn-to-ptx -----------------------------------------===//
+//
+// L0 -> PTX for one chip: attn-tile with the tier's tile sizes, the tier's
+// kernel lowering, then upstream NVVM lowering and gpu-module-to-binary.
+// The result keeps the host function (with gpu.launch_func saying how to
+// launch) beside a gpu.binary holding the PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/Passes.h"
+
+#include "lib/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Utils.h"
+#include "llvm/Support/FileSystem.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("target GPU, e.g. sm_80, sm_90a"),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit holding nvvm/libdevice (default: "
+                     "$CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
+      llvm::cl::init("isa")};
+};
+
+LogicalResult buildPTXPipeline(OpPassManager &pm,
+                               const PTXPipelineOptions &options) {
+  FailureOr<int> sm = parseChip(options.chip);
+  if (failed(sm)) {
+    llvm::errs() << "attn-to-ptx: option 'chip' must be sm_XY (e.g. sm_80), "
+                    "got '"
+                 << options.chip << "'\n";
+    return failure();
+  }
+  // The wmma tier's tile: 64 query rows (4 warps) x 64 keys; 32 keys on
+  // Turing, whose 64 KiB of shared memory must hold D = 128 tiles. An op's
+  // own schedule attribute overrides these.
+  AttnTileOptions tile;
+  tile.blockQ = 64;
+  tile.blockKV = *sm >= 80 ? 64 : 32;
+  pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
+  AttnToWMMAOptions wmma;
+  wmma.chip = options.chip;
+  pm.addPass(createAttnToWMMA(wmma));
+  // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
+  // links from the toolkit: find it here rather than leave unresolved
+  // externs in the PTX.
+  std::string toolkit = options.cudaPath;
+  if (toolkit.empty())
+    toolkit = NVVM::getCUDAToolkitPath().str();
+  auto hasLibDevice = [](StringRef root) {
+    return !root.empty() &&
+           llvm::sys::fs::exists(root + "/nvvm/libdevice/libdevice.10.bc");
+  };
+  if (!hasLibDevice(toolkit) && options.cudaPath.empty())
+    toolkit = "/usr/local/cuda";
+  if (!hasLibDevice(toolkit)) {
+    llvm::errs() << "attn-to-ptx: no CUDA libdevice under '" << toolkit
+                 << "/nvvm/libdevice'; pass cuda-path=<CUDA toolkit>\n";
+    return failure();
+  }
+  // PTX ISA 8.0 is understood by CUDA 12.0+ drivers and covers sm_90a.
+  std::string text =
+      "canonicalize,cse,nvvm-attach-target{chip=" + options.chip +
+      " features=+ptx80 O=3},"
+      "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
+      "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+      "gpu-module-to-binary{format=" + options.format +
+      " toolkit=" + toolkit + "}";
+  return parsePassPipeline(text, pm);
+}
+} // namespace
+
+void mlir::attn::registerNVPTXPipelines() {
+  registerPassPipeline(
+      "attn-to-ptx",
+      "lower attn.attention to PTX kernels (wmma tier) and their launches",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)>) -> LogicalResult {
+        PTXPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        return buildPTXPipeline(pm, options);
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) {
+        handler(PTXPipelineOptions());
+      });
+}

@@ -1,0 +1,759 @@
+//===- WMMATier.cpp - attn-to-wmma: L1 loop nest -> WMMA GPU kernel -------===//
+//
+// The first NVIDIA tier (sm_75+). Each L1 op of the loop nest made by
+// attn-tile becomes a piece of the kernel:
+//
+//   attn.load_q / load_kv  16-byte cp.async copies into padded shared memory
+//                          (zero fill past the end), K/V double-buffered
+//   attn.qk                WMMA: warp w computes rows 16w..16w+15 of S, with
+//                          its Q fragments loaded once; S goes to shared
+//   attn.mask +            two threads per row read S, scale, mask, reduce
+//   online_softmax         with a shuffle, write P (f16) and the rescale
+//                          factor broadcast to a 16x16 tile per warp
+//   attn.pv                acc *= rescale (elementwise on fragments), then
+//                          acc += P.V on WMMA; acc lives in registers
+//   attn.finalize +        acc -> shared -> divide by l, cast, store; LSE
+//   store_o / store_lse
+//
+// The index arithmetic of the nest (row offsets, K/V range, lengths) is
+// cloned from L1 into the kernel, so masks and paging mean the same thing
+// here as on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "lib/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTOWMMA
+#include "codegen/nvptx/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+FailureOr<int> mlir::attn::parseChip(StringRef chip) {
+  int sm = 0;
+  if (!chip.consume_front("sm_"))
+    return failure();
+  chip.consume_back("a");
+  if (chip.getAsInteger(10, sm) || sm < 70 || sm > 120)
+    return failure();
+  return sm;
+}
+
+int64_t mlir::attn::maxSharedMemoryBytes(int sm) {
+  switch (sm) {
+  case 75: return 64 * 1024;
+  case 80: return 163 * 1024;
+  case 86:
+  case 89: return 99 * 1024;
+  case 90: return 227 * 1024;
+  default: return sm > 90 ? 227 * 1024 : 96 * 1024;
+  }
+}
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr int64_t kWarp = 32;
+/// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
+/// f32 rows, which breaks the power-of-two row stride behind bank conflicts
+/// and keeps 16-byte copies and 32-byte WMMA pointers aligned.
+constexpr int64_t kPadHalf = 8, kPadFloat = 4;
+
+/// The L1 ops of one attn-tile loop nest.
+struct L1Nest {
+  scf::ForallOp forall;
+  LoadQOp loadQ;
+  InitStateOp init;
+  scf::ForOp kvLoop;
+  LoadKVOp loadK, loadV;
+  QKOp qk;
+  MaskOp mask;
+  OnlineSoftmaxOp softmax;
+  PVOp pv;
+  FinalizeOp finalize;
+  StoreOOp storeO;
+  StoreLseOp storeLse; // may be null
+};
+
+template <typename OpT> OpT single(Block &block) {
+  auto ops = block.getOps<OpT>();
+  if (std::distance(ops.begin(), ops.end()) != 1)
+    return nullptr;
+  return *ops.begin();
+}
+
+/// Recognizes the nest attn-tile builds (without attn-split-kv).
+FailureOr<L1Nest> matchNest(scf::ForallOp forall) {
+  L1Nest n;
+  n.forall = forall;
+  Block &body = *forall.getBody();
+  n.loadQ = single<LoadQOp>(body);
+  n.init = single<InitStateOp>(body);
+  n.finalize = single<FinalizeOp>(body);
+  n.storeO = single<StoreOOp>(body);
+  auto lses = body.getOps<StoreLseOp>();
+  n.storeLse = lses.empty() ? nullptr : *lses.begin();
+  for (auto loop : body.getOps<scf::ForOp>())
+    if (loop->hasAttr(kKVLoopAttrName))
+      n.kvLoop = loop;
+  if (!n.loadQ || !n.init || !n.finalize || !n.storeO || !n.kvLoop)
+    return forall.emitError("attn-to-wmma: expected the loop nest of "
+                            "attn-tile (load_q, init_state, K/V loop, "
+                            "finalize, store_o)"),
+           failure();
+  Block &loop = *n.kvLoop.getBody();
+  n.qk = single<QKOp>(loop);
+  n.mask = single<MaskOp>(loop);
+  n.softmax = single<OnlineSoftmaxOp>(loop);
+  n.pv = single<PVOp>(loop);
+  if (!n.qk || !n.mask || !n.softmax || !n.pv)
+    return forall.emitError("attn-to-wmma: the K/V loop must hold one qk, "
+                            "mask, online_softmax and pv"),
+           failure();
+  n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
+  n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
+  if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
+      n.mask.getScores() != n.qk.getScores() ||
+      n.softmax.getScores() != n.mask.getResult() ||
+      n.pv.getProbs() != n.softmax.getProbs())
+    return forall.emitError("attn-to-wmma: the K/V loop's ops are not "
+                            "chained as attn-tile chains them"),
+           failure();
+  return n;
+}
+
+/// Builds the kernel of one nest.
+class WMMAKernel {
+public:
+  WMMAKernel(L1Nest nest, int sm) : n(nest), sm(sm) {}
+
+  /// Checks what this tier can do; computes the shared-memory plan.
+  LogicalResult plan() {
+    auto qTile = cast<RankedTensorType>(n.loadQ.getTile().getType());
+    auto kTile = cast<RankedTensorType>(n.loadK.getTile().getType());
+    auto vTile = cast<RankedTensorType>(n.loadV.getTile().getType());
+    br = qTile.getDimSize(0);
+    d = qTile.getDimSize(1);
+    bc = kTile.getDimSize(0);
+    dv = vTile.getDimSize(1);
+    group = n.loadQ.getGroup();
+    elt = qTile.getElementType();
+    outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
+    Operation *op = n.forall;
+    if (!elt.isF16())
+      return op->emitError()
+             << "the wmma tier takes f16 inputs; got " << elt
+             << " (bf16 needs the mma tier, which is not written yet)";
+    if (br % 16 || bc % 16 || br > 128 || bc > 128)
+      return op->emitError() << "the wmma tier needs tile sizes that are "
+                                "multiples of 16 up to 128; got block_q = "
+                             << br << ", block_kv = " << bc;
+    if (d % 16 || dv % 16)
+      return op->emitError() << "the wmma tier needs head dims that are "
+                                "multiples of 16; got D = "
+                             << d << ", Dv = " << dv;
+    warps = br / 16;
+    threads = warps * kWarp;
+    // Byte offsets of the shared tiles, each 128-byte aligned.
+    int64_t at = 0;
+    auto take = [&](int64_t bytes) {
+      int64_t off = at;
+      at += (bytes + 127) / 128 * 128;
+      return off;
+    };
+    qOff = take(br * (d + kPadHalf) * 2);
+    kStage = (bc * (d + kPadHalf) * 2 + 127) / 128 * 128;
+    vStage = (bc * (dv + kPadHalf) * 2 + 127) / 128 * 128;
+    // cp.async double-buffers K/V; without it (sm_75) one stage is loaded
+    // synchronously, which also keeps D = 64 inside Turing's 64 KiB.
+    stages = sm >= 80 ? 2 : 1;
+    kOff = take(stages * kStage);
+    vOff = take(stages * vStage);
+    sOff = take(br * (bc + kPadFloat) * 4);
+    pOff = take(br * (bc + kPadHalf) * 2);
+    aOff = take(warps * 16 * 16 * 4);
+    // The output staging tile reuses all of it once the loop is done (Q
+    // lives in registers by then).
+    oOff = 0;
+    smemBytes = std::max(at, br * (dv + kPadFloat) * 4);
+    if (smemBytes > maxSharedMemoryBytes(sm))
+      return op->emitError()
+             << "the wmma tier needs " << smemBytes
+             << " bytes of shared memory for D = " << d << ", Dv = " << dv
+             << ", tiles " << br << "x" << bc << "; sm_" << sm << " allows "
+             << maxSharedMemoryBytes(sm);
+    return success();
+  }
+
+  /// Emits the kernel into `module` and replaces the nest by a launch.
+  LogicalResult build(gpu::GPUModuleOp module, StringRef name);
+
+private:
+  // Helpers on the kernel builder `b`.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(*b, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
+  }
+  Value i32(int64_t v) {
+    return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(*b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(*b, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(*b, arith::CmpIPredicate::slt, x, y);
+  }
+  Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type) {
+    auto memrefType = MemRefType::get(
+        shape, type, MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(b->getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    return memref::ViewOp::create(*b, memrefType, smem, byteOffset,
+                                  ValueRange{});
+  }
+  void syncWarp() { NVVM::SyncWarpOp::create(*b, i32(-1)); }
+  /// tanh(x) = sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) on ex2.approx:
+  /// math.tanh would become a libdevice call that must be linked.
+  Value tanh(Value x) {
+    Value ax = math::AbsFOp::create(*b, x);
+    Value e = math::Exp2Op::create(
+        *b, arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
+    Value t = arith::SubFOp::create(
+        *b, f32(1),
+        arith::DivFOp::create(*b, f32(2), arith::AddFOp::create(*b, e, f32(1))));
+    return math::CopySignOp::create(*b, t, x);
+  }
+
+  /// Clones the L1 computation of `v` into the kernel.
+  FailureOr<Value> materialize(Value v);
+
+  /// Copies a [rows, width] f16 tile from global memory to `dst`; `source`
+  /// gives, for tile row r, whether it exists and the global indices of its
+  /// first element (the innermost index is the column).
+  void copyTile(Value dst, int64_t rows, int64_t width, Value src,
+                function_ref<std::pair<Value, SmallVector<Value>>(Value)>
+                    source);
+  void copyKV(Value start, Value stage);
+  Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
+                  Value start);
+
+  L1Nest n;
+  int sm;
+  int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1, warps = 0, threads = 0;
+  Type elt, outElt;
+  int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
+          oOff = 0, kStage = 0, vStage = 0, stages = 2, smemBytes = 0;
+
+  ImplicitLocOpBuilder *b = nullptr;
+  IRMapping map;
+  Value smem, tid, kvLen;
+};
+
+FailureOr<Value> WMMAKernel::materialize(Value v) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions() != 0 ||
+      !(isPure(def) || isa<memref::LoadOp>(def)))
+    return n.forall.emitError("attn-to-wmma: cannot move the computation of ")
+               << v << " into the kernel",
+           failure();
+  for (Value operand : def->getOperands())
+    if (failed(materialize(operand)))
+      return failure();
+  Operation *clone = b->clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+void WMMAKernel::copyTile(
+    Value dst, int64_t rows, int64_t width, Value src,
+    function_ref<std::pair<Value, SmallVector<Value>>(Value)> source) {
+  const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
+  auto vecType = VectorType::get({8}, elt);
+  for (int64_t i = 0; i * threads < total; ++i) {
+    Value c = add(tid, idx(i * threads));
+    auto emit = [&] {
+      Value row = arith::DivUIOp::create(*b, c, idx(chunksPerRow));
+      Value col = mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(8));
+      auto [valid, indices] = source(row);
+      indices.push_back(col);
+      if (sm >= 80) {
+        // Rows past the end copy 0 source bytes: cp.async zero-fills them.
+        Value srcElements =
+            arith::SelectOp::create(*b, valid, idx(8), idx(0));
+        nvgpu::DeviceAsyncCopyOp::create(
+            *b, dst, ValueRange{row, col}, src, indices,
+            b->getIndexAttr(8), srcElements, b->getUnitAttr());
+      } else {
+        // 16-byte rows: the host guarantees 16-byte aligned K/V/Q rows.
+        Value x = vector::LoadOp::create(*b, vecType, src, indices,
+                                         /*nontemporal=*/false,
+                                         llvm::Align(16));
+        Value zero = arith::ConstantOp::create(
+            *b, vecType, DenseElementsAttr::get(vecType, b->getZeroAttr(elt)));
+        x = arith::SelectOp::create(*b, valid, x, zero);
+        vector::StoreOp::create(*b, x, dst, ValueRange{row, col},
+                                /*nontemporal=*/false, llvm::Align(16));
+      }
+    };
+    if ((i + 1) * threads <= total) {
+      emit();
+      continue;
+    }
+    auto guard = scf::IfOp::create(*b, lt(c, idx(total)));
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(guard.thenBlock());
+    emit();
+  }
+}
+
+/// Global indices (all but the column) of K/V row `start + row`, clamped
+/// into the sequence; returns whether the row exists.
+Value WMMAKernel::kvIndices(LoadKVOp load, Value row,
+                            SmallVector<Value> &indices, Value start) {
+  Value j = add(start, row);
+  Value valid = lt(j, kvLen);
+  // Inside the K/V loop kvLen >= 1, so the clamped row exists.
+  Value jc = arith::MinSIOp::create(*b, j, arith::SubIOp::create(*b, kvLen, idx(1)));
+  Value batch = map.lookup(load.getBatch());
+  Value head = map.lookup(load.getKvHead());
+  if (Value table = load.getBlockTable()) {
+    int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
+    Value entry = memref::LoadOp::create(
+        *b, map.lookup(table),
+        ValueRange{batch, arith::DivUIOp::create(*b, jc, idx(bs))});
+    Value block = arith::IndexCastOp::create(*b, b->getIndexType(), entry);
+    indices = {block, head, arith::RemUIOp::create(*b, jc, idx(bs))};
+  } else {
+    indices = {batch, head, jc};
+  }
+  return valid;
+}
+
+void WMMAKernel::copyKV(Value start, Value stage) {
+  Value kDst = view(add(idx(kOff), mul(stage, idx(kStage))),
+                    {bc, d + kPadHalf}, elt);
+  Value vDst = view(add(idx(vOff), mul(stage, idx(vStage))),
+                    {bc, dv + kPadHalf}, elt);
+  for (auto [load, dst, width] :
+       {std::tuple<LoadKVOp, Value, int64_t>{n.loadK, kDst, d},
+        {n.loadV, vDst, dv}}) {
+    LoadKVOp l = load;
+    copyTile(dst, bc, width, map.lookup(l.getSrc()), [&](Value row) {
+      SmallVector<Value> indices;
+      Value valid = kvIndices(l, row, indices, start);
+      return std::make_pair(valid, indices);
+    });
+  }
+  if (sm >= 80)
+    NVVM::CpAsyncCommitGroupOp::create(*b);
+}
+
+LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = n.forall.getLoc();
+
+  // Kernel arguments: the attention operands, in a fixed order.
+  SmallVector<Value> operands{n.loadQ.getQ(), n.loadK.getSrc(),
+                              n.loadV.getSrc()};
+  if (Value table = n.loadK.getBlockTable())
+    operands.push_back(table);
+  // kv_lens reaches the kernel through the cloned length computation.
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(n.forall.getRegion(), captured);
+  for (Value v : captured)
+    if (isa<MemRefType>(v.getType()) && !llvm::is_contained(operands, v) &&
+        v != n.storeO.getO() && (!n.storeLse || v != n.storeLse.getLse()))
+      operands.push_back(v);
+  operands.push_back(n.storeO.getO());
+  if (n.storeLse)
+    operands.push_back(n.storeLse.getLse());
+
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  auto funcType =
+      FunctionType::get(ctx, ValueRange(operands).getTypes(), TypeRange{});
+  auto kernel = gpu::GPUFuncOp::create(moduleBuilder, loc, name, funcType);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  UnitAttr::get(ctx));
+  kernel.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+  ImplicitLocOpBuilder kb(loc, ctx);
+  b = &kb;
+  kb.setInsertionPointToStart(&kernel.front());
+  for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
+    map.map(host, arg);
+
+  // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
+  map.map(n.forall.getInductionVar(0),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::z));
+  map.map(n.forall.getInductionVar(1),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::y));
+  map.map(n.forall.getInductionVar(2),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::x));
+  tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
+  smem = gpu::DynamicSharedMemoryOp::create(
+      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
+                          MemRefLayoutAttrInterface{},
+                          gpu::AddressSpaceAttr::get(
+                              ctx, gpu::AddressSpace::Workgroup)));
+
+  // The nest's index arithmetic, cloned from L1.
+  FailureOr<Value> row0 = materialize(n.loadQ.getRow());
+  FailureOr<Value> qLen = materialize(n.mask.getQLen());
+  FailureOr<Value> len = materialize(n.mask.getKvLen());
+  FailureOr<Value> lo = materialize(n.kvLoop.getLowerBound());
+  FailureOr<Value> hi = materialize(n.kvLoop.getUpperBound());
+  if (failed(row0) || failed(qLen) || failed(len) || failed(lo) ||
+      failed(hi) || failed(materialize(n.loadK.getBatch())) ||
+      failed(materialize(n.loadK.getKvHead())))
+    return failure();
+  kvLen = *len;
+  Value batch = map.lookup(n.loadQ.getBatch());
+  Value kvHead = map.lookup(n.loadQ.getKvHead());
+  Value rows = mul(*qLen, idx(group));
+
+  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
+  Value warpRow = mul(warp, idx(16));
+  Value qs = view(idx(qOff), {br, d + kPadHalf}, elt);
+  Value ss = view(idx(sOff), {br, bc + kPadFloat}, kb.getF32Type());
+  Value ps = view(idx(pOff), {br, bc + kPadHalf}, elt);
+  Value as = view(idx(aOff), {warps * 16, 16}, kb.getF32Type());
+
+  // Prologue: Q tile, first K/V tile; Q fragments once.
+  Value q = map.lookup(n.loadQ.getQ());
+  copyTile(qs, br, d, q, [&](Value r) {
+    Value f = add(*row0, r);
+    Value valid = lt(f, rows);
+    Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
+    Value head = add(mul(kvHead, idx(group)),
+                     arith::RemUIOp::create(kb, fc, idx(group)));
+    Value query = arith::DivUIOp::create(kb, fc, idx(group));
+    return std::make_pair(valid, SmallVector<Value>{batch, head, query});
+  });
+  if (sm >= 80)
+    NVVM::CpAsyncCommitGroupOp::create(kb);
+  {
+    auto any = scf::IfOp::create(kb, lt(*lo, *hi));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(any.thenBlock());
+    if (sm >= 80)
+      copyKV(*lo, idx(0)); // below sm_80 the loop loads each tile itself
+  }
+  if (sm >= 80)
+    NVVM::CpAsyncWaitGroupOp::create(kb, 1);
+  gpu::BarrierOp::create(kb);
+  auto fragType = [&](ArrayRef<int64_t>, Type t, StringRef kind) {
+    return gpu::MMAMatrixType::get({16, 16}, t, kind);
+  };
+  Type aType = fragType({}, elt, "AOp"), bType = fragType({}, elt, "BOp");
+  Type cType = fragType({}, kb.getF32Type(), "COp");
+  auto loadFrag = [&](Type type, Value mem, Value r, Value c, int64_t ld,
+                      bool transpose = false) -> Value {
+    return gpu::SubgroupMmaLoadMatrixOp::create(
+        kb, type, mem, ValueRange{r, c}, kb.getIndexAttr(ld),
+        transpose ? kb.getUnitAttr() : UnitAttr());
+  };
+  SmallVector<Value> qFrags;
+  for (int64_t k = 0; k < d / 16; ++k)
+    qFrags.push_back(
+        loadFrag(aType, qs, warpRow, idx(16 * k), d + kPadHalf));
+
+  // The K/V loop: carries m, l (per thread) and the acc fragments.
+  const double negInf = -INFINITY;
+  Value zeroC = gpu::SubgroupMmaConstantMatrixOp::create(kb, cType, f32(0));
+  SmallVector<Value> inits{f32(negInf), f32(0)};
+  for (int64_t i = 0; i < dv / 16; ++i)
+    inits.push_back(zeroC);
+  auto loop = scf::ForOp::create(kb, *lo, *hi, idx(bc), inits);
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1);
+    Value iter = arith::DivUIOp::create(kb, arith::SubIOp::create(kb, j, *lo),
+                                        idx(bc));
+    Value stage = arith::RemUIOp::create(kb, iter, idx(stages));
+    if (sm >= 80) {
+      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+      gpu::BarrierOp::create(kb);
+      // Prefetch the next tile into the other stage while this one runs.
+      Value next = add(j, idx(bc));
+      auto more = scf::IfOp::create(kb, lt(next, *hi));
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(more.thenBlock());
+      copyKV(next, arith::SubIOp::create(kb, idx(1), stage));
+    } else {
+      // No cp.async: load this tile synchronously between two barriers.
+      gpu::BarrierOp::create(kb);
+      OpBuilder::InsertionGuard g2(kb);
+      copyKV(j, stage);
+      gpu::BarrierOp::create(kb);
+    }
+    kb.setInsertionPointToEnd(loop.getBody());
+    Value ks = view(add(idx(kOff), mul(stage, idx(kStage))),
+                    {bc, d + kPadHalf}, elt);
+    Value vs = view(add(idx(vOff), mul(stage, idx(vStage))),
+                    {bc, dv + kPadHalf}, elt);
+
+    // attn.qk: S[16w.., :] = Q K^T on WMMA, stored to shared memory.
+    for (int64_t nb = 0; nb < bc / 16; ++nb) {
+      Value c = zeroC;
+      for (int64_t k = 0; k < d / 16; ++k) {
+        Value kf = loadFrag(bType, ks, idx(16 * nb), idx(16 * k),
+                            d + kPadHalf, /*transpose=*/true);
+        c = gpu::SubgroupMmaComputeOp::create(kb, qFrags[k], kf, c,
+                                              UnitAttr(), UnitAttr());
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          kb, c, ss, ValueRange{warpRow, idx(16 * nb)},
+          kb.getIndexAttr(bc + kPadFloat), UnitAttr());
+    }
+    syncWarp();
+
+    // attn.mask + attn.online_softmax: two threads per row.
+    Value r = arith::DivUIOp::create(kb, tid, idx(2));
+    Value half = arith::RemUIOp::create(kb, tid, idx(2));
+    Value col0 = mul(half, idx(bc / 2));
+    Value query = arith::DivUIOp::create(kb, add(*row0, r), idx(group));
+    MaskAttr mask = n.mask.getMask();
+    Value shift = mask.isBottomRight()
+                      ? arith::SubIOp::create(kb, kvLen, *qLen).getResult()
+                      : idx(0);
+    Value diag = add(query, shift);
+    const double scale = n.qk.getScale().convertToDouble();
+    std::optional<APFloat> softcap = n.qk.getSoftcap();
+    auto scoreLoop = scf::ForOp::create(kb, idx(0), idx(bc / 2), idx(1),
+                                        ValueRange{f32(negInf)});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(scoreLoop.getBody());
+      Value c = add(col0, scoreLoop.getInductionVar());
+      Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
+      if (softcap) {
+        double cap = softcap->convertToDouble();
+        s = arith::MulFOp::create(kb, s, f32(scale / cap));
+        s = tanh(s);
+        s = arith::MulFOp::create(kb, s, f32(cap * kLog2E));
+      } else {
+        s = arith::MulFOp::create(kb, s, f32(scale * kLog2E));
+      }
+      Value key = add(j, c);
+      Value visible = lt(key, kvLen);
+      Value rel = arith::SubIOp::create(kb, key, diag);
+      if (mask.hasLeftBound())
+        visible = arith::AndIOp::create(
+            kb, visible,
+            arith::CmpIOp::create(kb, arith::CmpIPredicate::sge, rel,
+                                  idx(-mask.getLeft())));
+      if (mask.hasRightBound())
+        visible = arith::AndIOp::create(
+            kb, visible,
+            arith::CmpIOp::create(kb, arith::CmpIPredicate::sle, rel,
+                                  idx(mask.getRight())));
+      s = arith::SelectOp::create(kb, visible, s, f32(negInf));
+      memref::StoreOp::create(kb, s, ss, ValueRange{r, c});
+      scf::YieldOp::create(
+          kb, ValueRange{arith::MaxNumFOp::create(
+                  kb, scoreLoop.getRegionIterArg(0), s)});
+    }
+    auto shuffle = [&](Value x) -> Value {
+      return gpu::ShuffleOp::create(kb, x, 1, kWarp, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    Value rowMax = scoreLoop.getResult(0);
+    rowMax = arith::MaxNumFOp::create(kb, rowMax, shuffle(rowMax));
+    Value newMax = arith::MaxNumFOp::create(kb, m, rowMax);
+    Value isEmpty = arith::CmpFOp::create(kb, arith::CmpFPredicate::OEQ,
+                                          newMax, f32(negInf));
+    Value safeMax = arith::SelectOp::create(kb, isEmpty, f32(0), newMax);
+    Value rescale =
+        math::Exp2Op::create(kb, arith::SubFOp::create(kb, m, safeMax));
+    auto probLoop = scf::ForOp::create(kb, idx(0), idx(bc / 2), idx(1),
+                                       ValueRange{f32(0)});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(probLoop.getBody());
+      Value c = add(col0, probLoop.getInductionVar());
+      Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
+      Value p = math::Exp2Op::create(kb, arith::SubFOp::create(kb, s, safeMax));
+      memref::StoreOp::create(kb, arith::TruncFOp::create(kb, elt, p), ps,
+                              ValueRange{r, c});
+      scf::YieldOp::create(
+          kb, ValueRange{arith::AddFOp::create(
+                  kb, probLoop.getRegionIterArg(0), p)});
+    }
+    Value rowSum = probLoop.getResult(0);
+    rowSum = arith::AddFOp::create(kb, rowSum, shuffle(rowSum));
+    Value newSum = arith::AddFOp::create(
+        kb, arith::MulFOp::create(kb, l, rescale), rowSum);
+    // The rescale factor, broadcast along its row of the warp's 16x16 tile.
+    Value aRow = add(warpRow, arith::RemUIOp::create(kb, r, idx(16)));
+    for (int64_t e = 0; e < 8; ++e)
+      memref::StoreOp::create(kb, rescale, as,
+                              ValueRange{aRow, add(mul(half, idx(8)), idx(e))});
+    syncWarp();
+
+    // attn.pv: acc = acc * rescale + P V.
+    Value alpha = loadFrag(cType, as, warpRow, idx(0), 16);
+    SmallVector<Value> pFrags;
+    for (int64_t k = 0; k < bc / 16; ++k)
+      pFrags.push_back(
+          loadFrag(aType, ps, warpRow, idx(16 * k), bc + kPadHalf));
+    SmallVector<Value> results{newMax, newSum};
+    for (int64_t nb = 0; nb < dv / 16; ++nb) {
+      Value acc = gpu::SubgroupMmaElementwiseOp::create(
+          kb, cType, ValueRange{loop.getRegionIterArg(2 + nb), alpha},
+          gpu::MMAElementwiseOp::MULF);
+      for (int64_t k = 0; k < bc / 16; ++k) {
+        Value vf = loadFrag(bType, vs, idx(16 * k), idx(16 * nb),
+                            dv + kPadHalf);
+        acc = gpu::SubgroupMmaComputeOp::create(kb, pFrags[k], vf, acc,
+                                                UnitAttr(), UnitAttr());
+      }
+      results.push_back(acc);
+    }
+    scf::YieldOp::create(kb, results);
+  }
+
+  // attn.finalize + stores: acc -> shared -> o = acc / l, lse.
+  gpu::BarrierOp::create(kb); // the staging tile reuses every shared tile
+  Value os = view(idx(oOff), {br, dv + kPadFloat}, kb.getF32Type());
+  for (int64_t nb = 0; nb < dv / 16; ++nb)
+    gpu::SubgroupMmaStoreMatrixOp::create(
+        kb, loop.getResult(2 + nb), os, ValueRange{warpRow, idx(16 * nb)},
+        kb.getIndexAttr(dv + kPadFloat), UnitAttr());
+  syncWarp();
+  Value r = arith::DivUIOp::create(kb, tid, idx(2));
+  Value half = arith::RemUIOp::create(kb, tid, idx(2));
+  Value f = add(*row0, r);
+  auto inside = scf::IfOp::create(kb, lt(f, rows));
+  kb.setInsertionPointToStart(inside.thenBlock());
+  Value head = add(mul(kvHead, idx(group)),
+                   arith::RemUIOp::create(kb, f, idx(group)));
+  Value query = arith::DivUIOp::create(kb, f, idx(group));
+  Value m = loop.getResult(0), l = loop.getResult(1);
+  Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
+  Value inv = arith::SelectOp::create(
+      kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
+  Value o = map.lookup(n.storeO.getO());
+  auto outLoop = scf::ForOp::create(kb, idx(0), idx(dv / 2), idx(1));
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(outLoop.getBody());
+    Value c = add(mul(half, idx(dv / 2)), outLoop.getInductionVar());
+    Value x = memref::LoadOp::create(kb, os, ValueRange{r, c});
+    x = arith::MulFOp::create(kb, x, inv);
+    if (!outElt.isF32())
+      x = arith::TruncFOp::create(kb, outElt, x);
+    memref::StoreOp::create(kb, x, o, ValueRange{batch, head, query, c});
+  }
+  if (n.storeLse) {
+    auto first = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, half, idx(0)));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(first.thenBlock());
+    Value lse = arith::MulFOp::create(
+        kb, arith::AddFOp::create(kb, m, math::Log2Op::create(kb, l)),
+        f32(kLn2));
+    lse = arith::SelectOp::create(kb, seen, lse, f32(negInf));
+    memref::StoreOp::create(kb, lse, map.lookup(n.storeLse.getLse()),
+                            ValueRange{batch, head, query});
+  }
+  kb.setInsertionPointToEnd(&kernel.front());
+  gpu::ReturnOp::create(kb);
+
+  // Host: launch one block per (Q tile, K/V head, batch).
+  ImplicitLocOpBuilder hb(loc, n.forall);
+  SmallVector<OpFoldResult> ubs = n.forall.getMixedUpperBound();
+  auto asIndex = [&](OpFoldResult ofr) -> Value {
+    if (auto v = dyn_cast<Value>(ofr))
+      return v;
+    return arith::ConstantIndexOp::create(
+        hb, cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+  };
+  gpu::KernelDim3 grid{asIndex(ubs[2]), asIndex(ubs[1]), asIndex(ubs[0])};
+  Value one = arith::ConstantIndexOp::create(hb, 1);
+  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, threads), one, one};
+  Value smemSize = arith::ConstantOp::create(
+      hb, hb.getI32IntegerAttr(static_cast<int32_t>(smemBytes)));
+  auto launch = gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize,
+                                          operands);
+  // Launch facts for hosts that do not read this IR (attn-translate
+  // prints them beside the PTX): grid = (ceil(group * Sq / block_q), Hkv, B).
+  launch->setAttr("attn.tier", hb.getStringAttr("wmma"));
+  launch->setAttr("attn.block_q", hb.getI64IntegerAttr(br));
+  launch->setAttr("attn.group", hb.getI64IntegerAttr(group));
+  n.forall.erase();
+  return success();
+}
+
+struct AttnToWMMAPass : mlir::attn::impl::AttnToWMMABase<AttnToWMMAPass> {
+  using AttnToWMMABase::AttnToWMMABase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<int> sm = parseChip(chip);
+    if (failed(sm)) {
+      module.emitError() << "option 'chip' must be sm_XY with XY in "
+                            "[70, 120] (e.g. sm_80, sm_90a), got '"
+                         << chip << "'";
+      return signalPassFailure();
+    }
+    if (*sm < 75) {
+      module.emitError() << "the wmma tier needs sm_75 or newer (f16 WMMA "
+                            "with f32 accumulation); got "
+                         << chip;
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
+    module.walk([&](func::FuncOp func) {
+      func.walk([&](scf::ForallOp forall) {
+        if (forall->getParentOfType<scf::ForallOp>() == nullptr &&
+            !forall.getBody()->getOps<LoadQOp>().empty())
+          nests.push_back({func, forall});
+      });
+    });
+    if (nests.empty())
+      return;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>("attn_kernels");
+    if (!kernels)
+      kernels = gpu::GPUModuleOp::create(builder, module.getLoc(),
+                                         "attn_kernels");
+    SymbolTable symbols(kernels);
+    for (auto [func, forall] : nests) {
+      FailureOr<L1Nest> nest = matchNest(forall);
+      if (failed(nest))
+        return signalPassFailure();
+      WMMAKernel kernel(*nest, *sm);
+      std::string name = (func.getSymName() + "_wmma").str();
+      if (symbols.lookup(name))
+        name += "_" + std::to_string(std::distance(
+                          kernels.getBody()->begin(),
+                          kernels.getBody()->end()));
+      if (failed(kernel.plan()) || failed(kernel.build(kernels, name)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Packs what a GPU machine needs to run attn's GPU suite (it has no LLVM):
+# the suite's kernel specs compiled to PTX, the case list, and the host test
+# program (statically linked with libattnrt and the reference). Writes
+# gpu-bundle/ (git-ignored); run there as
+#   gpu-bundle/attn_gpu_test check gpu-bundle/cases.txt gpu-bundle
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${ATTN_BUILD_DIR:-$root/build}"
+out="$root/gpu-bundle"
+chip="${ATTN_CHIP:-sm_80}"
+bash "$root/scripts/build.sh" attn-opt attn-translate attnrt AttnReference
+rm -rf "$out"
+python3 "$root/test/gpu/make_cases.py" "$out"
+for spec in "$out"/specs/*.mlir; do
+  name="$(basename "$spec" .mlir)"
+  "$build/bin/attn-opt" "$spec" --attn-to-ptx="chip=$chip" |
+    "$build/bin/attn-translate" --attn-ptx -o "$out/$name.ptx"
+done
+clang++-22 -O2 -std=c++17 -I"$root" -I"$root/runtime/include" \
+  "$root/test/gpu/attn_gpu_test.cpp" "$root/lib/Reference/Reference.cpp" \
+  "$build/lib/libattnrt.a" -ldl -lpthread -o "$out/attn_gpu_test"
+cp "$root/test/gpu/attnrt_smoke.c" "$out/" 2>/dev/null || true
+echo "packed $(ls "$out"/*.ptx | wc -l) PTX files into $out"

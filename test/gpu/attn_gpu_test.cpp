@@ -1,0 +1,374 @@
+//===- attn_gpu_test.cpp - generated kernels on a GPU vs the reference ----===//
+//
+// Runs attn's generated PTX kernels through libattnrt on fresh random
+// inputs and compares them with the float64 reference:
+//
+//   attn_gpu_test check cases.txt PTX_DIR     one line per case, then
+//                                             "N passed, M failed"
+//   attn_gpu_test bench cases.txt PTX_DIR     median time over many runs
+//
+// Each case line names a kernel, its PTX file, the problem's static facts
+// and the sizes (see make_cases.py). The launch facts (threads, shared
+// memory, rows per block) come from the "// attn.kernel" line attn-translate
+// writes at the top of the PTX. Outputs are poisoned with NaN before each
+// run, so an element the kernel never wrote fails the check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnrt.h"
+#include "lib/Reference/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Case {
+  std::string kernel, ptx;
+  int64_t hq, hkv, d, dv, left, right;
+  bool bottomRight, lse;
+  double scale, softcap;
+  int64_t batch, sq, sk;
+};
+
+struct LaunchFacts {
+  int64_t threads = 0, smem = 0, blockQ = 0, group = 0;
+};
+
+struct Module {
+  attnrt_module *module = nullptr;
+  std::map<std::string, LaunchFacts> facts;
+};
+
+#define CHECK_RT(call)                                                         \
+  do {                                                                         \
+    attnrt_status s_ = (call);                                                 \
+    if (s_ != ATTNRT_SUCCESS) {                                                \
+      std::fprintf(stderr, "%s failed: %s: %s\n", #call,                      \
+                   attnrt_status_string(s_), attnrt_last_error());             \
+      return false;                                                            \
+    }                                                                          \
+  } while (0)
+
+uint16_t toHalf(double x) {
+  _Float16 h = static_cast<_Float16>(static_cast<float>(x));
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+double fromHalf(uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+
+/// One memref argument: device buffer plus its descriptor fields.
+struct Arg {
+  attnrt_deviceptr ptr = 0;
+  std::vector<int64_t> sizes;
+  // ptr, ptr, offset, sizes..., strides...: one kernel parameter each.
+  std::vector<uint64_t> params;
+  void describe() {
+    params = {ptr, ptr, 0};
+    for (int64_t s : sizes)
+      params.push_back(s);
+    int64_t stride = 1;
+    std::vector<int64_t> strides(sizes.size());
+    for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+      strides[i] = stride;
+      stride *= sizes[i];
+    }
+    for (int64_t s : strides)
+      params.push_back(s);
+  }
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+};
+
+bool loadModule(const std::string &path, Module &m) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "cannot open %s\n", path.c_str());
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string ptx = text.str();
+  std::istringstream lines(ptx);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("// attn.kernel ", 0) != 0)
+      continue;
+    std::istringstream words(line.substr(15));
+    std::string name, word;
+    words >> name;
+    LaunchFacts f;
+    while (words >> word) {
+      auto eq = word.find('=');
+      if (eq == std::string::npos)
+        continue;
+      std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      if (key == "threads") f.threads = std::stoll(value);
+      if (key == "smem") f.smem = std::stoll(value);
+      if (key == "block_q") f.blockQ = std::stoll(value);
+      if (key == "group") f.group = std::stoll(value);
+    }
+    m.facts[name] = f;
+  }
+  CHECK_RT(attnrt_module_load(&m.module, ptx.data(), ptx.size()));
+  return true;
+}
+
+/// Device buffers of one case, filled with fresh random inputs.
+struct Problem {
+  Arg q, k, v, o, lse;
+  std::vector<double> hq, hk, hv; // the inputs as the kernel sees them
+  std::vector<void *> args;
+  std::vector<uint64_t> paramStorage;
+};
+
+bool setUp(const Case &c, std::mt19937_64 &rng, Problem &p) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  p.q.sizes = {c.batch, c.hq, c.sq, c.d};
+  p.k.sizes = {c.batch, c.hkv, c.sk, c.d};
+  p.v.sizes = {c.batch, c.hkv, c.sk, c.dv};
+  p.o.sizes = {c.batch, c.hq, c.sq, c.dv};
+  p.lse.sizes = {c.batch, c.hq, c.sq};
+  auto upload = [&](Arg &a, std::vector<double> &host) -> bool {
+    std::vector<uint16_t> bits(a.count());
+    host.resize(a.count());
+    for (int64_t i = 0; i < a.count(); ++i) {
+      bits[i] = toHalf(uniform(rng));
+      host[i] = fromHalf(bits[i]);
+    }
+    CHECK_RT(attnrt_malloc(&a.ptr, bits.size() * 2));
+    CHECK_RT(attnrt_memcpy_htod(a.ptr, bits.data(), bits.size() * 2));
+    return true;
+  };
+  if (!upload(p.q, p.hq) || !upload(p.k, p.hk) || !upload(p.v, p.hv))
+    return false;
+  CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * 2));
+  if (c.lse)
+    CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
+  std::vector<Arg *> order{&p.q, &p.k, &p.v, &p.o};
+  if (c.lse)
+    order.push_back(&p.lse);
+  for (Arg *a : order) {
+    a->describe();
+    p.paramStorage.insert(p.paramStorage.end(), a->params.begin(),
+                          a->params.end());
+  }
+  for (uint64_t &x : p.paramStorage)
+    p.args.push_back(&x);
+  return true;
+}
+
+void tearDown(Problem &p) {
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.o, &p.lse})
+    if (a->ptr)
+      attnrt_free(a->ptr);
+}
+
+bool poison(const Case &c, Problem &p) {
+  // 0xFF bytes: NaN as f16 (0xFFFF) and as f32 (0xFFFFFFFF).
+  CHECK_RT(attnrt_memset_d8(p.o.ptr, 0xFF, p.o.count() * 2));
+  if (c.lse)
+    CHECK_RT(attnrt_memset_d8(p.lse.ptr, 0xFF, p.lse.count() * 4));
+  return true;
+}
+
+bool launch(const Case &c, attnrt_kernel *kernel, const LaunchFacts &f,
+            Problem &p, attnrt_stream *stream) {
+  int64_t rows = c.sq * (c.hq / c.hkv);
+  unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
+  CHECK_RT(attnrt_launch(kernel, gridX, c.hkv, c.batch, f.threads, 1, 1,
+                         f.smem, stream, p.args.data()));
+  return true;
+}
+
+struct Result {
+  double relErr = 0, lseErr = 0;
+  int64_t unwritten = 0, lseWrong = 0, emptyRows = 0;
+};
+
+bool check(const Case &c, Problem &p, Result &r) {
+  std::vector<uint16_t> o(p.o.count());
+  CHECK_RT(attnrt_memcpy_dtoh(o.data(), p.o.ptr, o.size() * 2));
+  std::vector<float> lse(c.lse ? p.lse.count() : 0);
+  if (c.lse)
+    CHECK_RT(attnrt_memcpy_dtoh(lse.data(), p.lse.ptr, lse.size() * 4));
+  attn::reference::Problem rp;
+  rp.batch = c.batch;
+  rp.qHeads = c.hq;
+  rp.kvHeads = c.hkv;
+  rp.qLen = c.sq;
+  rp.kvLen = c.sk;
+  rp.headDim = c.d;
+  rp.valueHeadDim = c.dv;
+  rp.scale = c.scale;
+  rp.softcap = c.softcap;
+  rp.mask.left = c.left;
+  rp.mask.right = c.right;
+  rp.mask.bottomRight = c.bottomRight;
+  std::vector<double> refO, refLse;
+  attn::reference::attention(rp, p.hq, p.hk, p.hv, refO, refLse);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < o.size(); ++i) {
+    double x = fromHalf(o[i]);
+    if (std::isnan(x)) {
+      ++r.unwritten;
+      continue;
+    }
+    num += (x - refO[i]) * (x - refO[i]);
+    den += refO[i] * refO[i];
+  }
+  r.relErr = std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
+  for (size_t i = 0; i < lse.size(); ++i) {
+    if (std::isnan(lse[i]))
+      ++r.unwritten;
+    else if (std::isinf(refLse[i])) {
+      ++r.emptyRows;
+      r.lseWrong += !(std::isinf(lse[i]) && lse[i] < 0);
+    } else
+      r.lseErr = std::max(r.lseErr, std::abs(lse[i] - refLse[i]));
+  }
+  return true;
+}
+
+std::vector<Case> readCases(const char *path) {
+  std::vector<Case> cases;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream w(line);
+    Case c;
+    int br, lse;
+    w >> c.kernel >> c.ptx >> c.hq >> c.hkv >> c.d >> c.dv >> c.left >>
+        c.right >> br >> c.scale >> c.softcap >> lse >> c.batch >> c.sq >>
+        c.sk;
+    if (!w)
+      continue;
+    c.bottomRight = br;
+    c.lse = lse;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4 || (std::strcmp(argv[1], "check") &&
+                    std::strcmp(argv[1], "bench"))) {
+    std::fprintf(stderr, "usage: %s check|bench CASES PTX_DIR\n", argv[0]);
+    return 2;
+  }
+  const bool bench = !std::strcmp(argv[1], "bench");
+  attnrt_status init = attnrt_init();
+  if (init != ATTNRT_SUCCESS) {
+    std::fprintf(stderr, "attn_gpu_test: %s: %s\n",
+                 attnrt_status_string(init), attnrt_last_error());
+    return 1;
+  }
+  std::vector<Case> cases = readCases(argv[2]);
+  if (cases.empty()) {
+    std::fprintf(stderr, "attn_gpu_test: no cases in %s\n", argv[2]);
+    return 1;
+  }
+  std::map<std::string, Module> modules;
+  std::mt19937_64 rng(std::random_device{}());
+  int passed = 0, failed = 0;
+  for (const Case &c : cases) {
+    Module &m = modules[c.ptx];
+    if (!m.module && !loadModule(std::string(argv[3]) + "/" + c.ptx, m)) {
+      ++failed;
+      continue;
+    }
+    attnrt_kernel *kernel = nullptr;
+    if (attnrt_module_get_kernel(&kernel, m.module, c.kernel.c_str()) !=
+            ATTNRT_SUCCESS ||
+        !m.facts.count(c.kernel)) {
+      std::printf("FAIL %s: no kernel or launch facts (%s)\n",
+                  c.kernel.c_str(), attnrt_last_error());
+      ++failed;
+      continue;
+    }
+    const LaunchFacts &f = m.facts[c.kernel];
+    Problem p;
+    Result r;
+    // The float64 reference of the largest benchmark shapes would take
+    // hours on the host: those are timed only (the check suite covers
+    // correctness on smaller shapes of the same kernels).
+    const bool verify =
+        !bench || double(c.batch) * c.hq * c.sq * c.sk * c.d < 2e10;
+    bool ok = setUp(c, rng, p) && poison(c, p) &&
+              launch(c, kernel, f, p, nullptr) &&
+              attnrt_synchronize() == ATTNRT_SUCCESS &&
+              (!verify || check(c, p, r));
+    if (!ok) {
+      std::printf("FAIL %s B=%lld Sq=%lld Sk=%lld: runtime error: %s\n",
+                  c.kernel.c_str(), (long long)c.batch, (long long)c.sq,
+                  (long long)c.sk, attnrt_last_error());
+      ++failed;
+      tearDown(p);
+      continue;
+    }
+    bool pass = r.relErr <= 1e-2 && r.unwritten == 0 && r.lseErr <= 1e-2 &&
+                r.lseWrong == 0;
+    std::printf("%s %s B=%lld Sq=%lld Sk=%lld:",
+                !verify ? "TIMED" : pass ? "PASS" : "FAIL", c.kernel.c_str(),
+                (long long)c.batch, (long long)c.sq, (long long)c.sk);
+    if (verify)
+      std::printf(" rel_err=%.3e lse_err=%.3e empty_rows=%lld unwritten=%lld",
+                  r.relErr, r.lseErr, (long long)r.emptyRows,
+                  (long long)r.unwritten);
+    if (bench) {
+      attnrt_event *start, *stop;
+      attnrt_event_create(&start);
+      attnrt_event_create(&stop);
+      for (int i = 0; i < 5; ++i)
+        launch(c, kernel, f, p, nullptr);
+      std::vector<float> ms;
+      for (int i = 0; i < 30; ++i) {
+        attnrt_event_record(start, nullptr);
+        launch(c, kernel, f, p, nullptr);
+        attnrt_event_record(stop, nullptr);
+        attnrt_event_synchronize(stop);
+        float t = 0;
+        attnrt_event_elapsed_ms(&t, start, stop);
+        ms.push_back(t);
+      }
+      std::sort(ms.begin(), ms.end());
+      double median = ms[ms.size() / 2];
+      // FLOPs 4 B Hq Sq Sk D (halved for causal), as in DESIGN.md.
+      double flops = 4.0 * c.batch * c.hq * c.sq * c.sk * c.d;
+      if (c.left < 0 && c.right == 0)
+        flops /= 2;
+      double bytes = 2.0 * (p.q.count() + p.k.count() + p.v.count() +
+                            p.o.count());
+      std::printf(" median=%.1fus %.1fTFLOP/s %.2fTB/s", median * 1e3,
+                  flops / (median * 1e-3) / 1e12,
+                  bytes / (median * 1e-3) / 1e12);
+      attnrt_event_destroy(start);
+      attnrt_event_destroy(stop);
+    }
+    std::printf("\n");
+    pass ? ++passed : ++failed;
+    tearDown(p);
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
