@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Compiles an MSL kernel file and a C++ host program that runs it on the CPU
+# through metal_emulator.h.
+#
+#   msl-emu-cc.sh KERNEL.metal HOST.cpp -o EXE [more clang++ arguments]
+#
+# The host includes the kernel with `#include ATTN_MSL_KERNEL_SOURCE`. The
+# kernel file is copied next to EXE with one rewrite, [[threadgroup(n)]] ->
+# [[ATTN_MSL_THREADGROUP_PARAM(n)]] (the `threadgroup` address-space macro
+# cannot also be the attribute), and a #line so diagnostics and emulator
+# errors name the original file. Threadgroup arrays declared inside a kernel
+# body would silently be per-thread in C++, so they are refused here.
+# CXX overrides the compiler (default clang++-22).
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 KERNEL.metal HOST.cpp -o EXE [clang++ arguments]" >&2
+  exit 2
+}
+[[ $# -ge 4 && $3 == -o ]] || usage
+kernel=$1 host=$2 exe=$4
+shift 4
+runtime_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cxx=${CXX:-clang++-22}
+
+# `threadgroup T name[...]` at the start of a statement: an in-body array.
+if in_body=$(grep -nE '^[[:space:]]*threadgroup[[:space:]]+[A-Za-z_][A-Za-z0-9_:<>, ]*[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\[' "$kernel"); then
+  while IFS= read -r hit; do
+    echo "$kernel:${hit%%:*}: error: threadgroup arrays declared in a kernel body are not supported by the emulator; declare a [[threadgroup(n)]] kernel parameter instead" >&2
+  done <<<"$in_body"
+  exit 1
+fi
+
+mkdir -p "$(dirname "$exe")"
+rewritten="$exe.kernel.inc"
+{
+  printf '#line 1 "%s"\n' "$kernel"
+  sed -E 's/\[\[[[:space:]]*threadgroup[[:space:]]*\(/[[ATTN_MSL_THREADGROUP_PARAM(/g' "$kernel"
+} >"$rewritten"
+
+# Per-operation rounding for half and bfloat, as on the GPU (clang would
+# otherwise keep intermediates in float).
+exec "$cxx" -std=c++17 -O1 -g -pthread -Wall -Wno-unknown-attributes \
+  -Xclang -ffloat16-excess-precision=none \
+  -Xclang -fbfloat16-excess-precision=none \
+  -I"$runtime_dir/include" -I"$runtime_dir" \
+  -DATTN_MSL_KERNEL_SOURCE="\"$(realpath "$rewritten")\"" \
+  "$host" -o "$exe" "$@"
