@@ -173,23 +173,32 @@ public:
     warps = br / 16;
     threads = warps * kWarp;
     // Byte offsets of the shared tiles, each 128-byte aligned.
+    auto rounded = [](int64_t bytes) { return (bytes + 127) / 128 * 128; };
     int64_t at = 0;
     auto take = [&](int64_t bytes) {
       int64_t off = at;
-      at += (bytes + 127) / 128 * 128;
+      at += rounded(bytes);
       return off;
     };
-    qOff = take(br * (d + kPadHalf) * 2);
-    kStage = (bc * (d + kPadHalf) * 2 + 127) / 128 * 128;
-    vStage = (bc * (dv + kPadHalf) * 2 + 127) / 128 * 128;
+    // Q is read into registers before the loop, so the loop's score,
+    // probability and rescale tiles reuse its space (the barrier at the top
+    // of the first iteration orders them); K/V follow.
+    const int64_t qBytes = rounded(br * (d + kPadHalf) * 2);
+    const int64_t sBytes = rounded(br * (bc + kPadFloat) * 4);
+    const int64_t pBytes = rounded(br * (bc + kPadHalf) * 2);
+    const int64_t aBytes = rounded(warps * 16 * 16 * 4);
+    qOff = 0;
+    sOff = 0;
+    pOff = sBytes;
+    aOff = sBytes + pBytes;
+    at = std::max(qBytes, sBytes + pBytes + aBytes);
+    kStage = rounded(bc * (d + kPadHalf) * 2);
+    vStage = rounded(bc * (dv + kPadHalf) * 2);
     // cp.async double-buffers K/V; without it (sm_75) one stage is loaded
-    // synchronously, which also keeps D = 64 inside Turing's 64 KiB.
+    // synchronously, which also keeps D = 128 inside Turing's 64 KiB.
     stages = sm >= 80 ? 2 : 1;
     kOff = take(stages * kStage);
     vOff = take(stages * vStage);
-    sOff = take(br * (bc + kPadFloat) * 4);
-    pOff = take(br * (bc + kPadHalf) * 2);
-    aOff = take(warps * 16 * 16 * 4);
     // The output staging tile reuses all of it once the loop is done (Q
     // lives in registers by then).
     oOff = 0;
@@ -527,10 +536,11 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     }
     syncWarp();
 
-    // attn.mask + attn.online_softmax: two threads per row.
+    // attn.mask + attn.online_softmax: two threads per row, taking
+    // alternate columns (fewer shared-memory bank conflicts than halves).
     Value r = arith::DivUIOp::create(kb, tid, idx(2));
     Value half = arith::RemUIOp::create(kb, tid, idx(2));
-    Value col0 = mul(half, idx(bc / 2));
+    auto column = [&](Value t) { return add(mul(t, idx(2)), half); };
     Value query = arith::DivUIOp::create(kb, add(*row0, r), idx(group));
     MaskAttr mask = n.mask.getMask();
     Value shift = mask.isBottomRight()
@@ -544,7 +554,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(scoreLoop.getBody());
-      Value c = add(col0, scoreLoop.getInductionVar());
+      Value c = column(scoreLoop.getInductionVar());
       Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
       if (softcap) {
         double cap = softcap->convertToDouble();
@@ -590,7 +600,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(probLoop.getBody());
-      Value c = add(col0, probLoop.getInductionVar());
+      Value c = column(probLoop.getInductionVar());
       Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
       Value p = math::Exp2Op::create(kb, arith::SubFOp::create(kb, s, safeMax));
       memref::StoreOp::create(kb, arith::TruncFOp::create(kb, elt, p), ps,
