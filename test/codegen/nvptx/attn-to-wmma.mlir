@@ -3,14 +3,14 @@
 // RUN: attn-opt %s --attn-tile="block-q=64 block-kv=64" --attn-to-wmma="chip=sm_75" | FileCheck %s --check-prefix=TURING
 
 // Host: one block of 128 threads (4 warps x 16 rows) per (Q tile, K/V
-// head, batch), 76800 bytes of dynamic shared memory; the attention
+// head, batch), 67584 bytes of dynamic shared memory; the attention
 // operands are the kernel's arguments.
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-SAME: (%[[Q:.*]]: memref<?x8x?x64xf16>, %[[K:.*]]: memref<?x2x?x64xf16>, %[[V:.*]]: memref<?x2x?x64xf16>, %[[O:.*]]: memref<?x8x?x64xf16>, %[[L:.*]]: memref<?x8x?xf32>)
 // CHECK: %[[B:.*]] = memref.dim %[[Q]], %c0
 // CHECK: %[[TILES:.*]] = arith.ceildivsi
-// CHECK: gpu.launch_func @attn_kernels::@gqa_causal_wmma blocks in (%[[TILES]], %{{.*}}, %[[B]]) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c76800_i32 args(%[[Q]] : memref<?x8x?x64xf16>, %[[K]] : memref<?x2x?x64xf16>, %[[V]] : memref<?x2x?x64xf16>, %[[O]] : memref<?x8x?x64xf16>, %[[L]] : memref<?x8x?xf32>) {attn.block_q = 64 : i64, attn.group = 4 : i64, attn.tier = "wmma"}
+// CHECK: gpu.launch_func @attn_kernels::@gqa_causal_wmma blocks in (%[[TILES]], %{{.*}}, %[[B]]) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c67584_i32 args(%[[Q]] : memref<?x8x?x64xf16>, %[[K]] : memref<?x2x?x64xf16>, %[[V]] : memref<?x2x?x64xf16>, %[[O]] : memref<?x8x?x64xf16>, %[[L]] : memref<?x8x?xf32>) {attn.block_q = 64 : i64, attn.group = 4 : i64, attn.tier = "wmma"}
 // CHECK-NOT: scf.forall
 // CHECK-NOT: attn.
 
@@ -55,7 +55,7 @@
 // CHECK: memref.store {{.*}} : memref<?x8x?xf32>
 
 // Turing has no cp.async: one K/V stage, 16-byte vector loads.
-// TURING: dynamic_shared_memory_size %c58368_i32
+// TURING: dynamic_shared_memory_size %c49152_i32
 // TURING-NOT: nvgpu.device_async_copy
 // TURING: vector.load {{.*}} {alignment = 16 : i64} : memref<?x8x?x64xf16>, vector<8xf16>
 func.func @gqa_causal(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
