@@ -23,6 +23,7 @@
 
 #include "codegen/nvptx/Passes.h"
 
+#include "codegen/nvptx/KernelCommon.h"
 #include "dialect/AttnDialect.h"
 #include "lib/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,6 +46,7 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
 
 FailureOr<int> mlir::attn::parseChip(StringRef chip) {
   int sm = 0;
@@ -69,81 +71,15 @@ int64_t mlir::attn::maxSharedMemoryBytes(int sm) {
 
 namespace {
 
-constexpr double kLog2E = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
-constexpr int64_t kWarp = 32;
 /// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
 /// f32 rows, which breaks the power-of-two row stride behind bank conflicts
 /// and keeps 16-byte copies and 32-byte WMMA pointers aligned.
 constexpr int64_t kPadHalf = 8, kPadFloat = 4;
 
-/// The L1 ops of one attn-tile loop nest.
-struct L1Nest {
-  scf::ForallOp forall;
-  LoadQOp loadQ;
-  InitStateOp init;
-  scf::ForOp kvLoop;
-  LoadKVOp loadK, loadV;
-  QKOp qk;
-  MaskOp mask;
-  OnlineSoftmaxOp softmax;
-  PVOp pv;
-  FinalizeOp finalize;
-  StoreOOp storeO;
-  StoreLseOp storeLse; // may be null
-};
-
-template <typename OpT> OpT single(Block &block) {
-  auto ops = block.getOps<OpT>();
-  if (std::distance(ops.begin(), ops.end()) != 1)
-    return nullptr;
-  return *ops.begin();
-}
-
-/// Recognizes the nest attn-tile builds (without attn-split-kv).
-FailureOr<L1Nest> matchNest(scf::ForallOp forall) {
-  L1Nest n;
-  n.forall = forall;
-  Block &body = *forall.getBody();
-  n.loadQ = single<LoadQOp>(body);
-  n.init = single<InitStateOp>(body);
-  n.finalize = single<FinalizeOp>(body);
-  n.storeO = single<StoreOOp>(body);
-  auto lses = body.getOps<StoreLseOp>();
-  n.storeLse = lses.empty() ? nullptr : *lses.begin();
-  for (auto loop : body.getOps<scf::ForOp>())
-    if (loop->hasAttr(kKVLoopAttrName))
-      n.kvLoop = loop;
-  if (!n.loadQ || !n.init || !n.finalize || !n.storeO || !n.kvLoop)
-    return forall.emitError("attn-to-wmma: expected the loop nest of "
-                            "attn-tile (load_q, init_state, K/V loop, "
-                            "finalize, store_o)"),
-           failure();
-  Block &loop = *n.kvLoop.getBody();
-  n.qk = single<QKOp>(loop);
-  n.mask = single<MaskOp>(loop);
-  n.softmax = single<OnlineSoftmaxOp>(loop);
-  n.pv = single<PVOp>(loop);
-  if (!n.qk || !n.mask || !n.softmax || !n.pv)
-    return forall.emitError("attn-to-wmma: the K/V loop must hold one qk, "
-                            "mask, online_softmax and pv"),
-           failure();
-  n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
-  n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
-  if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
-      n.mask.getScores() != n.qk.getScores() ||
-      n.softmax.getScores() != n.mask.getResult() ||
-      n.pv.getProbs() != n.softmax.getProbs())
-    return forall.emitError("attn-to-wmma: the K/V loop's ops are not "
-                            "chained as attn-tile chains them"),
-           failure();
-  return n;
-}
-
 /// Builds the kernel of one nest.
-class WMMAKernel {
+class WMMAKernel : public KernelEmitter {
 public:
-  WMMAKernel(L1Nest nest, int sm) : n(nest), sm(sm) {}
+  WMMAKernel(L1Nest nest, int sm) : KernelEmitter(nest), sm(sm) {}
 
   /// Checks what this tier can do; computes the shared-memory plan.
   LogicalResult plan() {
@@ -217,18 +153,6 @@ public:
 
 private:
   // Helpers on the kernel builder `b`.
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(*b, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
-  }
-  Value i32(int64_t v) {
-    return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(*b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(*b, x, y); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(*b, arith::CmpIPredicate::slt, x, y);
-  }
   Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type) {
     auto memrefType = MemRefType::get(
         shape, type, MemRefLayoutAttrInterface{},
@@ -237,22 +161,6 @@ private:
     return memref::ViewOp::create(*b, memrefType, smem, byteOffset,
                                   ValueRange{});
   }
-  void syncWarp() { NVVM::SyncWarpOp::create(*b, i32(-1)); }
-  /// tanh(x) = sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) on ex2.approx:
-  /// math.tanh would become a libdevice call that must be linked.
-  Value tanh(Value x) {
-    Value ax = math::AbsFOp::create(*b, x);
-    Value e = math::Exp2Op::create(
-        *b, arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
-    Value t = arith::SubFOp::create(
-        *b, f32(1),
-        arith::DivFOp::create(*b, f32(2), arith::AddFOp::create(*b, e, f32(1))));
-    return math::CopySignOp::create(*b, t, x);
-  }
-
-  /// Clones the L1 computation of `v` into the kernel.
-  FailureOr<Value> materialize(Value v);
-
   /// Copies a [rows, width] f16 tile from global memory to `dst`; `source`
   /// gives, for tile row r, whether it exists and the global indices of its
   /// first element (the innermost index is the column).
@@ -263,33 +171,14 @@ private:
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start);
 
-  L1Nest n;
   int sm;
   int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1, warps = 0, threads = 0;
   Type elt, outElt;
   int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
           oOff = 0, kStage = 0, vStage = 0, stages = 2, smemBytes = 0;
 
-  ImplicitLocOpBuilder *b = nullptr;
-  IRMapping map;
   Value smem, tid, kvLen;
 };
-
-FailureOr<Value> WMMAKernel::materialize(Value v) {
-  if (Value mapped = map.lookupOrNull(v))
-    return mapped;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getNumRegions() != 0 ||
-      !(isPure(def) || isa<memref::LoadOp>(def)))
-    return n.forall.emitError("attn-to-wmma: cannot move the computation of ")
-               << v << " into the kernel",
-           failure();
-  for (Value operand : def->getOperands())
-    if (failed(materialize(operand)))
-      return failure();
-  Operation *clone = b->clone(*def, map);
-  return clone->getResult(cast<OpResult>(v).getResultNumber());
-}
 
 void WMMAKernel::copyTile(
     Value dst, int64_t rows, int64_t width, Value src,
@@ -404,7 +293,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   kernel.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
   ImplicitLocOpBuilder kb(loc, ctx);
-  b = &kb;
+  b = &kb; // KernelEmitter's helpers build here
   kb.setInsertionPointToStart(&kernel.front());
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
@@ -542,41 +431,15 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value half = arith::RemUIOp::create(kb, tid, idx(2));
     auto column = [&](Value t) { return add(mul(t, idx(2)), half); };
     Value query = arith::DivUIOp::create(kb, add(*row0, r), idx(group));
-    MaskAttr mask = n.mask.getMask();
-    Value shift = mask.isBottomRight()
-                      ? arith::SubIOp::create(kb, kvLen, *qLen).getResult()
-                      : idx(0);
-    Value diag = add(query, shift);
-    const double scale = n.qk.getScale().convertToDouble();
-    std::optional<APFloat> softcap = n.qk.getSoftcap();
     auto scoreLoop = scf::ForOp::create(kb, idx(0), idx(bc / 2), idx(1),
                                         ValueRange{f32(negInf)});
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(scoreLoop.getBody());
       Value c = column(scoreLoop.getInductionVar());
-      Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
-      if (softcap) {
-        double cap = softcap->convertToDouble();
-        s = arith::MulFOp::create(kb, s, f32(scale / cap));
-        s = tanh(s);
-        s = arith::MulFOp::create(kb, s, f32(cap * kLog2E));
-      } else {
-        s = arith::MulFOp::create(kb, s, f32(scale * kLog2E));
-      }
+      Value s = scoreFromDot(memref::LoadOp::create(kb, ss, ValueRange{r, c}));
       Value key = add(j, c);
-      Value visible = lt(key, kvLen);
-      Value rel = arith::SubIOp::create(kb, key, diag);
-      if (mask.hasLeftBound())
-        visible = arith::AndIOp::create(
-            kb, visible,
-            arith::CmpIOp::create(kb, arith::CmpIPredicate::sge, rel,
-                                  idx(-mask.getLeft())));
-      if (mask.hasRightBound())
-        visible = arith::AndIOp::create(
-            kb, visible,
-            arith::CmpIOp::create(kb, arith::CmpIPredicate::sle, rel,
-                                  idx(mask.getRight())));
+      Value visible = this->visible(key, query, *qLen, kvLen);
       s = arith::SelectOp::create(kb, visible, s, f32(negInf));
       memref::StoreOp::create(kb, s, ss, ValueRange{r, c});
       scf::YieldOp::create(
@@ -590,11 +453,9 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value rowMax = scoreLoop.getResult(0);
     rowMax = arith::MaxNumFOp::create(kb, rowMax, shuffle(rowMax));
     Value newMax = arith::MaxNumFOp::create(kb, m, rowMax);
-    Value isEmpty = arith::CmpFOp::create(kb, arith::CmpFPredicate::OEQ,
-                                          newMax, f32(negInf));
-    Value safeMax = arith::SelectOp::create(kb, isEmpty, f32(0), newMax);
+    Value shift = safeMax(newMax);
     Value rescale =
-        math::Exp2Op::create(kb, arith::SubFOp::create(kb, m, safeMax));
+        math::Exp2Op::create(kb, arith::SubFOp::create(kb, m, shift));
     auto probLoop = scf::ForOp::create(kb, idx(0), idx(bc / 2), idx(1),
                                        ValueRange{f32(0)});
     {
@@ -602,7 +463,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
       kb.setInsertionPointToStart(probLoop.getBody());
       Value c = column(probLoop.getInductionVar());
       Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
-      Value p = math::Exp2Op::create(kb, arith::SubFOp::create(kb, s, safeMax));
+      Value p = math::Exp2Op::create(kb, arith::SubFOp::create(kb, s, shift));
       memref::StoreOp::create(kb, arith::TruncFOp::create(kb, elt, p), ps,
                               ValueRange{r, c});
       scf::YieldOp::create(
@@ -732,26 +593,13 @@ struct AttnToWMMAPass : mlir::attn::impl::AttnToWMMABase<AttnToWMMAPass> {
                          << chip;
       return signalPassFailure();
     }
-    SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
-    module.walk([&](func::FuncOp func) {
-      func.walk([&](scf::ForallOp forall) {
-        if (forall->getParentOfType<scf::ForallOp>() == nullptr &&
-            !forall.getBody()->getOps<LoadQOp>().empty())
-          nests.push_back({func, forall});
-      });
-    });
+    auto nests = findNests(module);
     if (nests.empty())
       return;
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    UnitAttr::get(module.getContext()));
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>("attn_kernels");
-    if (!kernels)
-      kernels = gpu::GPUModuleOp::create(builder, module.getLoc(),
-                                         "attn_kernels");
+    gpu::GPUModuleOp kernels = getKernelModule(module);
     SymbolTable symbols(kernels);
     for (auto [func, forall] : nests) {
-      FailureOr<L1Nest> nest = matchNest(forall);
+      FailureOr<L1Nest> nest = matchNest(forall, "attn-to-wmma");
       if (failed(nest))
         return signalPassFailure();
       WMMAKernel kernel(*nest, *sm);

@@ -1,0 +1,160 @@
+//===- KernelCommon.cpp - shared pieces of the NVIDIA tiers ---------------===//
+
+#include "codegen/nvptx/KernelCommon.h"
+
+#include "lib/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+template <typename OpT> static OpT single(Block &block) {
+  auto ops = block.getOps<OpT>();
+  if (std::distance(ops.begin(), ops.end()) != 1)
+    return nullptr;
+  return *ops.begin();
+}
+
+FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
+  L1Nest n;
+  n.forall = forall;
+  Block &body = *forall.getBody();
+  n.loadQ = single<LoadQOp>(body);
+  n.init = single<InitStateOp>(body);
+  n.finalize = single<FinalizeOp>(body);
+  n.storeO = single<StoreOOp>(body);
+  auto lses = body.getOps<StoreLseOp>();
+  n.storeLse = lses.empty() ? nullptr : *lses.begin();
+  for (auto loop : body.getOps<scf::ForOp>())
+    if (loop->hasAttr(kKVLoopAttrName))
+      n.kvLoop = loop;
+  if (!n.loadQ || !n.init || !n.finalize || !n.storeO || !n.kvLoop)
+    return forall.emitError()
+               << pass
+               << ": expected the loop nest of attn-tile (load_q, "
+                  "init_state, K/V loop, finalize, store_o); attn-split-kv "
+                  "output is lowered by the CPU pipeline only",
+           failure();
+  Block &loop = *n.kvLoop.getBody();
+  n.qk = single<QKOp>(loop);
+  n.mask = single<MaskOp>(loop);
+  n.softmax = single<OnlineSoftmaxOp>(loop);
+  n.pv = single<PVOp>(loop);
+  if (!n.qk || !n.mask || !n.softmax || !n.pv)
+    return forall.emitError()
+               << pass
+               << ": the K/V loop must hold one qk, mask, online_softmax and "
+                  "pv",
+           failure();
+  n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
+  n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
+  if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
+      n.mask.getScores() != n.qk.getScores() ||
+      n.softmax.getScores() != n.mask.getResult() ||
+      n.pv.getProbs() != n.softmax.getProbs())
+    return forall.emitError()
+               << pass
+               << ": the K/V loop's ops are not chained as attn-tile chains "
+                  "them",
+           failure();
+  return n;
+}
+
+SmallVector<std::pair<func::FuncOp, scf::ForallOp>>
+nvptx::findNests(ModuleOp module) {
+  SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
+  module.walk([&](func::FuncOp func) {
+    func.walk([&](scf::ForallOp forall) {
+      if (!forall->getParentOfType<scf::ForallOp>() &&
+          !forall.getBody()->getOps<LoadQOp>().empty())
+        nests.push_back({func, forall});
+    });
+  });
+  return nests;
+}
+
+gpu::GPUModuleOp nvptx::getKernelModule(ModuleOp module) {
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(module.getContext()));
+  if (auto kernels = module.lookupSymbol<gpu::GPUModuleOp>("attn_kernels"))
+    return kernels;
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  return gpu::GPUModuleOp::create(builder, module.getLoc(), "attn_kernels");
+}
+
+Value KernelEmitter::f32(double v) {
+  return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
+}
+
+Value KernelEmitter::i32(int64_t v) {
+  return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
+}
+
+Value KernelEmitter::tanh(Value x) {
+  Value ax = math::AbsFOp::create(*b, x);
+  Value e =
+      math::Exp2Op::create(*b, arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
+  Value t = arith::SubFOp::create(
+      *b, f32(1),
+      arith::DivFOp::create(*b, f32(2), arith::AddFOp::create(*b, e, f32(1))));
+  return math::CopySignOp::create(*b, t, x);
+}
+
+Value KernelEmitter::scoreFromDot(Value dot) {
+  const double scale = n.qk.getScale().convertToDouble();
+  if (std::optional<APFloat> softcap = n.qk.getSoftcap()) {
+    double cap = softcap->convertToDouble();
+    Value s = tanh(arith::MulFOp::create(*b, dot, f32(scale / cap)));
+    return arith::MulFOp::create(*b, s, f32(cap * kLog2E));
+  }
+  return arith::MulFOp::create(*b, dot, f32(scale * kLog2E));
+}
+
+Value KernelEmitter::visible(Value key, Value query, Value qLen, Value kvLen) {
+  MaskAttr mask = n.mask.getMask();
+  Value result = lt(key, kvLen);
+  if (mask.isNone())
+    return result;
+  Value shift = mask.isBottomRight()
+                    ? arith::SubIOp::create(*b, kvLen, qLen).getResult()
+                    : idx(0);
+  // Offset of the key from the query's diagonal position.
+  Value rel = arith::SubIOp::create(*b, key, add(query, shift));
+  if (mask.hasLeftBound())
+    result = arith::AndIOp::create(
+        *b, result,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, rel,
+                              idx(-mask.getLeft())));
+  if (mask.hasRightBound())
+    result = arith::AndIOp::create(
+        *b, result,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, rel,
+                              idx(mask.getRight())));
+  return result;
+}
+
+Value KernelEmitter::safeMax(Value m) {
+  Value isEmpty = arith::CmpFOp::create(*b, arith::CmpFPredicate::OEQ, m,
+                                        f32(-INFINITY));
+  return arith::SelectOp::create(*b, isEmpty, f32(0), m);
+}
+
+FailureOr<Value> KernelEmitter::materialize(Value v) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumRegions() != 0 ||
+      !(isPure(def) || isa<memref::LoadOp>(def)))
+    return n.forall.emitError("cannot move the computation of ")
+               << v << " into the kernel",
+           failure();
+  for (Value operand : def->getOperands())
+    if (failed(materialize(operand)))
+      return failure();
+  Operation *clone = b->clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}

@@ -1,0 +1,94 @@
+//===- KernelCommon.h - shared pieces of the NVIDIA tiers -------*- C++ -*-===//
+//
+// Every NVIDIA tier lowers the same L1 loop nest (attn-tile's): this header
+// recognizes it and gives the tiers one way to clone its index arithmetic
+// into a kernel and to spell the score transform and the mask.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
+#define ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn::nvptx {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr int64_t kWarp = 32;
+
+/// The L1 ops of one attn-tile loop nest.
+struct L1Nest {
+  scf::ForallOp forall;
+  LoadQOp loadQ;
+  InitStateOp init;
+  scf::ForOp kvLoop;
+  LoadKVOp loadK, loadV;
+  QKOp qk;
+  MaskOp mask;
+  OnlineSoftmaxOp softmax;
+  PVOp pv;
+  FinalizeOp finalize;
+  StoreOOp storeO;
+  StoreLseOp storeLse; // may be null
+};
+
+/// Recognizes the nest attn-tile builds (without attn-split-kv); `pass`
+/// names the caller in diagnostics.
+FailureOr<L1Nest> matchNest(scf::ForallOp forall, StringRef pass);
+
+/// The outermost L1 nests (attn-tile foralls) of `module`, with their
+/// functions.
+SmallVector<std::pair<func::FuncOp, scf::ForallOp>> findNests(ModuleOp module);
+
+/// `gpu.module @attn_kernels` of `module`, created on first use; marks the
+/// module as a GPU container.
+gpu::GPUModuleOp getKernelModule(ModuleOp module);
+
+/// Helpers for building one kernel from one nest.
+class KernelEmitter {
+public:
+  explicit KernelEmitter(L1Nest nest) : n(nest) {}
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(*b, v); }
+  Value f32(double v);
+  Value i32(int64_t v);
+  Value add(Value x, Value y) { return arith::AddIOp::create(*b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(*b, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(*b, arith::CmpIPredicate::slt, x, y);
+  }
+  void syncWarp() { NVVM::SyncWarpOp::create(*b, i32(-1)); }
+
+  /// tanh(x) = sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) on ex2.approx:
+  /// math.tanh would become a libdevice call that must be linked.
+  Value tanh(Value x);
+  /// attn.qk's transform of a raw dot product into base-2 logit units.
+  Value scoreFromDot(Value dot);
+  /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen).
+  Value visible(Value key, Value query, Value qLen, Value kvLen);
+  /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
+  Value safeMax(Value m);
+
+  /// Clones the L1 computation of `v` (pure ops and memref loads) into the
+  /// kernel, through `map`.
+  FailureOr<Value> materialize(Value v);
+
+  L1Nest n;
+  /// Set by the tier when it starts building the kernel.
+  ImplicitLocOpBuilder *b = nullptr;
+  IRMapping map;
+};
+
+} // namespace mlir::attn::nvptx
+
+#endif // ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
