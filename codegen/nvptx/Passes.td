@@ -29,4 +29,35 @@ def AttnToWMMA : Pass<"attn-to-wmma", "ModuleOp"> {
                            "math::MathDialect"];
 }
 
+def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
+  let summary = "choose the NVIDIA tier (and Q tile) of each attn.attention";
+  let description = [{
+    Sets `attn.tier` on each `attn.attention` that has none: `decode` when
+    the query length is static and a K/V head's query rows (group x Sq) fit
+    one 16-row block and D == Dv is a head dim the decode tier reads with
+    16-byte loads, else `wmma`. For `decode` it also sets the schedule's
+    `block_q` to those rows, rounded up to a power of two. attn-tile copies
+    the tier onto the loop nest; each tier's pass lowers its own nests.
+  }];
+}
+
+def AttnToSplitDecode : Pass<"attn-to-split-decode", "ModuleOp"> {
+  let summary = "lower decode loop nests to split-K SIMT kernels";
+  let description = [{
+    Each loop nest of attn-tile marked `attn.tier = "decode"` becomes two
+    kernels: a split kernel, one 128-thread block per (split, K/V head,
+    batch x Q tile), in which groups of D / 8 lanes read one key at a time
+    with 16-byte loads (K and V read once for all query heads of a GQA
+    group), reduce the dot products with shuffles and keep an online
+    softmax per row, then merge the block's groups in shared memory and
+    write the split's partial (acc, m, l) to a workspace; and a combine
+    kernel, one warp per output row, that merges the splits and writes O
+    and the LSE. The workspace `memref<R x N x (Dv+2) x f32>` (R = B*Hq*Sq)
+    is appended to the host function's arguments; N, its dim 1, is the
+    split count the caller chooses at run time.
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "vector::VectorDialect",
+                           "math::MathDialect"];
+}
+
 #endif // ATTN_CODEGEN_NVPTX_PASSES_TD

@@ -47,10 +47,12 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   AttnTileOptions tile;
   tile.blockQ = 64;
   tile.blockKV = *sm >= 80 ? 64 : 32;
+  pm.addNestedPass<func::FuncOp>(createAttnSelectTier());
   pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
   AttnToWMMAOptions wmma;
   wmma.chip = options.chip;
   pm.addPass(createAttnToWMMA(wmma));
+  pm.addPass(createAttnToSplitDecode());
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.

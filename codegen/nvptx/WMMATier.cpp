@@ -593,7 +593,12 @@ struct AttnToWMMAPass : mlir::attn::impl::AttnToWMMABase<AttnToWMMAPass> {
                          << chip;
       return signalPassFailure();
     }
-    auto nests = findNests(module);
+    SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
+    for (auto nest : findNests(module)) {
+      auto tier = nest.second->getAttrOfType<StringAttr>("attn.tier");
+      if (!tier || tier.getValue() == "wmma")
+        nests.push_back(nest);
+    }
     if (nests.empty())
       return;
     gpu::GPUModuleOp kernels = getKernelModule(module);

@@ -16,19 +16,10 @@ LogicalResult mlir::attn::buildCPUPipeline(OpPassManager &pm,
   tile.blockKV = options.blockKV;
   fpm.addPass(createAttnTile(tile));
   if (options.numSplits.hasValue() || options.kvChunk.hasValue()) {
-    // Forward only what was given: attn-split-kv checks the combination.
-    std::string splitOptions;
-    if (options.numSplits.hasValue())
-      splitOptions += " num-splits=" + std::to_string(options.numSplits);
-    if (options.kvChunk.hasValue())
-      splitOptions += " kv-chunk=" + std::to_string(options.kvChunk);
-    std::unique_ptr<Pass> split = createAttnSplitKV();
-    if (failed(split->initializeOptions(splitOptions, [](const Twine &msg) {
-          llvm::errs() << msg << "\n";
-          return failure();
-        })))
-      return failure();
-    fpm.addPass(std::move(split));
+    AttnSplitKVOptions split;
+    split.numSplits = options.numSplits;
+    split.kvChunk = options.kvChunk;
+    fpm.addPass(createAttnSplitKV(split));
   }
   fpm.addPass(createAttnDecompose());
   // Upstream lowering, spelled as a pipeline string: it reads like the

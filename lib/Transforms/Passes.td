@@ -40,9 +40,9 @@ def AttnSplitKV : Pass<"attn-split-kv", "func::FuncOp"> {
   }];
   let options = [
     Option<"numSplits", "num-splits", "int64_t", /*default=*/"0",
-           "number of splits (>= 1)">,
+           "number of splits (>= 1; 0: not given)">,
     Option<"kvChunk", "kv-chunk", "int64_t", /*default=*/"0",
-           "keys per split (a multiple of the K/V tile size)">,
+           "keys per split, a multiple of the K/V tile size (0: not given)">,
   ];
   let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect",
                            "tensor::TensorDialect"];

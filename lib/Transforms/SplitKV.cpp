@@ -69,17 +69,22 @@ void insertSlot(ImplicitLocOpBuilder &b, Value value, Value parts, Value s) {
 struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
   using AttnSplitKVBase::AttnSplitKVBase;
 
+  // 0 means "not given": options built from an AttnSplitKVOptions struct
+  // mark every field as given, so presence cannot be read from hasValue().
+  bool hasSplits() const { return numSplits != 0; }
+  bool hasChunk() const { return kvChunk != 0; }
+
   LogicalResult checkOptions(Operation *anchor) {
-    if (numSplits.hasValue() && numSplits < 1)
+    if (numSplits < 0)
       return anchor->emitError()
              << "option 'num-splits' must be >= 1, got " << int64_t(numSplits);
-    if (kvChunk.hasValue() && kvChunk < 1)
+    if (kvChunk < 0)
       return anchor->emitError()
              << "option 'kv-chunk' must be >= 1, got " << int64_t(kvChunk);
-    if (numSplits.hasValue() == kvChunk.hasValue())
+    if (hasSplits() == hasChunk())
       return anchor->emitError()
              << "attn-split-kv needs exactly one of option 'num-splits' or "
-                "option 'kv-chunk'";
+                "option 'kv-chunk' (>= 1)";
     return success();
   }
 
@@ -88,7 +93,7 @@ struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
     if (!step)
       return loop.emitError("K/V loop has a non-constant step");
     const int64_t bc = *step;
-    if (kvChunk.hasValue() && kvChunk % bc != 0)
+    if (hasChunk() && kvChunk % bc != 0)
       return loop.emitError()
              << "option 'kv-chunk' (" << int64_t(kvChunk)
              << ") must be a multiple of the K/V tile size (" << bc << ")";
@@ -103,7 +108,7 @@ struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
         b, arith::SubIOp::create(b, hi, lo), cst(b, 0));
     Value tiles = arith::CeilDivSIOp::create(b, length, cst(b, bc));
     Value splits, tilesPerSplit;
-    if (numSplits.hasValue()) {
+    if (hasSplits()) {
       splits = cst(b, numSplits);
       tilesPerSplit = arith::CeilDivSIOp::create(b, tiles, splits);
     } else {

@@ -128,6 +128,9 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   auto forall = scf::ForallOp::create(
       b, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), qTiles},
       ValueRange{}, std::nullopt);
+  // A tier chosen for the op (attn-select-tier) follows it to its nest.
+  if (Attribute tier = op->getAttr("attn.tier"))
+    forall->setAttr("attn.tier", tier);
   b.setInsertionPointToStart(forall.getBody());
   Value bIdx = forall.getInductionVar(0);
   Value head = forall.getInductionVar(1);

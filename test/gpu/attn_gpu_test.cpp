@@ -33,20 +33,25 @@
 namespace {
 
 struct Case {
-  std::string kernel, ptx;
+  std::string spec, ptx;
   int64_t hq, hkv, d, dv, left, right;
   bool bottomRight, lse;
   double scale, softcap;
   int64_t batch, sq, sk;
+  int64_t blockSize = 0; // paged K/V: rows per block (0: contiguous)
+  bool lens = false;     // a kv_lens operand (random lengths up to sk)
+  int64_t splits = 0;    // decode tier: forced split count (0: chosen)
 };
 
 struct LaunchFacts {
-  int64_t threads = 0, smem = 0, blockQ = 0, group = 0;
+  std::string name, tier;
+  int64_t threads = 0, smem = 0, blockQ = 0, group = 0, rowsPerBlock = 0;
+  attnrt_kernel *kernel = nullptr;
 };
 
 struct Module {
   attnrt_module *module = nullptr;
-  std::map<std::string, LaunchFacts> facts;
+  std::map<std::string, std::vector<LaunchFacts>> byHost;
 };
 
 #define CHECK_RT(call)                                                         \
@@ -75,6 +80,7 @@ double fromHalf(uint16_t bits) {
 struct Arg {
   attnrt_deviceptr ptr = 0;
   std::vector<int64_t> sizes;
+  int64_t elementBytes = 2;
   // ptr, ptr, offset, sizes..., strides...: one kernel parameter each.
   std::vector<uint64_t> params;
   void describe() {
@@ -112,71 +118,128 @@ bool loadModule(const std::string &path, Module &m) {
     if (line.rfind("// attn.kernel ", 0) != 0)
       continue;
     std::istringstream words(line.substr(15));
-    std::string name, word;
-    words >> name;
+    std::string word, host;
     LaunchFacts f;
+    words >> f.name;
     while (words >> word) {
       auto eq = word.find('=');
       if (eq == std::string::npos)
         continue;
       std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      if (key == "host") host = value;
+      if (key == "tier") f.tier = value;
       if (key == "threads") f.threads = std::stoll(value);
       if (key == "smem") f.smem = std::stoll(value);
       if (key == "block_q") f.blockQ = std::stoll(value);
       if (key == "group") f.group = std::stoll(value);
+      if (key == "rows_per_block") f.rowsPerBlock = std::stoll(value);
     }
-    m.facts[name] = f;
+    m.byHost[host].push_back(f);
   }
   CHECK_RT(attnrt_module_load(&m.module, ptx.data(), ptx.size()));
+  for (auto &[host, launches] : m.byHost)
+    for (LaunchFacts &f : launches)
+      CHECK_RT(attnrt_module_get_kernel(&f.kernel, m.module, f.name.c_str()));
   return true;
 }
 
 /// Device buffers of one case, filled with fresh random inputs.
 struct Problem {
-  Arg q, k, v, o, lse;
+  Arg q, k, v, blockTable, kvLens, o, lse, workspace;
   std::vector<double> hq, hk, hv; // the inputs as the kernel sees them
-  std::vector<void *> args;
-  std::vector<uint64_t> paramStorage;
+  std::vector<int32_t> table, lens;
+  int64_t numBlocks = 0, maxBlocks = 0, splits = 1;
 };
 
-bool setUp(const Case &c, std::mt19937_64 &rng, Problem &p) {
+bool upload(Arg &a, const void *data) {
+  CHECK_RT(attnrt_malloc(&a.ptr, a.count() * a.elementBytes));
+  CHECK_RT(attnrt_memcpy_htod(a.ptr, data, a.count() * a.elementBytes));
+  return true;
+}
+
+bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const bool paged = c.blockSize > 0;
+  p.maxBlocks = paged ? (c.sk + c.blockSize - 1) / c.blockSize : 0;
+  p.numBlocks = c.batch * p.maxBlocks + 3;
+  const int64_t kvOuter = paged ? p.numBlocks : c.batch;
+  const int64_t kvRows = paged ? c.blockSize : c.sk;
   p.q.sizes = {c.batch, c.hq, c.sq, c.d};
-  p.k.sizes = {c.batch, c.hkv, c.sk, c.d};
-  p.v.sizes = {c.batch, c.hkv, c.sk, c.dv};
+  p.k.sizes = {kvOuter, c.hkv, kvRows, c.d};
+  p.v.sizes = {kvOuter, c.hkv, kvRows, c.dv};
   p.o.sizes = {c.batch, c.hq, c.sq, c.dv};
   p.lse.sizes = {c.batch, c.hq, c.sq};
-  auto upload = [&](Arg &a, std::vector<double> &host) -> bool {
+  p.lse.elementBytes = 4;
+  auto random = [&](Arg &a, std::vector<double> &host) -> bool {
     std::vector<uint16_t> bits(a.count());
     host.resize(a.count());
     for (int64_t i = 0; i < a.count(); ++i) {
       bits[i] = toHalf(uniform(rng));
       host[i] = fromHalf(bits[i]);
     }
-    CHECK_RT(attnrt_malloc(&a.ptr, bits.size() * 2));
-    CHECK_RT(attnrt_memcpy_htod(a.ptr, bits.data(), bits.size() * 2));
-    return true;
+    return upload(a, bits.data());
   };
-  if (!upload(p.q, p.hq) || !upload(p.k, p.hk) || !upload(p.v, p.hv))
+  if (!random(p.q, p.hq) || !random(p.k, p.hk) || !random(p.v, p.hv))
     return false;
+  if (paged || c.lens) {
+    p.lens.resize(c.batch);
+    for (int64_t b = 0; b < c.batch; ++b)
+      p.lens[b] = c.lens ? std::uniform_int_distribution<int64_t>(0, c.sk)(rng)
+                         : c.sk;
+    p.kvLens.sizes = {c.batch};
+    p.kvLens.elementBytes = 4;
+    if (!upload(p.kvLens, p.lens.data()))
+      return false;
+  }
+  if (paged) {
+    std::vector<int32_t> blocks(p.numBlocks);
+    for (int64_t i = 0; i < p.numBlocks; ++i)
+      blocks[i] = i;
+    std::shuffle(blocks.begin(), blocks.end(), rng);
+    p.table.assign(blocks.begin(), blocks.begin() + c.batch * p.maxBlocks);
+    p.blockTable.sizes = {c.batch, p.maxBlocks};
+    p.blockTable.elementBytes = 4;
+    if (!upload(p.blockTable, p.table.data()))
+      return false;
+  }
   CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * 2));
   if (c.lse)
     CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
-  std::vector<Arg *> order{&p.q, &p.k, &p.v, &p.o};
-  if (c.lse)
-    order.push_back(&p.lse);
-  for (Arg *a : order) {
-    a->describe();
-    p.paramStorage.insert(p.paramStorage.end(), a->params.begin(),
-                          a->params.end());
-  }
-  for (uint64_t &x : p.paramStorage)
-    p.args.push_back(&x);
+  // Decode: as many splits as fill the GPU twice over, at least 128 keys
+  // each, unless the case forces a count.
+  int64_t rows = c.batch * c.hq * c.sq;
+  int64_t blocksPerSplit = c.batch * c.hkv;
+  p.splits = c.splits > 0 ? c.splits
+                          : std::max<int64_t>(
+                                1, std::min<int64_t>((c.sk + 127) / 128,
+                                                     (2 * sms + blocksPerSplit - 1) /
+                                                         blocksPerSplit));
+  p.workspace.sizes = {rows, p.splits, c.dv + 2};
+  p.workspace.elementBytes = 4;
+  CHECK_RT(attnrt_malloc(&p.workspace.ptr, p.workspace.count() * 4));
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse,
+                 &p.workspace})
+    if (a->ptr)
+      a->describe();
   return true;
 }
 
+/// Kernel parameters: each memref's descriptor fields, in `args` order.
+struct Params {
+  std::vector<uint64_t> storage;
+  std::vector<void *> pointers;
+  explicit Params(std::initializer_list<const Arg *> args) {
+    for (const Arg *a : args)
+      if (a->ptr)
+        storage.insert(storage.end(), a->params.begin(), a->params.end());
+    for (uint64_t &x : storage)
+      pointers.push_back(&x);
+  }
+};
+
 void tearDown(Problem &p) {
-  for (Arg *a : {&p.q, &p.k, &p.v, &p.o, &p.lse})
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse,
+                 &p.workspace})
     if (a->ptr)
       attnrt_free(a->ptr);
 }
@@ -189,12 +252,34 @@ bool poison(const Case &c, Problem &p) {
   return true;
 }
 
-bool launch(const Case &c, attnrt_kernel *kernel, const LaunchFacts &f,
+/// Launches the spec's kernels: one (wmma) or split + combine (decode).
+bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
             Problem &p, attnrt_stream *stream) {
-  int64_t rows = c.sq * (c.hq / c.hkv);
-  unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
-  CHECK_RT(attnrt_launch(kernel, gridX, c.hkv, c.batch, f.threads, 1, 1,
-                         f.smem, stream, p.args.data()));
+  for (const LaunchFacts &f : launches) {
+    if (f.tier == "wmma") {
+      int64_t rows = c.sq * (c.hq / c.hkv);
+      unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
+      Params params{&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse};
+      CHECK_RT(attnrt_launch(f.kernel, gridX, c.hkv, c.batch, f.threads, 1, 1,
+                             f.smem, stream, params.pointers.data()));
+    } else if (f.tier == "decode-split") {
+      int64_t rows = c.sq * (c.hq / c.hkv);
+      int64_t qTiles = (rows + f.blockQ - 1) / f.blockQ;
+      Params params{&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.workspace};
+      CHECK_RT(attnrt_launch(f.kernel, p.splits, c.hkv, c.batch * qTiles,
+                             f.threads, 1, 1, f.smem, stream,
+                             params.pointers.data()));
+    } else if (f.tier == "decode-combine") {
+      int64_t rows = c.batch * c.hq * c.sq, perBlock = 4;
+      Params params{&p.workspace, &p.o, &p.lse};
+      CHECK_RT(attnrt_launch(f.kernel, (rows + perBlock - 1) / perBlock, 1, 1,
+                             f.threads, 1, 1, f.smem, stream,
+                             params.pointers.data()));
+    } else {
+      std::fprintf(stderr, "unknown tier '%s'\n", f.tier.c_str());
+      return false;
+    }
+  }
   return true;
 }
 
@@ -222,6 +307,14 @@ bool check(const Case &c, Problem &p, Result &r) {
   rp.mask.left = c.left;
   rp.mask.right = c.right;
   rp.mask.bottomRight = c.bottomRight;
+  if (c.blockSize) {
+    rp.blockSize = c.blockSize;
+    rp.numBlocks = p.numBlocks;
+    rp.maxBlocks = p.maxBlocks;
+    rp.blockTable = p.table.data();
+  }
+  if (!p.lens.empty())
+    rp.kvLens = p.lens.data();
   std::vector<double> refO, refLse;
   attn::reference::attention(rp, p.hq, p.hk, p.hv, refO, refLse);
   double num = 0, den = 0;
@@ -256,13 +349,15 @@ std::vector<Case> readCases(const char *path) {
     std::istringstream w(line);
     Case c;
     int br, lse;
-    w >> c.kernel >> c.ptx >> c.hq >> c.hkv >> c.d >> c.dv >> c.left >>
+    int lens;
+    w >> c.spec >> c.ptx >> c.hq >> c.hkv >> c.d >> c.dv >> c.left >>
         c.right >> br >> c.scale >> c.softcap >> lse >> c.batch >> c.sq >>
-        c.sk;
+        c.sk >> c.blockSize >> lens >> c.splits;
     if (!w)
       continue;
     c.bottomRight = br;
     c.lse = lse;
+    c.lens = lens;
     cases.push_back(c);
   }
   return cases;
@@ -277,6 +372,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   const bool bench = !std::strcmp(argv[1], "bench");
+  // Line by line, so a log cut short by a time limit still says how far
+  // it got.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   attnrt_status init = attnrt_init();
   if (init != ATTNRT_SUCCESS) {
     std::fprintf(stderr, "attn_gpu_test: %s: %s\n",
@@ -288,6 +386,12 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "attn_gpu_test: no cases in %s\n", argv[2]);
     return 1;
   }
+  attnrt_device_info info;
+  if (attnrt_get_device_info(&info, 0) != ATTNRT_SUCCESS) {
+    std::fprintf(stderr, "attn_gpu_test: %s\n", attnrt_last_error());
+    return 1;
+  }
+  const int sms = info.multiprocessor_count;
   std::map<std::string, Module> modules;
   std::mt19937_64 rng(std::random_device{}());
   int passed = 0, failed = 0;
@@ -297,16 +401,16 @@ int main(int argc, char **argv) {
       ++failed;
       continue;
     }
-    attnrt_kernel *kernel = nullptr;
-    if (attnrt_module_get_kernel(&kernel, m.module, c.kernel.c_str()) !=
-            ATTNRT_SUCCESS ||
-        !m.facts.count(c.kernel)) {
-      std::printf("FAIL %s: no kernel or launch facts (%s)\n",
-                  c.kernel.c_str(), attnrt_last_error());
+    if (!m.byHost.count(c.spec)) {
+      std::printf("FAIL %s: no kernel launched by @%s in %s\n",
+                  c.spec.c_str(), c.spec.c_str(), c.ptx.c_str());
       ++failed;
       continue;
     }
-    const LaunchFacts &f = m.facts[c.kernel];
+    const std::vector<LaunchFacts> &f = m.byHost[c.spec];
+    std::fprintf(stderr, "running %s B=%lld Sq=%lld Sk=%lld bs=%lld\n",
+                 c.spec.c_str(), (long long)c.batch, (long long)c.sq,
+                 (long long)c.sk, (long long)c.blockSize);
     Problem p;
     Result r;
     // The float64 reference of the largest benchmark shapes would take
@@ -314,13 +418,13 @@ int main(int argc, char **argv) {
     // correctness on smaller shapes of the same kernels).
     const bool verify =
         !bench || double(c.batch) * c.hq * c.sq * c.sk * c.d < 2e10;
-    bool ok = setUp(c, rng, p) && poison(c, p) &&
-              launch(c, kernel, f, p, nullptr) &&
+    bool ok = setUp(c, rng, sms, p) && poison(c, p) &&
+              launch(c, f, p, nullptr) &&
               attnrt_synchronize() == ATTNRT_SUCCESS &&
               (!verify || check(c, p, r));
     if (!ok) {
       std::printf("FAIL %s B=%lld Sq=%lld Sk=%lld: runtime error: %s\n",
-                  c.kernel.c_str(), (long long)c.batch, (long long)c.sq,
+                  c.spec.c_str(), (long long)c.batch, (long long)c.sq,
                   (long long)c.sk, attnrt_last_error());
       ++failed;
       tearDown(p);
@@ -328,9 +432,16 @@ int main(int argc, char **argv) {
     }
     bool pass = r.relErr <= 1e-2 && r.unwritten == 0 && r.lseErr <= 1e-2 &&
                 r.lseWrong == 0;
-    std::printf("%s %s B=%lld Sq=%lld Sk=%lld:",
-                !verify ? "TIMED" : pass ? "PASS" : "FAIL", c.kernel.c_str(),
-                (long long)c.batch, (long long)c.sq, (long long)c.sk);
+    std::printf("%s %s B=%lld Sq=%lld Sk=%lld", !verify ? "TIMED"
+                                                : pass  ? "PASS"
+                                                        : "FAIL",
+                c.spec.c_str(), (long long)c.batch, (long long)c.sq,
+                (long long)c.sk);
+    if (c.blockSize)
+      std::printf(" paged bs=%lld", (long long)c.blockSize);
+    if (f.front().tier != "wmma")
+      std::printf(" splits=%lld", (long long)p.splits);
+    std::printf(":");
     if (verify)
       std::printf(" rel_err=%.3e lse_err=%.3e empty_rows=%lld unwritten=%lld",
                   r.relErr, r.lseErr, (long long)r.emptyRows,
@@ -340,11 +451,11 @@ int main(int argc, char **argv) {
       attnrt_event_create(&start);
       attnrt_event_create(&stop);
       for (int i = 0; i < 5; ++i)
-        launch(c, kernel, f, p, nullptr);
+        launch(c, f, p, nullptr);
       std::vector<float> ms;
       for (int i = 0; i < 30; ++i) {
         attnrt_event_record(start, nullptr);
-        launch(c, kernel, f, p, nullptr);
+        launch(c, f, p, nullptr);
         attnrt_event_record(stop, nullptr);
         attnrt_event_synchronize(stop);
         float t = 0;

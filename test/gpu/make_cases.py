@@ -8,7 +8,9 @@ program that runs the cases (attn_gpu_test.cpp).
 import os
 import sys
 
-# name: (Hq, Hkv, D, Dv, mask, scale, softcap, lse)
+# name: (Hq, Hkv, D, Dv, mask, scale, softcap, lse[, sq, block_size, lens])
+# sq: a static query length (decode specs; attn-select-tier sends them to
+# the split-K decode tier), block_size: a paged K/V cache, lens: kv_lens.
 # mask: (left, right, bottom_right) with -1 for unbounded; None for no mask.
 KERNELS = {
     "mha_d64": (4, 4, 64, 64, None, None, None, True),
@@ -21,6 +23,25 @@ KERNELS = {
     "gqa2_d128_causal": (4, 2, 128, 128, (-1, 0, False), None, None, True),
 }
 
+DECODE_KERNELS = {
+    "dec_gqa4_d128": (8, 2, 128, 128, None, None, None, True, 1, 0, False),
+    "dec_gqa8_d128_lens": (8, 1, 128, 128, None, None, None, True, 1, 0,
+                           True),
+    "dec_paged16_gqa4_d128_causal": (8, 2, 128, 128, (-1, 0, True), None,
+                                     None, True, 1, 16, False),
+    "dec_paged1_gqa4_d64": (8, 2, 64, 64, None, None, None, True, 1, 1,
+                            False),
+    "dec_paged64_mha_d64_window": (4, 4, 64, 64, (100, 0, True), None, None,
+                                   True, 1, 64, False),
+    "dec_paged16_gqa4_d128_softcap_lens": (8, 2, 128, 128, None, 0.1, 30.0,
+                                           True, 1, 16, True),
+    "specdec_gqa4_d64_causal": (8, 2, 64, 64, (-1, 0, True), None, None, True,
+                                4, 0, False),
+}
+# (B, Sk, splits): splits 0 lets the host choose from Sk and the SM count.
+DECODE_SIZES = [(1, 1, 0), (2, 239, 1), (2, 239, 3), (1, 1000, 16),
+                (3, 777, 0), (1, 4097, 0), (2, 50, 16)]
+
 # Benchmark shapes of DESIGN.md (B * S = 16k tokens, hidden 2048) and the
 # seed's small prefill: name -> list of (B, Sq, Sk).
 BENCH_KERNELS = {
@@ -32,6 +53,8 @@ BENCH_KERNELS = {
                       [(2, 8192, 8192)]),
     "bench_h8_d64": ((8, 8, 64, 64, None, None, None, False),
                      [(1, 512, 512)]),
+    "bench_dec_h32_kv8_d128": ((32, 8, 128, 128, None, None, None, False, 1),
+                               [(1, 1, 131072), (1, 1, 16384), (64, 1, 4096)]),
 }
 
 # (B, Sq, Sk): ragged tails, Sq != Sk both ways, one-row queries.
@@ -39,15 +62,25 @@ SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
          (2, 64, 64), (1, 203, 113), (3, 17, 300), (1, 257, 129)]
 
 
-def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse):
-    q = f"memref<?x{hq}x?x{d}xf16>"
-    k = f"memref<?x{hkv}x?x{d}xf16>"
-    v = f"memref<?x{hkv}x?x{dv}xf16>"
-    o = f"memref<?x{hq}x?x{dv}xf16>"
-    l = f"memref<?x{hq}x?xf32>"
-    args = [f"%q: {q}", f"%k: {k}", f"%v: {v}", f"%o: {o}"]
-    op = (f"  attn.attention q(%q : {q}) k(%k : {k}) v(%v : {v})\n"
-          f"      -> o(%o : {o})")
+def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
+         block_size=0, lens=False):
+    s = sq or "?"
+    q = f"memref<?x{hq}x{s}x{d}xf16>"
+    rows = block_size or "?"
+    k = f"memref<?x{hkv}x{rows}x{d}xf16>"
+    v = f"memref<?x{hkv}x{rows}x{dv}xf16>"
+    o = f"memref<?x{hq}x{s}x{dv}xf16>"
+    l = f"memref<?x{hq}x{s}xf32>"
+    args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
+    op = f"  attn.attention q(%q : {q}) k(%k : {k}) v(%v : {v})"
+    if block_size:
+        args.append("%bt: memref<?x?xi32>")
+        op += " block_table(%bt : memref<?x?xi32>)"
+    if block_size or lens:
+        args.append("%lens: memref<?xi32>")
+        op += " kv_lens(%lens : memref<?xi32>)"
+    args.append(f"%o: {o}")
+    op += f"\n      -> o(%o : {o})"
     if lse:
         args.append(f"%lse: {l}")
         op += f" lse(%lse : {l})"
@@ -67,28 +100,40 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse):
 
 def main(out):
     os.makedirs(os.path.join(out, "specs"), exist_ok=True)
-    lines = ["# kernel ptx hq hkv d dv left right bottom_right scale softcap "
-             "lse batch sq sk"]
+    lines = ["# spec ptx hq hkv d dv left right bottom_right scale softcap "
+             "lse batch sq sk block_size lens splits"]
     for name, (hq, hkv, d, dv, mask, scale, softcap, lse) in KERNELS.items():
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
             f.write(spec(name, hq, hkv, d, dv, mask, scale, softcap, lse))
         left, right, br = mask if mask else (-1, -1, False)
         sc = scale if scale else d ** -0.5
         for b, sq, sk in SIZES:
-            lines.append(f"{name}_wmma {name}.ptx {hq} {hkv} {d} {dv} {left} "
+            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
-                         f"{b} {sq} {sk}")
+                         f"{b} {sq} {sk} 0 0 0")
+    for name, (hq, hkv, d, dv, mask, scale, softcap, lse, sq, bs, lens) in \
+            DECODE_KERNELS.items():
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq,
+                         bs, lens))
+        left, right, br = mask if mask else (-1, -1, False)
+        sc = scale if scale else d ** -0.5
+        for b, sk, splits in DECODE_SIZES:
+            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
+                         f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
+                         f"{b} {sq} {sk} {bs} {int(lens)} {splits}")
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     bench = lines[:1]
-    for name, ((hq, hkv, d, dv, mask, scale, softcap, lse), sizes) in \
-            BENCH_KERNELS.items():
+    for name, (kernel, sizes) in BENCH_KERNELS.items():
+        hq, hkv, d, dv, mask, scale, softcap, lse = kernel[:8]
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, hq, hkv, d, dv, mask, scale, softcap, lse))
+            f.write(spec(name, *kernel))
         left, right, br = mask if mask else (-1, -1, False)
         for b, sq, sk in sizes:
-            bench.append(f"{name}_wmma {name}.ptx {hq} {hkv} {d} {dv} {left} "
-                         f"{right} {int(br)} {d ** -0.5!r} 0 0 {b} {sq} {sk}")
+            bench.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
+                         f"{right} {int(br)} {d ** -0.5!r} 0 0 {b} {sq} {sk} "
+                         "0 0 0")
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(bench) + "\n")
     print(f"{len(KERNELS)} kernels, {len(lines) - 1} cases in {out}")

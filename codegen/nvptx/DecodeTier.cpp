@@ -1,0 +1,500 @@
+//===- DecodeTier.cpp - attn-to-split-decode: split-K SIMT decode ---------===//
+//
+// Flash-decoding for few query rows (decode, speculative decode): the K/V
+// range of each (batch, K/V head, Q tile) is cut into N splits, one thread
+// block each; a second kernel merges the splits' partial states.
+//
+//   split kernel, grid (N, Hkv, B * Q tiles), 128 threads:
+//     the rows of a Q tile (all query heads of a GQA group, query-major)
+//     are held in registers; groups of D / 8 lanes take one key at a time
+//     (16-byte loads of K and V, so K/V are read once for the whole
+//     group), reduce the dot products with shuffles and keep an online
+//     softmax state per row; the block merges its key groups in shared
+//     memory and writes the split's (acc, m, l) to the workspace.
+//   combine kernel, one warp per (batch, head, query) row:
+//     o = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m), and the LSE.
+//
+// The workspace is a memref [B * Hq * Sq, N, Dv + 2] of f32 appended to
+// the host function's arguments: its dim 1 is the split count, chosen by
+// the caller at run time (from the K/V length and the SM count).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/Passes.h"
+
+#include "codegen/nvptx/KernelCommon.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTOSPLITDECODE
+#include "codegen/nvptx/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+namespace {
+
+constexpr int64_t kThreads = 128;
+constexpr int64_t kCombineRowsPerBlock = 4; // one warp per row
+
+class DecodeKernels : public KernelEmitter {
+public:
+  DecodeKernels(L1Nest nest) : KernelEmitter(nest) {}
+
+  LogicalResult plan() {
+    auto qTile = cast<RankedTensorType>(n.loadQ.getTile().getType());
+    auto vTile = cast<RankedTensorType>(n.loadV.getTile().getType());
+    rows = qTile.getDimSize(0);
+    d = qTile.getDimSize(1);
+    dv = vTile.getDimSize(1);
+    group = n.loadQ.getGroup();
+    elt = qTile.getElementType();
+    outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
+    vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
+    Operation *op = n.forall;
+    if (d != dv)
+      return op->emitError() << "the split-K decode tier needs D == Dv; got D = "
+                             << d << ", Dv = " << dv;
+    lanesPerKey = d / vec;
+    if (d % vec || lanesPerKey < 1 || lanesPerKey > kWarp ||
+        kWarp % lanesPerKey)
+      return op->emitError()
+             << "the split-K decode tier reads a key with 16-byte loads by "
+                "1 to 32 lanes: D must be "
+             << vec << " times a power of two up to 32; got D = " << d;
+    if (rows > 16)
+      return op->emitError() << "the split-K decode tier keeps at most 16 "
+                                "query rows per block in registers; got "
+                                "block_q = "
+                             << rows;
+    keyGroups = kThreads / lanesPerKey;
+    smemBytes = keyGroups * rows * (d + 2) * 4;
+    return success();
+  }
+
+  LogicalResult build(gpu::GPUModuleOp module, func::FuncOp func,
+                      StringRef name);
+
+private:
+  LogicalResult buildSplit(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
+  void buildCombine(gpu::GPUFuncOp kernel);
+  Value loadSlice(Value src, ValueRange indices) {
+    auto type = VectorType::get({vec}, elt);
+    Value x = vector::LoadOp::create(*b, type, src, indices,
+                                     /*nontemporal=*/false, llvm::Align(16));
+    if (elt.isF32())
+      return x;
+    return arith::ExtFOp::create(*b, VectorType::get({vec}, b->getF32Type()),
+                                 x);
+  }
+  Value exp2(Value x) { return math::Exp2Op::create(*b, x); }
+  Value subf(Value x, Value y) { return arith::SubFOp::create(*b, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(*b, x, y); }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }
+
+  int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
+          keyGroups = 1, smemBytes = 0;
+  Type elt, outElt;
+};
+
+LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
+                                        ArrayRef<Value> operands) {
+  ImplicitLocOpBuilder &kb = *b;
+  MLIRContext *ctx = kb.getContext();
+  for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
+    map.map(host, arg);
+  Value wsArg = kernel.getArgument(operands.size());
+
+  // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
+  Value split = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
+  map.map(n.forall.getInductionVar(1),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::y));
+  FailureOr<Value> qTiles =
+      materialize(getValueOrCreateConstantIndexOp(
+          kb, n.forall.getLoc(), n.forall.getMixedUpperBound()[2]));
+  if (failed(qTiles))
+    return failure();
+  Value z = gpu::BlockIdOp::create(kb, gpu::Dimension::z);
+  map.map(n.forall.getInductionVar(0), arith::DivUIOp::create(kb, z, *qTiles));
+  map.map(n.forall.getInductionVar(2), arith::RemUIOp::create(kb, z, *qTiles));
+  Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
+
+  FailureOr<Value> row0 = materialize(n.loadQ.getRow());
+  FailureOr<Value> qLen = materialize(n.mask.getQLen());
+  FailureOr<Value> kvLen = materialize(n.mask.getKvLen());
+  FailureOr<Value> lo = materialize(n.kvLoop.getLowerBound());
+  FailureOr<Value> hi = materialize(n.kvLoop.getUpperBound());
+  if (failed(row0) || failed(qLen) || failed(kvLen) || failed(lo) ||
+      failed(hi) || failed(materialize(n.loadK.getBatch())))
+    return failure();
+  Value batch = map.lookup(n.loadQ.getBatch());
+  Value kvHead = map.lookup(n.loadQ.getKvHead());
+  Value totalRows = mul(*qLen, idx(group));
+
+  // This split's keys: [lo + s * per, min(hi, lo + (s + 1) * per)).
+  Value splits = memref::DimOp::create(kb, wsArg, 1);
+  Value length =
+      arith::MaxSIOp::create(kb, arith::SubIOp::create(kb, *hi, *lo), idx(0));
+  Value per = arith::CeilDivSIOp::create(kb, length, splits);
+  Value splitLo = add(*lo, mul(split, per));
+  Value splitHi = arith::MinSIOp::create(kb, add(splitLo, per), *hi);
+
+  Value keyGroup = arith::DivUIOp::create(kb, tid, idx(lanesPerKey));
+  Value lane = arith::RemUIOp::create(kb, tid, idx(lanesPerKey));
+  Value col = mul(lane, idx(vec));
+  auto f32Vec = VectorType::get({vec}, kb.getF32Type());
+  Value zeroVec = arith::ConstantOp::create(
+      kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(0)));
+
+  // The Q tile's rows, this lane's slice of each, and their queries.
+  Value q = map.lookup(n.loadQ.getQ());
+  SmallVector<Value> qSlices, queries;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value f = add(*row0, idx(r));
+    Value valid = lt(f, totalRows);
+    Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
+    Value head = add(mul(kvHead, idx(group)),
+                     arith::RemUIOp::create(kb, fc, idx(group)));
+    Value query = arith::DivUIOp::create(kb, fc, idx(group));
+    Value slice = loadSlice(q, ValueRange{batch, head, query, col});
+    qSlices.push_back(arith::SelectOp::create(kb, valid, slice, zeroVec));
+    queries.push_back(query);
+  }
+
+  // Each key group walks its keys with an online softmax per row. The loop
+  // runs the same trips in every lane (the shuffles need the whole warp):
+  // slot `base + group` past the split's end reads a clamped key and
+  // counts as masked.
+  SmallVector<Value> inits;
+  for (int64_t r = 0; r < rows; ++r)
+    inits.append({f32(-INFINITY), f32(0), zeroVec});
+  auto loop = scf::ForOp::create(kb, splitLo, splitHi, idx(keyGroups), inits);
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(loop.getBody());
+    Value slot = add(loop.getInductionVar(), keyGroup);
+    Value inSplit = lt(slot, splitHi);
+    Value j = arith::MinSIOp::create(
+        kb, slot, arith::SubIOp::create(kb, splitHi, idx(1)));
+    auto kvSlice = [&](LoadKVOp load) {
+      Value src = map.lookup(load.getSrc());
+      if (Value table = load.getBlockTable()) {
+        int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
+        Value entry = memref::LoadOp::create(
+            kb, map.lookup(table),
+            ValueRange{batch, arith::DivUIOp::create(kb, j, idx(bs))});
+        Value block = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
+        return loadSlice(src, ValueRange{block, kvHead,
+                                         arith::RemUIOp::create(kb, j, idx(bs)),
+                                         col});
+      }
+      return loadSlice(src, ValueRange{batch, kvHead, j, col});
+    };
+    Value kSlice = kvSlice(n.loadK);
+    Value vSlice = kvSlice(n.loadV);
+    SmallVector<Value> results;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value m = loop.getRegionIterArg(3 * r);
+      Value l = loop.getRegionIterArg(3 * r + 1);
+      Value acc = loop.getRegionIterArg(3 * r + 2);
+      Value dot = vector::ReductionOp::create(
+          kb, vector::CombiningKind::ADD, mulf(qSlices[r], kSlice));
+      for (int64_t off = lanesPerKey / 2; off >= 1; off /= 2)
+        dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+      Value s = scoreFromDot(dot);
+      Value seen = arith::AndIOp::create(
+          kb, inSplit, visible(j, queries[r], *qLen, *kvLen));
+      s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
+      Value newMax = arith::MaxNumFOp::create(kb, m, s);
+      Value shift = safeMax(newMax);
+      Value alpha = exp2(subf(m, shift));
+      Value p = exp2(subf(s, shift));
+      Value newSum = addf(mulf(l, alpha), p);
+      Value alphaVec = vector::BroadcastOp::create(kb, f32Vec, alpha);
+      Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
+      Value newAcc = addf(mulf(acc, alphaVec), mulf(pVec, vSlice));
+      results.append({newMax, newSum, newAcc});
+    }
+    scf::YieldOp::create(kb, results);
+  }
+
+  // Merge the block's key groups through shared memory.
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
+                          MemRefLayoutAttrInterface{}, wg));
+  // [key group][row][d | m | l]
+  auto stateType = MemRefType::get({keyGroups, rows, d + 2}, kb.getF32Type(),
+                                   MemRefLayoutAttrInterface{}, wg);
+  Value states =
+      memref::ViewOp::create(kb, stateType, smem, idx(0), ValueRange{});
+  for (int64_t r = 0; r < rows; ++r) {
+    vector::StoreOp::create(kb, loop.getResult(3 * r + 2), states,
+                            ValueRange{keyGroup, idx(r), col});
+    auto first = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0)));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(kb, loop.getResult(3 * r), states,
+                            ValueRange{keyGroup, idx(r), idx(d)});
+    memref::StoreOp::create(kb, loop.getResult(3 * r + 1), states,
+                            ValueRange{keyGroup, idx(r), idx(d + 1)});
+  }
+  gpu::BarrierOp::create(kb);
+
+  // Thread t merges elements t, t + 128, ... of the [rows, d] partial.
+  Value hq = idx(cast<MemRefType>(q.getType()).getDimSize(1));
+  for (int64_t e = 0; e * kThreads < rows * d; ++e) {
+    Value flat = add(tid, idx(e * kThreads));
+    auto inRange = scf::IfOp::create(kb, lt(flat, idx(rows * d)));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(inRange.thenBlock());
+    Value r = arith::DivUIOp::create(kb, flat, idx(d));
+    Value c = arith::RemUIOp::create(kb, flat, idx(d));
+    auto maxLoop = scf::ForOp::create(kb, idx(0), idx(keyGroups), idx(1),
+                                      ValueRange{f32(-INFINITY)});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(maxLoop.getBody());
+      Value mg = memref::LoadOp::create(
+          kb, states, ValueRange{maxLoop.getInductionVar(), r, idx(d)});
+      scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
+                                   kb, maxLoop.getRegionIterArg(0), mg)});
+    }
+    Value m = maxLoop.getResult(0);
+    Value shift = safeMax(m);
+    auto sumLoop = scf::ForOp::create(kb, idx(0), idx(keyGroups), idx(1),
+                                      ValueRange{f32(0), f32(0)});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(sumLoop.getBody());
+      Value kg = sumLoop.getInductionVar();
+      Value w = exp2(subf(
+          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(d)}),
+          shift));
+      Value lg = memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(d + 1)});
+      Value ag = memref::LoadOp::create(kb, states, ValueRange{kg, r, c});
+      scf::YieldOp::create(
+          kb, ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(lg, w)),
+                         addf(sumLoop.getRegionIterArg(1), mulf(ag, w))});
+    }
+    // Rows past the Q tile's end write nothing.
+    Value f = add(*row0, r);
+    auto inside = scf::IfOp::create(kb, lt(f, totalRows));
+    kb.setInsertionPointToStart(inside.thenBlock());
+    Value head = add(mul(kvHead, idx(group)),
+                     arith::RemUIOp::create(kb, f, idx(group)));
+    Value query = arith::DivUIOp::create(kb, f, idx(group));
+    Value wsRow = add(mul(add(mul(batch, hq), head), *qLen), query);
+    memref::StoreOp::create(kb, sumLoop.getResult(1), wsArg,
+                            ValueRange{wsRow, split, c});
+    auto first = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, c, idx(0)));
+    kb.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(kb, m, wsArg, ValueRange{wsRow, split, idx(d)});
+    memref::StoreOp::create(kb, sumLoop.getResult(0), wsArg,
+                            ValueRange{wsRow, split, idx(d + 1)});
+  }
+  kb.setInsertionPointToEnd(&kernel.front());
+  gpu::ReturnOp::create(kb);
+  return success();
+}
+
+void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
+  ImplicitLocOpBuilder &kb = *b;
+  Value ws = kernel.getArgument(0), o = kernel.getArgument(1);
+  Value lse = n.storeLse ? kernel.getArgument(2) : Value();
+  Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
+  Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
+  Value row = add(mul(gpu::BlockIdOp::create(kb, gpu::Dimension::x),
+                      idx(kCombineRowsPerBlock)),
+                  warp);
+  Value total = memref::DimOp::create(kb, ws, 0);
+  auto inside = scf::IfOp::create(kb, lt(row, total));
+  kb.setInsertionPointToStart(inside.thenBlock());
+  Value splits = memref::DimOp::create(kb, ws, 1);
+  auto maxLoop = scf::ForOp::create(kb, idx(0), splits, idx(1),
+                                    ValueRange{f32(-INFINITY)});
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(maxLoop.getBody());
+    Value ms = memref::LoadOp::create(
+        kb, ws, ValueRange{row, maxLoop.getInductionVar(), idx(d)});
+    scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
+                                 kb, maxLoop.getRegionIterArg(0), ms)});
+  }
+  Value m = maxLoop.getResult(0);
+  Value shift = safeMax(m);
+  auto sumLoop =
+      scf::ForOp::create(kb, idx(0), splits, idx(1), ValueRange{f32(0)});
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(sumLoop.getBody());
+    Value s = sumLoop.getInductionVar();
+    Value w = exp2(subf(memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}),
+                        shift));
+    Value ls = memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d + 1)});
+    scf::YieldOp::create(kb,
+                         ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(ls, w))});
+  }
+  Value l = sumLoop.getResult(0);
+  Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
+  Value inv = arith::SelectOp::create(
+      kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
+  // row = (b * Hq + head) * Sq + query
+  Value qLen = memref::DimOp::create(kb, o, 2);
+  Value hq = idx(cast<MemRefType>(o.getType()).getDimSize(1));
+  Value query = arith::RemUIOp::create(kb, row, qLen);
+  Value bh = arith::DivUIOp::create(kb, row, qLen);
+  Value head = arith::RemUIOp::create(kb, bh, hq);
+  Value batch = arith::DivUIOp::create(kb, bh, hq);
+  auto cols = scf::ForOp::create(kb, lane, idx(d), idx(kWarp));
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(cols.getBody());
+    Value c = cols.getInductionVar();
+    auto accLoop =
+        scf::ForOp::create(kb, idx(0), splits, idx(1), ValueRange{f32(0)});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(accLoop.getBody());
+      Value s = accLoop.getInductionVar();
+      Value w = exp2(subf(
+          memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}), shift));
+      Value a = memref::LoadOp::create(kb, ws, ValueRange{row, s, c});
+      scf::YieldOp::create(
+          kb, ValueRange{addf(accLoop.getRegionIterArg(0), mulf(a, w))});
+    }
+    Value x = mulf(accLoop.getResult(0), inv);
+    if (!outElt.isF32())
+      x = arith::TruncFOp::create(kb, outElt, x);
+    memref::StoreOp::create(kb, x, o, ValueRange{batch, head, query, c});
+  }
+  if (lse) {
+    auto first = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0)));
+    kb.setInsertionPointToStart(first.thenBlock());
+    Value x = mulf(addf(m, math::Log2Op::create(kb, l)), f32(kLn2));
+    x = arith::SelectOp::create(kb, seen, x, f32(-INFINITY));
+    memref::StoreOp::create(kb, x, lse, ValueRange{batch, head, query});
+  }
+  kb.setInsertionPointToEnd(&kernel.front());
+  gpu::ReturnOp::create(kb);
+}
+
+LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
+                                   StringRef name) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = n.forall.getLoc();
+  Type f32Type = Float32Type::get(ctx);
+  auto wsType = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, d + 2}, f32Type);
+  if (failed(func.insertArgument(func.getNumArguments(), wsType, {}, loc)))
+    return func.emitError("cannot append the workspace argument");
+  Value ws = func.getArgument(func.getNumArguments() - 1);
+
+  SmallVector<Value> splitOperands{n.loadQ.getQ(), n.loadK.getSrc(),
+                                   n.loadV.getSrc()};
+  if (Value table = n.loadK.getBlockTable())
+    splitOperands.push_back(table);
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(n.forall.getRegion(), captured);
+  for (Value v : captured)
+    if (isa<MemRefType>(v.getType()) && !llvm::is_contained(splitOperands, v) &&
+        v != n.storeO.getO() && (!n.storeLse || v != n.storeLse.getLse()))
+      splitOperands.push_back(v); // kv_lens
+  SmallVector<Value> combineOperands{ws, n.storeO.getO()};
+  if (n.storeLse)
+    combineOperands.push_back(n.storeLse.getLse());
+
+  SymbolTable symbols(module);
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto makeKernel = [&](StringRef kernelName, ValueRange operands) {
+    auto type = FunctionType::get(ctx, operands.getTypes(), TypeRange{});
+    auto kernel = gpu::GPUFuncOp::create(mb, loc, kernelName, type);
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    UnitAttr::get(ctx));
+    kernel.setKnownBlockSizeAttr(
+        DenseI32ArrayAttr::get(ctx, {int32_t(kThreads), 1, 1}));
+    symbols.insert(kernel);
+    return kernel;
+  };
+  SmallVector<Value> splitArgs(splitOperands);
+  splitArgs.push_back(ws);
+  auto splitKernel = makeKernel((name + "_split").str(), splitArgs);
+  auto combineKernel = makeKernel((name + "_combine").str(), combineOperands);
+
+  ImplicitLocOpBuilder kb(loc, ctx);
+  b = &kb; // KernelEmitter's helpers build here
+  kb.setInsertionPointToStart(&splitKernel.front());
+  if (failed(buildSplit(splitKernel, splitOperands)))
+    return failure();
+  kb.setInsertionPointToStart(&combineKernel.front());
+  buildCombine(combineKernel);
+
+  // Host: the split launch, then the combine launch.
+  ImplicitLocOpBuilder hb(loc, n.forall);
+  SmallVector<OpFoldResult> ubs = n.forall.getMixedUpperBound();
+  auto asIndex = [&](OpFoldResult ofr) {
+    return getValueOrCreateConstantIndexOp(hb, loc, ofr);
+  };
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(hb, v); };
+  Value splits = memref::DimOp::create(hb, ws, 1);
+  Value zTiles = arith::MulIOp::create(hb, asIndex(ubs[0]), asIndex(ubs[2]));
+  gpu::KernelDim3 block{cst(kThreads), cst(1), cst(1)};
+  auto split = gpu::LaunchFuncOp::create(
+      hb, splitKernel, gpu::KernelDim3{splits, asIndex(ubs[1]), zTiles}, block,
+      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes)),
+      splitArgs);
+  split->setAttr("attn.tier", hb.getStringAttr("decode-split"));
+  split->setAttr("attn.block_q", hb.getI64IntegerAttr(rows));
+  split->setAttr("attn.group", hb.getI64IntegerAttr(group));
+  Value rowsTotal = memref::DimOp::create(hb, ws, 0);
+  Value combineBlocks = arith::CeilDivSIOp::create(
+      hb, rowsTotal, cst(kCombineRowsPerBlock));
+  auto combine = gpu::LaunchFuncOp::create(
+      hb, combineKernel, gpu::KernelDim3{combineBlocks, cst(1), cst(1)}, block,
+      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0)), combineOperands);
+  combine->setAttr("attn.tier", hb.getStringAttr("decode-combine"));
+  combine->setAttr("attn.rows_per_block",
+                   hb.getI64IntegerAttr(kCombineRowsPerBlock));
+  n.forall.erase();
+  return success();
+}
+
+struct AttnToSplitDecodePass
+    : mlir::attn::impl::AttnToSplitDecodeBase<AttnToSplitDecodePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto nests = findNests(module);
+    SmallVector<std::pair<func::FuncOp, scf::ForallOp>> decode;
+    for (auto nest : nests)
+      if (auto tier = nest.second->getAttrOfType<StringAttr>("attn.tier"))
+        if (tier.getValue() == "decode")
+          decode.push_back(nest);
+    if (decode.empty())
+      return;
+    gpu::GPUModuleOp kernels = getKernelModule(module);
+    for (auto [func, forall] : decode) {
+      FailureOr<L1Nest> nest = matchNest(forall, "attn-to-split-decode");
+      if (failed(nest))
+        return signalPassFailure();
+      DecodeKernels k(*nest);
+      if (failed(k.plan()) ||
+          failed(k.build(kernels, func, (func.getSymName() + "_decode").str())))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

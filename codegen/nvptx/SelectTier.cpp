@@ -1,0 +1,57 @@
+//===- SelectTier.cpp - attn-select-tier ----------------------------------===//
+//
+// Few query rows per K/V head (decode) go to the split-K SIMT tier, where
+// K/V bandwidth is what counts; everything else to the tensor-core tier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNSELECTTIER
+#include "codegen/nvptx/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The decode tier's limits (DecodeTier.cpp): at most 16 rows per block,
+/// D == Dv read by 1..32 lanes of 16 bytes each.
+bool fitsDecode(AttentionOp op, int64_t rows) {
+  if (rows > 16 || op.getHeadDim() != op.getValueHeadDim())
+    return false;
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
+  int64_t lanes = op.getHeadDim() / vec;
+  return op.getHeadDim() % vec == 0 && lanes >= 1 && lanes <= 32 &&
+         32 % lanes == 0;
+}
+
+struct AttnSelectTierPass
+    : mlir::attn::impl::AttnSelectTierBase<AttnSelectTierPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](AttentionOp op) {
+      if (op->hasAttr("attn.tier"))
+        return;
+      int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+      int64_t rows = ShapedType::isDynamic(sq) ? 0 : sq * op.getGroupSize();
+      Builder b(op.getContext());
+      if (rows == 0 || !fitsDecode(op, rows)) {
+        op->setAttr("attn.tier", b.getStringAttr("wmma"));
+        return;
+      }
+      op->setAttr("attn.tier", b.getStringAttr("decode"));
+      if (!op.getScheduleAttr())
+        op.setScheduleAttr(ScheduleAttr::get(
+            op.getContext(), static_cast<int64_t>(llvm::PowerOf2Ceil(rows)),
+            0));
+    });
+  }
+};
+
+} // namespace

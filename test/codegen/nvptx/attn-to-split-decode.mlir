@@ -1,0 +1,67 @@
+// Decode (static Sq, few rows per K/V head) goes to the split-K SIMT tier:
+// a split kernel over (split, K/V head, batch x Q tile) writing partial
+// states to a workspace appended to the host function, and a combine kernel.
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-split-decode --attn-to-wmma | FileCheck %s
+// REQUIRES: ptxas
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | attn-translate --attn-ptx -o %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
+
+// The paged GQA decode: 4 query heads per K/V head, one query each, so one
+// 4-row Q tile; the workspace is [B*Hq*Sq, splits, Dv + 2] f32 and its
+// dim 1 (the split count, the caller's choice) is the split grid.
+// CHECK-LABEL: func.func @paged_decode
+// CHECK-SAME: %[[BT:[^:]*]]: memref<?x?xi32>, %[[LENS:[^:]*]]: memref<?xi32>, %[[O:[^:]*]]: memref<?x32x1x128xf16>, %[[WS:[^:]*]]: memref<?x?x130xf32>)
+// CHECK: %[[N:.*]] = memref.dim %[[WS]], %c1
+// CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_split blocks in (%[[N]], %c8, %{{.*}}) threads in (%c128, {{.*}}) dynamic_shared_memory_size %c16640_i32 args({{.*}}, %[[BT]] : memref<?x?xi32>, %[[LENS]] : memref<?xi32>, %[[WS]] : memref<?x?x130xf32>) {attn.block_q = 4 : i64, attn.group = 4 : i64, attn.tier = "decode-split"}
+// CHECK: %[[ROWS:.*]] = memref.dim %[[WS]], %c0{{.*}}
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[ROWS]], %c4{{.*}}
+// CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_combine blocks in (%[[BLOCKS]],
+// CHECK-SAME: args(%[[WS]] : memref<?x?x130xf32>, %[[O]] : memref<?x32x1x128xf16>)
+// CHECK-SAME: {attn.rows_per_block = 4 : i64, attn.tier = "decode-combine"}
+
+// Split kernel: 16-byte loads of Q slices (4 rows), then per key a paged
+// K and V slice (block table entry j / 16), a 16-lane dot product reduced
+// with shuffles, and the online softmax update; key groups merge through
+// shared memory, partials go to the workspace.
+// CHECK: gpu.func @paged_decode_decode_split
+// CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x32x1x128xf16>, vector<8xf16>
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}} : memref<?x?xi32>
+// CHECK: vector.load {{.*}} : memref<?x8x16x128xf16>, vector<8xf16>
+// CHECK: vector.load {{.*}} : memref<?x8x16x128xf16>, vector<8xf16>
+// CHECK: vector.reduction <add>
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
+// CHECK: math.exp2
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.*}} : memref<?x?x130xf32>
+// Combine kernel: one warp per output row.
+// CHECK: gpu.func @paged_decode_decode_combine(%{{.*}}: memref<?x?x130xf32>, %{{.*}}: memref<?x32x1x128xf16>)
+// CHECK: math.exp2
+// CHECK: memref.store {{.*}} : memref<?x32x1x128xf16>
+
+// In the PTX: 16-byte global loads and shuffles, no tensor-core instructions.
+// PTX: // attn.kernel paged_decode_decode_split host=paged_decode tier=decode-split threads=128 smem=16640 block_q=4 group=4 args=6
+// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=0 rows_per_block=4 args=2
+// PTX: ld.global.v4.b32
+// PTX: shfl.sync.bfly.b32
+// PTX-NOT: wmma
+func.func @paged_decode(%q: memref<?x32x1x128xf16>,
+                        %k_cache: memref<?x8x16x128xf16>,
+                        %v_cache: memref<?x8x16x128xf16>,
+                        %block_table: memref<?x?xi32>,
+                        %kv_lens: memref<?xi32>,
+                        %o: memref<?x32x1x128xf16>) {
+  attn.attention q(%q : memref<?x32x1x128xf16>)
+                 k(%k_cache : memref<?x8x16x128xf16>)
+                 v(%v_cache : memref<?x8x16x128xf16>)
+                 block_table(%block_table : memref<?x?xi32>)
+                 kv_lens(%kv_lens : memref<?xi32>)
+              -> o(%o : memref<?x32x1x128xf16>)
+                 mask = <causal, bottom_right>
+  return
+}
