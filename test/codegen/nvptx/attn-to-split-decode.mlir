@@ -44,7 +44,7 @@
 // CHECK: math.exp2
 // CHECK: memref.store {{.*}} : memref<?x32x1x128xf16>
 
-// In the PTX: 16-byte global loads and shuffles, no tensor-core instructions.
+// The PTX holds 16-byte global loads and shuffles, no tensor-core instructions.
 // PTX: // attn.kernel paged_decode_decode_split host=paged_decode tier=decode-split threads=128 smem=16640 block_q=4 group=4 args=6
 // PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=0 rows_per_block=4 args=2
 // PTX: ld.global.v4.b32
