@@ -1,4 +1,5 @@
-//===- MSLEmitter.h - attn-to-msl: L0 spec -> Metal Shading Language -*- C++ -*-===//
+//===- MSLEmitter.h - attn-to-msl: L0 spec -> Metal Shading Language -*- C++
+//-*-===//
 //
 // The msl tier. MLIR has no MSL target, so this is a direct emitter: it
 // tiles each attn.attention with attn-tile (and attn-split-kv for split-K),

@@ -5,12 +5,19 @@
 // kernel launch that says how to launch it:
 //
 //   // attn.kernel prefill_wmma host=prefill tier=wmma threads=128
-//   //   smem=76800 block_q=64 group=4 args=5
+//   //   smem=67584 block_q=64 group=4 args=5
 //
 //   attn-opt spec.mlir --attn-to-ptx=chip=sm_80 | attn-translate --attn-ptx
 //
+// `--attn-to-msl` takes an L0 spec and writes Metal Shading Language (the
+// msl tier, codegen/msl), launch facts in a comment block at the top and,
+// with --msl-launch-json=FILE, as JSON:
+//
+//   attn-translate --attn-to-msl spec.mlir --msl-kernel=decode -o spec.metal
+//
 //===----------------------------------------------------------------------===//
 
+#include "codegen/msl/MSLEmitter.h"
 #include "dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,8 +26,11 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 
@@ -28,12 +38,7 @@ static LogicalResult writePTX(Operation *op, raw_ostream &os) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return op->emitError("--attn-ptx expects a builtin.module");
-  int kernels = 0;
   module.walk([&](gpu::LaunchFuncOp launch) {
-    auto intAttr = [&](StringRef name) -> int64_t {
-      auto attr = launch->getAttrOfType<IntegerAttr>(name);
-      return attr ? attr.getInt() : -1;
-    };
     auto constant = [&](Value v) -> int64_t {
       APInt value;
       if (matchPattern(v, m_ConstantInt(&value)))
@@ -45,11 +50,14 @@ static LogicalResult writePTX(Operation *op, raw_ostream &os) {
        << " host=" << launch->getParentOfType<func::FuncOp>().getSymName()
        << " tier=" << (tier ? tier.getValue() : "unknown")
        << " threads=" << constant(launch.getBlockSizeX())
-       << " smem=" << constant(launch.getDynamicSharedMemorySize())
-       << " block_q=" << intAttr("attn.block_q")
-       << " group=" << intAttr("attn.group")
-       << " args=" << launch.getKernelOperands().size() << "\n";
-    ++kernels;
+       << " smem=" << constant(launch.getDynamicSharedMemorySize());
+    // The tier's own launch facts (rows per block, GQA group, ...).
+    for (NamedAttribute attr : launch->getDiscardableAttrs())
+      if (auto value = dyn_cast<IntegerAttr>(attr.getValue()))
+        if (attr.getName().strref().consume_front("attn."))
+          os << " " << attr.getName().strref().drop_front(5) << "="
+             << value.getInt();
+    os << " args=" << launch.getKernelOperands().size() << "\n";
   });
   int objects = 0;
   WalkResult result = module.walk([&](gpu::BinaryOp binary) {
@@ -74,10 +82,57 @@ static LogicalResult writePTX(Operation *op, raw_ostream &os) {
   return success();
 }
 
+static llvm::cl::opt<std::string> mslKernel(
+    "msl-kernel",
+    llvm::cl::desc("--attn-to-msl kernel: auto (decode when G * Sq <= 8 "
+                   "with a static Sq), prefill or decode"),
+    llvm::cl::init("auto"));
+static llvm::cl::opt<int64_t> mslSplits(
+    "msl-splits",
+    llvm::cl::desc("--attn-to-msl split-K: 0 for one pass, N >= 1 for a "
+                   "partial kernel over N K/V splits and a merge kernel"),
+    llvm::cl::init(0));
+static llvm::cl::opt<std::string> mslLaunchJson(
+    "msl-launch-json",
+    llvm::cl::desc("--attn-to-msl: also write the launch facts as JSON to "
+                   "this file"),
+    llvm::cl::init(""));
+
+static LogicalResult writeMSL(Operation *op, raw_ostream &os) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("--attn-to-msl expects a builtin.module");
+  attn::MSLOptions options;
+  options.kernel = mslKernel;
+  options.splits = mslSplits;
+  if (mslLaunchJson.empty())
+    return attn::translateToMSL(module, os, options);
+  std::string json;
+  llvm::raw_string_ostream jsonOs(json);
+  if (failed(attn::translateToMSL(module, os, options, &jsonOs)))
+    return failure();
+  std::string error;
+  auto file = mlir::openOutputFile(mslLaunchJson, &error);
+  if (!file)
+    return module.emitError() << "cannot write '" << mslLaunchJson
+                              << "': " << error;
+  file->os() << json;
+  file->keep();
+  return success();
+}
+
 int main(int argc, char **argv) {
   TranslateFromMLIRRegistration ptx(
       "attn-ptx", "write the PTX of attn's kernels with their launch facts",
       writePTX, [](DialectRegistry &registry) {
+        registry.insert<attn::AttnDialect>();
+        registerAllDialects(registry);
+        registerAllExtensions(registry);
+      });
+  TranslateFromMLIRRegistration msl(
+      "attn-to-msl",
+      "write Metal Shading Language kernels (msl tier) for an L0 attn spec",
+      writeMSL, [](DialectRegistry &registry) {
         registry.insert<attn::AttnDialect>();
         registerAllDialects(registry);
         registerAllExtensions(registry);

@@ -1,0 +1,104 @@
+// What the msl tier cannot do is refused with a diagnostic that names the
+// rule and what is supported.
+// RUN: attn-translate --attn-to-msl %s -split-input-file -verify-diagnostics
+// RUN: not attn-translate --attn-to-msl --msl-kernel=wide %s -split-input-file 2>&1 | FileCheck %s --check-prefix=KIND
+// RUN: not attn-translate --attn-to-msl --msl-splits=-2 %s -split-input-file 2>&1 | FileCheck %s --check-prefix=SPLITS
+
+// KIND: error: option 'msl-kernel' must be auto, prefill or decode, got 'wide'
+// SPLITS: error: option 'msl-splits' must be in [0, 64] (0: no split-K), got -2
+
+func.func @d36(%q: memref<?x4x?x36xf16>, %k: memref<?x4x?x36xf16>,
+               %v: memref<?x4x?x36xf16>, %o: memref<?x4x?x36xf16>) {
+  // expected-error @+1 {{the msl tier needs head dims that are multiples of 8 up to 256 (simdgroup_matrix 8x8); got D = 36, Dv = 36}}
+  attn.attention q(%q : memref<?x4x?x36xf16>) k(%k : memref<?x4x?x36xf16>)
+                 v(%v : memref<?x4x?x36xf16>) -> o(%o : memref<?x4x?x36xf16>)
+  return
+}
+
+// -----
+
+func.func @d512(%q: memref<?x4x?x512xf16>, %k: memref<?x4x?x512xf16>,
+                %v: memref<?x4x?x512xf16>, %o: memref<?x4x?x512xf16>) {
+  // expected-error @+1 {{the msl tier needs head dims that are multiples of 8 up to 256 (simdgroup_matrix 8x8); got D = 512, Dv = 512}}
+  attn.attention q(%q : memref<?x4x?x512xf16>) k(%k : memref<?x4x?x512xf16>)
+                 v(%v : memref<?x4x?x512xf16>) -> o(%o : memref<?x4x?x512xf16>)
+  return
+}
+
+// -----
+
+func.func @strided(%q: memref<?x8x?x64xf16, strided<[?, 64, 512, 1]>>,
+                   %k: memref<?x8x?x64xf16>, %v: memref<?x8x?x64xf16>,
+                   %o: memref<?x8x?x64xf16>) {
+  // expected-error @+1 {{the msl tier takes contiguous row-major buffers; operand 'q' has layout strided<[?, 64, 512, 1]> (view it as a contiguous memref)}}
+  attn.attention q(%q : memref<?x8x?x64xf16, strided<[?, 64, 512, 1]>>)
+                 k(%k : memref<?x8x?x64xf16>) v(%v : memref<?x8x?x64xf16>)
+              -> o(%o : memref<?x8x?x64xf16>)
+  return
+}
+
+// -----
+
+func.func @too_much_threadgroup_memory(
+    %q: memref<?x4x?x128xf32>, %k: memref<?x4x?x128xf32>,
+    %v: memref<?x4x?x128xf32>, %o: memref<?x4x?x128xf32>) {
+  // expected-error @+1 {{the msl tier needs 65536 bytes of threadgroup memory for D = 128, Dv = 128, f32, tiles 64x64; Metal allows 32768}}
+  attn.attention q(%q : memref<?x4x?x128xf32>) k(%k : memref<?x4x?x128xf32>)
+                 v(%v : memref<?x4x?x128xf32>) -> o(%o : memref<?x4x?x128xf32>)
+                 schedule = <block_q = 64, block_kv = 64>
+  return
+}
+
+// -----
+
+func.func @block_q_128(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>,
+                       %v: memref<?x4x?x32xf16>, %o: memref<?x4x?x32xf16>) {
+  // expected-error @+1 {{the msl tier needs block_q in {8, 16, 32, 64} and block_kv in {8, 16, 32, 64}; got block_q = 128, block_kv = 32}}
+  attn.attention q(%q : memref<?x4x?x32xf16>) k(%k : memref<?x4x?x32xf16>)
+                 v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x?x32xf16>)
+                 schedule = <block_q = 128>
+  return
+}
+
+// -----
+
+func.func @decode_block_q(%q: memref<?x4x1x32xf16>, %k: memref<?x4x?x32xf16>,
+                          %v: memref<?x4x?x32xf16>, %o: memref<?x4x1x32xf16>) {
+  // expected-error @+1 {{the msl tier needs block_q = 8 (decode) and block_kv in {8, 16, 32, 64}; got block_q = 16, block_kv = 32}}
+  attn.attention q(%q : memref<?x4x1x32xf16>) k(%k : memref<?x4x?x32xf16>)
+                 v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x1x32xf16>)
+                 schedule = <block_q = 16>
+  return
+}
+
+// -----
+
+func.func @two_ops(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>,
+                   %v: memref<?x4x?x32xf16>, %o: memref<?x4x?x32xf16>) {
+  attn.attention q(%q : memref<?x4x?x32xf16>) k(%k : memref<?x4x?x32xf16>)
+                 v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x?x32xf16>)
+  // expected-error @+1 {{the msl tier makes one kernel per function; 'two_ops' holds more than one attn.attention}}
+  attn.attention q(%q : memref<?x4x?x32xf16>) k(%k : memref<?x4x?x32xf16>)
+                 v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x?x32xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{--attn-to-msl found no attn.attention: it takes an L0 spec (func.func holding attn.attention)}}
+module {
+  func.func @empty() {
+    return
+  }
+}
+
+// -----
+
+func.func @local_output(%q: memref<2x4x8x32xf16>, %k: memref<2x4x8x32xf16>,
+                        %v: memref<2x4x8x32xf16>) {
+  %o = memref.alloc() : memref<2x4x8x32xf16>
+  // expected-error @+1 {{the msl tier binds each operand to a kernel buffer; operand 'o' must be an argument of the function}}
+  attn.attention q(%q : memref<2x4x8x32xf16>) k(%k : memref<2x4x8x32xf16>)
+                 v(%v : memref<2x4x8x32xf16>) -> o(%o : memref<2x4x8x32xf16>)
+  return
+}

@@ -1,0 +1,470 @@
+//===- attn_msl_test.cpp - run attn's MSL kernels against the reference ---===//
+//
+// Host for the kernels of `attn-translate --attn-to-msl`, compiled with the
+// emitted .metal through runtime/msl/msl-emu-cc.sh (run-msl-tests.sh does
+// that). It reads the launch facts JSON the translation wrote, and for each
+// case `FUNCTION:B:Sq:Sk` on the command line it draws fresh random inputs,
+// poisons the outputs (and split-K workspace) with NaN, launches the
+// function's kernels as the facts say and compares with the float64
+// reference of lib/Reference:
+//
+//   ||o - ref|| / ||ref|| <= 1e-2 (f16, bf16) or 1e-4 (f32); every output
+//   element written; LSE within 1e-3; rows that see no key: o = 0, LSE -inf.
+//
+// Contiguous specs with kv_lens and paged specs draw per-sequence lengths in
+// [0, Sk] (the last sequence gets Sk, the first 0 when B > 2).
+//
+//===----------------------------------------------------------------------===//
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lib/Reference/Reference.h"
+#include "metal_emulator.h"
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// A minimal JSON reader for the launch facts
+//===----------------------------------------------------------------------===//
+
+struct Json {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  double number = 0;
+  bool boolean = false;
+  std::string text;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> fields;
+
+  const Json &operator[](const std::string &key) const {
+    static const Json missing;
+    for (const auto &field : fields)
+      if (field.first == key)
+        return field.second;
+    return missing;
+  }
+  long integer() const { return long(number); }
+};
+
+struct JsonReader {
+  const std::string &s;
+  size_t at = 0;
+  bool ok = true;
+
+  void skip() {
+    while (at < s.size() && std::isspace((unsigned char)s[at]))
+      ++at;
+  }
+  bool eat(char c) {
+    skip();
+    if (at < s.size() && s[at] == c) {
+      ++at;
+      return true;
+    }
+    return false;
+  }
+  std::string str() {
+    std::string out;
+    if (!eat('"')) {
+      ok = false;
+      return out;
+    }
+    while (at < s.size() && s[at] != '"') {
+      if (s[at] == '\\')
+        ++at;
+      out += s[at++];
+    }
+    ++at;
+    return out;
+  }
+  Json value() {
+    Json v;
+    skip();
+    if (at >= s.size()) {
+      ok = false;
+      return v;
+    }
+    char c = s[at];
+    if (c == '{') {
+      v.kind = Json::Object;
+      ++at;
+      if (eat('}'))
+        return v;
+      do {
+        std::string key = str();
+        if (!eat(':'))
+          ok = false;
+        v.fields.push_back({key, value()});
+      } while (ok && eat(','));
+      if (!eat('}'))
+        ok = false;
+    } else if (c == '[') {
+      v.kind = Json::Array;
+      ++at;
+      if (eat(']'))
+        return v;
+      do
+        v.items.push_back(value());
+      while (ok && eat(','));
+      if (!eat(']'))
+        ok = false;
+    } else if (c == '"') {
+      v.kind = Json::String;
+      v.text = str();
+    } else if (s.compare(at, 4, "true") == 0 ||
+               s.compare(at, 5, "false") == 0) {
+      v.kind = Json::Bool;
+      v.boolean = s[at] == 't';
+      at += v.boolean ? 4 : 5;
+    } else {
+      v.kind = Json::Number;
+      char *end = nullptr;
+      v.number = std::strtod(s.c_str() + at, &end);
+      if (end == s.c_str() + at)
+        ok = false;
+      at = end - s.c_str();
+    }
+    return v;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Typed device arrays
+//===----------------------------------------------------------------------===//
+
+// One buffer in the element type the kernel reads (half, bfloat or float).
+struct DeviceArray {
+  std::string dtype;
+  std::vector<_Float16> f16;
+  std::vector<__bf16> bf16;
+  std::vector<float> f32;
+
+  DeviceArray(std::string type, size_t n) : dtype(std::move(type)) {
+    if (dtype == "f16")
+      f16.assign(n, _Float16(NAN));
+    else if (dtype == "bf16")
+      bf16.assign(n, __bf16(float(NAN)));
+    else
+      f32.assign(n, NAN);
+  }
+  size_t size() const {
+    return dtype == "f16"    ? f16.size()
+           : dtype == "bf16" ? bf16.size()
+                             : f32.size();
+  }
+  // Stores x rounded to the element type; returns the rounded value.
+  double set(size_t i, double x) {
+    if (dtype == "f16")
+      return double(f16[i] = _Float16(float(x)));
+    if (dtype == "bf16")
+      return double(float(bf16[i] = __bf16(float(x))));
+    return double(f32[i] = float(x));
+  }
+  double get(size_t i) const {
+    if (dtype == "f16")
+      return double(f16[i]);
+    if (dtype == "bf16")
+      return double(float(bf16[i]));
+    return double(f32[i]);
+  }
+  attn_msl::Buffer bind(unsigned index) {
+    if (dtype == "f16")
+      return attn_msl::bind_buffer(index, f16.data(), f16.size());
+    if (dtype == "bf16")
+      return attn_msl::bind_buffer(index, bf16.data(), bf16.size());
+    return attn_msl::bind_buffer(index, f32.data(), f32.size());
+  }
+};
+
+std::mt19937 &rng() {
+  static std::mt19937 generator = [] {
+    unsigned seed = std::random_device{}();
+    if (const char *fixed = std::getenv("ATTN_MSL_TEST_SEED"))
+      seed = unsigned(std::strtoul(fixed, nullptr, 10));
+    std::printf("seed %u\n", seed);
+    return std::mt19937(seed);
+  }();
+  return generator;
+}
+
+double uniform(double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng());
+}
+
+//===----------------------------------------------------------------------===//
+// One case
+//===----------------------------------------------------------------------===//
+
+using KernelTable = std::map<std::string, attn_msl::Kernel>;
+
+struct Case {
+  std::string function;
+  long batch = 1, qLen = 1, kvLen = 1;
+};
+
+bool parseCase(const std::string &text, Case &c) {
+  std::stringstream in(text);
+  std::string part;
+  std::vector<std::string> parts;
+  while (std::getline(in, part, ':'))
+    parts.push_back(part);
+  if (parts.size() != 4)
+    return false;
+  c.function = parts[0];
+  c.batch = std::atol(parts[1].c_str());
+  c.qLen = std::atol(parts[2].c_str());
+  c.kvLen = std::atol(parts[3].c_str());
+  return c.batch > 0 && c.qLen > 0 && c.kvLen >= 0;
+}
+
+#define EXPECT(cond, ...)                                                      \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      ok = false;                                                              \
+      std::printf("  check failed: %s: ", #cond);                              \
+      std::printf(__VA_ARGS__);                                                \
+      std::printf("\n");                                                       \
+    }                                                                          \
+  } while (0)
+
+bool runCase(const Json &facts, const KernelTable &table, const Case &c,
+             const std::string &label) {
+  const Json *fn = nullptr;
+  for (const Json &f : facts["functions"].items)
+    if (f["name"].text == c.function)
+      fn = &f;
+  if (!fn) {
+    std::printf("FAIL %s: no function '%s' in the launch facts\n",
+                label.c_str(), c.function.c_str());
+    return false;
+  }
+  const Json &f = *fn;
+  const std::string dtype = f["dtype"].text, outType = f["out_dtype"].text;
+  const long hq = f["q_heads"].integer(), hkv = f["kv_heads"].integer();
+  const long group = f["group"].integer(), d = f["head_dim"].integer(),
+             dv = f["value_head_dim"].integer();
+  const long blockSize = f["block_size"].integer();
+  const bool hasLse = f["lse"].boolean, hasLens = f["kv_lens"].boolean;
+  const long batch = c.batch, sq = c.qLen, sk = c.kvLen;
+
+  attn::reference::Problem problem;
+  problem.batch = batch;
+  problem.qHeads = hq;
+  problem.kvHeads = hkv;
+  problem.qLen = sq;
+  problem.kvLen = sk;
+  problem.headDim = d;
+  problem.valueHeadDim = dv;
+  problem.scale = f["scale"].number;
+  problem.softcap = f["softcap"].number;
+  problem.mask.left = f["mask"]["left"].integer();
+  problem.mask.right = f["mask"]["right"].integer();
+  problem.mask.bottomRight = f["mask"]["bottom_right"].boolean;
+
+  // Per-sequence lengths: ragged, one empty sequence when there are three.
+  std::vector<int32_t> lens(batch, int32_t(sk));
+  if (hasLens || blockSize)
+    for (long b = 0; b + 1 < batch; ++b)
+      lens[b] =
+          (b == 0 && batch > 2)
+              ? 0
+              : int32_t(std::uniform_int_distribution<long>(0, sk)(rng()));
+  long maxBlocks = 0, numBlocks = 0;
+  std::vector<int32_t> blockTable;
+  if (blockSize) {
+    maxBlocks = std::max<long>(1, (sk + blockSize - 1) / blockSize);
+    numBlocks = batch * maxBlocks + 3; // a few blocks nobody uses
+    std::vector<int32_t> blocks(numBlocks);
+    std::iota(blocks.begin(), blocks.end(), 0);
+    std::shuffle(blocks.begin(), blocks.end(), rng());
+    blockTable.assign(blocks.begin(), blocks.begin() + batch * maxBlocks);
+    problem.blockSize = blockSize;
+    problem.numBlocks = numBlocks;
+    problem.maxBlocks = maxBlocks;
+    problem.blockTable = blockTable.data();
+  }
+  if (hasLens || blockSize)
+    problem.kvLens = lens.data();
+
+  const long kvRows = blockSize ? numBlocks * blockSize : batch * sk;
+  DeviceArray q(dtype, batch * hq * sq * d), k(dtype, hkv * kvRows * d),
+      v(dtype, hkv * kvRows * dv), o(outType, batch * hq * sq * dv);
+  std::vector<double> qRef(q.size()), kRef(k.size()), vRef(v.size());
+  // Q spans [-2, 2] so that softmax rows are far from uniform.
+  for (size_t i = 0; i < q.size(); ++i)
+    qRef[i] = q.set(i, uniform(-2, 2));
+  for (size_t i = 0; i < k.size(); ++i)
+    kRef[i] = k.set(i, uniform(-1, 1));
+  for (size_t i = 0; i < v.size(); ++i)
+    vRef[i] = v.set(i, uniform(-1, 1));
+  std::vector<float> lse(batch * hq * sq, NAN);
+  std::vector<double> oRef, lseRef;
+  attn::reference::attention(problem, qRef, kRef, vRef, oRef, lseRef);
+
+  int32_t sizes[4] = {int32_t(batch), int32_t(sq), int32_t(sk),
+                      int32_t(maxBlocks)};
+  std::vector<float> partials;
+  const long splits = f["splits"].integer();
+  if (splits > 0) {
+    const long br = f["kernels"].items[0]["block_q"].integer();
+    const long tiles = (group * sq + br - 1) / br;
+    partials.assign(batch * hkv * tiles * splits * br * (dv + 2), NAN);
+  }
+
+  bool ok = true;
+  for (const Json &kernelFacts : f["kernels"].items) {
+    const std::string name = kernelFacts["name"].text;
+    auto found = table.find(name);
+    if (found == table.end()) {
+      std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
+                  name.c_str());
+      return false;
+    }
+    const long br = kernelFacts["block_q"].integer();
+    const long kernelSplits = kernelFacts["splits"].integer();
+    const unsigned gridX = unsigned((group * sq + br - 1) / br * kernelSplits);
+    std::vector<attn_msl::Buffer> buffers;
+    for (const auto &[role, index] : kernelFacts["buffers"].fields) {
+      unsigned at = unsigned(index.integer());
+      if (role == "q")
+        buffers.push_back(q.bind(at));
+      else if (role == "k")
+        buffers.push_back(k.bind(at));
+      else if (role == "v")
+        buffers.push_back(v.bind(at));
+      else if (role == "o")
+        buffers.push_back(o.bind(at));
+      else if (role == "lse")
+        buffers.push_back(attn_msl::bind_buffer(at, lse.data(), lse.size()));
+      else if (role == "block_table")
+        buffers.push_back(
+            attn_msl::bind_buffer(at, blockTable.data(), blockTable.size()));
+      else if (role == "kv_lens")
+        buffers.push_back(attn_msl::bind_buffer(at, lens.data(), lens.size()));
+      else if (role == "sizes")
+        buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
+      else if (role == "partials")
+        buffers.push_back(
+            attn_msl::bind_buffer(at, partials.data(), partials.size()));
+      else {
+        std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
+                    role.c_str());
+        return false;
+      }
+    }
+    std::vector<size_t> smem;
+    for (const Json &bytes : kernelFacts["threadgroup_memory_bytes"].items)
+      smem.push_back(size_t(bytes.integer()));
+    attn_msl::LaunchResult result = attn_msl::launch(
+        found->second, {gridX, unsigned(hkv), unsigned(batch)},
+        {unsigned(kernelFacts["threads_per_threadgroup"].items[0].integer()), 1,
+         1},
+        buffers, smem);
+    EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
+    if (!result.ok)
+      break;
+  }
+  if (ok && splits > 0) {
+    long unwritten = std::count_if(partials.begin(), partials.end(),
+                                   [](float x) { return std::isnan(x); });
+    EXPECT(unwritten == 0, "%ld workspace floats never written", unwritten);
+  }
+
+  // Every element written; error norms; empty rows.
+  double diff = 0, norm = 0, worstLse = 0;
+  long unwritten = 0, emptyRows = 0;
+  for (size_t row = 0; ok && row < lse.size(); ++row) {
+    const bool empty = std::isinf(lseRef[row]);
+    emptyRows += empty;
+    for (long c2 = 0; c2 < dv; ++c2) {
+      double out = o.get(row * dv + c2), ref = oRef[row * dv + c2];
+      if (std::isnan(out)) {
+        ++unwritten;
+        continue;
+      }
+      if (empty)
+        EXPECT(out == 0, "row %zu sees no key but o = %g", row, out);
+      diff += (out - ref) * (out - ref);
+      norm += ref * ref;
+    }
+    if (hasLse) {
+      if (empty) {
+        EXPECT(std::isinf(lse[row]) && lse[row] < 0,
+               "row %zu sees no key but lse = %g", row, double(lse[row]));
+      } else {
+        double err = std::fabs(double(lse[row]) - lseRef[row]);
+        worstLse = std::max(worstLse, std::isnan(err) ? INFINITY : err);
+      }
+    }
+  }
+  const double rel =
+      norm > 0 ? std::sqrt(diff) / std::sqrt(norm) : std::sqrt(diff);
+  const double tolerance = dtype == "f32" && outType == "f32" ? 1e-4 : 1e-2;
+  if (ok) {
+    EXPECT(unwritten == 0, "%ld output elements never written", unwritten);
+    EXPECT(rel <= tolerance, "relative error %.3g > %.0e", rel, tolerance);
+    EXPECT(worstLse <= 1e-3, "LSE error %.3g > 1e-3", worstLse);
+  }
+  std::printf("%s %s: rel %.3g (tol %.0e), lse err %.3g, %ld empty rows\n",
+              ok ? "PASS" : "FAIL", label.c_str(), rel, tolerance, worstLse,
+              emptyRows);
+  std::fflush(stdout);
+  return ok;
+}
+
+int runAll(int argc, char **argv, const KernelTable &table) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s FACTS.json FUNCTION:B:Sq:Sk...\n", argv[0]);
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  JsonReader reader{json};
+  Json facts = reader.value();
+  if (!reader.ok || facts["functions"].items.empty()) {
+    std::printf("FAIL cannot read launch facts from %s\n", argv[1]);
+    return 1;
+  }
+  rng();
+  int passed = 0, failed = 0;
+  for (int i = 2; i < argc; ++i) {
+    Case c;
+    if (!parseCase(argv[i], c)) {
+      std::printf("FAIL bad case '%s' (want FUNCTION:B:Sq:Sk)\n", argv[i]);
+      ++failed;
+      continue;
+    }
+    if (runCase(facts, table, c, argv[i]))
+      ++passed;
+    else
+      ++failed;
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
+
+} // namespace
+
+#include ATTN_MSL_KERNEL_SOURCE
+
+// From here on MSL keywords are macros; only the kernel table follows.
+int main(int argc, char **argv) {
+  KernelTable table = {
+#include ATTN_TEST_KERNEL_TABLE
+  };
+  return runAll(argc, argv, table);
+}
