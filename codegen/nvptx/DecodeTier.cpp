@@ -43,6 +43,7 @@ namespace {
 
 constexpr int64_t kThreads = 128;
 constexpr int64_t kCombineRowsPerBlock = 4; // one warp per row
+constexpr int64_t kUnroll = 2;              // keys per group per trip
 
 class DecodeKernels : public KernelEmitter {
 public:
@@ -175,15 +176,14 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   SmallVector<Value> inits;
   for (int64_t r = 0; r < rows; ++r)
     inits.append({f32(-INFINITY), f32(0), zeroVec});
-  auto loop = scf::ForOp::create(kb, splitLo, splitHi, idx(keyGroups), inits);
+  // Each trip takes kUnroll keys per group, their loads issued before any
+  // use so several 16-byte loads are in flight per lane.
+  auto loop = scf::ForOp::create(kb, splitLo, splitHi,
+                                 idx(keyGroups * kUnroll), inits);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
-    Value slot = add(loop.getInductionVar(), keyGroup);
-    Value inSplit = lt(slot, splitHi);
-    Value j = arith::MinSIOp::create(
-        kb, slot, arith::SubIOp::create(kb, splitHi, idx(1)));
-    auto kvSlice = [&](LoadKVOp load) {
+    auto kvSlice = [&](LoadKVOp load, Value j) {
       Value src = map.lookup(load.getSrc());
       if (Value table = load.getBlockTable()) {
         int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
@@ -197,32 +197,41 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       }
       return loadSlice(src, ValueRange{batch, kvHead, j, col});
     };
-    Value kSlice = kvSlice(n.loadK);
-    Value vSlice = kvSlice(n.loadV);
-    SmallVector<Value> results;
-    for (int64_t r = 0; r < rows; ++r) {
-      Value m = loop.getRegionIterArg(3 * r);
-      Value l = loop.getRegionIterArg(3 * r + 1);
-      Value acc = loop.getRegionIterArg(3 * r + 2);
-      Value dot = vector::ReductionOp::create(
-          kb, vector::CombiningKind::ADD, mulf(qSlices[r], kSlice));
-      for (int64_t off = lanesPerKey / 2; off >= 1; off /= 2)
-        dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
-                                               gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
-      Value s = scoreFromDot(dot);
-      Value seen = arith::AndIOp::create(
-          kb, inSplit, visible(j, queries[r], *qLen, *kvLen));
-      s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
-      Value newMax = arith::MaxNumFOp::create(kb, m, s);
-      Value shift = safeMax(newMax);
-      Value alpha = exp2(subf(m, shift));
-      Value p = exp2(subf(s, shift));
-      Value newSum = addf(mulf(l, alpha), p);
-      Value alphaVec = vector::BroadcastOp::create(kb, f32Vec, alpha);
-      Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
-      Value newAcc = addf(mulf(acc, alphaVec), mulf(pVec, vSlice));
-      results.append({newMax, newSum, newAcc});
+    SmallVector<Value> keys, inSplit, kSlices, vSlices;
+    for (int64_t u = 0; u < kUnroll; ++u) {
+      Value slot =
+          add(loop.getInductionVar(), add(idx(u * keyGroups), keyGroup));
+      inSplit.push_back(lt(slot, splitHi));
+      keys.push_back(arith::MinSIOp::create(
+          kb, slot, arith::SubIOp::create(kb, splitHi, idx(1))));
+      kSlices.push_back(kvSlice(n.loadK, keys.back()));
+      vSlices.push_back(kvSlice(n.loadV, keys.back()));
+    }
+    SmallVector<Value> results(loop.getRegionIterArgs());
+    for (int64_t u = 0; u < kUnroll; ++u) {
+      for (int64_t r = 0; r < rows; ++r) {
+        Value m = results[3 * r], l = results[3 * r + 1],
+              acc = results[3 * r + 2];
+        Value dot = vector::ReductionOp::create(
+            kb, vector::CombiningKind::ADD, mulf(qSlices[r], kSlices[u]));
+        for (int64_t off = lanesPerKey / 2; off >= 1; off /= 2)
+          dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+        Value s = scoreFromDot(dot);
+        Value seen = arith::AndIOp::create(
+            kb, inSplit[u], visible(keys[u], queries[r], *qLen, *kvLen));
+        s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
+        Value newMax = arith::MaxNumFOp::create(kb, m, s);
+        Value shift = safeMax(newMax);
+        Value alpha = exp2(subf(m, shift));
+        Value p = exp2(subf(s, shift));
+        Value alphaVec = vector::BroadcastOp::create(kb, f32Vec, alpha);
+        Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
+        results[3 * r] = newMax;
+        results[3 * r + 1] = addf(mulf(l, alpha), p);
+        results[3 * r + 2] = addf(mulf(acc, alphaVec), mulf(pVec, vSlices[u]));
+      }
     }
     scf::YieldOp::create(kb, results);
   }

@@ -205,14 +205,14 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * 2));
   if (c.lse)
     CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
-  // Decode: as many splits as fill the GPU twice over, at least 128 keys
-  // each, unless the case forces a count.
+  // Decode: enough splits for four blocks per SM, at least 128 keys each,
+  // unless the case forces a count.
   int64_t rows = c.batch * c.hq * c.sq;
   int64_t blocksPerSplit = c.batch * c.hkv;
   p.splits = c.splits > 0 ? c.splits
                           : std::max<int64_t>(
                                 1, std::min<int64_t>((c.sk + 127) / 128,
-                                                     (2 * sms + blocksPerSplit - 1) /
+                                                     (4 * sms + blocksPerSplit - 1) /
                                                          blocksPerSplit));
   p.workspace.sizes = {rows, p.splits, c.dv + 2};
   p.workspace.elementBytes = 4;

@@ -134,6 +134,9 @@ def main(out):
             bench.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {d ** -0.5!r} 0 0 {b} {sq} {sk} "
                          "0 0 0")
+    # The decode split count against a fixed one, to see the heuristic's cost.
+    bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
+                 f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(bench) + "\n")
     print(f"{len(KERNELS)} kernels, {len(lines) - 1} cases in {out}")
