@@ -60,4 +60,17 @@ def AttnToSplitDecode : Pass<"attn-to-split-decode", "ModuleOp"> {
                            "math::MathDialect"];
 }
 
+def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",
+                                  "gpu::GPUModuleOp"> {
+  let summary = "declare dynamic shared memory extern, as PTX expects";
+  let description = [{
+    convert-gpu-to-nvvm gives `gpu.dynamic_shared_memory` an internal
+    zero-length global, which the NVPTX backend demotes to a one-byte
+    `.shared` variable (ptxas then warns of out-of-bounds accesses). Made
+    external, it becomes `.extern .shared .b8 name[]`, the form PTX uses for
+    the dynamic shared memory a launch provides.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_CODEGEN_NVPTX_PASSES_TD

@@ -75,7 +75,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
       "canonicalize,cse,nvvm-attach-target{chip=" + options.chip +
       " features=+ptx80 O=3},"
       "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
-      "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+      "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts,"
+      "attn-extern-dynamic-shared),"
       "gpu-module-to-binary{format=" + options.format +
       " toolkit=" + toolkit + "}";
   return parsePassPipeline(text, pm);

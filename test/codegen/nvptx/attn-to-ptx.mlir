@@ -14,6 +14,9 @@
 // RUN: %ptxas -arch=sm_75 %t.sm75.ptx -o %t.sm75.cubin
 
 // CHECK: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
+// Dynamic shared memory is the extern array PTX expects (not a demoted
+// one-byte variable).
+// CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
 // CHECK: .visible .entry window_softcap_wmma(
 // ASYNC: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // ASYNC: cp.async.commit_group;
