@@ -31,6 +31,7 @@
 #include "codegen/msl/MSLEmitter.h"
 
 #include "dialect/AttnDialect.h"
+#include "lib/Transforms/L1Nest.h"
 #include "lib/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,80 +90,6 @@ std::string intLiteral(int64_t v) {
 //===----------------------------------------------------------------------===//
 // The L1 nest
 //===----------------------------------------------------------------------===//
-
-/// The L1 ops of one attn-tile nest, with or without attn-split-kv.
-struct L1Nest {
-  scf::ForallOp forall;
-  LoadQOp loadQ;
-  scf::ForOp kvLoop;
-  scf::ForallOp splitForall; // null without split-K
-  MergeOp merge;             // null without split-K
-  LoadKVOp loadK, loadV;
-  QKOp qk;
-  MaskOp mask;
-  OnlineSoftmaxOp softmax;
-  PVOp pv;
-  FinalizeOp finalize;
-  StoreOOp storeO;
-  StoreLseOp storeLse; // may be null
-};
-
-template <typename OpT> OpT single(Block &block) {
-  auto ops = block.getOps<OpT>();
-  if (std::distance(ops.begin(), ops.end()) != 1)
-    return nullptr;
-  return *ops.begin();
-}
-
-FailureOr<L1Nest> matchNest(scf::ForallOp forall) {
-  L1Nest n;
-  n.forall = forall;
-  Block &body = *forall.getBody();
-  n.loadQ = single<LoadQOp>(body);
-  n.finalize = single<FinalizeOp>(body);
-  n.storeO = single<StoreOOp>(body);
-  auto lses = body.getOps<StoreLseOp>();
-  n.storeLse = lses.empty() ? nullptr : *lses.begin();
-  SmallVector<QKOp> qks;
-  forall.walk([&](QKOp qk) { qks.push_back(qk); });
-  if (!n.loadQ || !n.finalize || !n.storeO || qks.size() != 1)
-    return forall.emitError("attn-to-msl: expected the loop nest of "
-                            "attn-tile (load_q, K/V loop, finalize, store_o)"),
-           failure();
-  n.qk = qks.front();
-  n.kvLoop = dyn_cast<scf::ForOp>(n.qk->getParentOp());
-  if (!n.kvLoop)
-    return forall.emitError("attn-to-msl: attn.qk must sit in the K/V loop"),
-           failure();
-  if (n.kvLoop->getParentOp() != forall) {
-    n.splitForall = dyn_cast<scf::ForallOp>(n.kvLoop->getParentOp());
-    forall.walk([&](MergeOp merge) { n.merge = merge; });
-    if (!n.splitForall || n.splitForall->getParentOp() != forall || !n.merge)
-      return forall.emitError("attn-to-msl: expected the K/V loop in the "
-                              "body, or in the split forall of "
-                              "attn-split-kv"),
-             failure();
-  }
-  Block &loop = *n.kvLoop.getBody();
-  n.mask = single<MaskOp>(loop);
-  n.softmax = single<OnlineSoftmaxOp>(loop);
-  n.pv = single<PVOp>(loop);
-  if (!n.mask || !n.softmax || !n.pv)
-    return forall.emitError("attn-to-msl: the K/V loop must hold one qk, "
-                            "mask, online_softmax and pv"),
-           failure();
-  n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
-  n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
-  if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
-      n.mask.getScores() != n.qk.getScores() ||
-      n.softmax.getScores() != n.mask.getResult() ||
-      n.pv.getProbs() != n.softmax.getProbs() ||
-      n.pv.getRescale() != n.softmax.getRescale())
-    return forall.emitError("attn-to-msl: the K/V loop's ops are not "
-                            "chained as attn-tile chains them"),
-           failure();
-  return n;
-}
 
 //===----------------------------------------------------------------------===//
 // The plan: tile shapes, simdgroups, threadgroup memory
@@ -1031,7 +958,7 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   });
   if (!forall)
     return op.emitError("attn-to-msl: attn-tile built no loop nest"), failure();
-  FailureOr<L1Nest> nest = matchNest(forall);
+  FailureOr<L1Nest> nest = matchL1Nest(forall, "attn-to-msl");
   if (failed(nest))
     return failure();
 

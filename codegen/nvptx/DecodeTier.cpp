@@ -412,16 +412,7 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
     return func.emitError("cannot append the workspace argument");
   Value ws = func.getArgument(func.getNumArguments() - 1);
 
-  SmallVector<Value> splitOperands{n.loadQ.getQ(), n.loadK.getSrc(),
-                                   n.loadV.getSrc()};
-  if (Value table = n.loadK.getBlockTable())
-    splitOperands.push_back(table);
-  SetVector<Value> captured;
-  getUsedValuesDefinedAbove(n.forall.getRegion(), captured);
-  for (Value v : captured)
-    if (isa<MemRefType>(v.getType()) && !llvm::is_contained(splitOperands, v) &&
-        v != n.storeO.getO() && (!n.storeLse || v != n.storeLse.getLse()))
-      splitOperands.push_back(v); // kv_lens
+  SmallVector<Value> splitOperands = inputOperands(n);
   SmallVector<Value> combineOperands{ws, n.storeO.getO()};
   if (n.storeLse)
     combineOperands.push_back(n.storeLse.getLse());

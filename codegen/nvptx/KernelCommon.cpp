@@ -12,56 +12,15 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nvptx;
 
-template <typename OpT> static OpT single(Block &block) {
-  auto ops = block.getOps<OpT>();
-  if (std::distance(ops.begin(), ops.end()) != 1)
-    return nullptr;
-  return *ops.begin();
-}
-
 FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
-  L1Nest n;
-  n.forall = forall;
-  Block &body = *forall.getBody();
-  n.loadQ = single<LoadQOp>(body);
-  n.init = single<InitStateOp>(body);
-  n.finalize = single<FinalizeOp>(body);
-  n.storeO = single<StoreOOp>(body);
-  auto lses = body.getOps<StoreLseOp>();
-  n.storeLse = lses.empty() ? nullptr : *lses.begin();
-  for (auto loop : body.getOps<scf::ForOp>())
-    if (loop->hasAttr(kKVLoopAttrName))
-      n.kvLoop = loop;
-  if (!n.loadQ || !n.init || !n.finalize || !n.storeO || !n.kvLoop)
+  FailureOr<L1Nest> nest = matchL1Nest(forall, pass);
+  if (succeeded(nest) && nest->splitForall)
     return forall.emitError()
                << pass
-               << ": expected the loop nest of attn-tile (load_q, "
-                  "init_state, K/V loop, finalize, store_o); attn-split-kv "
-                  "output is lowered by the CPU pipeline only",
+               << ": attn-split-kv output is lowered by the CPU and Metal "
+                  "pipelines; the NVIDIA decode tier splits K/V itself",
            failure();
-  Block &loop = *n.kvLoop.getBody();
-  n.qk = single<QKOp>(loop);
-  n.mask = single<MaskOp>(loop);
-  n.softmax = single<OnlineSoftmaxOp>(loop);
-  n.pv = single<PVOp>(loop);
-  if (!n.qk || !n.mask || !n.softmax || !n.pv)
-    return forall.emitError()
-               << pass
-               << ": the K/V loop must hold one qk, mask, online_softmax and "
-                  "pv",
-           failure();
-  n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
-  n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
-  if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
-      n.mask.getScores() != n.qk.getScores() ||
-      n.softmax.getScores() != n.mask.getResult() ||
-      n.pv.getProbs() != n.softmax.getProbs())
-    return forall.emitError()
-               << pass
-               << ": the K/V loop's ops are not chained as attn-tile chains "
-                  "them",
-           failure();
-  return n;
+  return nest;
 }
 
 SmallVector<std::pair<func::FuncOp, scf::ForallOp>>

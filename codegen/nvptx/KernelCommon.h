@@ -10,6 +10,7 @@
 #define ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
 
 #include "dialect/AttnDialect.h"
+#include "lib/Transforms/L1Nest.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -26,24 +27,8 @@ constexpr double kLog2E = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 constexpr int64_t kWarp = 32;
 
-/// The L1 ops of one attn-tile loop nest.
-struct L1Nest {
-  scf::ForallOp forall;
-  LoadQOp loadQ;
-  InitStateOp init;
-  scf::ForOp kvLoop;
-  LoadKVOp loadK, loadV;
-  QKOp qk;
-  MaskOp mask;
-  OnlineSoftmaxOp softmax;
-  PVOp pv;
-  FinalizeOp finalize;
-  StoreOOp storeO;
-  StoreLseOp storeLse; // may be null
-};
-
-/// Recognizes the nest attn-tile builds (without attn-split-kv); `pass`
-/// names the caller in diagnostics.
+/// The attn-tile nest at `forall`, which these tiers take without
+/// attn-split-kv (they split K/V themselves); `pass` names the caller.
 FailureOr<L1Nest> matchNest(scf::ForallOp forall, StringRef pass);
 
 /// The outermost L1 nests (attn-tile foralls) of `module`, with their

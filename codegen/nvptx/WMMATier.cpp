@@ -269,17 +269,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Location loc = n.forall.getLoc();
 
   // Kernel arguments: the attention operands, in a fixed order.
-  SmallVector<Value> operands{n.loadQ.getQ(), n.loadK.getSrc(),
-                              n.loadV.getSrc()};
-  if (Value table = n.loadK.getBlockTable())
-    operands.push_back(table);
-  // kv_lens reaches the kernel through the cloned length computation.
-  SetVector<Value> captured;
-  getUsedValuesDefinedAbove(n.forall.getRegion(), captured);
-  for (Value v : captured)
-    if (isa<MemRefType>(v.getType()) && !llvm::is_contained(operands, v) &&
-        v != n.storeO.getO() && (!n.storeLse || v != n.storeLse.getLse()))
-      operands.push_back(v);
+  SmallVector<Value> operands = inputOperands(n);
   operands.push_back(n.storeO.getO());
   if (n.storeLse)
     operands.push_back(n.storeLse.getLse());

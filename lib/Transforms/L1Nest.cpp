@@ -1,0 +1,89 @@
+//===- L1Nest.cpp - the loop nest attn-tile builds ------------------------===//
+
+#include "lib/Transforms/L1Nest.h"
+
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+template <typename OpT> static OpT single(Block &block) {
+  auto ops = block.getOps<OpT>();
+  if (std::distance(ops.begin(), ops.end()) != 1)
+    return nullptr;
+  return *ops.begin();
+}
+
+FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
+                                          StringRef pass) {
+  L1Nest n;
+  n.forall = forall;
+  Block &body = *forall.getBody();
+  n.loadQ = single<LoadQOp>(body);
+  n.finalize = single<FinalizeOp>(body);
+  n.storeO = single<StoreOOp>(body);
+  auto lses = body.getOps<StoreLseOp>();
+  n.storeLse = lses.empty() ? nullptr : *lses.begin();
+  SmallVector<QKOp> qks;
+  forall.walk([&](QKOp qk) { qks.push_back(qk); });
+  if (!n.loadQ || !n.finalize || !n.storeO || qks.size() != 1)
+    return forall.emitError()
+               << pass
+               << ": expected the loop nest of attn-tile (load_q, K/V loop, "
+                  "finalize, store_o)",
+           failure();
+  n.qk = qks.front();
+  n.kvLoop = dyn_cast<scf::ForOp>(n.qk->getParentOp());
+  if (!n.kvLoop)
+    return forall.emitError() << pass << ": attn.qk must sit in the K/V loop",
+           failure();
+  if (n.kvLoop->getParentOp() != forall) {
+    n.splitForall = dyn_cast<scf::ForallOp>(n.kvLoop->getParentOp());
+    forall.walk([&](MergeOp merge) { n.merge = merge; });
+    if (!n.splitForall || n.splitForall->getParentOp() != forall || !n.merge)
+      return forall.emitError()
+                 << pass
+                 << ": expected the K/V loop in the body, or in the split "
+                    "forall of attn-split-kv",
+             failure();
+  }
+  Block &loop = *n.kvLoop.getBody();
+  n.mask = single<MaskOp>(loop);
+  n.softmax = single<OnlineSoftmaxOp>(loop);
+  n.pv = single<PVOp>(loop);
+  if (!n.mask || !n.softmax || !n.pv)
+    return forall.emitError()
+               << pass
+               << ": the K/V loop must hold one qk, mask, online_softmax and "
+                  "pv",
+           failure();
+  n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
+  n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
+  if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
+      n.mask.getScores() != n.qk.getScores() ||
+      n.softmax.getScores() != n.mask.getResult() ||
+      n.pv.getProbs() != n.softmax.getProbs() ||
+      n.pv.getRescale() != n.softmax.getRescale())
+    return forall.emitError()
+               << pass
+               << ": the K/V loop's ops are not chained as attn-tile chains "
+                  "them",
+           failure();
+  return n;
+}
+
+SmallVector<Value> mlir::attn::inputOperands(const L1Nest &nest) {
+  L1Nest n = nest; // the op accessors are not const
+  SmallVector<Value> operands{n.loadQ.getQ(), n.loadK.getSrc(),
+                              n.loadV.getSrc()};
+  if (Value table = n.loadK.getBlockTable())
+    operands.push_back(table);
+  // kv_lens is read by the nest's length computation, not by an L1 op.
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(n.forall.getRegion(), captured);
+  for (Value v : captured)
+    if (isa<MemRefType>(v.getType()) && !llvm::is_contained(operands, v) &&
+        v != n.storeO.getO() && (!n.storeLse || v != n.storeLse.getLse()))
+      operands.push_back(v);
+  return operands;
+}

@@ -1,0 +1,45 @@
+//===- L1Nest.h - the loop nest attn-tile builds ----------------*- C++ -*-===//
+//
+// Every target lowers the same L1 structure: an scf.forall over (batch,
+// K/V head, Q tile) holding load_q, the K/V loop (qk, mask, online_softmax,
+// pv), finalize and the stores; with attn-split-kv the K/V loop sits in a
+// split forall followed by an attn.merge loop. This recognizes it once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_TRANSFORMS_L1NEST_H
+#define ATTN_LIB_TRANSFORMS_L1NEST_H
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::attn {
+
+/// The L1 ops of one attn-tile nest, with or without attn-split-kv.
+struct L1Nest {
+  scf::ForallOp forall;
+  LoadQOp loadQ;
+  scf::ForOp kvLoop;
+  scf::ForallOp splitForall; // null without split-K
+  MergeOp merge;             // null without split-K
+  LoadKVOp loadK, loadV;
+  QKOp qk;
+  MaskOp mask;
+  OnlineSoftmaxOp softmax;
+  PVOp pv;
+  FinalizeOp finalize;
+  StoreOOp storeO;
+  StoreLseOp storeLse; // may be null
+};
+
+/// Recognizes the nest rooted at `forall`; `pass` names the caller in
+/// diagnostics.
+FailureOr<L1Nest> matchL1Nest(scf::ForallOp forall, StringRef pass);
+
+/// The memrefs a kernel reads for `nest`, in the order every target passes
+/// them: q, k, v, [block_table], [kv_lens].
+SmallVector<Value> inputOperands(const L1Nest &nest);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_TRANSFORMS_L1NEST_H
