@@ -1143,3 +1143,15 @@ attnrt_status attnrt_event_elapsed_ms(float *milliseconds, attnrt_event *start,
   *milliseconds = elapsed;
   return ATTNRT_SUCCESS;
 }
+
+long long attnrt_decode_splits(int multiprocessor_count,
+                               long long blocks_per_split, long long kv_len) {
+  const long long kBlocksPerSM = 4, kMinKeysPerSplit = 128;
+  long long sms = multiprocessor_count > 0 ? multiprocessor_count : 1;
+  long long blocks = blocks_per_split > 0 ? blocks_per_split : 1;
+  long long keys = kv_len > 0 ? kv_len : 1;
+  long long fill = (kBlocksPerSM * sms + blocks - 1) / blocks;
+  long long most = (keys + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
+  long long splits = fill < most ? fill : most;
+  return splits > 0 ? splits : 1;
+}

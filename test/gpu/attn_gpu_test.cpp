@@ -205,15 +205,11 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * 2));
   if (c.lse)
     CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
-  // Decode: enough splits for four blocks per SM, at least 128 keys each,
+  // Decode: libattnrt's choice from the SM count and the K/V length,
   // unless the case forces a count.
   int64_t rows = c.batch * c.hq * c.sq;
-  int64_t blocksPerSplit = c.batch * c.hkv;
   p.splits = c.splits > 0 ? c.splits
-                          : std::max<int64_t>(
-                                1, std::min<int64_t>((c.sk + 127) / 128,
-                                                     (4 * sms + blocksPerSplit - 1) /
-                                                         blocksPerSplit));
+                          : attnrt_decode_splits(sms, c.batch * c.hkv, c.sk);
   p.workspace.sizes = {rows, p.splits, c.dv + 2};
   p.workspace.elementBytes = 4;
   CHECK_RT(attnrt_malloc(&p.workspace.ptr, p.workspace.count() * 4));

@@ -214,6 +214,21 @@ static void check_thread_local_messages(void) {
         "this thread's message is unchanged by the other thread's failure");
 }
 
+static void check_decode_splits(void) {
+  // H100-like: 132 SMs; B1 x 8 K/V heads wants 66 splits for 528 blocks.
+  check(attnrt_decode_splits(132, 8, 131072) == 66,
+        "decode splits fill 4 blocks per SM");
+  check(attnrt_decode_splits(132, 8, 1000) == 8,
+        "decode splits keep >= 128 keys each");
+  check(attnrt_decode_splits(132, 512, 4096) == 2,
+        "many blocks need few splits");
+  check(attnrt_decode_splits(132, 100000, 4096) == 1,
+        "decode splits are at least 1");
+  check(attnrt_decode_splits(0, 0, 0) == 1 &&
+            attnrt_decode_splits(-3, -1, -5) == 1,
+        "nonsense sizes give 1 split, not 0 or a crash");
+}
+
 static void run_no_driver(void) {
   const char *path = getenv("ATTNRT_CUDA_DRIVER");
   check(path && *path, "ATTNRT_CUDA_DRIVER names a library");
@@ -221,6 +236,7 @@ static void run_no_driver(void) {
     path = "";
 
   check_status_strings();
+  check_decode_splits();
   check(attnrt_last_error() && attnrt_last_error()[0] == '\0',
         "attnrt_last_error() is \"\" before any call");
   check_concurrent_first_calls(ATTNRT_NO_DRIVER);
