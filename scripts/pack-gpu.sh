@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Packs what a GPU machine needs to run attn's GPU suite (it has no LLVM):
-# the suite's kernel specs compiled to PTX, the case list, and the host test
-# program (statically linked with libattnrt and the reference). Writes
-# gpu-bundle/ (git-ignored); run there as
-#   gpu-bundle/attn_gpu_test check gpu-bundle/cases.txt gpu-bundle
+# the suite's kernel specs compiled to PTX (for $ATTN_CHIP, default sm_80;
+# the driver JIT-compiles it for newer GPUs), the case and benchmark lists,
+# the host test program (statically linked with libattnrt and the
+# reference) and the peers' benchmark. Writes gpu-bundle/ (git-ignored);
+# run there as
+#   bash gpu-bundle/run-on-gpu.sh            # suite, sanitizers, benchmarks
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
@@ -22,5 +24,5 @@ done
 clang++-22 -O2 -std=c++17 -I"$root" -I"$root/runtime/include" \
   "$root/test/gpu/attn_gpu_test.cpp" "$root/lib/Reference/Reference.cpp" \
   "$build/lib/libattnrt.a" -ldl -lpthread -o "$out/attn_gpu_test"
-cp "$root/test/gpu/attnrt_smoke.c" "$out/" 2>/dev/null || true
+cp "$root/test/gpu/run-on-gpu.sh" "$root/bench/peers.py" "$out/"
 echo "packed $(ls "$out"/*.ptx | wc -l) PTX files into $out"

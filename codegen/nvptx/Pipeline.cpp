@@ -41,12 +41,15 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
                  << options.chip << "'\n";
     return failure();
   }
-  // The wmma tier's tile: 64 query rows (4 warps) x 64 keys; 32 keys on
-  // Turing, whose 64 KiB of shared memory must hold D = 128 tiles. An op's
-  // own schedule attribute overrides these.
+  // The wmma tier's tile: 64 query rows (4 warps) x 32 keys. Measured on
+  // an H100 (bench/RESULTS.md): 32 keys beat 64 (136 vs 114 TFLOP/s at
+  // D128, 107 vs 97 at D64) because the smaller score tile and fewer
+  // registers let three blocks share an SM instead of two; 128-row tiles
+  // were no faster. It also keeps D = 128 inside Turing's 64 KiB. An op's
+  // own schedule attribute overrides this.
   AttnTileOptions tile;
   tile.blockQ = 64;
-  tile.blockKV = *sm >= 80 ? 64 : 32;
+  tile.blockKV = 32;
   pm.addNestedPass<func::FuncOp>(createAttnSelectTier());
   pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
   AttnToWMMAOptions wmma;

@@ -53,6 +53,17 @@ BENCH_KERNELS = {
                       [(2, 8192, 8192)]),
     "bench_h8_d64": ((8, 8, 64, 64, None, None, None, False),
                      [(1, 512, 512)]),
+    # Tile-size variants of the wmma tier (default 64 x 64).
+    "bench_h16_d128_t64x32": ((16, 16, 128, 128, None, None, None, False,
+                               None, 0, False, (64, 32)), [(4, 4096, 4096)]),
+    "bench_h16_d128_t128x64": ((16, 16, 128, 128, None, None, None, False,
+                                None, 0, False, (128, 64)), [(4, 4096, 4096)]),
+    "bench_h16_d128_t128x32": ((16, 16, 128, 128, None, None, None, False,
+                                None, 0, False, (128, 32)), [(4, 4096, 4096)]),
+    "bench_h32_d64_t64x32": ((32, 32, 64, 64, None, None, None, False, None,
+                              0, False, (64, 32)), [(2, 8192, 8192)]),
+    "bench_h32_d64_t128x64": ((32, 32, 64, 64, None, None, None, False, None,
+                               0, False, (128, 64)), [(2, 8192, 8192)]),
     "bench_dec_h32_kv8_d128": ((32, 8, 128, 128, None, None, None, False, 1),
                                [(1, 1, 131072), (1, 1, 16384), (64, 1, 4096)]),
 }
@@ -63,7 +74,7 @@ SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
 
 
 def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
-         block_size=0, lens=False):
+         block_size=0, lens=False, schedule=None):
     s = sq or "?"
     q = f"memref<?x{hq}x{s}x{d}xf16>"
     rows = block_size or "?"
@@ -95,6 +106,8 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
             op += f" mask = <window {left}, {right}{align}>"
     if softcap:
         op += f" softcap = {softcap}"
+    if schedule:
+        op += f" schedule = <block_q = {schedule[0]}, block_kv = {schedule[1]}>"
     return f"func.func @{name}({', '.join(args)}) {{\n{op}\n  return\n}}\n"
 
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the bundle scripts/pack-gpu.sh makes: the
+# suite, compute-sanitizer (memcheck on the small cases, racecheck on a
+# few), attn's benchmark and the peers' (bench/peers.py) in the same run.
+# Logs go to $OUT (the device tool's folder) or /tmp.
+cd "$(dirname "$0")"
+out="${OUT:-/tmp}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+awk 'NR==1 || ($14<=257 && $15<=300)' cases.txt > sanitize.txt
+awk 'NR==1 || $14==17 || ($15==239 && $18==3)' cases.txt > race.txt
+timeout 150 ./attn_gpu_test check cases.txt . > "$out/check.log" 2> "$out/check.err"
+echo "check rc=$?"; tail -1 "$out/check.log"; grep -v "^PASS" "$out/check.log" | head -20
+timeout 150 compute-sanitizer --tool memcheck ./attn_gpu_test check sanitize.txt . > "$out/memcheck.log" 2>&1
+echo "memcheck rc=$?"; tail -2 "$out/memcheck.log"
+timeout 100 compute-sanitizer --tool racecheck ./attn_gpu_test check race.txt . > "$out/racecheck.log" 2>&1
+echo "racecheck rc=$?"; tail -2 "$out/racecheck.log"
+[ "${1:-}" = "--no-bench" ] && exit 0
+timeout 150 ./attn_gpu_test bench bench.txt . > "$out/bench.log" 2>/dev/null
+echo "bench rc=$?"; grep -oE "^(TIMED|PASS|FAIL) [^:]*:|median=.*" "$out/bench.log" | paste - - | cut -c1-150
+PYTHONUNBUFFERED=1 timeout 120 python3 peers.py > "$out/peers.log" 2>&1
+echo "peers rc=$?"; cat "$out/peers.log"
