@@ -42,7 +42,7 @@ using namespace mlir::attn::nvptx;
 namespace {
 
 constexpr int64_t kThreads = 128;
-constexpr int64_t kCombineRowsPerBlock = 4; // one warp per row
+constexpr int64_t kCombineRowsPerBlock = 1; // one block per row
 constexpr int64_t kUnroll = 2;              // keys per group per trip
 
 class DecodeKernels : public KernelEmitter {
@@ -86,6 +86,7 @@ public:
 private:
   LogicalResult buildSplit(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
   void buildCombine(gpu::GPUFuncOp kernel);
+  Value blockReduce(Value x, Value tid, Value scratch, bool max);
   Value loadSlice(Value src, ValueRange indices) {
     auto type = VectorType::get({vec}, elt);
     Value x = vector::LoadOp::create(*b, type, src, indices,
@@ -318,21 +319,58 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   return success();
 }
 
-void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
+/// Block-wide max or sum of one f32 per thread: shuffles within each warp,
+/// then the warps' results through `scratch` (one slot per warp).
+Value DecodeKernels::blockReduce(Value x, Value tid, Value scratch, bool max) {
   ImplicitLocOpBuilder &kb = *b;
+  auto combine = [&](Value a, Value c) -> Value {
+    return max ? arith::MaxNumFOp::create(kb, a, c).getResult() : addf(a, c);
+  };
+  for (int64_t off = kWarp / 2; off >= 1; off /= 2)
+    x = combine(x, gpu::ShuffleOp::create(kb, x, off, kWarp,
+                                          gpu::ShuffleMode::XOR)
+                       .getShuffleResult());
+  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
+  auto first = scf::IfOp::create(
+      kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
+                                arith::RemUIOp::create(kb, tid, idx(kWarp)),
+                                idx(0)));
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(kb, x, scratch, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(kb);
+  Value result = memref::LoadOp::create(kb, scratch, ValueRange{idx(0)});
+  for (int64_t w = 1; w < kThreads / kWarp; ++w)
+    result = combine(result,
+                     memref::LoadOp::create(kb, scratch, ValueRange{idx(w)}));
+  // Every thread has read the slots before they are written again.
+  gpu::BarrierOp::create(kb);
+  return result;
+}
+
+void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
+  // One block per output row: the threads share the splits for m and l
+  // and take one column each for the accumulator, so the loads over the
+  // splits are independent and coalesced.
+  ImplicitLocOpBuilder &kb = *b;
+  MLIRContext *ctx = kb.getContext();
   Value ws = kernel.getArgument(0), o = kernel.getArgument(1);
   Value lse = n.storeLse ? kernel.getArgument(2) : Value();
   Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
-  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
-  Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
-  Value row = add(mul(gpu::BlockIdOp::create(kb, gpu::Dimension::x),
-                      idx(kCombineRowsPerBlock)),
-                  warp);
-  Value total = memref::DimOp::create(kb, ws, 0);
-  auto inside = scf::IfOp::create(kb, lt(row, total));
-  kb.setInsertionPointToStart(inside.thenBlock());
+  Value row = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
+                          MemRefLayoutAttrInterface{}, wg));
+  Value scratch = memref::ViewOp::create(
+      kb,
+      MemRefType::get({kThreads / kWarp}, kb.getF32Type(),
+                      MemRefLayoutAttrInterface{}, wg),
+      smem, idx(0), ValueRange{});
   Value splits = memref::DimOp::create(kb, ws, 1);
-  auto maxLoop = scf::ForOp::create(kb, idx(0), splits, idx(1),
+  auto maxLoop = scf::ForOp::create(kb, tid, splits, idx(kThreads),
                                     ValueRange{f32(-INFINITY)});
   {
     OpBuilder::InsertionGuard g(kb);
@@ -342,10 +380,10 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
     scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
                                  kb, maxLoop.getRegionIterArg(0), ms)});
   }
-  Value m = maxLoop.getResult(0);
+  Value m = blockReduce(maxLoop.getResult(0), tid, scratch, /*max=*/true);
   Value shift = safeMax(m);
   auto sumLoop =
-      scf::ForOp::create(kb, idx(0), splits, idx(1), ValueRange{f32(0)});
+      scf::ForOp::create(kb, tid, splits, idx(kThreads), ValueRange{f32(0)});
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(sumLoop.getBody());
@@ -356,7 +394,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
     scf::YieldOp::create(kb,
                          ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(ls, w))});
   }
-  Value l = sumLoop.getResult(0);
+  Value l = blockReduce(sumLoop.getResult(0), tid, scratch, /*max=*/false);
   Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
   Value inv = arith::SelectOp::create(
       kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
@@ -367,7 +405,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   Value bh = arith::DivUIOp::create(kb, row, qLen);
   Value head = arith::RemUIOp::create(kb, bh, hq);
   Value batch = arith::DivUIOp::create(kb, bh, hq);
-  auto cols = scf::ForOp::create(kb, lane, idx(d), idx(kWarp));
+  auto cols = scf::ForOp::create(kb, tid, idx(d), idx(kThreads));
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(cols.getBody());
@@ -378,6 +416,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(accLoop.getBody());
       Value s = accLoop.getInductionVar();
+      // m_s is the same address for every thread: one broadcast load.
       Value w = exp2(subf(
           memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}), shift));
       Value a = memref::LoadOp::create(kb, ws, ValueRange{row, s, c});
@@ -391,7 +430,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   }
   if (lse) {
     auto first = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0)));
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, tid, idx(0)));
     kb.setInsertionPointToStart(first.thenBlock());
     Value x = mulf(addf(m, math::Log2Op::create(kb, l)), f32(kLn2));
     x = arith::SelectOp::create(kb, seen, x, f32(-INFINITY));
@@ -464,7 +503,9 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
       hb, rowsTotal, cst(kCombineRowsPerBlock));
   auto combine = gpu::LaunchFuncOp::create(
       hb, combineKernel, gpu::KernelDim3{combineBlocks, cst(1), cst(1)}, block,
-      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0)), combineOperands);
+      arith::ConstantOp::create(
+          hb, hb.getI32IntegerAttr(kThreads / kWarp * 4)),
+      combineOperands);
   combine->setAttr("attn.tier", hb.getStringAttr("decode-combine"));
   combine->setAttr("attn.rows_per_block",
                    hb.getI64IntegerAttr(kCombineRowsPerBlock));

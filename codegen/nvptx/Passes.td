@@ -51,8 +51,9 @@ def AttnToSplitDecode : Pass<"attn-to-split-decode", "ModuleOp"> {
     group), reduce the dot products with shuffles and keep an online
     softmax per row, then merge the block's groups in shared memory and
     write the split's partial (acc, m, l) to a workspace; and a combine
-    kernel, one warp per output row, that merges the splits and writes O
-    and the LSE. The workspace `memref<R x N x (Dv+2) x f32>` (R = B*Hq*Sq)
+    kernel, one block per output row (threads share the splits for m and
+    l, then take a column each), that merges the splits and writes O and
+    the LSE. The workspace `memref<R x N x (Dv+2) x f32>` (R = B*Hq*Sq)
     is appended to the host function's arguments; N, its dim 1, is the
     split count the caller chooses at run time.
   }];

@@ -266,7 +266,7 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
                              f.threads, 1, 1, f.smem, stream,
                              params.pointers.data()));
     } else if (f.tier == "decode-combine") {
-      int64_t rows = c.batch * c.hq * c.sq, perBlock = 4;
+      int64_t rows = c.batch * c.hq * c.sq, perBlock = std::max<int64_t>(1, f.rowsPerBlock);
       Params params{&p.workspace, &p.o, &p.lse};
       CHECK_RT(attnrt_launch(f.kernel, (rows + perBlock - 1) / perBlock, 1, 1,
                              f.threads, 1, 1, f.smem, stream,

@@ -15,10 +15,10 @@
 // CHECK: %[[N:.*]] = memref.dim %[[WS]], %c1
 // CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_split blocks in (%[[N]], %c8, %{{.*}}) threads in (%c128, {{.*}}) dynamic_shared_memory_size %c16640_i32 args({{.*}}, %[[BT]] : memref<?x?xi32>, %[[LENS]] : memref<?xi32>, %[[WS]] : memref<?x?x130xf32>) {attn.block_q = 4 : i64, attn.group = 4 : i64, attn.tier = "decode-split"}
 // CHECK: %[[ROWS:.*]] = memref.dim %[[WS]], %c0{{.*}}
-// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[ROWS]], %c4{{.*}}
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[ROWS]], %c1{{.*}}
 // CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_combine blocks in (%[[BLOCKS]],
 // CHECK-SAME: args(%[[WS]] : memref<?x?x130xf32>, %[[O]] : memref<?x32x1x128xf16>)
-// CHECK-SAME: {attn.rows_per_block = 4 : i64, attn.tier = "decode-combine"}
+// CHECK-SAME: {attn.rows_per_block = 1 : i64, attn.tier = "decode-combine"}
 
 // Split kernel: 16-byte loads of Q slices (4 rows), then per key a paged
 // K and V slice (block table entry j / 16), a 16-lane dot product reduced
@@ -39,14 +39,18 @@
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<?x?x130xf32>
-// Combine kernel: one warp per output row.
+// Combine kernel: one block per output row; the block reduces the splits'
+// m and l (shuffles, then one slot per warp in shared memory), then each
+// thread takes a column.
 // CHECK: gpu.func @paged_decode_decode_combine(%{{.*}}: memref<?x?x130xf32>, %{{.*}}: memref<?x32x1x128xf16>)
+// CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
+// CHECK: gpu.barrier
 // CHECK: math.exp2
 // CHECK: memref.store {{.*}} : memref<?x32x1x128xf16>
 
 // The PTX holds 16-byte global loads and shuffles, no tensor-core instructions.
 // PTX: // attn.kernel paged_decode_decode_split host=paged_decode tier=decode-split threads=128 smem=16640 block_q=4 group=4 args=6
-// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=0 rows_per_block=4 args=2
+// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=16 rows_per_block=1 args=2
 // PTX: ld.global.v4.b32
 // PTX: shfl.sync.bfly.b32
 // PTX-NOT: wmma
