@@ -421,46 +421,35 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value half = arith::RemUIOp::create(kb, tid, idx(2));
     auto column = [&](Value t) { return add(mul(t, idx(2)), half); };
     Value query = arith::DivUIOp::create(kb, add(*row0, r), idx(group));
-    auto scoreLoop = scf::ForOp::create(kb, idx(0), idx(bc / 2), idx(1),
-                                        ValueRange{f32(negInf)});
-    {
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(scoreLoop.getBody());
-      Value c = column(scoreLoop.getInductionVar());
+    // The row's scores stay in registers between the two passes (the
+    // loops are unrolled here, so each value has its own register).
+    SmallVector<Value> scores;
+    Value rowMax = f32(negInf);
+    for (int64_t t = 0; t < bc / 2; ++t) {
+      Value c = column(idx(t));
       Value s = scoreFromDot(memref::LoadOp::create(kb, ss, ValueRange{r, c}));
       Value key = add(j, c);
       Value visible = this->visible(key, query, *qLen, kvLen);
-      s = arith::SelectOp::create(kb, visible, s, f32(negInf));
-      memref::StoreOp::create(kb, s, ss, ValueRange{r, c});
-      scf::YieldOp::create(
-          kb, ValueRange{arith::MaxNumFOp::create(
-                  kb, scoreLoop.getRegionIterArg(0), s)});
+      scores.push_back(arith::SelectOp::create(kb, visible, s, f32(negInf)));
+      rowMax = arith::MaxNumFOp::create(kb, rowMax, scores.back());
     }
     auto shuffle = [&](Value x) -> Value {
       return gpu::ShuffleOp::create(kb, x, 1, kWarp, gpu::ShuffleMode::XOR)
           .getShuffleResult();
     };
-    Value rowMax = scoreLoop.getResult(0);
     rowMax = arith::MaxNumFOp::create(kb, rowMax, shuffle(rowMax));
     Value newMax = arith::MaxNumFOp::create(kb, m, rowMax);
     Value shift = safeMax(newMax);
     Value rescale =
         math::Exp2Op::create(kb, arith::SubFOp::create(kb, m, shift));
-    auto probLoop = scf::ForOp::create(kb, idx(0), idx(bc / 2), idx(1),
-                                       ValueRange{f32(0)});
-    {
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(probLoop.getBody());
-      Value c = column(probLoop.getInductionVar());
-      Value s = memref::LoadOp::create(kb, ss, ValueRange{r, c});
-      Value p = math::Exp2Op::create(kb, arith::SubFOp::create(kb, s, shift));
+    Value rowSum = f32(0);
+    for (int64_t t = 0; t < bc / 2; ++t) {
+      Value p = math::Exp2Op::create(
+          kb, arith::SubFOp::create(kb, scores[t], shift));
       memref::StoreOp::create(kb, arith::TruncFOp::create(kb, elt, p), ps,
-                              ValueRange{r, c});
-      scf::YieldOp::create(
-          kb, ValueRange{arith::AddFOp::create(
-                  kb, probLoop.getRegionIterArg(0), p)});
+                              ValueRange{r, column(idx(t))});
+      rowSum = arith::AddFOp::create(kb, rowSum, p);
     }
-    Value rowSum = probLoop.getResult(0);
     rowSum = arith::AddFOp::create(kb, rowSum, shuffle(rowSum));
     Value newSum = arith::AddFOp::create(
         kb, arith::MulFOp::create(kb, l, rescale), rowSum);
