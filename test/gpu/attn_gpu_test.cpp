@@ -41,6 +41,7 @@ struct Case {
   int64_t blockSize = 0; // paged K/V: rows per block (0: contiguous)
   bool lens = false;     // a kv_lens operand (random lengths up to sk)
   int64_t splits = 0;    // decode tier: forced split count (0: chosen)
+  bool bf16 = false;     // element type of Q, K, V, O (else f16)
 };
 
 struct LaunchFacts {
@@ -74,6 +75,19 @@ double fromHalf(uint16_t bits) {
   _Float16 h;
   std::memcpy(&h, &bits, 2);
   return static_cast<float>(h);
+}
+uint16_t toBF16(double x) {
+  float f = static_cast<float>(x);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7FFF + ((u >> 16) & 1); // round to nearest even (finite inputs)
+  return static_cast<uint16_t>(u >> 16);
+}
+double fromBF16(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
 }
 
 /// One memref argument: device buffer plus its descriptor fields.
@@ -174,8 +188,9 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
     std::vector<uint16_t> bits(a.count());
     host.resize(a.count());
     for (int64_t i = 0; i < a.count(); ++i) {
-      bits[i] = toHalf(uniform(rng));
-      host[i] = fromHalf(bits[i]);
+      double x = uniform(rng);
+      bits[i] = c.bf16 ? toBF16(x) : toHalf(x);
+      host[i] = c.bf16 ? fromBF16(bits[i]) : fromHalf(bits[i]);
     }
     return upload(a, bits.data());
   };
@@ -315,7 +330,7 @@ bool check(const Case &c, Problem &p, Result &r) {
   attn::reference::attention(rp, p.hq, p.hk, p.hv, refO, refLse);
   double num = 0, den = 0;
   for (size_t i = 0; i < o.size(); ++i) {
-    double x = fromHalf(o[i]);
+    double x = c.bf16 ? fromBF16(o[i]) : fromHalf(o[i]);
     if (std::isnan(x)) {
       ++r.unwritten;
       continue;
@@ -351,6 +366,9 @@ std::vector<Case> readCases(const char *path) {
         c.sk >> c.blockSize >> lens >> c.splits;
     if (!w)
       continue;
+    std::string dtype;
+    if (w >> dtype)
+      c.bf16 = dtype == "bf16";
     c.bottomRight = br;
     c.lse = lse;
     c.lens = lens;
@@ -435,6 +453,8 @@ int main(int argc, char **argv) {
                 (long long)c.sk);
     if (c.blockSize)
       std::printf(" paged bs=%lld", (long long)c.blockSize);
+    if (c.bf16)
+      std::printf(" bf16");
     if (f.front().tier != "wmma")
       std::printf(" splits=%lld", (long long)p.splits);
     std::printf(":");

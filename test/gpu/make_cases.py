@@ -37,6 +37,8 @@ DECODE_KERNELS = {
                                            True, 1, 16, True),
     "specdec_gqa4_d64_causal": (8, 2, 64, 64, (-1, 0, True), None, None, True,
                                 4, 0, False),
+    "dec_bf16_paged16_gqa4_d128": (8, 2, 128, 128, (-1, 0, True), None, None,
+                                   True, 1, 16, True, None, "bf16"),
 }
 # (B, Sk, splits): splits 0 lets the host choose from Sk and the SM count.
 DECODE_SIZES = [(1, 1, 0), (2, 239, 1), (2, 239, 3), (1, 1000, 16),
@@ -74,13 +76,13 @@ SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
 
 
 def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
-         block_size=0, lens=False, schedule=None):
+         block_size=0, lens=False, schedule=None, dtype="f16"):
     s = sq or "?"
-    q = f"memref<?x{hq}x{s}x{d}xf16>"
+    q = f"memref<?x{hq}x{s}x{d}x{dtype}>"
     rows = block_size or "?"
-    k = f"memref<?x{hkv}x{rows}x{d}xf16>"
-    v = f"memref<?x{hkv}x{rows}x{dv}xf16>"
-    o = f"memref<?x{hq}x{s}x{dv}xf16>"
+    k = f"memref<?x{hkv}x{rows}x{d}x{dtype}>"
+    v = f"memref<?x{hkv}x{rows}x{dv}x{dtype}>"
+    o = f"memref<?x{hq}x{s}x{dv}x{dtype}>"
     l = f"memref<?x{hq}x{s}xf32>"
     args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     op = f"  attn.attention q(%q : {q}) k(%k : {k}) v(%v : {v})"
@@ -114,7 +116,7 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
 def main(out):
     os.makedirs(os.path.join(out, "specs"), exist_ok=True)
     lines = ["# spec ptx hq hkv d dv left right bottom_right scale softcap "
-             "lse batch sq sk block_size lens splits"]
+             "lse batch sq sk block_size lens splits [dtype]"]
     for name, (hq, hkv, d, dv, mask, scale, softcap, lse) in KERNELS.items():
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
             f.write(spec(name, hq, hkv, d, dv, mask, scale, softcap, lse))
@@ -124,17 +126,17 @@ def main(out):
             lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} 0 0 0")
-    for name, (hq, hkv, d, dv, mask, scale, softcap, lse, sq, bs, lens) in \
-            DECODE_KERNELS.items():
+    for name, kernel in DECODE_KERNELS.items():
+        hq, hkv, d, dv, mask, scale, softcap, lse, sq, bs, lens = kernel[:11]
+        dtype = kernel[12] if len(kernel) > 12 else "f16"
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq,
-                         bs, lens))
+            f.write(spec(name, *kernel))
         left, right, br = mask if mask else (-1, -1, False)
         sc = scale if scale else d ** -0.5
         for b, sk, splits in DECODE_SIZES:
             lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
-                         f"{b} {sq} {sk} {bs} {int(lens)} {splits}")
+                         f"{b} {sq} {sk} {bs} {int(lens)} {splits} {dtype}")
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     bench = lines[:1]
