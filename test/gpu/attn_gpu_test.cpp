@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnrt.h"
+#include "lib/Reference/HostFloat.h"
 #include "lib/Reference/Reference.h"
 
 #include <algorithm>
@@ -65,30 +66,10 @@ struct Module {
     }                                                                          \
   } while (0)
 
-uint16_t toHalf(double x) {
-  _Float16 h = static_cast<_Float16>(static_cast<float>(x));
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-double fromHalf(uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<float>(h);
-}
-uint16_t toBF16(double x) {
-  float f = static_cast<float>(x);
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7FFF + ((u >> 16) & 1); // round to nearest even (finite inputs)
-  return static_cast<uint16_t>(u >> 16);
-}
-double fromBF16(uint16_t bits) {
-  uint32_t u = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using ::attn::host::fromBF16;
+using ::attn::host::fromHalf;
+uint16_t toHalf(double x) { return ::attn::host::toHalf(static_cast<float>(x)); }
+uint16_t toBF16(double x) { return ::attn::host::toBF16(static_cast<float>(x)); }
 
 /// One memref argument: device buffer plus its descriptor fields.
 struct Arg {

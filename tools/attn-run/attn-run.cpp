@@ -14,6 +14,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "lib/Pipelines/Pipelines.h"
+#include "lib/Reference/HostFloat.h"
 #include "lib/Reference/Reference.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -85,20 +86,10 @@ int fail(const Twine &message) {
 // Element storage
 //===----------------------------------------------------------------------===//
 
-uint16_t toBF16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::isnan(f))
-    return 0x7FC0;
-  u += 0x7FFF + ((u >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(u >> 16);
-}
-float fromBF16(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using ::attn::host::fromBF16;
+using ::attn::host::fromHalf;
+using ::attn::host::toBF16;
+using ::attn::host::toHalf;
 
 /// A memref argument's host buffer: logical shape, element strides, bytes.
 struct Buffer {
@@ -138,11 +129,7 @@ struct Buffer {
     }
     uint16_t h;
     std::memcpy(&h, p, 2);
-    if (elt.isBF16())
-      return fromBF16(h);
-    _Float16 x;
-    std::memcpy(&x, &h, 2);
-    return static_cast<float>(x);
+    return elt.isBF16() ? fromBF16(h) : fromHalf(h);
   }
   void set(int64_t linear, double value) {
     char *p = bytes.data() + byteOffset(linear);
@@ -152,12 +139,10 @@ struct Buffer {
     } else if (elt.isInteger(32)) {
       int32_t x = static_cast<int32_t>(value);
       std::memcpy(p, &x, 4);
-    } else if (elt.isBF16()) {
-      uint16_t h = toBF16(static_cast<float>(value));
-      std::memcpy(p, &h, 2);
     } else {
-      _Float16 x = static_cast<_Float16>(static_cast<float>(value));
-      std::memcpy(p, &x, 2);
+      float f = static_cast<float>(value);
+      uint16_t h = elt.isBF16() ? toBF16(f) : toHalf(f);
+      std::memcpy(p, &h, 2);
     }
   }
   std::vector<double> toDense() const {
