@@ -361,6 +361,9 @@ private:
   void emitOnlineSoftmax();
   void emitPV();
   void emitFinalizeFromFragments();
+  /// o[row, c] = ar / lr and, for c == 0, lse[row], for the merged state
+  /// (mr, lr, ar) of tile element (r, c) with flat row f.
+  void emitStoreElement();
   void emitMergeKeyBlocks();
   void emitPartialFromFragments();
   /// Element offset of row (query, head) of a [B, H, Sq, width] buffer.
@@ -688,12 +691,17 @@ void MSLKernelEmitter::emitMergeKeyBlocks() {
     body << "    }\n  }\n";
     return;
   }
-  std::string head = "kv_head * " + std::to_string(s.group) + " + f % " +
-                     std::to_string(s.group);
-  std::string query = "f / " + std::to_string(s.group);
   body << "    // attn.finalize + attn.store_o / attn.store_lse\n";
   body << "    const int f = " << row0 << " + r;\n";
   body << "    if (f >= q_rows)\n      continue;\n";
+  emitStoreElement();
+  body << "  }\n";
+}
+
+void MSLKernelEmitter::emitStoreElement() {
+  std::string head = "kv_head * " + std::to_string(s.group) + " + f % " +
+                     std::to_string(s.group);
+  std::string query = "f / " + std::to_string(s.group);
   body << "    o[" << qRowOffset("o", n.storeO.getO(), query, head, s.hq, p.dv)
        << " + c] = " << outElt() << "(lr > 0.0f ? ar / lr : 0.0f);\n";
   if (n.storeLse) {
@@ -702,7 +710,6 @@ void MSLKernelEmitter::emitMergeKeyBlocks() {
          << qRowOffset("lse", n.storeLse.getLse(), query, head, s.hq, 1)
          << "] = lr > 0.0f ? M_LN2_F * (mr + log2(lr)) : -INFINITY;\n";
   }
-  body << "  }\n";
 }
 
 FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
@@ -788,9 +795,6 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
 FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
   if (failed(emitIndexArithmetic(/*inSplit=*/false, /*mergeOnly=*/true)))
     return failure();
-  std::string head = "kv_head * " + std::to_string(s.group) + " + f % " +
-                     std::to_string(s.group);
-  std::string query = "f / " + std::to_string(s.group);
   body << "\n  // The merge loop of attn-split-kv: attn.merge of the "
        << s.splits << " partial states in split order (results do not depend "
        << "on scheduling), then attn.finalize + store_o / store_lse.\n";
@@ -809,14 +813,7 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
        << " + r], partials[record + " << p.br * p.dv + p.br
        << " + r], partials[record + i]);\n";
   body << "    }\n";
-  body << "    o[" << qRowOffset("o", n.storeO.getO(), query, head, s.hq, p.dv)
-       << " + c] = " << outElt() << "(lr > 0.0f ? ar / lr : 0.0f);\n";
-  if (n.storeLse) {
-    body << "    if (c == 0)\n";
-    body << "      lse["
-         << qRowOffset("lse", n.storeLse.getLse(), query, head, s.hq, 1)
-         << "] = lr > 0.0f ? M_LN2_F * (mr + log2(lr)) : -INFINITY;\n";
-  }
+  emitStoreElement();
   body << "  }\n";
 
   LaunchFacts facts;
