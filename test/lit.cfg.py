@@ -23,7 +23,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attn-translate", "attnrt-unittests"]
+tools = ["attn-opt", "attn-run", "attn-translate", "attn-compile", "attnrt-unittests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # CUDA's ptxas checks every PTX the suite produces, where it is installed
@@ -33,3 +33,19 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# The fake CUDA drivers that tests load through ATTNRT_CUDA_DRIVER;
+# test/runtime/CMakeLists.txt builds them into lib/.
+lib_dir = os.path.join(config.attn_obj_root, "lib")
+# The longer name first: the other is its prefix.
+config.substitutions.append(
+    ("%fake_cuda_driver_without_cuinit",
+     os.path.join(lib_dir, "libfake_cuda_driver_without_cuinit.so")))
+config.substitutions.append(
+    ("%fake_cuda_driver", os.path.join(lib_dir, "libfake_cuda_driver.so")))
+
+# The C compiler that built libattnrt, for programs that link what
+# attn-compile generates.
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(
+    ("%attnrt_include", os.path.join(config.attn_src_root, "runtime", "include")))

@@ -118,6 +118,12 @@ attnrt_status attnrt_set_device(int ordinal);
 /* The calling thread's current device. */
 attnrt_status attnrt_get_device(int *ordinal);
 
+/* The device of the CUDA context current on the calling thread (the one the
+   CUDA runtime, PyTorch, ... made current), or the thread's current device
+   when no context is current. A context that is not a device's primary
+   context still names its device. */
+attnrt_status attnrt_get_context_device(int *ordinal);
+
 /* Waits until all work on the current device is done. Reports failures of
    kernels launched earlier (ATTNRT_LAUNCH_FAILED). */
 attnrt_status attnrt_synchronize(void);

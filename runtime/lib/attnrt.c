@@ -12,6 +12,7 @@
 
 #include "attnrt.h"
 #include "cuda_driver_api.h"
+#include "internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -63,6 +64,17 @@ static attnrt_status fail(attnrt_status status, const char *function,
   append_error_v(format, args);
   va_end(args);
   return status;
+}
+
+void attnrt_internal_clear_error(void) { begin_call(); }
+
+void attnrt_internal_set_error(const char *context, const char *format, ...) {
+  begin_call();
+  snprintf(last_error, sizeof last_error, "%s: ", context);
+  va_list args;
+  va_start(args, format);
+  append_error_v(format, args);
+  va_end(args);
 }
 
 #define REQUIRE_ARGUMENT(condition, ...)                                       \
@@ -540,6 +552,39 @@ attnrt_status attnrt_get_device(int *ordinal) {
   RETURN_IF_ERROR(check_ordinal(__func__, device));
   *ordinal = device;
   return ATTNRT_SUCCESS;
+}
+
+attnrt_status attnrt_get_context_device(int *ordinal) {
+  begin_call();
+  REQUIRE_ARGUMENT(ordinal, "ordinal is NULL");
+  *ordinal = 0;
+  RETURN_IF_ERROR(ensure_init(__func__));
+  CUcontext current = NULL;
+  CUresult result = driver.cuCtxGetCurrent(&current);
+  if (result)
+    return FAIL_DRIVER(result, "cuCtxGetCurrent failed");
+  if (!current) {
+    int device = current_device >= 0 ? current_device : 0;
+    RETURN_IF_ERROR(check_ordinal(__func__, device));
+    *ordinal = device;
+    return ATTNRT_SUCCESS;
+  }
+  CUdevice handle;
+  if ((result = driver.cuCtxGetDevice(&handle)))
+    return FAIL_DRIVER(result, "cuCtxGetDevice failed");
+  // Ordinals and handles agree for every driver so far; ask rather than
+  // assume.
+  for (int i = 0; i < device_count; ++i) {
+    CUdevice candidate;
+    if (driver.cuDeviceGet(&candidate, i) == CUDA_SUCCESS &&
+        candidate == handle) {
+      *ordinal = i;
+      return ATTNRT_SUCCESS;
+    }
+  }
+  return fail(ATTNRT_DRIVER_ERROR, __func__,
+              "the current context's device %d is not among the %d devices",
+              (int)handle, device_count);
 }
 
 attnrt_status attnrt_synchronize(void) {

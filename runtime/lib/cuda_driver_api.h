@@ -113,6 +113,7 @@ enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
     (CUcontext *context, CUdevice device))                                     \
   X(cuCtxGetCurrent, cuCtxGetCurrent, NULL, 1, (CUcontext *context))           \
   X(cuCtxSetCurrent, cuCtxSetCurrent, NULL, 1, (CUcontext context))            \
+  X(cuCtxGetDevice, cuCtxGetDevice, NULL, 1, (CUdevice *device))               \
   X(cuCtxSynchronize, cuCtxSynchronize, NULL, 1, (void))                       \
   X(cuModuleLoadDataEx, cuModuleLoadDataEx, NULL, 1,                           \
     (CUmodule *module, const void *image, unsigned num_options,                \

@@ -292,6 +292,16 @@ CUresult cuCtxSetCurrent(CUcontext context) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuCtxGetDevice(CUdevice *device) {
+  CUresult result = check_context();
+  if (result)
+    return result;
+  if (!device)
+    return CUDA_ERROR_INVALID_VALUE;
+  *device = current_context->device;
+  return CUDA_SUCCESS;
+}
+
 static CUresult synchronize(void) {
   CUresult result = check_context();
   if (result)

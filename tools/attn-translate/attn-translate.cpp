@@ -18,12 +18,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/msl/MSLEmitter.h"
+#include "codegen/nvptx/KernelImage.h"
 #include "dialect/AttnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Support/FileUtilities.h"
@@ -38,47 +38,12 @@ static LogicalResult writePTX(Operation *op, raw_ostream &os) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return op->emitError("--attn-ptx expects a builtin.module");
-  module.walk([&](gpu::LaunchFuncOp launch) {
-    auto constant = [&](Value v) -> int64_t {
-      APInt value;
-      if (matchPattern(v, m_ConstantInt(&value)))
-        return value.getSExtValue();
-      return -1;
-    };
-    auto tier = launch->getAttrOfType<StringAttr>("attn.tier");
-    os << "// attn.kernel " << launch.getKernelName().getValue()
-       << " host=" << launch->getParentOfType<func::FuncOp>().getSymName()
-       << " tier=" << (tier ? tier.getValue() : "unknown")
-       << " threads=" << constant(launch.getBlockSizeX())
-       << " smem=" << constant(launch.getDynamicSharedMemorySize());
-    // The tier's own launch facts (rows per block, GQA group, ...).
-    for (NamedAttribute attr : launch->getDiscardableAttrs())
-      if (auto value = dyn_cast<IntegerAttr>(attr.getValue()))
-        if (attr.getName().strref().consume_front("attn."))
-          os << " " << attr.getName().strref().drop_front(5) << "="
-             << value.getInt();
-    os << " args=" << launch.getKernelOperands().size() << "\n";
-  });
-  int objects = 0;
-  WalkResult result = module.walk([&](gpu::BinaryOp binary) {
-    for (Attribute attr : binary.getObjects()) {
-      auto object = dyn_cast<gpu::ObjectAttr>(attr);
-      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
-        binary.emitError("--attn-ptx needs PTX objects: run attn-to-ptx "
-                         "with format=isa");
-        return WalkResult::interrupt();
-      }
-      os << object.getObject().getValue();
-      ++objects;
-    }
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
+  FailureOr<std::string> ptx = attn::collectPTX(module);
+  if (failed(ptx))
     return failure();
-  if (objects == 0)
-    return module.emitError("--attn-ptx found no gpu.binary: run attn-opt "
-                            "--attn-to-ptx first"),
-           failure();
+  for (const attn::KernelLaunch &launch : attn::collectLaunches(module))
+    os << launch.describe() << "\n";
+  os << *ptx;
   return success();
 }
 

@@ -1,0 +1,500 @@
+//===- attention.c - Check, load and launch attn's compiled kernels -------===//
+//
+// What the generated C ABI calls (attnrt_attention.h). Every check runs
+// before the driver is touched, so a rejected call writes nothing and needs
+// no GPU; the device code is loaded once per device under one lock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "attnrt.h"
+#include "attnrt_attention.h"
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const operand_names[ATTNRT_NUM_OPERANDS] = {
+    "q", "k", "v", "block_table", "kv_lens", "o", "lse"};
+
+const char *attnrt_attention_status_string(int status) {
+#define DESCRIBE(name, value, text)                                            \
+  case value:                                                                  \
+    return text;
+  switch (status) { ATTN_STATUS_LIST(DESCRIBE) }
+#undef DESCRIBE
+  return "unknown attn status";
+}
+
+// Sets attnrt_last_error() to "<kernel>: <format>" and returns `status`.
+#define REJECT(status, kernel, ...)                                            \
+  (attnrt_internal_set_error((kernel)->name, __VA_ARGS__), (status))
+
+static int present(const attnrt_attention_kernel *kernel, int operand) {
+  return kernel->operands[operand].rank > 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The problem's sizes and each launch's grid
+//===----------------------------------------------------------------------===//
+
+struct problem {
+  long long batch, q_heads, kv_heads, q_len, kv_len, v_head_dim;
+  long long group_rows; // query rows per K/V head: Sq x Hq / Hkv
+};
+
+static struct problem problem_of(const attnrt_attention_kernel *kernel,
+                                 const attnrt_attention_call *call) {
+  const long long *q = call->sizes[ATTNRT_Q], *k = call->sizes[ATTNRT_K];
+  struct problem p;
+  p.batch = q[0];
+  p.q_heads = q[1];
+  p.q_len = q[2];
+  p.kv_heads = k[1];
+  p.v_head_dim = call->sizes[ATTNRT_V][3];
+  // Paged: the longest sequence the block table can name.
+  p.kv_len = kernel->paged ? call->sizes[ATTNRT_BLOCK_TABLE][1] * k[2] : k[2];
+  p.group_rows = p.q_len * (p.q_heads / (p.kv_heads > 0 ? p.kv_heads : 1));
+  return p;
+}
+
+static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+static void grid_of(const attnrt_launch_facts *launch, const struct problem *p,
+                    long long splits, long long grid[3]) {
+  long long block_q = launch->block_q > 0 ? launch->block_q : 1;
+  long long per_block = launch->rows_per_block > 0 ? launch->rows_per_block : 1;
+  switch (launch->tier) {
+  case ATTNRT_TIER_WMMA:
+    grid[0] = ceil_div(p->group_rows, block_q);
+    grid[1] = p->kv_heads;
+    grid[2] = p->batch;
+    return;
+  case ATTNRT_TIER_DECODE_SPLIT:
+    grid[0] = splits;
+    grid[1] = p->kv_heads;
+    grid[2] = p->batch * ceil_div(p->group_rows, block_q);
+    return;
+  default: // ATTNRT_TIER_DECODE_COMBINE
+    grid[0] = ceil_div(p->batch * p->q_heads * p->q_len, per_block);
+    grid[1] = grid[2] = 1;
+    return;
+  }
+}
+
+static int has_workspace(const attnrt_device_code *code) {
+  for (int i = 0; i < code->num_launches; ++i)
+    if (code->launches[i].tier == ATTNRT_TIER_DECODE_SPLIT)
+      return 1;
+  return 0;
+}
+
+// The split-K decode tier's split count and workspace [rows, splits, Dv + 2].
+static long long splits_of(const attnrt_device_code *code,
+                           const struct problem *p, int multiprocessors) {
+  for (int i = 0; i < code->num_launches; ++i) {
+    const attnrt_launch_facts *launch = &code->launches[i];
+    if (launch->tier != ATTNRT_TIER_DECODE_SPLIT)
+      continue;
+    long long block_q = launch->block_q > 0 ? launch->block_q : 1;
+    long long blocks = p->batch * p->kv_heads * ceil_div(p->group_rows, block_q);
+    return attnrt_decode_splits(multiprocessors, blocks, p->kv_len);
+  }
+  return 0;
+}
+
+static size_t workspace_bytes_of(const struct problem *p, long long splits) {
+  return (size_t)(p->batch * p->q_heads * p->q_len) * (size_t)splits *
+         (size_t)(p->v_head_dim + 2) * sizeof(float);
+}
+
+int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
+                                   const attnrt_attention_call *call) {
+  attnrt_internal_clear_error();
+  if (!kernel || !call)
+    return ATTN_ERROR_NULL_POINTER;
+  for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand) {
+    const attnrt_operand_type *type = &kernel->operands[operand];
+    // Elements addressed by the operand: below 2^62 bytes, so no offset the
+    // kernels compute overflows.
+    double elements = 1;
+    for (int d = 0; d < type->rank; ++d) {
+      long long size = call->sizes[operand][d];
+      if (size < 1)
+        return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                      "%s dimension %d is %lld; every size must be at least 1",
+                      operand_names[operand], d, size);
+      elements *= (double)size;
+    }
+    if (elements * type->element_bytes >= 0x1p62)
+      return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                    "%s has %.3g elements, too many to address",
+                    operand_names[operand], elements);
+  }
+  struct problem p = problem_of(kernel, call);
+  if (p.q_heads % p.kv_heads != 0)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "%lld query heads are not a multiple of %lld K/V heads",
+                  p.q_heads, p.kv_heads);
+  // Every target's grid must be one the GPU takes. Splits can only lower
+  // the decode grid's z, so one split is the worst case.
+  const long long limits[3] = {2147483647LL, 65535, 65535};
+  for (int c = 0; c < kernel->num_code; ++c)
+    for (int i = 0; i < kernel->code[c].num_launches; ++i) {
+      long long grid[3];
+      grid_of(&kernel->code[c].launches[i], &p, 1, grid);
+      for (int d = 0; d < 3; ++d)
+        if (grid[d] > limits[d])
+          return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                        "kernel %s would need a grid of %lld blocks in %c, "
+                        "more than the %lld a GPU launches",
+                        kernel->code[c].launches[i].kernel, grid[d], "xyz"[d],
+                        limits[d]);
+    }
+  return ATTN_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointers, strides, alignment
+//===----------------------------------------------------------------------===//
+
+// Q, K, V and O rows are copied with 16-byte loads and stores.
+static size_t alignment_of(int operand, const attnrt_operand_type *type) {
+  switch (operand) {
+  case ATTNRT_Q:
+  case ATTNRT_K:
+  case ATTNRT_V:
+  case ATTNRT_O:
+    return 16;
+  default:
+    return (size_t)type->element_bytes;
+  }
+}
+
+static void row_major_strides(const attnrt_operand_type *type,
+                              const long long *sizes, long long *strides) {
+  long long stride = 1;
+  for (int d = type->rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= sizes[d];
+  }
+}
+
+// The strides the kernel gets for `operand`, checked against its layout.
+static int strides_of(const attnrt_attention_kernel *kernel,
+                      const attnrt_attention_call *call, int operand,
+                      long long strides[ATTNRT_MAX_RANK]) {
+  const attnrt_operand_type *type = &kernel->operands[operand];
+  const char *name = operand_names[operand];
+  long long row_major[ATTNRT_MAX_RANK];
+  row_major_strides(type, call->sizes[operand], row_major);
+  for (int d = 0; d < type->rank; ++d) {
+    strides[d] = call->strides[operand] ? call->strides[operand][d]
+                                        : row_major[d];
+    long long wanted = type->row_major ? row_major[d] : type->strides[d];
+    if (wanted >= 0 && strides[d] != wanted)
+      return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
+                    "%s stride %d is %lld; the kernel's layout needs %lld%s",
+                    name, d, strides[d], wanted,
+                    type->row_major ? " (row-major)" : "");
+    if (strides[d] < 0)
+      return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
+                    "%s stride %d is negative (%lld)", name, d, strides[d]);
+  }
+  size_t align = alignment_of(operand, type);
+  if ((uintptr_t)call->data[operand] % align)
+    return REJECT(ATTN_ERROR_MISALIGNED, kernel,
+                  "%s (%p) is not %zu-byte aligned", name,
+                  call->data[operand], align);
+  for (int d = 0; d + 1 < type->rank; ++d)
+    if ((size_t)strides[d] * (size_t)type->element_bytes % align)
+      return REJECT(ATTN_ERROR_MISALIGNED, kernel,
+                    "%s stride %d (%lld elements) is not a multiple of %zu "
+                    "bytes",
+                    name, d, strides[d], align);
+  return ATTN_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Device code, loaded once per device
+//===----------------------------------------------------------------------===//
+
+#define MAX_LAUNCHES 4
+
+struct loaded_code {
+  const attnrt_device_code *code;
+  attnrt_module *module;
+  attnrt_kernel *kernels[MAX_LAUNCHES];
+  int multiprocessors;
+};
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int status_of(attnrt_status status) {
+  switch (status) {
+  case ATTNRT_SUCCESS:
+    return ATTN_SUCCESS;
+  case ATTNRT_NO_DRIVER:
+  case ATTNRT_DRIVER_TOO_OLD:
+  case ATTNRT_NOT_INITIALIZED:
+    return ATTN_ERROR_NO_DRIVER;
+  case ATTNRT_NO_DEVICE:
+    return ATTN_ERROR_NO_DEVICE;
+  case ATTNRT_INVALID_IMAGE:
+  case ATTNRT_KERNEL_NOT_FOUND:
+  case ATTNRT_SHARED_MEMORY_TOO_LARGE:
+    return ATTN_ERROR_UNSUPPORTED_DEVICE;
+  case ATTNRT_LAUNCH_FAILED:
+    return ATTN_ERROR_LAUNCH_FAILED;
+  default:
+    return ATTN_ERROR_RUNTIME;
+  }
+}
+
+// How well `code` suits compute capability `cc` (e.g. 86): a cubin runs on
+// its own major version from its minor up; PTX on anything as new or newer.
+// Arch-specific code (sm_90a) runs only on its exact version. 0: unusable.
+static int suitability(const attnrt_device_code *code, int cc) {
+  if (code->sm > cc || (code->arch_specific && code->sm != cc))
+    return 0;
+  if (code->is_cubin)
+    return code->sm / 10 == cc / 10 ? 2000 + code->sm : 0;
+  return 1000 + code->sm;
+}
+
+static void describe_targets(const attnrt_attention_kernel *kernel, char *out,
+                             size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (int c = 0; c < kernel->num_code && used < size; ++c)
+    used += (size_t)snprintf(out + used, size - used, "%s%s sm_%d%s",
+                             c ? ", " : "",
+                             kernel->code[c].is_cubin ? "cubin" : "PTX",
+                             kernel->code[c].sm,
+                             kernel->code[c].arch_specific ? "a" : "");
+}
+
+static void unload(struct loaded_code *loaded) {
+  if (loaded->module)
+    attnrt_module_unload(loaded->module);
+  loaded->module = NULL;
+}
+
+// Loads the best code for device `ordinal`; the lock is held.
+static int load(const attnrt_attention_kernel *kernel, int ordinal,
+                struct loaded_code **out) {
+  attnrt_device_info info;
+  attnrt_status status = attnrt_get_device_info(&info, ordinal);
+  if (status != ATTNRT_SUCCESS)
+    return status_of(status);
+  if ((status = attnrt_set_device(ordinal)) != ATTNRT_SUCCESS)
+    return status_of(status);
+  int cc = info.compute_capability_major * 10 + info.compute_capability_minor;
+  struct loaded_code *loaded = calloc(1, sizeof *loaded);
+  if (!loaded)
+    return REJECT(ATTN_ERROR_RUNTIME, kernel, "out of host memory");
+  loaded->multiprocessors = info.multiprocessor_count;
+  char why[1024] = "";
+  // Best first (insertion sort on suitability); on a failed load (a driver
+  // too old for the PTX, say) the next best.
+  int order[64], count = 0;
+  for (int c = 0; c < kernel->num_code && count < 64; ++c) {
+    int score = suitability(&kernel->code[c], cc);
+    if (!score)
+      continue;
+    int at = count++;
+    while (at > 0 && suitability(&kernel->code[order[at - 1]], cc) < score) {
+      order[at] = order[at - 1];
+      --at;
+    }
+    order[at] = c;
+  }
+  for (int i = 0; i < count; ++i) {
+    loaded->code = &kernel->code[order[i]];
+    if (loaded->code->num_launches > MAX_LAUNCHES)
+      continue;
+    status = attnrt_module_load(&loaded->module, loaded->code->image,
+                                loaded->code->image_size);
+    for (int j = 0; status == ATTNRT_SUCCESS && j < loaded->code->num_launches;
+         ++j)
+      status = attnrt_module_get_kernel(&loaded->kernels[j], loaded->module,
+                                        loaded->code->launches[j].kernel);
+    if (status == ATTNRT_SUCCESS) {
+      *out = loaded;
+      return ATTN_SUCCESS;
+    }
+    snprintf(why, sizeof why, "; loading its %s sm_%d failed: %s",
+             loaded->code->is_cubin ? "cubin" : "PTX", loaded->code->sm,
+             attnrt_last_error());
+    unload(loaded);
+  }
+  free(loaded);
+  char targets[512];
+  describe_targets(kernel, targets, sizeof targets);
+  return REJECT(ATTN_ERROR_UNSUPPORTED_DEVICE, kernel,
+                "device %d (%s, sm_%d) cannot run any of the library's code "
+                "(%s)%s",
+                ordinal, info.name, cc, targets, why);
+}
+
+// The code loaded on the GPU of the caller's current context.
+static int loaded_code_for_caller(const attnrt_attention_kernel *kernel,
+                                  struct loaded_code **out) {
+  int ordinal;
+  attnrt_status status = attnrt_get_context_device(&ordinal);
+  if (status != ATTNRT_SUCCESS)
+    return status_of(status);
+  if (ordinal >= ATTNRT_MAX_DEVICES)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_DEVICE, kernel,
+                  "device %d is beyond the %d devices the library serves",
+                  ordinal, ATTNRT_MAX_DEVICES);
+  void **slot = &kernel->loaded[ordinal];
+  *out = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (*out)
+    return ATTN_SUCCESS;
+  pthread_mutex_lock(&load_lock);
+  int result = ATTN_SUCCESS;
+  *out = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!*out) {
+    result = load(kernel, ordinal, out);
+    if (result == ATTN_SUCCESS)
+      __atomic_store_n(slot, (void *)*out, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&load_lock);
+  return result;
+}
+
+int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
+                                     const attnrt_attention_call *call,
+                                     size_t *bytes) {
+  attnrt_internal_clear_error();
+  if (!kernel || !call || !bytes)
+    return ATTN_ERROR_NULL_POINTER;
+  *bytes = 0;
+  int result = attnrt_attention_can_implement(kernel, call);
+  if (result != ATTN_SUCCESS)
+    return result;
+  // Only the decode tier has a workspace, and its size needs the GPU.
+  int any = 0;
+  for (int c = 0; c < kernel->num_code; ++c)
+    any |= has_workspace(&kernel->code[c]);
+  if (!any)
+    return ATTN_SUCCESS;
+  struct loaded_code *loaded;
+  if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
+    return result;
+  struct problem p = problem_of(kernel, call);
+  *bytes = workspace_bytes_of(&p, splits_of(loaded->code, &p,
+                                            loaded->multiprocessors));
+  return ATTN_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Launch
+//===----------------------------------------------------------------------===//
+
+// A memref descriptor per operand, one 64-bit kernel parameter per field:
+// allocated pointer, aligned pointer, offset, sizes, strides.
+#define MAX_PARAMS (3 + 2 * ATTNRT_MAX_RANK) * (ATTNRT_NUM_OPERANDS + 1)
+
+struct params {
+  unsigned long long values[MAX_PARAMS];
+  void *pointers[MAX_PARAMS];
+  int count;
+};
+
+static void add_memref(struct params *params, const void *data, int rank,
+                       const long long *sizes, const long long *strides) {
+  unsigned long long *v = params->values + params->count;
+  v[0] = v[1] = (unsigned long long)(uintptr_t)data;
+  v[2] = 0;
+  for (int d = 0; d < rank; ++d) {
+    v[3 + d] = (unsigned long long)sizes[d];
+    v[3 + rank + d] = (unsigned long long)strides[d];
+  }
+  params->count += 3 + 2 * rank;
+}
+
+int attnrt_attention_run(const attnrt_attention_kernel *kernel,
+                         const attnrt_attention_call *call) {
+  attnrt_internal_clear_error();
+  if (!kernel || !call)
+    return ATTN_ERROR_NULL_POINTER;
+  for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand)
+    if (present(kernel, operand) && !call->data[operand])
+      return REJECT(ATTN_ERROR_NULL_POINTER, kernel, "%s is NULL",
+                    operand_names[operand]);
+  int result = attnrt_attention_can_implement(kernel, call);
+  if (result != ATTN_SUCCESS)
+    return result;
+  long long strides[ATTNRT_NUM_OPERANDS][ATTNRT_MAX_RANK];
+  for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand)
+    if (present(kernel, operand) &&
+        (result = strides_of(kernel, call, operand, strides[operand])) !=
+            ATTN_SUCCESS)
+      return result;
+
+  struct loaded_code *loaded;
+  if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
+    return result;
+  const attnrt_device_code *code = loaded->code;
+  struct problem p = problem_of(kernel, call);
+  long long splits = splits_of(code, &p, loaded->multiprocessors);
+  long long workspace_sizes[3] = {p.batch * p.q_heads * p.q_len, splits,
+                                  p.v_head_dim + 2};
+  long long workspace_strides[3] = {splits * (p.v_head_dim + 2),
+                                    p.v_head_dim + 2, 1};
+  if (splits > 0) {
+    size_t needed = workspace_bytes_of(&p, splits);
+    if (call->workspace_bytes < needed)
+      return REJECT(ATTN_ERROR_WORKSPACE_TOO_SMALL, kernel,
+                    "the workspace has %zu bytes; %zu are needed (%lld "
+                    "splits on this GPU)",
+                    call->workspace_bytes, needed, splits);
+    if (!call->workspace)
+      return REJECT(ATTN_ERROR_NULL_POINTER, kernel, "workspace is NULL");
+    if ((uintptr_t)call->workspace % 16)
+      return REJECT(ATTN_ERROR_MISALIGNED, kernel,
+                    "workspace (%p) is not 16-byte aligned", call->workspace);
+  }
+
+  for (int i = 0; i < code->num_launches; ++i) {
+    const attnrt_launch_facts *launch = &code->launches[i];
+    struct params params = {.count = 0};
+    // Operands in the kernel's parameter order (README, "NVIDIA GPUs").
+    static const int inputs[] = {ATTNRT_Q, ATTNRT_K, ATTNRT_V,
+                                 ATTNRT_BLOCK_TABLE, ATTNRT_KV_LENS};
+    if (launch->tier != ATTNRT_TIER_DECODE_COMBINE)
+      for (size_t j = 0; j < sizeof inputs / sizeof *inputs; ++j)
+        if (present(kernel, inputs[j]))
+          add_memref(&params, call->data[inputs[j]],
+                     kernel->operands[inputs[j]].rank, call->sizes[inputs[j]],
+                     strides[inputs[j]]);
+    if (launch->tier != ATTNRT_TIER_WMMA)
+      add_memref(&params, call->workspace, 3, workspace_sizes,
+                 workspace_strides);
+    if (launch->tier != ATTNRT_TIER_DECODE_SPLIT)
+      for (int operand = ATTNRT_O; operand <= ATTNRT_LSE; ++operand)
+        if (present(kernel, operand))
+          add_memref(&params, call->data[operand],
+                     kernel->operands[operand].rank, call->sizes[operand],
+                     strides[operand]);
+    for (int j = 0; j < params.count; ++j)
+      params.pointers[j] = &params.values[j];
+    long long grid[3];
+    grid_of(launch, &p, splits, grid);
+    attnrt_status status = attnrt_launch(
+        loaded->kernels[i], (unsigned)grid[0], (unsigned)grid[1],
+        (unsigned)grid[2], launch->threads, 1, 1, launch->shared_bytes,
+        (attnrt_stream *)call->stream, params.pointers);
+    if (status != ATTNRT_SUCCESS)
+      return status_of(status);
+  }
+  return ATTN_SUCCESS;
+}

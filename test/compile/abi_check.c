@@ -1,0 +1,410 @@
+//===- abi_check.c - The generated C ABI's checks and error codes ---------===//
+//
+// Links the library attn-compile makes from Inputs/abi.mlir and calls its
+// functions with good and bad arguments:
+//
+//   abi_check no-driver           CI: no CUDA driver
+//   abi_check no-device           a fake driver with no device
+//   abi_check fake                the fake driver: launches are recorded
+//   abi_check unsupported-device  the fake driver, a library without code
+//                                 for its GPU
+//   abi_check gpu                 a real GPU
+//
+// Every rejected call must return its code before touching memory: on a
+// GPU the outputs are poisoned first and checked untouched after each.
+// One line per check ("PASS:"/"FAIL:"), then "N passed, M failed".
+//
+//===----------------------------------------------------------------------===//
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "abi.h"
+#include "attnrt.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mode { NO_DRIVER, NO_DEVICE, FAKE, UNSUPPORTED_DEVICE, GPU };
+static enum mode mode;
+static int passed, failed;
+
+static const char *code_name(int code) {
+  static const char *const names[] = {
+      "ATTN_SUCCESS",
+      "ATTN_ERROR_NULL_POINTER",
+      "ATTN_ERROR_MISALIGNED",
+      "ATTN_ERROR_UNSUPPORTED_SIZE",
+      "ATTN_ERROR_UNSUPPORTED_STRIDE",
+      "ATTN_ERROR_WORKSPACE_TOO_SMALL",
+      "ATTN_ERROR_NO_DRIVER",
+      "ATTN_ERROR_NO_DEVICE",
+      "ATTN_ERROR_UNSUPPORTED_DEVICE",
+      "ATTN_ERROR_LAUNCH_FAILED",
+      "ATTN_ERROR_RUNTIME"};
+  return code >= 0 && code < (int)(sizeof names / sizeof *names) ? names[code]
+                                                                  : "?";
+}
+
+static void check(int ok, const char *what, const char *detail) {
+  if (ok)
+    ++passed;
+  else
+    ++failed;
+  printf("%s: %s%s%s\n", ok ? "PASS" : "FAIL", what, detail ? ": " : "",
+         detail ? detail : "");
+}
+
+// The call's code against the expected one; the message must name the
+// problem (`needle`) when there is one.
+static void expect(const char *what, int got, int want, const char *needle) {
+  char line[1024];
+  const char *message = attn_last_error();
+  snprintf(line, sizeof line, "%s -> %s (%s)", what, code_name(got), message);
+  int ok = got == want && (!needle || strstr(message, needle));
+  if (got != want)
+    snprintf(line + strlen(line), sizeof line - strlen(line),
+             ", expected %s", code_name(want));
+  check(ok, line, NULL);
+}
+
+// The code a valid call gets in this mode.
+static int valid_code(void) {
+  switch (mode) {
+  case NO_DRIVER:
+    return ATTN_ERROR_NO_DRIVER;
+  case NO_DEVICE:
+    return ATTN_ERROR_NO_DEVICE;
+  case UNSUPPORTED_DEVICE:
+    return ATTN_ERROR_UNSUPPORTED_DEVICE;
+  default:
+    return ATTN_SUCCESS;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers: device memory where there is a driver, else host memory that no
+// call may touch.
+//===----------------------------------------------------------------------===//
+
+struct buffer {
+  char *ptr;
+  size_t bytes;
+};
+
+static struct buffer make(size_t bytes, unsigned char fill) {
+  struct buffer b = {NULL, bytes};
+  if (mode == FAKE || mode == GPU) {
+    attnrt_deviceptr p = 0;
+    if (attnrt_malloc(&p, bytes) != ATTNRT_SUCCESS ||
+        attnrt_memset_d8(p, fill, bytes) != ATTNRT_SUCCESS) {
+      printf("FAIL: device allocation: %s\n", attnrt_last_error());
+      exit(1);
+    }
+    b.ptr = (char *)(uintptr_t)p;
+  } else {
+    b.ptr = aligned_alloc(256, (bytes + 255) / 256 * 256);
+    memset(b.ptr, fill, bytes);
+  }
+  return b;
+}
+
+static void fill_random(struct buffer b, int halves) {
+  unsigned char *host = malloc(b.bytes);
+  for (size_t i = 0; i < b.bytes; ++i)
+    host[i] = (unsigned char)rand();
+  if (halves) // f16 in [-1, 1): clear the exponent's top bits
+    for (size_t i = 1; i < b.bytes; i += 2)
+      host[i] &= 0xBB;
+  if (mode == FAKE || mode == GPU)
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)b.ptr, host, b.bytes);
+  else
+    memcpy(b.ptr, host, b.bytes);
+  free(host);
+}
+
+// How many bytes of `b` still hold `fill` (all of them after a rejected
+// call; none of them after a good one).
+static size_t count_fill(struct buffer b, unsigned char fill) {
+  unsigned char *host = malloc(b.bytes);
+  if (mode == FAKE || mode == GPU)
+    attnrt_memcpy_dtoh(host, (attnrt_deviceptr)(uintptr_t)b.ptr, b.bytes);
+  else
+    memcpy(host, b.ptr, b.bytes);
+  size_t n = 0;
+  for (size_t i = 0; i < b.bytes; ++i)
+    n += host[i] == fill;
+  free(host);
+  return n;
+}
+
+static void expect_untouched(const char *what, struct buffer b) {
+  if (mode != GPU)
+    return;
+  char line[256];
+  snprintf(line, sizeof line, "%s: output untouched", what);
+  check(attnrt_synchronize() == ATTNRT_SUCCESS && count_fill(b, 0xFF) == b.bytes,
+        line, NULL);
+}
+
+static void expect_written(const char *what, struct buffer b) {
+  if (mode != GPU)
+    return;
+  char line[256];
+  attnrt_status sync = attnrt_synchronize();
+  // 0xFFFF halves are NaNs: none may be left.
+  size_t left = 0;
+  unsigned short *host = malloc(b.bytes);
+  attnrt_memcpy_dtoh(host, (attnrt_deviceptr)(uintptr_t)b.ptr, b.bytes);
+  for (size_t i = 0; i < b.bytes / 2; ++i)
+    left += host[i] == 0xFFFF;
+  free(host);
+  snprintf(line, sizeof line, "%s: every output element written (%zu left)",
+           what, left);
+  check(sync == ATTNRT_SUCCESS && left == 0, line, NULL);
+}
+
+//===----------------------------------------------------------------------===//
+// The fake driver's record of launches
+//===----------------------------------------------------------------------===//
+
+struct fake_state {
+  int init_calls, primary_context_retains, set_current_calls, launches;
+  int set_attribute_calls, max_dynamic_shared_set;
+  unsigned last_grid[3], last_block[3], last_shared_bytes;
+};
+
+static const struct fake_state *fake(void) {
+  static const struct fake_state *state;
+  if (!state) {
+    void *driver = dlopen(getenv("ATTNRT_CUDA_DRIVER"), RTLD_NOW);
+    state = driver ? dlsym(driver, "fake_cuda_state") : NULL;
+    if (!state) {
+      printf("FAIL: no fake_cuda_state in $ATTNRT_CUDA_DRIVER\n");
+      exit(1);
+    }
+  }
+  return state;
+}
+
+//===----------------------------------------------------------------------===//
+// The checks
+//===----------------------------------------------------------------------===//
+
+static void check_status_strings(void) {
+  check(strstr(attn_status_string(ATTN_ERROR_MISALIGNED), "aligned") != NULL,
+        "attn_status_string(ATTN_ERROR_MISALIGNED) says 'aligned'", NULL);
+  check(strcmp(attn_status_string(99), "unknown attn status") == 0,
+        "attn_status_string(99) is 'unknown attn status'", NULL);
+}
+
+// prefill: q [B, 4, Sq, 64], k/v [B, 2, Sk, 64], lse [B, 4, Sq]; causal.
+static void check_prefill(void) {
+  const int64_t B = 2, Sq = 100, Sk = 130;
+  struct buffer q = make(B * 4 * Sq * 64 * 2, 0), k = make(B * 2 * Sk * 64 * 2, 0),
+                v = make(B * 2 * Sk * 64 * 2, 0), o = make(B * 4 * Sq * 64 * 2, 0xFF),
+                lse = make(B * 4 * Sq * 4, 0xFF);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+
+  expect("prefill_can_implement(2, 100, 130)",
+         attn_prefill_can_implement(B, Sq, Sk), ATTN_SUCCESS, NULL);
+  expect("prefill_can_implement(batch 0)", attn_prefill_can_implement(0, Sq, Sk),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "q dimension 0 is 0");
+  expect("prefill_can_implement(q_len -5)",
+         attn_prefill_can_implement(B, -5, Sk), ATTN_ERROR_UNSUPPORTED_SIZE,
+         "q dimension 2 is -5");
+  expect("prefill_can_implement(batch 70000: grid z > 65535)",
+         attn_prefill_can_implement(70000, Sq, Sk),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "grid");
+  size_t bytes = 1;
+  expect("prefill_workspace_bytes (no workspace, no driver needed)",
+         attn_prefill_workspace_bytes(B, Sq, Sk, &bytes), ATTN_SUCCESS, NULL);
+  check(bytes == 0, "prefill needs 0 workspace bytes", NULL);
+
+  expect("prefill_run(q NULL)",
+         attn_prefill_run(NULL, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr, NULL,
+                          lse.ptr, NULL, B, Sq, Sk, NULL, 0, NULL),
+         ATTN_ERROR_NULL_POINTER, "q is NULL");
+  expect_untouched("prefill_run(q NULL)", o);
+  expect("prefill_run(lse NULL)",
+         attn_prefill_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr, NULL,
+                          NULL, NULL, B, Sq, Sk, NULL, 0, NULL),
+         ATTN_ERROR_NULL_POINTER, "lse is NULL");
+  expect("prefill_run(q + 2 bytes)",
+         attn_prefill_run(q.ptr + 2, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr,
+                          NULL, lse.ptr, NULL, B, Sq, Sk, NULL, 0, NULL),
+         ATTN_ERROR_MISALIGNED, "q (");
+  expect_untouched("prefill_run(q + 2 bytes)", o);
+  const int64_t k_not_row_major[4] = {2 * Sk * 64, Sk * 64, 64, 2};
+  expect("prefill_run(k strides not row-major)",
+         attn_prefill_run(q.ptr, NULL, k.ptr, k_not_row_major, v.ptr, NULL,
+                          o.ptr, NULL, lse.ptr, NULL, B, Sq, Sk, NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_STRIDE, "k stride 3 is 2");
+  expect_untouched("prefill_run(k strides not row-major)", o);
+  expect("prefill_run(batch 0)",
+         attn_prefill_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr, NULL,
+                          lse.ptr, NULL, 0, Sq, Sk, NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_SIZE, NULL);
+  expect_untouched("prefill_run(batch 0)", o);
+
+  int launches = mode == FAKE ? fake()->launches : 0;
+  const int64_t q_row_major[4] = {4 * Sq * 64, Sq * 64, 64, 1};
+  expect("prefill_run(valid, q strides given)",
+         attn_prefill_run(q.ptr, q_row_major, k.ptr, NULL, v.ptr, NULL, o.ptr,
+                          NULL, lse.ptr, NULL, B, Sq, Sk, NULL, 0, NULL),
+         valid_code(), NULL);
+  if (mode == FAKE) {
+    const struct fake_state *s = fake();
+    char line[256];
+    // 2 query heads per K/V head: 200 rows per K/V head, 64 per block.
+    snprintf(line, sizeof line,
+             "prefill launched once on grid (%u, %u, %u) x %u threads", s->last_grid[0],
+             s->last_grid[1], s->last_grid[2], s->last_block[0]);
+    check(s->launches == launches + 1 && s->last_grid[0] == 4 &&
+              s->last_grid[1] == 2 && s->last_grid[2] == 2 &&
+              s->last_block[0] == 128,
+          line, NULL);
+  }
+  expect_written("prefill_run(valid)", o);
+}
+
+// decode: paged K/V, 16 rows per block; q [B, 8, 1, 64], k/v [N, 2, 16, 64].
+static void check_decode(void) {
+  const int64_t B = 3, max_blocks = 40, num_blocks = B * max_blocks + 3;
+  struct buffer q = make(B * 8 * 64 * 2, 0),
+                k = make(num_blocks * 2 * 16 * 64 * 2, 0),
+                v = make(num_blocks * 2 * 16 * 64 * 2, 0),
+                table = make(B * max_blocks * 4, 0), lens = make(B * 4, 0),
+                o = make(B * 8 * 64 * 2, 0xFF);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  int32_t host_table[3 * 40], host_lens[3] = {640, 17, 1};
+  for (int i = 0; i < B * max_blocks; ++i)
+    host_table[i] = (i * 7 + 1) % (int)num_blocks;
+  if (mode == FAKE || mode == GPU) {
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)table.ptr, host_table,
+                       sizeof host_table);
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)lens.ptr, host_lens,
+                       sizeof host_lens);
+  }
+
+  expect("decode_can_implement(num_blocks 0)",
+         attn_decode_can_implement(B, 0, max_blocks),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "k dimension 0 is 0");
+  size_t bytes = 0;
+  expect("decode_workspace_bytes",
+         attn_decode_workspace_bytes(B, num_blocks, max_blocks, &bytes),
+         valid_code(), NULL);
+  if (mode == FAKE) {
+    // 24 rows x splits x (64 + 2) floats; 640 keys allow 5 splits of 128.
+    attnrt_device_info info;
+    attnrt_get_device_info(&info, 0);
+    long long splits =
+        attnrt_decode_splits(info.multiprocessor_count, B * 2, max_blocks * 16);
+    char line[256];
+    snprintf(line, sizeof line, "decode workspace is %zu bytes for %lld splits",
+             bytes, splits);
+    check(splits == 5 && bytes == (size_t)(24 * splits * 66 * 4), line, NULL);
+  }
+  struct buffer workspace = make(bytes ? bytes : 16, 0);
+
+  expect("decode_run(block_table + 2 bytes)",
+         attn_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, table.ptr + 2,
+                         NULL, lens.ptr, NULL, o.ptr, NULL, B, num_blocks,
+                         max_blocks, workspace.ptr, bytes, NULL),
+         ATTN_ERROR_MISALIGNED, "block_table (");
+  expect("decode_run(kv_lens NULL)",
+         attn_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, table.ptr, NULL,
+                         NULL, NULL, o.ptr, NULL, B, num_blocks, max_blocks,
+                         workspace.ptr, bytes, NULL),
+         ATTN_ERROR_NULL_POINTER, "kv_lens is NULL");
+  if (mode == FAKE || mode == GPU) {
+    int launches = mode == FAKE ? fake()->launches : 0;
+    expect("decode_run(workspace one byte short)",
+           attn_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, table.ptr,
+                           NULL, lens.ptr, NULL, o.ptr, NULL, B, num_blocks,
+                           max_blocks, workspace.ptr, bytes - 1, NULL),
+           ATTN_ERROR_WORKSPACE_TOO_SMALL, "are needed");
+    expect("decode_run(workspace NULL)",
+           attn_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, table.ptr,
+                           NULL, lens.ptr, NULL, o.ptr, NULL, B, num_blocks,
+                           max_blocks, NULL, bytes, NULL),
+           ATTN_ERROR_NULL_POINTER, "workspace is NULL");
+    if (mode == FAKE)
+      check(fake()->launches == launches, "rejected decode calls launched nothing",
+            NULL);
+    expect_untouched("decode_run(rejected)", o);
+  }
+  int launches = mode == FAKE ? fake()->launches : 0;
+  expect("decode_run(valid)",
+         attn_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, table.ptr, NULL,
+                         lens.ptr, NULL, o.ptr, NULL, B, num_blocks, max_blocks,
+                         workspace.ptr, bytes, NULL),
+         valid_code(), NULL);
+  if (mode == FAKE) {
+    const struct fake_state *s = fake();
+    char line[256];
+    snprintf(line, sizeof line, "decode launched split + combine (%d launches)",
+             s->launches - launches);
+    check(s->launches == launches + 2, line, NULL);
+  }
+  expect_written("decode_run(valid)", o);
+}
+
+// strided: [B, S, H, D] memory seen as [B, H, S, D]; layout strides
+// [?, 64, 256, 1].
+static void check_strided(void) {
+  const int64_t B = 2, S = 50;
+  const size_t bytes = B * S * 4 * 64 * 2;
+  struct buffer q = make(bytes, 0), k = make(bytes, 0), v = make(bytes, 0),
+                o = make(bytes, 0xFF);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  const int64_t strides[4] = {S * 256, 64, 256, 1};
+  const int64_t odd[4] = {S * 256 + 4, 64, 256, 1};
+  expect("strided_run(strides NULL: row-major does not fit the layout)",
+         attn_strided_run(o.ptr, NULL, q.ptr, strides, k.ptr, strides, v.ptr,
+                          strides, B, S, S, NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_STRIDE, "o stride 1");
+  expect("strided_run(batch stride of 8 bytes past alignment)",
+         attn_strided_run(o.ptr, strides, q.ptr, odd, k.ptr, strides, v.ptr,
+                          strides, B, S, S, NULL, 0, NULL),
+         ATTN_ERROR_MISALIGNED, "q stride 0");
+  expect_untouched("strided_run(rejected)", o);
+  expect("strided_run(valid)",
+         attn_strided_run(o.ptr, strides, q.ptr, strides, k.ptr, strides, v.ptr,
+                          strides, B, S, S, NULL, 0, NULL),
+         valid_code(), NULL);
+  expect_written("strided_run(valid)", o);
+}
+
+int main(int argc, char **argv) {
+  const char *modes[] = {"no-driver", "no-device", "fake", "unsupported-device",
+                         "gpu"};
+  int m = -1;
+  for (int i = 0; argc == 2 && i < 5; ++i)
+    if (!strcmp(argv[1], modes[i]))
+      m = i;
+  if (m < 0) {
+    fprintf(stderr,
+            "usage: %s no-driver|no-device|fake|unsupported-device|gpu\n",
+            argv[0]);
+    return 2;
+  }
+  mode = (enum mode)m;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  srand(2026);
+  check_status_strings();
+  check_prefill();
+  check_decode();
+  check_strided();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
