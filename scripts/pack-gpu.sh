@@ -11,7 +11,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
 out="$root/gpu-bundle"
 chip="${ATTN_CHIP:-sm_80}"
-bash "$root/scripts/build.sh" attn-opt attnrt AttnReference
+bash "$root/scripts/build.sh" attn-opt attnrt AttnReference attn-compile
 # attn-translate is built too when its tree compiles (see below).
 bash "$root/scripts/build.sh" attn-translate || echo "pack-gpu: using the attn-translate already built"
 rm -rf "$out"
@@ -25,4 +25,19 @@ clang++-22 -O2 -std=c++17 -I"$root" -I"$root/runtime/include" \
   "$root/test/gpu/attn_gpu_test.cpp" "$root/lib/Reference/Reference.cpp" \
   "$build/lib/libattnrt.a" -ldl -lpthread -o "$out/attn_gpu_test"
 cp "$root/test/gpu/run-on-gpu.sh" "$root/bench/peers.py" "$out/"
+
+# attn-compile's libraries and their consumers: the C example, the ABI
+# checks, the Python wrapper with its checks, and the side-by-side benchmark.
+compile="$build/bin/attn-compile"
+"$compile" "$root/examples/llama3_8b_prefill.mlir" --shared -o "$out/lib"
+"$compile" "$root/examples/paged_decode.mlir" --shared -o "$out/lib"
+"$compile" "$root/bench/kernels.mlir" --shared -o "$out/lib"
+"$compile" "$root/test/compile/Inputs/abi.mlir" -o "$out/lib"
+cc="clang-22 -std=c11 -O2 -I$out/lib"
+$cc "$root/examples/c/llama3_prefill.c" "$out/lib/libllama3_8b_prefill.a" \
+  -ldl -lpthread -lm -o "$out/llama3_prefill"
+$cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
+  -o "$out/abi_check"
+cp "$root/examples/python/attn_library.py" \
+  "$root/examples/python/check_kernels.py" "$root/bench/compare.py" "$out/"
 echo "packed $(ls "$out"/*.ptx | wc -l) PTX files into $out"

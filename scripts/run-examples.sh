@@ -3,19 +3,21 @@
 # examples/*.mlir kernel spec is
 #   1. verified and run on the CPU (attn-to-cpu) against the float64
 #      reference: a PASS/FAIL line with the error (a FAIL fails the script);
-#   2. compiled to PTX for an H100 (attn-to-ptx, chip sm_90) into
-#      out/<name>.ptx and checked with ptxas where CUDA is installed;
+#   2. packaged by attn-compile as a static library with a C ABI for
+#      sm_80 and sm_90 (out/lib/lib<name>.a, <name>.h; cubins where ptxas
+#      is installed, and PTX);
 #   3. compiled to Metal Shading Language into out/<name>.metal.
 # A target that refuses a spec says why (e.g. bf16 prefill needs the mma
-# tier, not written yet). With an NVIDIA GPU present, the GPU suite runs too.
+# tier, not written yet). The C consumer (examples/c) is linked against
+# the llama3 library. With an NVIDIA GPU present, the C consumer, the
+# Python consumer and the GPU suite run too.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
 out="$root/out"
 bash "$root/scripts/setup.sh"
-bash "$root/scripts/build.sh" attn-opt attn-run attn-translate
-mkdir -p "$out"
-ptxas="$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)"
+bash "$root/scripts/build.sh" attn-opt attn-run attn-translate attn-compile
+mkdir -p "$out/lib"
 
 # Sizes for each example's dynamic dims (B, Sq, Sk).
 declare -A sizes=(
@@ -30,18 +32,16 @@ for spec in "$root"/examples/*.mlir; do
   "$build/bin/attn-opt" "$spec" > /dev/null
   echo -n "cpu:   "
   "$build/bin/attn-run" "$spec" ${sizes[$name]:---batch=1 --q-len=64 --kv-len=64}
-  echo -n "ptx:   "
-  if "$build/bin/attn-opt" "$spec" --attn-to-ptx=chip=sm_90 -o "$out/$name.mlir" \
-       2> "$out/$name.ptx.err" &&
-     "$build/bin/attn-translate" --attn-ptx "$out/$name.mlir" -o "$out/$name.ptx"; then
-    kernels="$(grep -c '^// attn.kernel' "$out/$name.ptx")"
-    if [ -x "$ptxas" ] && "$ptxas" -arch=sm_90 "$out/$name.ptx" -o "$out/$name.cubin"; then
-      echo "out/$name.ptx ($kernels kernels, ptxas sm_90 ok)"
-    else
-      echo "out/$name.ptx ($kernels kernels, not assembled: no ptxas)"
-    fi
+  echo -n "lib:   "
+  # Every target, else the newest alone (gemma2's D=256 fits sm_90 only).
+  if "$build/bin/attn-compile" "$spec" --targets=sm_80,sm_90 --shared \
+       -o "$out/lib" 2> "$out/$name.lib.err"; then
+    echo "out/lib/lib$name.a + $name.h (sm_80, sm_90)"
+  elif "$build/bin/attn-compile" "$spec" --targets=sm_90 --shared \
+         -o "$out/lib" 2> "$out/$name.lib.err"; then
+    echo "out/lib/lib$name.a + $name.h (sm_90 only; sm_80: $(grep -m1 -o 'error: .*' "$out/$name.lib.err" || true))"
   else
-    echo "not supported: $(grep -m1 -o 'error: .*' "$out/$name.ptx.err")"
+    echo "not supported: $(grep -m1 -o 'error: .*' "$out/$name.lib.err")"
   fi
   echo -n "metal: "
   if "$build/bin/attn-translate" --attn-to-msl "$spec" -o "$out/$name.metal" \
@@ -52,8 +52,17 @@ for spec in "$root"/examples/*.mlir; do
   fi
 done
 
+echo "== examples/c: linking the C consumer against out/lib/libllama3_8b_prefill.a"
+clang-22 -std=c11 -O2 -I"$out/lib" "$root/examples/c/llama3_prefill.c" \
+  "$out/lib/libllama3_8b_prefill.a" -ldl -lpthread -lm -o "$out/llama3_prefill"
+echo "out/llama3_prefill"
+
 if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
-  echo "== NVIDIA GPU found: the GPU suite"
+  echo "== NVIDIA GPU found: the consumers and the GPU suite"
+  "$out/llama3_prefill"
+  if python3 -c "import torch" 2> /dev/null; then
+    python3 "$root/examples/python/check_kernels.py" "$out/lib"
+  fi
   bash "$root/scripts/pack-gpu.sh"
   "$root/gpu-bundle/attn_gpu_test" check "$root/gpu-bundle/cases.txt" "$root/gpu-bundle"
 fi

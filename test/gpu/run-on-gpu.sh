@@ -14,8 +14,15 @@ timeout 150 compute-sanitizer --tool memcheck ./attn_gpu_test check sanitize.txt
 echo "memcheck rc=$?"; tail -2 "$out/memcheck.log"
 timeout 100 compute-sanitizer --tool racecheck ./attn_gpu_test check race.txt . > "$out/racecheck.log" 2>&1
 echo "racecheck rc=$?"; tail -2 "$out/racecheck.log"
+echo "== attn-compile libraries: C consumer, ABI checks, Python consumer"
+timeout 60 ./llama3_prefill; echo "llama3_prefill rc=$?"
+timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
+tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
+timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
 [ "${1:-}" = "--no-bench" ] && exit 0
 timeout 150 ./attn_gpu_test bench bench.txt . > "$out/bench.log" 2>/dev/null
 echo "bench rc=$?"; grep -oE "^(TIMED|PASS|FAIL) [^:]*:|median=.*" "$out/bench.log" | paste - - | cut -c1-150
 PYTHONUNBUFFERED=1 timeout 120 python3 peers.py > "$out/peers.log" 2>&1
 echo "peers rc=$?"; cat "$out/peers.log"
+PYTHONUNBUFFERED=1 timeout 240 python3 compare.py lib/libkernels.so > "$out/compare.log" 2>&1
+echo "compare rc=$?"; cat "$out/compare.log"
