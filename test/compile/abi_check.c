@@ -20,8 +20,10 @@
 
 #include "abi.h"
 #include "attnrt.h"
+#include "../runtime/fake_cuda_driver.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,14 +173,8 @@ static void expect_written(const char *what, struct buffer b) {
 // The fake driver's record of launches
 //===----------------------------------------------------------------------===//
 
-struct fake_state {
-  int init_calls, primary_context_retains, set_current_calls, launches;
-  int set_attribute_calls, max_dynamic_shared_set;
-  unsigned last_grid[3], last_block[3], last_shared_bytes;
-};
-
-static const struct fake_state *fake(void) {
-  static const struct fake_state *state;
+static const struct fake_cuda_state *fake(void) {
+  static const struct fake_cuda_state *state;
   if (!state) {
     void *driver = dlopen(getenv("ATTNRT_CUDA_DRIVER"), RTLD_NOW);
     state = driver ? dlsym(driver, "fake_cuda_state") : NULL;
@@ -259,7 +255,7 @@ static void check_prefill(void) {
                           NULL, lse.ptr, NULL, B, Sq, Sk, NULL, 0, NULL),
          valid_code(), NULL);
   if (mode == FAKE) {
-    const struct fake_state *s = fake();
+    const struct fake_cuda_state *s = fake();
     char line[256];
     // 2 query heads per K/V head: 200 rows per K/V head, 64 per block.
     snprintf(line, sizeof line,
@@ -348,7 +344,7 @@ static void check_decode(void) {
                          workspace.ptr, bytes, NULL),
          valid_code(), NULL);
   if (mode == FAKE) {
-    const struct fake_state *s = fake();
+    const struct fake_cuda_state *s = fake();
     char line[256];
     snprintf(line, sizeof line, "decode launched split + combine (%d launches)",
              s->launches - launches);
@@ -385,6 +381,61 @@ static void check_strided(void) {
   expect_written("strided_run(valid)", o);
 }
 
+// Fake driver with two devices: eight threads race to the first call of a
+// kernel and one module gets loaded; a call from device 1 loads it there.
+struct race {
+  struct buffer q, k, v, o;
+  int64_t batch, len;
+  int status;
+};
+
+static void *call_strided(void *argument) {
+  struct race *r = argument;
+  const int64_t strides[4] = {r->len * 256, 64, 256, 1};
+  r->status = attn_strided_run(r->o.ptr, strides, r->q.ptr, strides, r->k.ptr,
+                               strides, r->v.ptr, strides, r->batch, r->len,
+                               r->len, NULL, 0, NULL);
+  return NULL;
+}
+
+static void check_devices_and_threads(void) {
+  const int64_t B = 1, S = 64;
+  const size_t bytes = B * S * 4 * 64 * 2;
+  struct race races[8];
+  pthread_t threads[8];
+  struct buffer q = make(bytes, 0), k = make(bytes, 0), v = make(bytes, 0),
+                o = make(bytes, 0xFF);
+  int modules = fake()->live_modules;
+  for (int i = 0; i < 8; ++i) {
+    races[i] = (struct race){q, k, v, o, B, S, -1};
+    pthread_create(&threads[i], NULL, call_strided, &races[i]);
+  }
+  int ok = 1;
+  for (int i = 0; i < 8; ++i) {
+    pthread_join(threads[i], NULL);
+    ok &= races[i].status == ATTN_SUCCESS;
+  }
+  char line[256];
+  snprintf(line, sizeof line,
+           "8 threads' first calls all succeed and load 1 module (%d)",
+           fake()->live_modules - modules);
+  check(ok && fake()->live_modules == modules + 1, line, NULL);
+  if (attnrt_set_device(1) != ATTNRT_SUCCESS) {
+    check(0, "attnrt_set_device(1)", attnrt_last_error());
+    return;
+  }
+  struct buffer q1 = make(bytes, 0), k1 = make(bytes, 0), v1 = make(bytes, 0),
+                o1 = make(bytes, 0xFF);
+  struct race on_one = {q1, k1, v1, o1, B, S, -1};
+  call_strided(&on_one);
+  snprintf(line, sizeof line,
+           "a call on device 1 succeeds and loads the code there (%d modules)",
+           fake()->live_modules - modules);
+  check(on_one.status == ATTN_SUCCESS && fake()->live_modules == modules + 2,
+        line, NULL);
+  attnrt_set_device(0);
+}
+
 int main(int argc, char **argv) {
   const char *modes[] = {"no-driver", "no-device", "fake", "unsupported-device",
                          "gpu"};
@@ -402,6 +453,8 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   srand(2026);
   check_status_strings();
+  if (mode == FAKE)
+    check_devices_and_threads();
   check_prefill();
   check_decode();
   check_strided();
