@@ -44,6 +44,7 @@ namespace {
 constexpr int64_t kThreads = 128;
 constexpr int64_t kCombineRowsPerBlock = 1; // one block per row
 constexpr int64_t kUnroll = 2;              // keys per group per trip
+constexpr double kRescaleSlack = 8.0;        // log2 units: p <= 256
 
 class DecodeKernels : public KernelEmitter {
 public:
@@ -223,15 +224,33 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
         Value seen = arith::AndIOp::create(
             kb, inSplit[u], visible(keys[u], queries[r], *qLen, *kvLen));
         s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
-        Value newMax = arith::MaxNumFOp::create(kb, m, s);
-        Value shift = safeMax(newMax);
-        Value alpha = exp2(subf(m, shift));
-        Value p = exp2(subf(s, shift));
-        Value alphaVec = vector::BroadcastOp::create(kb, f32Vec, alpha);
+        // Lazy rescale: m is only a reference point, moved (and acc, l
+        // rescaled) when a score exceeds it by more than kRescaleSlack, so
+        // p <= 2^kRescaleSlack and most keys skip the rescale's multiplies.
+        // Any reference gives the same (m, l, acc) state up to scale.
+        Value moves = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, s,
+                                            addf(m, f32(kRescaleSlack)));
+        auto rescale = scf::IfOp::create(
+            kb, TypeRange{kb.getF32Type(), kb.getF32Type(), f32Vec}, moves,
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard g2(kb);
+          kb.setInsertionPointToStart(rescale.thenBlock());
+          Value alpha = exp2(subf(m, s)); // 0 when m is still -inf
+          scf::YieldOp::create(
+              kb, ValueRange{s, mulf(l, alpha),
+                             mulf(acc, vector::BroadcastOp::create(
+                                           kb, f32Vec, alpha))});
+          kb.setInsertionPointToStart(rescale.elseBlock());
+          scf::YieldOp::create(kb, ValueRange{m, l, acc});
+        }
+        Value ref = rescale.getResult(0);
+        Value p = exp2(subf(s, safeMax(ref)));
         Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
-        results[3 * r] = newMax;
-        results[3 * r + 1] = addf(mulf(l, alpha), p);
-        results[3 * r + 2] = addf(mulf(acc, alphaVec), mulf(pVec, vSlices[u]));
+        results[3 * r] = ref;
+        results[3 * r + 1] = addf(rescale.getResult(1), p);
+        results[3 * r + 2] =
+            vector::FMAOp::create(kb, pVec, vSlices[u], rescale.getResult(2));
       }
     }
     scf::YieldOp::create(kb, results);
