@@ -229,8 +229,9 @@ attnrt_status attnrt_memset_d8(attnrt_deviceptr dst, unsigned char value,
 /* ---- Launch choices for attn's kernels -------------------------------- */
 
 /* The split count for attn's split-K decode kernels (the workspace's dim 1):
-   enough splits for four thread blocks per multiprocessor, each split
-   keeping at least 128 keys, and at least one. `blocks_per_split` is
+   as many splits as keep the grid within one wave of four thread blocks
+   per multiprocessor (a wave and a bit leaves most SMs idle for the last
+   part), each split keeping at least 128 keys, and at least one. `blocks_per_split` is
    batch x K/V heads x Q tiles (the split grid's y * z); sizes below 1 count
    as 1. A pure function: no driver needed. */
 long long attnrt_decode_splits(int multiprocessor_count,

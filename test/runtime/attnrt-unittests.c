@@ -220,8 +220,10 @@ static void check_decode_splits(void) {
         "decode splits fill 4 blocks per SM");
   check(attnrt_decode_splits(132, 8, 1000) == 8,
         "decode splits keep >= 128 keys each");
-  check(attnrt_decode_splits(132, 512, 4096) == 2,
-        "many blocks need few splits");
+  check(attnrt_decode_splits(132, 64, 16384) == 8,
+        "decode splits stay within one wave (8 x 64 <= 528 blocks)");
+  check(attnrt_decode_splits(132, 512, 4096) == 1,
+        "a grid of one wave needs no split");
   check(attnrt_decode_splits(132, 100000, 4096) == 1,
         "decode splits are at least 1");
   check(attnrt_decode_splits(0, 0, 0) == 1 &&
