@@ -7,8 +7,8 @@
 #      sm_80 and sm_90 (out/lib/lib<name>.a, <name>.h; cubins where ptxas
 #      is installed, and PTX);
 #   3. compiled to Metal Shading Language into out/<name>.metal.
-# A target that refuses a spec says why (e.g. bf16 prefill needs the mma
-# tier, not written yet). The C consumer (examples/c) is linked against
+# A target that refuses a spec says why (e.g. Metal takes no strided
+# layouts). The C consumer (examples/c) is linked against
 # the llama3 library. With an NVIDIA GPU present, the C consumer, the
 # Python consumer and the GPU suite run too.
 set -euo pipefail

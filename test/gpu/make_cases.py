@@ -23,6 +23,10 @@ KERNELS = {
     "gqa2_d128_causal": (4, 2, 128, 128, (-1, 0, False), None, None, True),
 }
 
+# bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
+BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",
+                "mqa_d64_window_br", "gqa4_d64_dv128"]
+
 DECODE_KERNELS = {
     "dec_gqa4_d128": (8, 2, 128, 128, None, None, None, True, 1, 0, False),
     "dec_gqa8_d128_lens": (8, 1, 128, 128, None, None, None, True, 1, 0,
@@ -66,6 +70,10 @@ BENCH_KERNELS = {
                               0, False, (64, 32)), [(2, 8192, 8192)]),
     "bench_h32_d64_t128x64": ((32, 32, 64, 64, None, None, None, False, None,
                                0, False, (128, 64)), [(2, 8192, 8192)]),
+    "bench_h16_d128_bf16": ((16, 16, 128, 128, None, None, None, False, None,
+                             0, False, None, "bf16"), [(4, 4096, 4096)]),
+    "bench_h8_d64_bf16": ((8, 8, 64, 64, None, None, None, False, None, 0,
+                           False, None, "bf16"), [(1, 512, 512)]),
     "bench_dec_h32_kv8_d128": ((32, 8, 128, 128, None, None, None, False, 1),
                                [(1, 1, 131072), (1, 1, 16384), (64, 1, 4096)]),
 }
@@ -117,15 +125,19 @@ def main(out):
     os.makedirs(os.path.join(out, "specs"), exist_ok=True)
     lines = ["# spec ptx hq hkv d dv left right bottom_right scale softcap "
              "lse batch sq sk block_size lens splits [dtype]"]
-    for name, (hq, hkv, d, dv, mask, scale, softcap, lse) in KERNELS.items():
+    prefill = [(name, kernel, "f16") for name, kernel in KERNELS.items()]
+    prefill += [("bf16_" + name, KERNELS[name], "bf16")
+                for name in BF16_KERNELS]
+    for name, kernel, dtype in prefill:
+        hq, hkv, d, dv, mask, scale, softcap, lse = kernel
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, hq, hkv, d, dv, mask, scale, softcap, lse))
+            f.write(spec(name, *kernel, dtype=dtype))
         left, right, br = mask if mask else (-1, -1, False)
         sc = scale if scale else d ** -0.5
         for b, sq, sk in SIZES:
             lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
-                         f"{b} {sq} {sk} 0 0 0")
+                         f"{b} {sq} {sk} 0 0 0 {dtype}")
     for name, kernel in DECODE_KERNELS.items():
         hq, hkv, d, dv, mask, scale, softcap, lse, sq, bs, lens = kernel[:11]
         dtype = kernel[12] if len(kernel) > 12 else "f16"
@@ -145,16 +157,18 @@ def main(out):
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
             f.write(spec(name, *kernel))
         left, right, br = mask if mask else (-1, -1, False)
+        dtype = kernel[12] if len(kernel) > 12 else "f16"
         for b, sq, sk in sizes:
             bench.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {d ** -0.5!r} 0 0 {b} {sq} {sk} "
-                         "0 0 0")
+                         f"0 0 0 {dtype}")
     # The decode split count against a fixed one, to see the heuristic's cost.
     bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(bench) + "\n")
-    print(f"{len(KERNELS)} kernels, {len(lines) - 1} cases in {out}")
+    print(f"{len(prefill) + len(DECODE_KERNELS)} kernels, {len(lines) - 1} "
+          f"cases in {out}")
 
 
 if __name__ == "__main__":

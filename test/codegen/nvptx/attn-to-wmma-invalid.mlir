@@ -9,11 +9,11 @@
 // CHIP: error: option 'chip' must be sm_XY with XY in [70, 120] (e.g. sm_80, sm_90a), got 'gfx90a'
 // TILE: error: the wmma tier needs tile sizes that are multiples of 16 up to 128; got block_q = 32, block_kv = 8
 
-func.func @bf16(%q: memref<?x4x?x64xbf16>, %k: memref<?x4x?x64xbf16>,
-                %v: memref<?x4x?x64xbf16>, %o: memref<?x4x?x64xbf16>) {
-  // expected-error @+1 {{the wmma tier takes f16 inputs; got 'bf16' (bf16 needs the mma tier, which is not written yet)}}
-  attn.attention q(%q : memref<?x4x?x64xbf16>) k(%k : memref<?x4x?x64xbf16>)
-                 v(%v : memref<?x4x?x64xbf16>) -> o(%o : memref<?x4x?x64xbf16>)
+func.func @f32(%q: memref<?x4x?x64xf32>, %k: memref<?x4x?x64xf32>,
+               %v: memref<?x4x?x64xf32>, %o: memref<?x4x?x64xf32>) {
+  // expected-error @+1 {{the wmma tier takes f16 or bf16 inputs; got 'f32'}}
+  attn.attention q(%q : memref<?x4x?x64xf32>) k(%k : memref<?x4x?x64xf32>)
+                 v(%v : memref<?x4x?x64xf32>) -> o(%o : memref<?x4x?x64xf32>)
   return
 }
 

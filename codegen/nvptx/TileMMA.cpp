@@ -1,0 +1,231 @@
+//===- TileMMA.cpp - 16x16x16 warp tile products, WMMA or mma.sync --------===//
+
+#include "codegen/nvptx/TileMMA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn::nvptx;
+
+namespace {
+
+class WMMATileMMA : public TileMMA {
+public:
+  WMMATileMMA(ImplicitLocOpBuilder &b, Type elt) : b(b), elt(elt) {}
+
+  Value loadA(Value mem, Value row, Value col, int64_t ld) override {
+    return load(type(elt, "AOp"), mem, row, col, ld, false);
+  }
+  Value loadB(Value mem, Value row, Value col, int64_t ld,
+              bool transpose) override {
+    return load(type(elt, "BOp"), mem, row, col, ld, transpose);
+  }
+  Value zeroC() override {
+    return gpu::SubgroupMmaConstantMatrixOp::create(
+        b, type(b.getF32Type(), "COp"),
+        arith::ConstantOp::create(b, b.getF32FloatAttr(0)));
+  }
+  Value mma(Value a, Value bFrag, Value c) override {
+    return gpu::SubgroupMmaComputeOp::create(b, a, bFrag, c, UnitAttr(),
+                                             UnitAttr());
+  }
+  void storeC(Value c, Value mem, Value row, Value col, int64_t ld) override {
+    gpu::SubgroupMmaStoreMatrixOp::create(b, c, mem, ValueRange{row, col},
+                                          b.getIndexAttr(ld), UnitAttr());
+  }
+  Value loadC(Value mem, Value row, Value col, int64_t ld) override {
+    return load(type(b.getF32Type(), "COp"), mem, row, col, ld, false);
+  }
+  Value mulC(Value x, Value y) override {
+    return gpu::SubgroupMmaElementwiseOp::create(
+        b, x.getType(), ValueRange{x, y}, gpu::MMAElementwiseOp::MULF);
+  }
+
+private:
+  Type type(Type t, StringRef kind) {
+    return gpu::MMAMatrixType::get({16, 16}, t, kind);
+  }
+  Value load(Type type, Value mem, Value row, Value col, int64_t ld,
+             bool transpose) {
+    return gpu::SubgroupMmaLoadMatrixOp::create(
+        b, type, mem, ValueRange{row, col}, b.getIndexAttr(ld),
+        transpose ? b.getUnitAttr() : UnitAttr());
+  }
+
+  ImplicitLocOpBuilder &b;
+  Type elt;
+};
+
+/// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
+/// with g = lane / 4 and t = lane % 4,
+///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]
+///   B (16x8):  register j holds B[2t + 8j + {0, 1}][g]
+///   C (16x8):  c0, c1 = C[g][2t + {0, 1}], c2, c3 = C[g + 8][2t + {0, 1}]
+/// A 16x16 tile is two 16x8 halves side by side: B as vector<4xi32>
+/// (half h in elements 2h, 2h + 1), C as vector<8xf32> (half h in 4h..4h+3).
+/// A is vector<4xi32>; each i32 packs two inputs, the lower index first.
+class MmaSyncTileMMA : public TileMMA {
+public:
+  MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane)
+      : b(b), elt(elt) {
+    Value four = idx(4), eight = idx(8);
+    g = arith::DivUIOp::create(b, lane, four);
+    t2 = arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, four),
+                               idx(2));
+    // Matrix m = lane / 8 of an ldmatrix.x4 covers rows 8 (m & 1) and
+    // columns 8 (m >> 1) (or the other way round), row lane % 8 of it.
+    Value m = arith::DivUIOp::create(b, lane, eight);
+    Value r = arith::RemUIOp::create(b, lane, eight);
+    Value low = arith::MulIOp::create(
+        b, arith::AndIOp::create(b, m, idx(1)), eight);
+    Value high = arith::MulIOp::create(
+        b, arith::ShRUIOp::create(b, m, idx(1)), eight);
+    rowOfHalf0 = arith::AddIOp::create(b, low, r);
+    colOfHalf1 = high;
+    rowOfHalf1 = arith::AddIOp::create(b, high, r);
+    colOfHalf0 = low;
+  }
+
+  // ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix
+  // l / 8 and gets register i of the fragment from matrix i, already in
+  // the layout above (.trans for B stored k-major).
+  Value loadA(Value mem, Value row, Value col, int64_t) override {
+    return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
+                    false);
+  }
+
+  Value loadB(Value mem, Value row, Value col, int64_t,
+              bool transpose) override {
+    if (transpose) // B[k][n] = mem[row + n][col + k]: matrix i = (n/8, k/8)
+      return ldmatrix(mem, add(row, rowOfHalf1, 0), add(col, colOfHalf0, 0),
+                      false);
+    // B[k][n] = mem[row + k][col + n]: matrix i = (k/8 = i & 1, n/8)
+    return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
+                    true);
+  }
+
+  Value zeroC() override {
+    auto type = VectorType::get({8}, b.getF32Type());
+    return arith::ConstantOp::create(
+        b, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+  }
+
+  Value mma(Value a, Value bFrag, Value c) override {
+    SmallVector<Value> aRegs = elements(a, 4), bRegs = elements(bFrag, 4),
+                       cRegs = elements(c, 8), out;
+    Type f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {f32, f32, f32, f32});
+    NVVM::MMATypes type =
+        elt.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 pairs as i32.
+    if (elt.isF16()) {
+      auto asPair = [&](Value reg) -> Value {
+        Value one = vector::FromElementsOp::create(b, i32Vec(1), reg);
+        return vector::BitCastOp::create(b, VectorType::get({2}, elt), one);
+      };
+      for (Value &reg : aRegs)
+        reg = asPair(reg);
+      for (Value &reg : bRegs)
+        reg = asPair(reg);
+    }
+    for (int64_t h = 0; h < 2; ++h) {
+      auto op = NVVM::MmaOp::create(
+          b, resultType, aRegs, ArrayRef<Value>(bRegs).slice(2 * h, 2),
+          ArrayRef<Value>(cRegs).slice(4 * h, 4), ArrayRef<int64_t>{16, 8, 16},
+          std::nullopt, std::nullopt,
+          std::array<NVVM::MMATypes, 2>{type, type},
+          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                         NVVM::MMALayout::col});
+      for (int64_t e = 0; e < 4; ++e)
+        out.push_back(LLVM::ExtractValueOp::create(b, op, e));
+    }
+    return vector::FromElementsOp::create(
+        b, VectorType::get({8}, b.getF32Type()), out);
+  }
+
+  void storeC(Value c, Value mem, Value row, Value col, int64_t) override {
+    SmallVector<Value> e = elements(c, 8);
+    auto two = VectorType::get({2}, b.getF32Type());
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t at = 4 * h + 2 * half;
+        vector::StoreOp::create(
+            b, vector::FromElementsOp::create(b, two, {e[at], e[at + 1]}),
+            mem, ValueRange{add(row, g, 8 * half), add(col, t2, 8 * h)});
+      }
+  }
+
+  Value loadC(Value mem, Value row, Value col, int64_t) override {
+    SmallVector<Value> e;
+    auto two = VectorType::get({2}, b.getF32Type());
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value v = vector::LoadOp::create(
+            b, two, mem,
+            ValueRange{add(row, g, 8 * half), add(col, t2, 8 * h)});
+        e.append(elements(v, 2));
+      }
+    return vector::FromElementsOp::create(
+        b, VectorType::get({8}, b.getF32Type()), e);
+  }
+
+  Value mulC(Value x, Value y) override {
+    return arith::MulFOp::create(b, x, y);
+  }
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y, int64_t c) {
+    Value sum = arith::AddIOp::create(b, x, y);
+    return c ? arith::AddIOp::create(b, sum, idx(c)) : sum;
+  }
+  VectorType i32Vec(int64_t n) {
+    return VectorType::get({n}, b.getI32Type());
+  }
+  /// Four 8x8 matrices of 16-bit elements as vector<4xi32>, register i
+  /// from matrix i.
+  Value ldmatrix(Value mem, Value r, Value c, bool transpose) {
+    Value tiles = nvgpu::LdMatrixOp::create(
+        b, VectorType::get({4, 2}, elt), mem, ValueRange{r, c}, transpose,
+        4);
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value two = vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i});
+      Value one = vector::BitCastOp::create(b, i32Vec(1), two);
+      regs.push_back(vector::ExtractOp::create(b, one, ArrayRef<int64_t>{0}));
+    }
+    return vector::FromElementsOp::create(b, i32Vec(4), regs);
+  }
+  SmallVector<Value> elements(Value v, int64_t n) {
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
+    return out;
+  }
+
+  ImplicitLocOpBuilder &b;
+  Type elt;
+  Value g, t2; // lane / 4 and 2 (lane % 4)
+  // ldmatrix addressing: this lane's row and column offsets in a 16x16 tile
+  Value rowOfHalf0, colOfHalf1, rowOfHalf1, colOfHalf0;
+};
+
+} // namespace
+
+std::unique_ptr<TileMMA>
+mlir::attn::nvptx::createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt) {
+  return std::make_unique<WMMATileMMA>(b, elt);
+}
+
+std::unique_ptr<TileMMA>
+mlir::attn::nvptx::createMmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt,
+                                        Value lane) {
+  return std::make_unique<MmaSyncTileMMA>(b, elt, lane);
+}
