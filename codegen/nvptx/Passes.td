@@ -19,10 +19,21 @@ def AttnToWMMA : Pass<"attn-to-wmma", "ModuleOp"> {
     are opaque), two threads per row. The kernel arguments are the
     attention operands in the order q, k, v, [block_table], [kv_lens], o,
     [lse], each passed as an MLIR memref descriptor.
+
+    With `softmax=registers` (the `mma` tier, sm_80+) the tile products run
+    on mma.sync m16n8k16 with ldmatrix loads, and S, P, the mask and the
+    online softmax stay in registers in mma.sync's accumulator layout: P is
+    repacked from the accumulator layout into A operands without touching
+    shared memory, row maxima and sums take quad shuffles, and the rescale
+    multiplies the accumulators in place. bf16 inputs always take mma.sync
+    (WMMA has no bf16).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "target GPU (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a)">,
+    Option<"softmax", "softmax", "std::string", /*default=*/"\"shared\"",
+           "where the scores live: shared (wmma tier) or registers (mma "
+           "tier, sm_80+)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "vector::VectorDialect",

@@ -26,6 +26,11 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit holding nvvm/libdevice (default: "
                      "$CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)")};
+  Option<std::string> prefill{
+      *this, "prefill",
+      llvm::cl::desc("prefill tier: mma (scores in registers, sm_80+; the "
+                     "default there) or wmma (the default below sm_80)"),
+      llvm::cl::init("")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
@@ -54,6 +59,15 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
   AttnToWMMAOptions wmma;
   wmma.chip = options.chip;
+  std::string prefill = options.prefill;
+  if (prefill.empty())
+    prefill = *sm >= 80 ? "mma" : "wmma";
+  if (prefill != "mma" && prefill != "wmma") {
+    llvm::errs() << "attn-to-ptx: option 'prefill' must be mma or wmma, got '"
+                 << prefill << "'\n";
+    return failure();
+  }
+  wmma.softmax = prefill == "mma" ? "registers" : "shared";
   pm.addPass(createAttnToWMMA(wmma));
   pm.addPass(createAttnToSplitDecode());
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary

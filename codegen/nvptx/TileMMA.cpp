@@ -62,6 +62,14 @@ private:
   Type elt;
 };
 
+} // namespace
+
+std::unique_ptr<TileMMA>
+mlir::attn::nvptx::createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt) {
+  return std::make_unique<WMMATileMMA>(b, elt);
+}
+
+
 /// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
 /// with g = lane / 4 and t = lane % 4,
 ///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]
@@ -70,162 +78,165 @@ private:
 /// A 16x16 tile is two 16x8 halves side by side: B as vector<4xi32>
 /// (half h in elements 2h, 2h + 1), C as vector<8xf32> (half h in 4h..4h+3).
 /// A is vector<4xi32>; each i32 packs two inputs, the lower index first.
-class MmaSyncTileMMA : public TileMMA {
-public:
-  MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane)
-      : b(b), elt(elt) {
-    Value four = idx(4), eight = idx(8);
-    g = arith::DivUIOp::create(b, lane, four);
-    t2 = arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, four),
-                               idx(2));
-    // Matrix m = lane / 8 of an ldmatrix.x4 covers rows 8 (m & 1) and
-    // columns 8 (m >> 1) (or the other way round), row lane % 8 of it.
-    Value m = arith::DivUIOp::create(b, lane, eight);
-    Value r = arith::RemUIOp::create(b, lane, eight);
-    Value low = arith::MulIOp::create(
-        b, arith::AndIOp::create(b, m, idx(1)), eight);
-    Value high = arith::MulIOp::create(
-        b, arith::ShRUIOp::create(b, m, idx(1)), eight);
-    rowOfHalf0 = arith::AddIOp::create(b, low, r);
-    colOfHalf1 = high;
-    rowOfHalf1 = arith::AddIOp::create(b, high, r);
-    colOfHalf0 = low;
-  }
-
-  // ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix
-  // l / 8 and gets register i of the fragment from matrix i, already in
-  // the layout above (.trans for B stored k-major).
-  Value loadA(Value mem, Value row, Value col, int64_t) override {
-    return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
-                    false);
-  }
-
-  Value loadB(Value mem, Value row, Value col, int64_t,
-              bool transpose) override {
-    if (transpose) // B[k][n] = mem[row + n][col + k]: matrix i = (n/8, k/8)
-      return ldmatrix(mem, add(row, rowOfHalf1, 0), add(col, colOfHalf0, 0),
-                      false);
-    // B[k][n] = mem[row + k][col + n]: matrix i = (k/8 = i & 1, n/8)
-    return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
-                    true);
-  }
-
-  Value zeroC() override {
-    auto type = VectorType::get({8}, b.getF32Type());
-    return arith::ConstantOp::create(
-        b, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
-  }
-
-  Value mma(Value a, Value bFrag, Value c) override {
-    SmallVector<Value> aRegs = elements(a, 4), bRegs = elements(bFrag, 4),
-                       cRegs = elements(c, 8), out;
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), {f32, f32, f32, f32});
-    NVVM::MMATypes type =
-        elt.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 pairs as i32.
-    if (elt.isF16()) {
-      auto asPair = [&](Value reg) -> Value {
-        Value one = vector::FromElementsOp::create(b, i32Vec(1), reg);
-        return vector::BitCastOp::create(b, VectorType::get({2}, elt), one);
-      };
-      for (Value &reg : aRegs)
-        reg = asPair(reg);
-      for (Value &reg : bRegs)
-        reg = asPair(reg);
-    }
-    for (int64_t h = 0; h < 2; ++h) {
-      auto op = NVVM::MmaOp::create(
-          b, resultType, aRegs, ArrayRef<Value>(bRegs).slice(2 * h, 2),
-          ArrayRef<Value>(cRegs).slice(4 * h, 4), ArrayRef<int64_t>{16, 8, 16},
-          std::nullopt, std::nullopt,
-          std::array<NVVM::MMATypes, 2>{type, type},
-          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                         NVVM::MMALayout::col});
-      for (int64_t e = 0; e < 4; ++e)
-        out.push_back(LLVM::ExtractValueOp::create(b, op, e));
-    }
-    return vector::FromElementsOp::create(
-        b, VectorType::get({8}, b.getF32Type()), out);
-  }
-
-  void storeC(Value c, Value mem, Value row, Value col, int64_t) override {
-    SmallVector<Value> e = elements(c, 8);
-    auto two = VectorType::get({2}, b.getF32Type());
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t half = 0; half < 2; ++half) {
-        int64_t at = 4 * h + 2 * half;
-        vector::StoreOp::create(
-            b, vector::FromElementsOp::create(b, two, {e[at], e[at + 1]}),
-            mem, ValueRange{add(row, g, 8 * half), add(col, t2, 8 * h)});
-      }
-  }
-
-  Value loadC(Value mem, Value row, Value col, int64_t) override {
-    SmallVector<Value> e;
-    auto two = VectorType::get({2}, b.getF32Type());
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t half = 0; half < 2; ++half) {
-        Value v = vector::LoadOp::create(
-            b, two, mem,
-            ValueRange{add(row, g, 8 * half), add(col, t2, 8 * h)});
-        e.append(elements(v, 2));
-      }
-    return vector::FromElementsOp::create(
-        b, VectorType::get({8}, b.getF32Type()), e);
-  }
-
-  Value mulC(Value x, Value y) override {
-    return arith::MulFOp::create(b, x, y);
-  }
-
-private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value add(Value x, Value y, int64_t c) {
-    Value sum = arith::AddIOp::create(b, x, y);
-    return c ? arith::AddIOp::create(b, sum, idx(c)) : sum;
-  }
-  VectorType i32Vec(int64_t n) {
-    return VectorType::get({n}, b.getI32Type());
-  }
-  /// Four 8x8 matrices of 16-bit elements as vector<4xi32>, register i
-  /// from matrix i.
-  Value ldmatrix(Value mem, Value r, Value c, bool transpose) {
-    Value tiles = nvgpu::LdMatrixOp::create(
-        b, VectorType::get({4, 2}, elt), mem, ValueRange{r, c}, transpose,
-        4);
-    SmallVector<Value> regs;
-    for (int64_t i = 0; i < 4; ++i) {
-      Value two = vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i});
-      Value one = vector::BitCastOp::create(b, i32Vec(1), two);
-      regs.push_back(vector::ExtractOp::create(b, one, ArrayRef<int64_t>{0}));
-    }
-    return vector::FromElementsOp::create(b, i32Vec(4), regs);
-  }
-  SmallVector<Value> elements(Value v, int64_t n) {
-    SmallVector<Value> out;
-    for (int64_t i = 0; i < n; ++i)
-      out.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
-    return out;
-  }
-
-  ImplicitLocOpBuilder &b;
-  Type elt;
-  Value g, t2; // lane / 4 and 2 (lane % 4)
-  // ldmatrix addressing: this lane's row and column offsets in a 16x16 tile
-  Value rowOfHalf0, colOfHalf1, rowOfHalf1, colOfHalf0;
-};
-
-} // namespace
-
-std::unique_ptr<TileMMA>
-mlir::attn::nvptx::createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt) {
-  return std::make_unique<WMMATileMMA>(b, elt);
+MmaSyncTileMMA::MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane)
+    : b(b), elt(elt) {
+  Value four = idx(4), eight = idx(8);
+  g = arith::DivUIOp::create(b, lane, four);
+  t2 = arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, four), idx(2));
+  // Matrix m = lane / 8 of an ldmatrix.x4 covers rows 8 (m & 1) and
+  // columns 8 (m >> 1) (or the other way round), row lane % 8 of it.
+  Value m = arith::DivUIOp::create(b, lane, eight);
+  Value r = arith::RemUIOp::create(b, lane, eight);
+  Value low =
+      arith::MulIOp::create(b, arith::AndIOp::create(b, m, idx(1)), eight);
+  Value high =
+      arith::MulIOp::create(b, arith::ShRUIOp::create(b, m, idx(1)), eight);
+  rowOfHalf0 = arith::AddIOp::create(b, low, r);
+  colOfHalf1 = high;
+  rowOfHalf1 = arith::AddIOp::create(b, high, r);
+  colOfHalf0 = low;
 }
 
-std::unique_ptr<TileMMA>
-mlir::attn::nvptx::createMmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt,
-                                        Value lane) {
-  return std::make_unique<MmaSyncTileMMA>(b, elt, lane);
+// ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix l / 8
+// and gets register i of the fragment from matrix i, already in the layout
+// above (.trans for B stored k-major).
+Value MmaSyncTileMMA::loadA(Value mem, Value row, Value col, int64_t) {
+  return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
+                  false);
+}
+
+Value MmaSyncTileMMA::loadB(Value mem, Value row, Value col, int64_t,
+                            bool transpose) {
+  if (transpose) // B[k][n] = mem[row + n][col + k]: matrix i = (n/8, k/8)
+    return ldmatrix(mem, add(row, rowOfHalf1, 0), add(col, colOfHalf0, 0),
+                    false);
+  // B[k][n] = mem[row + k][col + n]: matrix i = (k/8 = i & 1, n/8)
+  return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
+                  true);
+}
+
+Value MmaSyncTileMMA::zeroC() {
+  auto type = VectorType::get({8}, b.getF32Type());
+  return arith::ConstantOp::create(
+      b, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+}
+
+Value MmaSyncTileMMA::mma(Value a, Value bFrag, Value c) {
+  SmallVector<Value> aRegs = elements(a, 4), bRegs = elements(bFrag, 4),
+                     cRegs = elements(c, 8), out;
+  Type f32 = b.getF32Type();
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  NVVM::MMATypes type =
+      elt.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 pairs as i32.
+  if (elt.isF16()) {
+    auto asPair = [&](Value reg) -> Value {
+      Value one = vector::FromElementsOp::create(b, i32Vec(1), reg);
+      return vector::BitCastOp::create(b, VectorType::get({2}, elt), one);
+    };
+    for (Value &reg : aRegs)
+      reg = asPair(reg);
+    for (Value &reg : bRegs)
+      reg = asPair(reg);
+  }
+  for (int64_t h = 0; h < 2; ++h) {
+    auto op = NVVM::MmaOp::create(
+        b, resultType, aRegs, ArrayRef<Value>(bRegs).slice(2 * h, 2),
+        ArrayRef<Value>(cRegs).slice(4 * h, 4), ArrayRef<int64_t>{16, 8, 16},
+        std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    for (int64_t e = 0; e < 4; ++e)
+      out.push_back(LLVM::ExtractValueOp::create(b, op, e));
+  }
+  return vector::FromElementsOp::create(b, VectorType::get({8}, f32), out);
+}
+
+void MmaSyncTileMMA::storeC(Value c, Value mem, Value row, Value col,
+                            int64_t) {
+  SmallVector<Value> e = elements(c, 8);
+  auto two = VectorType::get({2}, b.getF32Type());
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t half = 0; half < 2; ++half) {
+      int64_t at = 4 * h + 2 * half;
+      vector::StoreOp::create(
+          b, vector::FromElementsOp::create(b, two, {e[at], e[at + 1]}), mem,
+          ValueRange{add(row, g, 8 * half), add(col, t2, 8 * h)});
+    }
+}
+
+Value MmaSyncTileMMA::loadC(Value mem, Value row, Value col, int64_t) {
+  SmallVector<Value> e;
+  auto two = VectorType::get({2}, b.getF32Type());
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value v = vector::LoadOp::create(
+          b, two, mem, ValueRange{add(row, g, 8 * half), add(col, t2, 8 * h)});
+      e.append(elements(v, 2));
+    }
+  return vector::FromElementsOp::create(
+      b, VectorType::get({8}, b.getF32Type()), e);
+}
+
+Value MmaSyncTileMMA::mulC(Value x, Value y) {
+  return arith::MulFOp::create(b, x, y);
+}
+
+Value MmaSyncTileMMA::accumulatorToA(ArrayRef<Value> e) {
+  // A register i = (row half i & 1, column half i >> 1) = accumulator
+  // elements 2i, 2i + 1.
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i) {
+    Value lo = arith::TruncFOp::create(b, elt, e[2 * i]);
+    Value hi = arith::TruncFOp::create(b, elt, e[2 * i + 1]);
+    regs.push_back(pack(vector::FromElementsOp::create(
+        b, VectorType::get({2}, elt), ValueRange{lo, hi})));
+  }
+  return vector::FromElementsOp::create(b, i32Vec(4), regs);
+}
+
+Value MmaSyncTileMMA::rowBroadcast(Value top, Value bottom) {
+  SmallVector<Value> e;
+  for (int64_t i = 0; i < 8; ++i)
+    e.push_back(rowHalf(i) ? bottom : top);
+  return vector::FromElementsOp::create(
+      b, VectorType::get({8}, b.getF32Type()), e);
+}
+
+Value MmaSyncTileMMA::idx(int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Value MmaSyncTileMMA::add(Value x, Value y, int64_t c) {
+  Value sum = arith::AddIOp::create(b, x, y);
+  return c ? arith::AddIOp::create(b, sum, idx(c)) : sum;
+}
+
+VectorType MmaSyncTileMMA::i32Vec(int64_t n) {
+  return VectorType::get({n}, b.getI32Type());
+}
+
+Value MmaSyncTileMMA::pack(Value two) {
+  Value one = vector::BitCastOp::create(b, i32Vec(1), two);
+  return vector::ExtractOp::create(b, one, ArrayRef<int64_t>{0});
+}
+
+/// Four 8x8 matrices of 16-bit elements as vector<4xi32>, register i from
+/// matrix i.
+Value MmaSyncTileMMA::ldmatrix(Value mem, Value r, Value c, bool transpose) {
+  Value tiles = nvgpu::LdMatrixOp::create(
+      b, VectorType::get({4, 2}, elt), mem, ValueRange{r, c}, transpose, 4);
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(
+        pack(vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i})));
+  return vector::FromElementsOp::create(b, i32Vec(4), regs);
+}
+
+SmallVector<Value> MmaSyncTileMMA::elements(Value v, int64_t n) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
+  return out;
 }

@@ -46,10 +46,49 @@ public:
 /// WMMA fragments of `elt` (f16) inputs.
 std::unique_ptr<TileMMA> createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt);
 
-/// mma.sync fragments of `elt` (f16 or bf16) inputs; `lane` is the thread's
-/// lane in its warp.
-std::unique_ptr<TileMMA> createMmaSyncTileMMA(ImplicitLocOpBuilder &b,
-                                              Type elt, Value lane);
+/// mma.sync m16n8k16 fragments of `elt` (f16 or bf16) inputs, in the PTX
+/// ISA's register layout (TileMMA.cpp), which the mma tier computes with:
+/// element e (0..7) of a thread's accumulator of a 16x16 tile sits at row
+/// laneRow() + 8 * rowHalf(e), column laneColumn() + columnOffset(e).
+class MmaSyncTileMMA : public TileMMA {
+public:
+  MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane);
+
+  Value loadA(Value mem, Value row, Value col, int64_t ld) override;
+  Value loadB(Value mem, Value row, Value col, int64_t ld,
+              bool transpose) override;
+  Value zeroC() override;
+  Value mma(Value a, Value b, Value c) override;
+  void storeC(Value c, Value mem, Value row, Value col, int64_t ld) override;
+  Value loadC(Value mem, Value row, Value col, int64_t ld) override;
+  Value mulC(Value x, Value y) override;
+
+  static int64_t rowHalf(int64_t e) { return (e / 2) % 2; }
+  static int64_t columnOffset(int64_t e) { return 8 * (e / 4) + e % 2; }
+  Value laneRow() const { return g; }
+  Value laneColumn() const { return t2; }
+  /// The accumulator elements of a 16x16 tile, rounded to the input type,
+  /// as the A operand of the same 16x16 tile: the two layouts agree, so
+  /// P = exp(S) feeds P V without leaving registers.
+  Value accumulatorToA(ArrayRef<Value> elements);
+  /// An accumulator-layout tile holding `top` in rows 0-7 and `bottom` in
+  /// rows 8-15 (a per-row factor for this thread's two rows).
+  Value rowBroadcast(Value top, Value bottom);
+
+private:
+  Value idx(int64_t v);
+  Value add(Value x, Value y, int64_t c);
+  VectorType i32Vec(int64_t n);
+  Value pack(Value two);
+  Value ldmatrix(Value mem, Value r, Value c, bool transpose);
+  SmallVector<Value> elements(Value v, int64_t n);
+
+  ImplicitLocOpBuilder &b;
+  Type elt;
+  Value g, t2; // lane / 4 and 2 (lane % 4)
+  // ldmatrix addressing: this lane's row and column offsets in a 16x16 tile
+  Value rowOfHalf0, colOfHalf1, rowOfHalf1, colOfHalf0;
+};
 
 } // namespace mlir::attn::nvptx
 

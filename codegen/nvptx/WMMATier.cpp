@@ -80,7 +80,8 @@ constexpr int64_t kPadHalf = 8, kPadFloat = 4;
 /// Builds the kernel of one nest.
 class WMMAKernel : public KernelEmitter {
 public:
-  WMMAKernel(L1Nest nest, int sm) : KernelEmitter(nest), sm(sm) {}
+  WMMAKernel(L1Nest nest, int sm, bool registers)
+      : KernelEmitter(nest), sm(sm), registers(registers) {}
 
   /// Checks what this tier can do; computes the shared-memory plan.
   LogicalResult plan() {
@@ -133,7 +134,8 @@ public:
     sOff = 0;
     pOff = sBytes;
     aOff = sBytes + pBytes;
-    at = std::max(qBytes, sBytes + pBytes + aBytes);
+    // The mma tier keeps S, P and the rescale in registers.
+    at = registers ? qBytes : std::max(qBytes, sBytes + pBytes + aBytes);
     kStage = rounded(bc * (d + kPadHalf) * 2);
     vStage = rounded(bc * (dv + kPadHalf) * 2);
     // cp.async double-buffers K/V; without it (sm_75) one stage is loaded
@@ -145,6 +147,10 @@ public:
     // lives in registers by then).
     oOff = 0;
     smemBytes = std::max(at, br * (dv + kPadFloat) * 4);
+    if (registers) { // each row's m and l after the loop
+      mlOff = rounded(smemBytes);
+      smemBytes = mlOff + br * 2 * 4;
+    }
     if (smemBytes > maxSharedMemoryBytes(sm))
       return op->emitError()
              << "the wmma tier needs " << smemBytes
@@ -177,13 +183,28 @@ private:
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start);
 
+  /// What one K/V tile's step of the loop works on.
+  struct Step {
+    ArrayRef<Value> qFrags; // Q's A operands, one per 16 of D
+    Value ks, vs;           // this tile's K and V in shared memory
+    Value j;                // its first key
+    Value qLen, row0, warpRow;
+    ValueRange state;       // the loop's: softmax state, then acc tiles
+  };
+  SmallVector<Value> sharedSoftmaxStep(TileMMA &tiles, const Step &step);
+  SmallVector<Value> registerSoftmaxStep(MmaSyncTileMMA &tiles,
+                                         const Step &step);
+
   int sm;
+  bool registers; // the mma tier: scores and softmax in registers
   int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1, warps = 0, threads = 0;
   Type elt, outElt;
   int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
-          oOff = 0, kStage = 0, vStage = 0, stages = 2, smemBytes = 0;
+          oOff = 0, mlOff = 0, kStage = 0, vStage = 0, stages = 2,
+          smemBytes = 0;
 
   Value smem, tid, kvLen;
+  Value ss, ps, as; // score, probability and rescale tiles (wmma tier)
 };
 
 void WMMAKernel::copyTile(
@@ -270,6 +291,171 @@ void WMMAKernel::copyKV(Value start, Value stage) {
     NVVM::CpAsyncCommitGroupOp::create(*b);
 }
 
+/// One K/V tile of the wmma tier: S goes through shared memory, where two
+/// threads per row apply the mask and the online softmax; P and the
+/// rescale factors come back as fragments. Returns the next loop state.
+SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
+                                                 const Step &step) {
+  // attn.qk: S[16w.., :] = Q K^T on WMMA, stored to shared memory.
+  for (int64_t nb = 0; nb < bc / 16; ++nb) {
+    Value c = tiles.zeroC();
+    for (int64_t k = 0; k < d / 16; ++k) {
+      Value kf = tiles.loadB(step.ks, idx(16 * nb), idx(16 * k), d + kPadHalf,
+                              /*transpose=*/true);
+      c = tiles.mma(step.qFrags[k], kf, c);
+    }
+    tiles.storeC(c, ss, step.warpRow, idx(16 * nb), bc + kPadFloat);
+  }
+  syncWarp();
+
+  // attn.mask + attn.online_softmax: two threads per row, taking
+  // alternate columns (fewer shared-memory bank conflicts than halves).
+  Value r = arith::DivUIOp::create(*b, tid, idx(2));
+  Value half = arith::RemUIOp::create(*b, tid, idx(2));
+  auto column = [&](Value t) { return add(mul(t, idx(2)), half); };
+  Value query = arith::DivUIOp::create(*b, add(step.row0, r), idx(group));
+  // The row's scores stay in registers between the two passes (the
+  // loops are unrolled here, so each value has its own register).
+  SmallVector<Value> scores;
+  Value rowMax = f32(-INFINITY);
+  for (int64_t t = 0; t < bc / 2; ++t) {
+    Value c = column(idx(t));
+    Value s = scoreFromDot(memref::LoadOp::create(*b, ss, ValueRange{r, c}));
+    Value key = add(step.j, c);
+    Value visible = this->visible(key, query, step.qLen, kvLen);
+    scores.push_back(arith::SelectOp::create(*b, visible, s, f32(-INFINITY)));
+    rowMax = arith::MaxNumFOp::create(*b, rowMax, scores.back());
+  }
+  auto shuffle = [&](Value x) -> Value {
+    return gpu::ShuffleOp::create(*b, x, 1, kWarp, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  };
+  rowMax = arith::MaxNumFOp::create(*b, rowMax, shuffle(rowMax));
+  Value m = step.state[0], l = step.state[1];
+  Value newMax = arith::MaxNumFOp::create(*b, m, rowMax);
+  Value shift = safeMax(newMax);
+  Value rescale =
+      math::Exp2Op::create(*b, arith::SubFOp::create(*b, m, shift));
+  Value rowSum = f32(0);
+  for (int64_t t = 0; t < bc / 2; ++t) {
+    Value p = math::Exp2Op::create(
+        *b, arith::SubFOp::create(*b, scores[t], shift));
+    memref::StoreOp::create(*b, arith::TruncFOp::create(*b, elt, p), ps,
+                            ValueRange{r, column(idx(t))});
+    rowSum = arith::AddFOp::create(*b, rowSum, p);
+  }
+  rowSum = arith::AddFOp::create(*b, rowSum, shuffle(rowSum));
+  Value newSum = arith::AddFOp::create(
+      *b, arith::MulFOp::create(*b, l, rescale), rowSum);
+  // The rescale factor, broadcast along its row of the warp's 16x16 tile.
+  Value aRow = add(step.warpRow, arith::RemUIOp::create(*b, r, idx(16)));
+  for (int64_t e = 0; e < 8; ++e)
+    memref::StoreOp::create(*b, rescale, as,
+                            ValueRange{aRow, add(mul(half, idx(8)), idx(e))});
+  syncWarp();
+
+  // attn.pv: acc = acc * rescale + P V.
+  Value alpha = tiles.loadC(as, step.warpRow, idx(0), 16);
+  SmallVector<Value> pFrags;
+  for (int64_t k = 0; k < bc / 16; ++k)
+    pFrags.push_back(tiles.loadA(ps, step.warpRow, idx(16 * k), bc + kPadHalf));
+  SmallVector<Value> results{newMax, newSum};
+  for (int64_t nb = 0; nb < dv / 16; ++nb) {
+    Value acc = tiles.mulC(step.state[2 + nb], alpha);
+    for (int64_t k = 0; k < bc / 16; ++k) {
+      Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb), dv + kPadHalf,
+                              /*transpose=*/false);
+      acc = tiles.mma(pFrags[k], vf, acc);
+    }
+    results.push_back(acc);
+  }
+  return results;
+}
+
+/// One K/V tile of the mma tier: S = Q K^T stays in mma.sync accumulators;
+/// each thread scales, masks and exponentiates its own elements (rows g and
+/// g + 8 of its warp's 16, two columns per 8 keys), the row maxima take two
+/// quad shuffles, and P goes straight into the A operands of P V. l stays a
+/// per-thread partial sum over the thread's columns until the loop ends.
+SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
+                                                   const Step &step) {
+  using Layout = MmaSyncTileMMA;
+  Value rowTop = add(step.row0, add(step.warpRow, tiles.laneRow()));
+  Value queries[2] = {
+      arith::DivUIOp::create(*b, rowTop, idx(group)),
+      arith::DivUIOp::create(*b, add(rowTop, idx(8)), idx(group))};
+  SmallVector<SmallVector<Value>> scores;
+  Value rowMax[2] = {f32(-INFINITY), f32(-INFINITY)};
+  for (int64_t nb = 0; nb < bc / 16; ++nb) {
+    Value c = tiles.zeroC();
+    for (int64_t k = 0; k < d / 16; ++k)
+      c = tiles.mma(step.qFrags[k],
+                    tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
+                                d + kPadHalf, /*transpose=*/true),
+                    c);
+    SmallVector<Value> tile;
+    for (int64_t e = 0; e < 8; ++e) {
+      Value x = scoreFromDot(
+          vector::ExtractOp::create(*b, c, ArrayRef<int64_t>{e}));
+      Value key = add(step.j, add(tiles.laneColumn(),
+                                  idx(16 * nb + Layout::columnOffset(e))));
+      Value seen =
+          visible(key, queries[Layout::rowHalf(e)], step.qLen, kvLen);
+      tile.push_back(arith::SelectOp::create(*b, seen, x, f32(-INFINITY)));
+      Value &max = rowMax[Layout::rowHalf(e)];
+      max = arith::MaxNumFOp::create(*b, max, tile.back());
+    }
+    scores.push_back(std::move(tile));
+  }
+  // The four threads of a quad hold a row's columns.
+  auto quadReduce = [&](Value x, bool isMax) {
+    for (int64_t offset : {1, 2}) {
+      Value other =
+          gpu::ShuffleOp::create(*b, x, offset, kWarp, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      x = isMax ? Value(arith::MaxNumFOp::create(*b, x, other))
+                : Value(arith::AddFOp::create(*b, x, other));
+    }
+    return x;
+  };
+  Value newMax[2], shift[2], alpha[2], sum[2];
+  for (int64_t h = 0; h < 2; ++h) {
+    newMax[h] = arith::MaxNumFOp::create(*b, step.state[h],
+                                         quadReduce(rowMax[h], true));
+    shift[h] = safeMax(newMax[h]);
+    alpha[h] = math::Exp2Op::create(
+        *b, arith::SubFOp::create(*b, step.state[h], shift[h]));
+    sum[h] = f32(0);
+  }
+  SmallVector<Value> pFrags;
+  for (SmallVector<Value> &tile : scores) {
+    SmallVector<Value> p;
+    for (int64_t e = 0; e < 8; ++e) {
+      int64_t h = Layout::rowHalf(e);
+      p.push_back(math::Exp2Op::create(
+          *b, arith::SubFOp::create(*b, tile[e], shift[h])));
+      sum[h] = arith::AddFOp::create(*b, sum[h], p.back());
+    }
+    pFrags.push_back(tiles.accumulatorToA(p));
+  }
+  SmallVector<Value> results{newMax[0], newMax[1]};
+  for (int64_t h = 0; h < 2; ++h)
+    results.push_back(arith::AddFOp::create(
+        *b, arith::MulFOp::create(*b, step.state[2 + h], alpha[h]), sum[h]));
+  // attn.pv: acc = acc * rescale + P V, the rescale per row in registers.
+  Value rescale = tiles.rowBroadcast(alpha[0], alpha[1]);
+  for (int64_t nb = 0; nb < dv / 16; ++nb) {
+    Value acc = tiles.mulC(step.state[4 + nb], rescale);
+    for (int64_t k = 0; k < bc / 16; ++k)
+      acc = tiles.mma(pFrags[k],
+                      tiles.loadB(step.vs, idx(16 * k), idx(16 * nb),
+                                  dv + kPadHalf, /*transpose=*/false),
+                      acc);
+    results.push_back(acc);
+  }
+  return results;
+}
+
 LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
@@ -326,9 +512,9 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
   Value warpRow = mul(warp, idx(16));
   Value qs = view(idx(qOff), {br, d + kPadHalf}, elt);
-  Value ss = view(idx(sOff), {br, bc + kPadFloat}, kb.getF32Type());
-  Value ps = view(idx(pOff), {br, bc + kPadHalf}, elt);
-  Value as = view(idx(aOff), {warps * 16, 16}, kb.getF32Type());
+  ss = view(idx(sOff), {br, bc + kPadFloat}, kb.getF32Type());
+  ps = view(idx(pOff), {br, bc + kPadHalf}, elt);
+  as = view(idx(aOff), {warps * 16, 16}, kb.getF32Type());
 
   // Prologue: Q tile, first K/V tile; Q fragments once.
   Value q = map.lookup(n.loadQ.getQ());
@@ -353,22 +539,32 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   if (sm >= 80)
     NVVM::CpAsyncWaitGroupOp::create(kb, 1);
   gpu::BarrierOp::create(kb);
-  // f16 on WMMA; bf16, which WMMA lacks, on mma.sync. (f16 on mma.sync
-  // was measured too: 145.8 against WMMA's 170.1 TFLOP/s at D128 S4096 on
-  // an H100, with this kernel's shared-memory round trips.)
-  std::unique_ptr<TileMMA> tiles =
-      elt.isBF16()
-          ? createMmaSyncTileMMA(
-                kb, elt, arith::RemUIOp::create(kb, tid, idx(kWarp)))
-          : createWMMATileMMA(kb, elt);
+  // The mma tier and bf16 (which WMMA lacks) on mma.sync; f16 on WMMA in
+  // the wmma tier. (f16 on mma.sync with the scores through shared memory
+  // measured 145.8 against WMMA's 170.1 TFLOP/s at D128 S4096, H100.)
+  MmaSyncTileMMA *mmaSync = nullptr;
+  std::unique_ptr<TileMMA> tiles;
+  if (registers || elt.isBF16()) {
+    auto owned = std::make_unique<MmaSyncTileMMA>(
+        kb, elt, arith::RemUIOp::create(kb, tid, idx(kWarp)));
+    mmaSync = owned.get();
+    tiles = std::move(owned);
+  } else {
+    tiles = createWMMATileMMA(kb, elt);
+  }
   SmallVector<Value> qFrags;
   for (int64_t k = 0; k < d / 16; ++k)
     qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), d + kPadHalf));
 
-  // The K/V loop: carries m, l (per thread) and the acc fragments.
+  // The K/V loop carries the softmax state - m and l of the thread's row
+  // (wmma tier), or m, m, l, l of its two rows (mma tier) - and the acc
+  // tiles.
   const double negInf = -INFINITY;
+  const int64_t nState = registers ? 4 : 2;
   Value zeroC = tiles->zeroC();
   SmallVector<Value> inits{f32(negInf), f32(0)};
+  if (registers)
+    inits = {f32(negInf), f32(negInf), f32(0), f32(0)};
   for (int64_t i = 0; i < dv / 16; ++i)
     inits.push_back(zeroC);
   auto loop = scf::ForOp::create(kb, *lo, *hi, idx(bc), inits);
@@ -376,7 +572,6 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
-    Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1);
     Value iter = arith::DivUIOp::create(kb, arith::SubIOp::create(kb, j, *lo),
                                         idx(bc));
     Value stage = arith::RemUIOp::create(kb, iter, idx(stages));
@@ -402,86 +597,45 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value vs = view(add(idx(vOff), mul(stage, idx(vStage))),
                     {bc, dv + kPadHalf}, elt);
 
-    // attn.qk: S[16w.., :] = Q K^T on WMMA, stored to shared memory.
-    for (int64_t nb = 0; nb < bc / 16; ++nb) {
-      Value c = zeroC;
-      for (int64_t k = 0; k < d / 16; ++k) {
-        Value kf = tiles->loadB(ks, idx(16 * nb), idx(16 * k), d + kPadHalf,
-                                /*transpose=*/true);
-        c = tiles->mma(qFrags[k], kf, c);
-      }
-      tiles->storeC(c, ss, warpRow, idx(16 * nb), bc + kPadFloat);
-    }
-    syncWarp();
-
-    // attn.mask + attn.online_softmax: two threads per row, taking
-    // alternate columns (fewer shared-memory bank conflicts than halves).
-    Value r = arith::DivUIOp::create(kb, tid, idx(2));
-    Value half = arith::RemUIOp::create(kb, tid, idx(2));
-    auto column = [&](Value t) { return add(mul(t, idx(2)), half); };
-    Value query = arith::DivUIOp::create(kb, add(*row0, r), idx(group));
-    // The row's scores stay in registers between the two passes (the
-    // loops are unrolled here, so each value has its own register).
-    SmallVector<Value> scores;
-    Value rowMax = f32(negInf);
-    for (int64_t t = 0; t < bc / 2; ++t) {
-      Value c = column(idx(t));
-      Value s = scoreFromDot(memref::LoadOp::create(kb, ss, ValueRange{r, c}));
-      Value key = add(j, c);
-      Value visible = this->visible(key, query, *qLen, kvLen);
-      scores.push_back(arith::SelectOp::create(kb, visible, s, f32(negInf)));
-      rowMax = arith::MaxNumFOp::create(kb, rowMax, scores.back());
-    }
-    auto shuffle = [&](Value x) -> Value {
-      return gpu::ShuffleOp::create(kb, x, 1, kWarp, gpu::ShuffleMode::XOR)
-          .getShuffleResult();
-    };
-    rowMax = arith::MaxNumFOp::create(kb, rowMax, shuffle(rowMax));
-    Value newMax = arith::MaxNumFOp::create(kb, m, rowMax);
-    Value shift = safeMax(newMax);
-    Value rescale =
-        math::Exp2Op::create(kb, arith::SubFOp::create(kb, m, shift));
-    Value rowSum = f32(0);
-    for (int64_t t = 0; t < bc / 2; ++t) {
-      Value p = math::Exp2Op::create(
-          kb, arith::SubFOp::create(kb, scores[t], shift));
-      memref::StoreOp::create(kb, arith::TruncFOp::create(kb, elt, p), ps,
-                              ValueRange{r, column(idx(t))});
-      rowSum = arith::AddFOp::create(kb, rowSum, p);
-    }
-    rowSum = arith::AddFOp::create(kb, rowSum, shuffle(rowSum));
-    Value newSum = arith::AddFOp::create(
-        kb, arith::MulFOp::create(kb, l, rescale), rowSum);
-    // The rescale factor, broadcast along its row of the warp's 16x16 tile.
-    Value aRow = add(warpRow, arith::RemUIOp::create(kb, r, idx(16)));
-    for (int64_t e = 0; e < 8; ++e)
-      memref::StoreOp::create(kb, rescale, as,
-                              ValueRange{aRow, add(mul(half, idx(8)), idx(e))});
-    syncWarp();
-
-    // attn.pv: acc = acc * rescale + P V.
-    Value alpha = tiles->loadC(as, warpRow, idx(0), 16);
-    SmallVector<Value> pFrags;
-    for (int64_t k = 0; k < bc / 16; ++k)
-      pFrags.push_back(tiles->loadA(ps, warpRow, idx(16 * k), bc + kPadHalf));
-    SmallVector<Value> results{newMax, newSum};
-    for (int64_t nb = 0; nb < dv / 16; ++nb) {
-      Value acc = tiles->mulC(loop.getRegionIterArg(2 + nb), alpha);
-      for (int64_t k = 0; k < bc / 16; ++k) {
-        Value vf = tiles->loadB(vs, idx(16 * k), idx(16 * nb), dv + kPadHalf,
-                                /*transpose=*/false);
-        acc = tiles->mma(pFrags[k], vf, acc);
-      }
-      results.push_back(acc);
-    }
-    scf::YieldOp::create(kb, results);
+    Step step{qFrags, ks, vs, j, *qLen, *row0, warpRow,
+              loop.getRegionIterArgs()};
+    scf::YieldOp::create(kb, registers
+                                 ? registerSoftmaxStep(*mmaSync, step)
+                                 : sharedSoftmaxStep(*tiles, step));
   }
 
   // attn.finalize + stores: acc -> shared -> o = acc / l, lse.
+  if (registers) {
+    // Each row's m and l (l summed over its quad) go to shared memory, where
+    // the two threads that store the row read them.
+    Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
+    Value rowSums[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      rowSums[h] = loop.getResult(2 + h);
+      for (int64_t offset : {1, 2})
+        rowSums[h] = arith::AddFOp::create(
+            kb, rowSums[h],
+            gpu::ShuffleOp::create(kb, rowSums[h], offset, kWarp,
+                                   gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+    }
+    auto writer = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
+                                  mmaSync->laneColumn(), idx(0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(writer.thenBlock());
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(warpRow, add(mmaSync->laneRow(), idx(8 * h)));
+      memref::StoreOp::create(kb, loop.getResult(h), ml,
+                              ValueRange{row, idx(0)});
+      memref::StoreOp::create(kb, rowSums[h], ml, ValueRange{row, idx(1)});
+    }
+  }
   gpu::BarrierOp::create(kb); // the staging tile reuses every shared tile
   Value os = view(idx(oOff), {br, dv + kPadFloat}, kb.getF32Type());
   for (int64_t nb = 0; nb < dv / 16; ++nb)
-    tiles->storeC(loop.getResult(2 + nb), os, warpRow, idx(16 * nb),
+    tiles->storeC(loop.getResult(nState + nb), os, warpRow, idx(16 * nb),
                   dv + kPadFloat);
   syncWarp();
   Value r = arith::DivUIOp::create(kb, tid, idx(2));
@@ -493,6 +647,11 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
                    arith::RemUIOp::create(kb, f, idx(group)));
   Value query = arith::DivUIOp::create(kb, f, idx(group));
   Value m = loop.getResult(0), l = loop.getResult(1);
+  if (registers) {
+    Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
+    m = memref::LoadOp::create(kb, ml, ValueRange{r, idx(0)});
+    l = memref::LoadOp::create(kb, ml, ValueRange{r, idx(1)});
+  }
   Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
   Value inv = arith::SelectOp::create(
       kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
@@ -541,7 +700,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
                                           operands);
   // Launch facts for hosts that do not read this IR (attn-translate
   // prints them beside the PTX): grid = (ceil(group * Sq / block_q), Hkv, B).
-  launch->setAttr("attn.tier", hb.getStringAttr("wmma"));
+  launch->setAttr("attn.tier", hb.getStringAttr(registers ? "mma" : "wmma"));
   launch->setAttr("attn.block_q", hb.getI64IntegerAttr(br));
   launch->setAttr("attn.group", hb.getI64IntegerAttr(group));
   n.forall.erase();
@@ -566,6 +725,19 @@ struct AttnToWMMAPass : mlir::attn::impl::AttnToWMMABase<AttnToWMMAPass> {
                          << chip;
       return signalPassFailure();
     }
+    if (softmax != "shared" && softmax != "registers") {
+      module.emitError() << "option 'softmax' must be 'shared' (wmma tier) "
+                            "or 'registers' (mma tier), got '"
+                         << softmax << "'";
+      return signalPassFailure();
+    }
+    bool registers = softmax == "registers";
+    if (registers && *sm < 80) {
+      module.emitError() << "the mma tier (softmax=registers) needs sm_80 "
+                            "or newer (mma.sync, ldmatrix); got "
+                         << chip;
+      return signalPassFailure();
+    }
     SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
     for (auto nest : findNests(module)) {
       auto tier = nest.second->getAttrOfType<StringAttr>("attn.tier");
@@ -580,7 +752,7 @@ struct AttnToWMMAPass : mlir::attn::impl::AttnToWMMABase<AttnToWMMAPass> {
       FailureOr<L1Nest> nest = matchNest(forall, "attn-to-wmma");
       if (failed(nest))
         return signalPassFailure();
-      WMMAKernel kernel(*nest, *sm);
+      WMMAKernel kernel(*nest, *sm, registers);
       std::string name = (func.getSymName() + "_wmma").str();
       if (symbols.lookup(name))
         name += "_" + std::to_string(std::distance(

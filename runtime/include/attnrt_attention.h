@@ -87,7 +87,7 @@ typedef struct attnrt_operand_type {
 /* How a kernel of a tier is launched (attn-translate --attn-ptx's
    "// attn.kernel" line). */
 typedef enum attnrt_tier {
-  ATTNRT_TIER_WMMA = 1,           /* grid (ceil(G Sq / block_q), Hkv, B) */
+  ATTNRT_TIER_PREFILL = 1,        /* wmma, mma: (ceil(G Sq / block_q), Hkv, B) */
   ATTNRT_TIER_DECODE_SPLIT = 2,   /* grid (splits, Hkv, B ceil(G Sq / block_q)) */
   ATTNRT_TIER_DECODE_COMBINE = 3, /* grid (ceil(B Hq Sq / rows_per_block)) */
 } attnrt_tier;

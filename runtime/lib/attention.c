@@ -71,7 +71,7 @@ static void grid_of(const attnrt_launch_facts *launch, const struct problem *p,
   long long block_q = launch->block_q > 0 ? launch->block_q : 1;
   long long per_block = launch->rows_per_block > 0 ? launch->rows_per_block : 1;
   switch (launch->tier) {
-  case ATTNRT_TIER_WMMA:
+  case ATTNRT_TIER_PREFILL:
     grid[0] = ceil_div(p->group_rows, block_q);
     grid[1] = p->kv_heads;
     grid[2] = p->batch;
@@ -476,7 +476,7 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
           add_memref(&params, call->data[inputs[j]],
                      kernel->operands[inputs[j]].rank, call->sizes[inputs[j]],
                      strides[inputs[j]]);
-    if (launch->tier != ATTNRT_TIER_WMMA)
+    if (launch->tier != ATTNRT_TIER_PREFILL)
       add_memref(&params, call->workspace, 3, workspace_sizes,
                  workspace_strides);
     if (launch->tier != ATTNRT_TIER_DECODE_SPLIT)

@@ -248,7 +248,7 @@ bool poison(const Case &c, Problem &p) {
 bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
             Problem &p, attnrt_stream *stream) {
   for (const LaunchFacts &f : launches) {
-    if (f.tier == "wmma") {
+    if (f.tier == "wmma" || f.tier == "mma") {
       int64_t rows = c.sq * (c.hq / c.hkv);
       unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
       Params params{&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse};
@@ -436,7 +436,7 @@ int main(int argc, char **argv) {
       std::printf(" paged bs=%lld", (long long)c.blockSize);
     if (c.bf16)
       std::printf(" bf16");
-    if (f.front().tier != "wmma")
+    if (f.front().tier.rfind("decode", 0) == 0)
       std::printf(" splits=%lld", (long long)p.splits);
     std::printf(":");
     if (verify)

@@ -348,7 +348,7 @@ int expectedArgs(const Kernel &kernel, int tier) {
   int inputs = has(ATTNRT_Q) + has(ATTNRT_K) + has(ATTNRT_V) +
                has(ATTNRT_BLOCK_TABLE) + has(ATTNRT_KV_LENS);
   int outputs = has(ATTNRT_O) + has(ATTNRT_LSE);
-  if (tier == ATTNRT_TIER_WMMA)
+  if (tier == ATTNRT_TIER_PREFILL)
     return inputs + outputs;
   if (tier == ATTNRT_TIER_DECODE_SPLIT)
     return inputs + 1;
@@ -357,7 +357,7 @@ int expectedArgs(const Kernel &kernel, int tier) {
 
 int tierOf(StringRef tier) {
   return llvm::StringSwitch<int>(tier)
-      .Case("wmma", ATTNRT_TIER_WMMA)
+      .Cases({"wmma", "mma"}, ATTNRT_TIER_PREFILL)
       .Case("decode-split", ATTNRT_TIER_DECODE_SPLIT)
       .Case("decode-combine", ATTNRT_TIER_DECODE_COMBINE)
       .Default(0);

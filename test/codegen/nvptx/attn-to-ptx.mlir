@@ -1,19 +1,28 @@
 // attn-to-ptx produces PTX that ptxas accepts for each chip attn targets,
-// with the instructions that matter: WMMA m16n16k16 with f32 accumulation
-// (K loaded column-major for Q.K^T, the rescale loaded as a C fragment),
-// 16-byte cp.async on sm_80+, 16-byte global loads on sm_75.
+// with the instructions that matter. The wmma tier (sm_75, or prefill=wmma):
+// WMMA m16n16k16 with f32 accumulation (K loaded column-major for Q.K^T,
+// the rescale loaded as a C fragment). The mma tier (sm_80+ by default):
+// ldmatrix (.trans for V), mma.sync m16n8k16, quad shuffles, and no score
+// tile in shared memory. 16-byte cp.async on sm_80+, 16-byte global loads
+// on sm_75.
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_80" | attn-translate --attn-ptx -o %t.sm80.ptx
-// RUN: FileCheck %s --check-prefixes=CHECK,ASYNC < %t.sm80.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,ASYNC,MMA < %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin
-// RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | attn-translate --attn-ptx -o %t.sm90.ptx
-// RUN: FileCheck %s --check-prefixes=CHECK,ASYNC < %t.sm90.ptx
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90 prefill=wmma" | attn-translate --attn-ptx -o %t.sm90.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,ASYNC,WMMA < %t.sm90.ptx
 // RUN: %ptxas -arch=sm_90 %t.sm90.ptx -o %t.sm90.cubin
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_75" | attn-translate --attn-ptx -o %t.sm75.ptx
-// RUN: FileCheck %s --check-prefixes=CHECK,SYNC < %t.sm75.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,SYNC,WMMA < %t.sm75.ptx
 // RUN: %ptxas -arch=sm_75 %t.sm75.ptx -o %t.sm75.cubin
+// RUN: not attn-opt %s --attn-to-ptx="chip=sm_75 prefill=mma" 2>&1 | FileCheck %s --check-prefix=TURING
+// RUN: not attn-opt %s --attn-to-ptx="chip=sm_80 prefill=flash" 2>&1 | FileCheck %s --check-prefix=BADTIER
 
-// CHECK: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
+// TURING: error: the mma tier (softmax=registers) needs sm_80 or newer (mma.sync, ldmatrix); got sm_75
+// BADTIER: attn-to-ptx: option 'prefill' must be mma or wmma, got 'flash'
+
+// MMA: // attn.kernel window_softcap_wmma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
+// WMMA: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
 // Dynamic shared memory is the extern array PTX expects (not a demoted
 // one-byte variable).
 // CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
@@ -23,14 +32,21 @@
 // ASYNC: cp.async.wait_group 1;
 // SYNC-NOT: cp.async
 // SYNC: ld.global.v4.b32
-// CHECK: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
-// CHECK: wmma.load.b.sync.aligned.col.m16n16k16.shared.f16
-// CHECK: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// CHECK: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
-// CHECK: shfl.sync.bfly.b32
-// CHECK: wmma.load.c.sync.aligned.row.m16n16k16.shared.f32
-// CHECK: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
-// CHECK: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// WMMA: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
+// WMMA: wmma.load.b.sync.aligned.col.m16n16k16.shared.f16
+// WMMA: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// WMMA: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
+// WMMA: shfl.sync.bfly.b32
+// WMMA: wmma.load.c.sync.aligned.row.m16n16k16.shared.f32
+// WMMA: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
+// WMMA: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// MMA-NOT: wmma.
+// MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MMA: shfl.sync.bfly.b32
+// MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MMA-NOT: wmma.
 func.func @window_softcap(%q: memref<?x8x?x128xf16>, %k: memref<?x1x?x128xf16>,
                           %v: memref<?x1x?x128xf16>, %o: memref<?x8x?x128xf16>,
                           %lse: memref<?x8x?xf32>) {
