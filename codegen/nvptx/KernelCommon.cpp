@@ -96,6 +96,35 @@ Value KernelEmitter::visible(Value key, Value query, Value qLen, Value kvLen) {
   return result;
 }
 
+Value KernelEmitter::allVisible(Value keyFirst, Value keyLast,
+                                Value queryFirst, Value queryLast, Value qLen,
+                                Value kvLen) {
+  MaskAttr mask = n.mask.getMask();
+  Value result = lt(keyLast, kvLen);
+  if (mask.isNone())
+    return result;
+  Value shift = mask.isBottomRight()
+                    ? arith::SubIOp::create(*b, kvLen, qLen).getResult()
+                    : idx(0);
+  // The smallest and largest key offsets from a query's diagonal position.
+  if (mask.hasLeftBound()) {
+    Value least =
+        arith::SubIOp::create(*b, keyFirst, add(queryLast, shift));
+    result = arith::AndIOp::create(
+        *b, result,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, least,
+                              idx(-mask.getLeft())));
+  }
+  if (mask.hasRightBound()) {
+    Value most = arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
+    result = arith::AndIOp::create(
+        *b, result,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, most,
+                              idx(mask.getRight())));
+  }
+  return result;
+}
+
 Value KernelEmitter::safeMax(Value m) {
   Value isEmpty = arith::CmpFOp::create(*b, arith::CmpFPredicate::OEQ, m,
                                         f32(-INFINITY));

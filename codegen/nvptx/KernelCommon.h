@@ -61,6 +61,10 @@ public:
   Value scoreFromDot(Value dot);
   /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen).
   Value visible(Value key, Value query, Value qLen, Value kvLen);
+  /// Whether every key in [keyFirst, keyLast] is visible to every query in
+  /// [queryFirst, queryLast]: such a tile needs no mask.
+  Value allVisible(Value keyFirst, Value keyLast, Value queryFirst,
+                   Value queryLast, Value qLen, Value kvLen);
   /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
   Value safeMax(Value m);
 

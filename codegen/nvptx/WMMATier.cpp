@@ -77,6 +77,9 @@ namespace {
 /// and keeps 16-byte copies and 32-byte WMMA pointers aligned.
 constexpr int64_t kPadHalf = 8, kPadFloat = 4;
 
+/// The mma tier's lazy rescale threshold, in log2 units (p <= 256).
+constexpr double kRescaleSlack = 8.0;
+
 /// Builds the kernel of one nest.
 class WMMAKernel : public KernelEmitter {
 public:
@@ -384,8 +387,7 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   Value queries[2] = {
       arith::DivUIOp::create(*b, rowTop, idx(group)),
       arith::DivUIOp::create(*b, add(rowTop, idx(8)), idx(group))};
-  SmallVector<SmallVector<Value>> scores;
-  Value rowMax[2] = {f32(-INFINITY), f32(-INFINITY)};
+  SmallVector<Value> raw; // per 16 keys, the accumulator tile of scores
   for (int64_t nb = 0; nb < bc / 16; ++nb) {
     Value c = tiles.zeroC();
     for (int64_t k = 0; k < d / 16; ++k)
@@ -393,16 +395,52 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
                     tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
                                 d + kPadHalf, /*transpose=*/true),
                     c);
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < 8; ++i)
+      e.push_back(scoreFromDot(
+          vector::ExtractOp::create(*b, c, ArrayRef<int64_t>{i})));
+    raw.push_back(vector::FromElementsOp::create(*b, c.getType(), e));
+  }
+  // attn.mask only where the tile crosses a mask edge or the end of K/V:
+  // the block decides once (the branch is uniform), interior tiles skip it.
+  Value firstQuery = arith::DivUIOp::create(*b, step.row0, idx(group));
+  Value lastQuery = arith::DivUIOp::create(
+      *b, add(step.row0, idx(br - 1)), idx(group));
+  Value interior = allVisible(step.j, add(step.j, idx(bc - 1)), firstQuery,
+                              lastQuery, step.qLen, kvLen);
+  auto masked = scf::IfOp::create(*b, ValueRange(raw).getTypes(), interior,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(masked.thenBlock());
+    scf::YieldOp::create(*b, raw);
+    b->setInsertionPointToStart(masked.elseBlock());
+    SmallVector<Value> tiles2;
+    for (int64_t nb = 0; nb < bc / 16; ++nb) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 8; ++i) {
+        Value key = add(step.j, add(tiles.laneColumn(),
+                                    idx(16 * nb + Layout::columnOffset(i))));
+        Value seen =
+            visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
+        e.push_back(arith::SelectOp::create(
+            *b, seen,
+            vector::ExtractOp::create(*b, raw[nb], ArrayRef<int64_t>{i}),
+            f32(-INFINITY)));
+      }
+      tiles2.push_back(
+          vector::FromElementsOp::create(*b, raw[nb].getType(), e));
+    }
+    scf::YieldOp::create(*b, tiles2);
+  }
+  SmallVector<SmallVector<Value>> scores;
+  Value rowMax[2] = {f32(-INFINITY), f32(-INFINITY)};
+  for (int64_t nb = 0; nb < bc / 16; ++nb) {
     SmallVector<Value> tile;
-    for (int64_t e = 0; e < 8; ++e) {
-      Value x = scoreFromDot(
-          vector::ExtractOp::create(*b, c, ArrayRef<int64_t>{e}));
-      Value key = add(step.j, add(tiles.laneColumn(),
-                                  idx(16 * nb + Layout::columnOffset(e))));
-      Value seen =
-          visible(key, queries[Layout::rowHalf(e)], step.qLen, kvLen);
-      tile.push_back(arith::SelectOp::create(*b, seen, x, f32(-INFINITY)));
-      Value &max = rowMax[Layout::rowHalf(e)];
+    for (int64_t i = 0; i < 8; ++i) {
+      tile.push_back(vector::ExtractOp::create(*b, masked.getResult(nb),
+                                               ArrayRef<int64_t>{i}));
+      Value &max = rowMax[Layout::rowHalf(i)];
       max = arith::MaxNumFOp::create(*b, max, tile.back());
     }
     scores.push_back(std::move(tile));
@@ -418,13 +456,23 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
     }
     return x;
   };
-  Value newMax[2], shift[2], alpha[2], sum[2];
+  // Lazy rescale: a row's reference m moves (and its l and acc are
+  // rescaled) only when the tile's maximum passes it by more than
+  // kRescaleSlack; otherwise p = 2^(s - m) <= 2^kRescaleSlack, which f16,
+  // bf16 and the f32 sums hold. Past the first tiles most skip the
+  // rescale's Dv/2 multiplies per row.
+  Value newMax[2], shift[2], alpha[2], sum[2], moves[2];
   for (int64_t h = 0; h < 2; ++h) {
-    newMax[h] = arith::MaxNumFOp::create(*b, step.state[h],
-                                         quadReduce(rowMax[h], true));
+    Value tileMax = quadReduce(rowMax[h], true);
+    moves[h] = arith::CmpFOp::create(
+        *b, arith::CmpFPredicate::OGT, tileMax,
+        arith::AddFOp::create(*b, step.state[h], f32(kRescaleSlack)));
+    newMax[h] = arith::SelectOp::create(*b, moves[h], tileMax, step.state[h]);
     shift[h] = safeMax(newMax[h]);
+    // 0 when m was -inf; exactly 1 when the reference stays.
     alpha[h] = math::Exp2Op::create(
         *b, arith::SubFOp::create(*b, step.state[h], shift[h]));
+    alpha[h] = arith::SelectOp::create(*b, moves[h], alpha[h], f32(1));
     sum[h] = f32(0);
   }
   SmallVector<Value> pFrags;
@@ -442,10 +490,25 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   for (int64_t h = 0; h < 2; ++h)
     results.push_back(arith::AddFOp::create(
         *b, arith::MulFOp::create(*b, step.state[2 + h], alpha[h]), sum[h]));
-  // attn.pv: acc = acc * rescale + P V, the rescale per row in registers.
-  Value rescale = tiles.rowBroadcast(alpha[0], alpha[1]);
+  // attn.pv: acc = acc * rescale + P V, the rescale per row in registers
+  // and only in threads whose rows moved.
+  SmallVector<Value> accs(step.state.drop_front(4));
+  auto rescaling = scf::IfOp::create(
+      *b, ValueRange(accs).getTypes(),
+      arith::OrIOp::create(*b, moves[0], moves[1]), /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(rescaling.thenBlock());
+    Value rescale = tiles.rowBroadcast(alpha[0], alpha[1]);
+    SmallVector<Value> scaled;
+    for (Value acc : accs)
+      scaled.push_back(tiles.mulC(acc, rescale));
+    scf::YieldOp::create(*b, scaled);
+    b->setInsertionPointToStart(rescaling.elseBlock());
+    scf::YieldOp::create(*b, accs);
+  }
   for (int64_t nb = 0; nb < dv / 16; ++nb) {
-    Value acc = tiles.mulC(step.state[4 + nb], rescale);
+    Value acc = rescaling.getResult(nb);
     for (int64_t k = 0; k < bc / 16; ++k)
       acc = tiles.mma(pFrags[k],
                       tiles.loadB(step.vs, idx(16 * k), idx(16 * nb),
