@@ -42,10 +42,9 @@
 // WMMA: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // MMA-NOT: wmma.
 // MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// MMA: shfl.sync.bfly.b32
-// MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MMA-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MMA-DAG: shfl.sync.bfly.b32
+// MMA-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // MMA-NOT: wmma.
 func.func @window_softcap(%q: memref<?x8x?x128xf16>, %k: memref<?x1x?x128xf16>,
                           %v: memref<?x1x?x128xf16>, %o: memref<?x8x?x128xf16>,
