@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the bundle scripts/pack-gpu.sh makes: the
 # suite, compute-sanitizer (memcheck on the small cases, racecheck on a
-# few), attn's benchmark and the peers' (bench/peers.py) in the same run.
-# Logs go to $OUT (the device tool's folder) or /tmp.
+# few), the attn-compile consumers, attn's benchmark and the peers'
+# (bench/peers.py, bench/compare.py) in the same run. --no-bench stops
+# before the benchmarks, --bench-only runs only them. Logs go to $OUT (the
+# device tool's folder) or /tmp.
 cd "$(dirname "$0")"
 out="${OUT:-/tmp}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+if [ "${1:-}" != "--bench-only" ]; then
 awk 'NR==1 || ($14<=257 && $15<=300)' cases.txt > sanitize.txt
 awk 'NR==1 || $14==17 || ($15==239 && $18==3)' cases.txt > race.txt
 timeout 150 ./attn_gpu_test check cases.txt . > "$out/check.log" 2> "$out/check.err"
@@ -20,6 +23,7 @@ timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
 tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
 timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
 [ "${1:-}" = "--no-bench" ] && exit 0
+fi
 timeout 150 ./attn_gpu_test bench bench.txt . > "$out/bench.log" 2>/dev/null
 echo "bench rc=$?"; grep -oE "^(TIMED|PASS|FAIL) [^:]*:|median=.*" "$out/bench.log" | paste - - | cut -c1-150
 PYTHONUNBUFFERED=1 timeout 120 python3 peers.py > "$out/peers.log" 2>&1
