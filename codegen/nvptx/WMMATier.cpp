@@ -150,10 +150,9 @@ public:
     // lives in registers by then).
     oOff = 0;
     smemBytes = std::max(at, br * (dv + kPadFloat) * 4);
-    if (registers) { // each row's m and l after the loop
-      mlOff = rounded(smemBytes);
-      smemBytes = mlOff + br * 2 * 4;
-    }
+    // Each row's m and l after the loop.
+    mlOff = rounded(smemBytes);
+    smemBytes = mlOff + br * 2 * 4;
     if (smemBytes > maxSharedMemoryBytes(sm))
       return op->emitError()
              << "the wmma tier needs " << smemBytes
@@ -667,11 +666,13 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
                                  : sharedSoftmaxStep(*tiles, step));
   }
 
-  // attn.finalize + stores: acc -> shared -> o = acc / l, lse.
+  // attn.finalize + stores: every row's m and l and the accumulators go to
+  // shared memory; then each thread normalizes 16-byte chunks of rows,
+  // consecutive threads taking consecutive chunks (coalesced stores), and
+  // the thread of a row's first chunk writes its LSE.
+  Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
   if (registers) {
-    // Each row's m and l (l summed over its quad) go to shared memory, where
-    // the two threads that store the row read them.
-    Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
+    // l summed over the quad that holds the row's columns.
     Value rowSums[2];
     for (int64_t h = 0; h < 2; ++h) {
       rowSums[h] = loop.getResult(2 + h);
@@ -694,53 +695,66 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
                               ValueRange{row, idx(0)});
       memref::StoreOp::create(kb, rowSums[h], ml, ValueRange{row, idx(1)});
     }
+  } else {
+    // Threads 2r and 2r + 1 share row r's m and l.
+    auto writer = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
+                                  arith::RemUIOp::create(kb, tid, idx(2)),
+                                  idx(0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(writer.thenBlock());
+    Value row = arith::DivUIOp::create(kb, tid, idx(2));
+    memref::StoreOp::create(kb, loop.getResult(0), ml, ValueRange{row, idx(0)});
+    memref::StoreOp::create(kb, loop.getResult(1), ml, ValueRange{row, idx(1)});
   }
   gpu::BarrierOp::create(kb); // the staging tile reuses every shared tile
   Value os = view(idx(oOff), {br, dv + kPadFloat}, kb.getF32Type());
   for (int64_t nb = 0; nb < dv / 16; ++nb)
     tiles->storeC(loop.getResult(nState + nb), os, warpRow, idx(16 * nb),
                   dv + kPadFloat);
-  syncWarp();
-  Value r = arith::DivUIOp::create(kb, tid, idx(2));
-  Value half = arith::RemUIOp::create(kb, tid, idx(2));
-  Value f = add(*row0, r);
-  auto inside = scf::IfOp::create(kb, lt(f, rows));
-  kb.setInsertionPointToStart(inside.thenBlock());
-  Value head = add(mul(kvHead, idx(group)),
-                   arith::RemUIOp::create(kb, f, idx(group)));
-  Value query = arith::DivUIOp::create(kb, f, idx(group));
-  Value m = loop.getResult(0), l = loop.getResult(1);
-  if (registers) {
-    Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
-    m = memref::LoadOp::create(kb, ml, ValueRange{r, idx(0)});
-    l = memref::LoadOp::create(kb, ml, ValueRange{r, idx(1)});
-  }
-  Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
-  Value inv = arith::SelectOp::create(
-      kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
+  gpu::BarrierOp::create(kb); // a row's chunks span warps
   Value o = map.lookup(n.storeO.getO());
-  auto outLoop = scf::ForOp::create(kb, idx(0), idx(dv / 2), idx(1));
-  {
+  const int64_t chunksPerRow = dv / 8, chunks = br * chunksPerRow;
+  auto f32x8 = VectorType::get({8}, kb.getF32Type());
+  for (int64_t i = 0; i * threads < chunks; ++i) {
+    Value c = add(tid, idx(i * threads));
+    Value r = arith::DivUIOp::create(kb, c, idx(chunksPerRow));
+    Value col = mul(arith::RemUIOp::create(kb, c, idx(chunksPerRow)), idx(8));
+    Value f = add(*row0, r);
+    Value ok = lt(f, rows);
+    if ((i + 1) * threads > chunks)
+      ok = arith::AndIOp::create(kb, ok, lt(c, idx(chunks)));
+    auto inside = scf::IfOp::create(kb, ok, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(outLoop.getBody());
-    Value c = add(mul(half, idx(dv / 2)), outLoop.getInductionVar());
-    Value x = memref::LoadOp::create(kb, os, ValueRange{r, c});
-    x = arith::MulFOp::create(kb, x, inv);
+    kb.setInsertionPointToStart(inside.thenBlock());
+    Value head = add(mul(kvHead, idx(group)),
+                     arith::RemUIOp::create(kb, f, idx(group)));
+    Value query = arith::DivUIOp::create(kb, f, idx(group));
+    Value m = memref::LoadOp::create(kb, ml, ValueRange{r, idx(0)});
+    Value l = memref::LoadOp::create(kb, ml, ValueRange{r, idx(1)});
+    Value seen =
+        arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
+    Value inv = arith::SelectOp::create(
+        kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
+    Value x = vector::LoadOp::create(kb, f32x8, os, ValueRange{r, col});
+    x = arith::MulFOp::create(kb, x,
+                              vector::BroadcastOp::create(kb, f32x8, inv));
     if (!outElt.isF32())
-      x = arith::TruncFOp::create(kb, outElt, x);
-    memref::StoreOp::create(kb, x, o, ValueRange{batch, head, query, c});
-  }
-  if (n.storeLse) {
-    auto first = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, half, idx(0)));
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(first.thenBlock());
-    Value lse = arith::MulFOp::create(
-        kb, arith::AddFOp::create(kb, m, math::Log2Op::create(kb, l)),
-        f32(kLn2));
-    lse = arith::SelectOp::create(kb, seen, lse, f32(negInf));
-    memref::StoreOp::create(kb, lse, map.lookup(n.storeLse.getLse()),
-                            ValueRange{batch, head, query});
+      x = arith::TruncFOp::create(kb, VectorType::get({8}, outElt), x);
+    vector::StoreOp::create(kb, x, o, ValueRange{batch, head, query, col});
+    if (n.storeLse) {
+      auto first = scf::IfOp::create(
+          kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, col, idx(0)),
+          /*withElseRegion=*/false);
+      kb.setInsertionPointToStart(first.thenBlock());
+      Value lse = arith::MulFOp::create(
+          kb, arith::AddFOp::create(kb, m, math::Log2Op::create(kb, l)),
+          f32(kLn2));
+      lse = arith::SelectOp::create(kb, seen, lse, f32(negInf));
+      memref::StoreOp::create(kb, lse, map.lookup(n.storeLse.getLse()),
+                              ValueRange{batch, head, query});
+    }
   }
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);

@@ -10,7 +10,7 @@
 // CHECK-SAME: (%[[Q:.*]]: memref<?x8x?x64xf16>, %[[K:.*]]: memref<?x2x?x64xf16>, %[[V:.*]]: memref<?x2x?x64xf16>, %[[O:.*]]: memref<?x8x?x64xf16>, %[[L:.*]]: memref<?x8x?xf32>)
 // CHECK: %[[B:.*]] = memref.dim %[[Q]], %c0
 // CHECK: %[[TILES:.*]] = arith.ceildivsi
-// CHECK: gpu.launch_func @attn_kernels::@gqa_causal_wmma blocks in (%[[TILES]], %{{.*}}, %[[B]]) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c67584_i32 args(%[[Q]] : memref<?x8x?x64xf16>, %[[K]] : memref<?x2x?x64xf16>, %[[V]] : memref<?x2x?x64xf16>, %[[O]] : memref<?x8x?x64xf16>, %[[L]] : memref<?x8x?xf32>) {attn.block_q = 64 : i64, attn.group = 4 : i64, attn.tier = "wmma"}
+// CHECK: gpu.launch_func @attn_kernels::@gqa_causal_wmma blocks in (%[[TILES]], %{{.*}}, %[[B]]) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c68096_i32 args(%[[Q]] : memref<?x8x?x64xf16>, %[[K]] : memref<?x2x?x64xf16>, %[[V]] : memref<?x2x?x64xf16>, %[[O]] : memref<?x8x?x64xf16>, %[[L]] : memref<?x8x?xf32>) {attn.block_q = 64 : i64, attn.group = 4 : i64, attn.tier = "wmma"}
 // CHECK-NOT: scf.forall
 // CHECK-NOT: attn.
 
@@ -47,15 +47,19 @@
 // CHECK: gpu.subgroup_mma_elementwise  mulf
 // CHECK: gpu.subgroup_mma_compute
 // CHECK: scf.yield
-// Epilogue: acc through shared memory, o = acc / l, LSE.
+// Epilogue: m, l and acc through shared memory, o = acc / l in 16-byte
+// chunks, LSE.
 // CHECK: gpu.subgroup_mma_store_matrix {{.*}} : !gpu.mma_matrix<16x16xf32, "COp">, memref<64x68xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
 // CHECK: arith.divf
-// CHECK: memref.store {{.*}} : memref<?x8x?x64xf16>
+// CHECK: vector.load {{.*}} : memref<64x68xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store {{.*}} : memref<?x8x?x64xf16>, vector<8xf16>
 // CHECK: math.log2
 // CHECK: memref.store {{.*}} : memref<?x8x?xf32>
 
 // Turing has no cp.async: one K/V stage, 16-byte vector loads.
-// TURING: dynamic_shared_memory_size %c49152_i32
+// TURING: dynamic_shared_memory_size %c49664_i32
 // TURING-NOT: nvgpu.device_async_copy
 // TURING: vector.load {{.*}} {alignment = 16 : i64} : memref<?x8x?x64xf16>, vector<8xf16>
 func.func @gqa_causal(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
