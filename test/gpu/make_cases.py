@@ -21,11 +21,13 @@ KERNELS = {
     "mqa_d64_window_br": (4, 1, 64, 64, (32, 16, True), None, None, True),
     "gqa4_d64_dv128": (8, 2, 64, 128, None, None, None, False),
     "gqa2_d128_causal": (4, 2, 128, 128, (-1, 0, False), None, None, True),
+    "gqa4_d96_causal_br": (8, 2, 96, 96, (-1, 0, True), None, None, True),
+    "mha_d256_softcap": (2, 2, 256, 256, None, 0.0625, 50.0, True),
 }
 
 # bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
 BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",
-                "mqa_d64_window_br", "gqa4_d64_dv128"]
+                "mqa_d64_window_br", "gqa4_d64_dv128", "mha_d256_softcap"]
 
 DECODE_KERNELS = {
     "dec_gqa4_d128": (8, 2, 128, 128, None, None, None, True, 1, 0, False),
