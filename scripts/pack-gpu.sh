@@ -39,5 +39,9 @@ $cc "$root/examples/c/llama3_prefill.c" "$out/lib/libllama3_8b_prefill.a" \
 $cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
   -o "$out/abi_check"
 cp "$root/examples/python/attn_library.py" \
-  "$root/examples/python/check_kernels.py" "$root/bench/compare.py" "$out/"
+  "$root/examples/python/check_kernels.py" "$root/bench/compare.py" \
+  "$root/bench/autotune.py" "$out/"
+# The schedule candidates of the benchmark's prefill kernels.
+python3 "$root/bench/autotune.py" build "$root/bench/kernels.mlir" "$out/tune" \
+  --attn-compile "$compile" > /dev/null
 echo "packed $(ls "$out"/*.ptx | wc -l) PTX files into $out"

@@ -47,7 +47,8 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
     the query length is static and a K/V head's query rows (group x Sq) fit
     one 16-row block and D == Dv is a head dim the decode tier reads with
     16-byte loads, else `wmma`. For `decode` it also sets the schedule's
-    `block_q` to those rows, rounded up to a power of two. attn-tile copies
+    `block_q` to those rows, rounded up to a power of two; prefill ops with
+    head dims up to 64 and no schedule get 64 x 64 tiles (measured). attn-tile copies
     the tier onto the loop nest; each tier's pass lowers its own nests.
   }];
 }

@@ -30,3 +30,9 @@ PYTHONUNBUFFERED=1 timeout 120 python3 peers.py > "$out/peers.log" 2>&1
 echo "peers rc=$?"; cat "$out/peers.log"
 PYTHONUNBUFFERED=1 timeout 240 python3 compare.py lib/libkernels.so > "$out/compare.log" 2>&1
 echo "compare rc=$?"; cat "$out/compare.log"
+for shape in "4 4096" "32 512"; do
+  set -- $shape
+  PYTHONUNBUFFERED=1 timeout 120 python3 autotune.py run tune/libvariants.so \
+    --size batch=$1 --size q_len=$2 --size kv_len=$2 > "$out/tune-$2.log" 2>&1
+  echo "autotune B=$1 S=$2 rc=$?"; grep winner "$out/tune-$2.log"
+done

@@ -25,7 +25,8 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
 
 // A dynamic query length, too many rows, or D != Dv: the wmma tier.
 // CHECK-LABEL: func.func @prefill
-// CHECK: {attn.tier = "wmma"}
+// CHECK: schedule = <block_q = 64, block_kv = 64>
+// CHECK-SAME: {attn.tier = "wmma"}
 // CHECK-LABEL: func.func @long_rows
 // CHECK: {attn.tier = "wmma"}
 // CHECK-LABEL: func.func @dv_differs
