@@ -73,14 +73,18 @@ Value KernelEmitter::scoreFromDot(Value dot) {
   return arith::MulFOp::create(*b, dot, f32(scale * kLog2E));
 }
 
+Value KernelEmitter::diagonalShift(Value qLen, Value kvLen) {
+  return n.mask.getMask().isBottomRight()
+             ? arith::SubIOp::create(*b, kvLen, qLen).getResult()
+             : idx(0);
+}
+
 Value KernelEmitter::visible(Value key, Value query, Value qLen, Value kvLen) {
   MaskAttr mask = n.mask.getMask();
   Value result = lt(key, kvLen);
   if (mask.isNone())
     return result;
-  Value shift = mask.isBottomRight()
-                    ? arith::SubIOp::create(*b, kvLen, qLen).getResult()
-                    : idx(0);
+  Value shift = diagonalShift(qLen, kvLen);
   // Offset of the key from the query's diagonal position.
   Value rel = arith::SubIOp::create(*b, key, add(query, shift));
   if (mask.hasLeftBound())
@@ -103,9 +107,7 @@ Value KernelEmitter::allVisible(Value keyFirst, Value keyLast,
   Value result = lt(keyLast, kvLen);
   if (mask.isNone())
     return result;
-  Value shift = mask.isBottomRight()
-                    ? arith::SubIOp::create(*b, kvLen, qLen).getResult()
-                    : idx(0);
+  Value shift = diagonalShift(qLen, kvLen);
   // The smallest and largest key offsets from a query's diagonal position.
   if (mask.hasLeftBound()) {
     Value least =

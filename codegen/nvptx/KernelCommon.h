@@ -59,6 +59,9 @@ public:
   Value tanh(Value x);
   /// attn.qk's transform of a raw dot product into base-2 logit units.
   Value scoreFromDot(Value dot);
+  /// Where query i's diagonal key is, minus i: kvLen - qLen for
+  /// bottom-right masks, 0 otherwise.
+  Value diagonalShift(Value qLen, Value kvLen);
   /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen).
   Value visible(Value key, Value query, Value qLen, Value kvLen);
   /// Whether every key in [keyFirst, keyLast] is visible to every query in
