@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Tries a small set of schedules (block_q x block_kv) for the prefill
-kernels of a spec on the GPU and records the fastest per shape.
+"""Tries a small set of schedules for the prefill kernels of a spec on the
+GPU - block_q of 32, 64 or 128 query rows by block_kv of 32 or 64 keys - and
+records the fastest per shape.
 
 Two steps, because the GPU machine has no LLVM:
 
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-CANDIDATES = [(64, 32), (64, 64), (128, 32), (128, 64)]
+CANDIDATES = [(32, 32), (32, 64), (64, 32), (64, 64), (128, 32), (128, 64)]
 SUFFIX = re.compile(r"^(?P<base>.+)__q(?P<q>\d+)_kv(?P<kv>\d+)$")
 
 
@@ -127,7 +128,8 @@ def run(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=" ".join(__doc__.split("\n\n")[0].split()))
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="compile the candidates (needs LLVM)")
     b.add_argument("spec")

@@ -181,7 +181,7 @@ private:
   void copyTile(Value dst, int64_t rows, int64_t width, Value src,
                 function_ref<std::pair<Value, SmallVector<Value>>(Value)>
                     source);
-  void copyKV(Value start, Value stage);
+  void copyKV(Value start, Value stage, bool commit = true);
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start);
 
@@ -274,7 +274,7 @@ Value WMMAKernel::kvIndices(LoadKVOp load, Value row,
   return valid;
 }
 
-void WMMAKernel::copyKV(Value start, Value stage) {
+void WMMAKernel::copyKV(Value start, Value stage, bool commit) {
   Value kDst = view(add(idx(kOff), mul(stage, idx(kStage))),
                     {bc, d + kPadHalf}, elt);
   Value vDst = view(add(idx(vOff), mul(stage, idx(vStage))),
@@ -289,7 +289,7 @@ void WMMAKernel::copyKV(Value start, Value stage) {
       return std::make_pair(valid, indices);
     });
   }
-  if (sm >= 80)
+  if (sm >= 80 && commit)
     NVVM::CpAsyncCommitGroupOp::create(*b);
 }
 
@@ -596,10 +596,14 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(any.thenBlock());
     if (sm >= 80)
-      copyKV(*lo, idx(0)); // below sm_80 the loop loads each tile itself
+      copyKV(*lo, idx(0), /*commit=*/false); // below sm_80 the loop loads
   }
-  if (sm >= 80)
+  // The first K/V tile's group is committed even when there is no tile
+  // (an empty group), so waiting for all but one group always covers Q.
+  if (sm >= 80) {
+    NVVM::CpAsyncCommitGroupOp::create(kb);
     NVVM::CpAsyncWaitGroupOp::create(kb, 1);
+  }
   gpu::BarrierOp::create(kb);
   // The mma tier and bf16 (which WMMA lacks) on mma.sync; f16 on WMMA in
   // the wmma tier. (f16 on mma.sync with the scores through shared memory

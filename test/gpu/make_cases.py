@@ -25,6 +25,13 @@ KERNELS = {
     "mha_d256_softcap": (2, 2, 256, 256, None, 0.0625, 50.0, True),
 }
 
+# Other tile sizes (schedule = <block_q, block_kv>) of some of them.
+SCHEDULED_KERNELS = {"gqa4_d64_causal_t32x64": ("gqa4_d64_causal", (32, 64)),
+                     "gqa4_d128_softcap_t32x32": ("gqa4_d128_softcap",
+                                                  (32, 32)),
+                     "gqa8_d128_causal_br_t128x64": ("gqa8_d128_causal_br",
+                                                     (128, 64))}
+
 # bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
 BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",
                 "mqa_d64_window_br", "gqa4_d64_dv128", "mha_d256_softcap"]
@@ -136,10 +143,13 @@ def main(out):
     prefill = [(name, kernel, "f16") for name, kernel in KERNELS.items()]
     prefill += [("bf16_" + name, KERNELS[name], "bf16")
                 for name in BF16_KERNELS]
-    for name, kernel, dtype in prefill:
+    prefill = [(name, kernel, dtype, None) for name, kernel, dtype in prefill]
+    prefill += [(name, KERNELS[base], "f16", schedule)
+                for name, (base, schedule) in SCHEDULED_KERNELS.items()]
+    for name, kernel, dtype, schedule in prefill:
         hq, hkv, d, dv, mask, scale, softcap, lse = kernel
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, *kernel, dtype=dtype))
+            f.write(spec(name, *kernel, schedule=schedule, dtype=dtype))
         left, right, br = mask if mask else (-1, -1, False)
         sc = scale if scale else d ** -0.5
         for b, sq, sk in SIZES:
