@@ -5,6 +5,7 @@ float64 reference:
 
     attn-compile examples/llama3_8b_prefill.mlir --shared -o out/lib
     attn-compile examples/paged_decode.mlir --shared -o out/lib
+    attn-compile examples/gemma2_softcap.mlir --shared -o out/lib
     python3 examples/python/check_kernels.py out/lib
 
 Outputs are poisoned with NaN before each run; a refused call must leave
@@ -28,21 +29,25 @@ def report(ok, line):
     print(f"{'PASS' if ok else 'FAIL'} {line}", flush=True)
 
 
-def reference(q, k, v, kv_lens=None):
-    """float64 attention, causal bottom-right (query i of Sq sees keys
-    j <= i + len - Sq), scale 1/sqrt(D), GQA by head groups. Rows with no
-    key give O = 0 and LSE = -inf."""
+def reference(q, k, v, kv_lens=None, scale=None, softcap=None,
+              bottom_right=True):
+    """float64 attention, causal (bottom-right: query i of Sq sees keys
+    j <= i + len - Sq; else j <= i), scale 1/sqrt(D) unless given, an
+    optional soft-cap, GQA by head groups. Rows with no key give O = 0 and
+    LSE = -inf."""
     b, hq, sq, d = q.shape
     group = hq // k.shape[1]
     k = k.double().repeat_interleave(group, dim=1)
     v = v.double().repeat_interleave(group, dim=1)
-    s = q.double() @ k.transpose(-1, -2) / math.sqrt(d)
+    s = q.double() @ k.transpose(-1, -2) * (scale or 1 / math.sqrt(d))
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
     sk = k.shape[2]
     lens = (kv_lens.long() if kv_lens is not None
             else torch.full((b,), sk, device=q.device))
     i = torch.arange(sq, device=q.device).view(1, 1, sq, 1)
     j = torch.arange(sk, device=q.device).view(1, 1, 1, sk)
-    last = i + lens.view(b, 1, 1, 1) - sq
+    last = i + (lens.view(b, 1, 1, 1) - sq if bottom_right else 0)
     s = s.masked_fill((j > last) | (j >= lens.view(b, 1, 1, 1)), -math.inf)
     lse = torch.logsumexp(s, dim=-1)
     p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
@@ -101,6 +106,24 @@ def check_refusals(lib):
            "can_implement(batch=0) is false")
 
 
+def check_strided(lib, batch, seq):
+    """gemma2_softcap reads [B, S, H, D] memory through [B, H, S, D]
+    views: the tensors' own strides go to the kernel."""
+    g = torch.Generator(device="cuda").manual_seed(seq)
+    def bshd(h):
+        x = torch.rand(batch, seq, h, 256, generator=g, device="cuda")
+        return (x * 2 - 1).half().transpose(1, 2)
+    q, k, v = bshd(8), bshd(4), bshd(4)
+    o = torch.full((batch, seq, 8, 256), math.nan, dtype=torch.float16,
+                   device="cuda").transpose(1, 2)
+    lib.gemma2_softcap(q=q, k=k, v=v, o=o)
+    torch.cuda.synchronize()
+    ref_o, _ = reference(q, k, v, scale=0.0625, softcap=50.0,
+                         bottom_right=False)
+    compare(f"gemma2_softcap (strided [B,S,H,D]) B={batch} S={seq}", o, None,
+            ref_o, None)
+
+
 def check_paged_decode(lib, batch, max_len, block=16):
     g = torch.Generator(device="cuda").manual_seed(batch * 31 + max_len)
     max_blocks = (max_len + block - 1) // block
@@ -134,11 +157,14 @@ def main():
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
     prefill = AttnLibrary(os.path.join(lib_dir, "libllama3_8b_prefill.so"))
     decode = AttnLibrary(os.path.join(lib_dir, "libpaged_decode.so"))
+    strided = AttnLibrary(os.path.join(lib_dir, "libgemma2_softcap.so"))
     stream = torch.cuda.Stream()
     for batch, q_len, kv_len in [(1, 200, 256), (2, 1023, 1024), (1, 1, 239),
                                  (3, 113, 203)]:
         check_prefill(prefill, batch, q_len, kv_len, stream)
     check_refusals(prefill)
+    for batch, seq in [(1, 300), (2, 1000)]:
+        check_strided(strided, batch, seq)
     for batch, max_len in [(1, 4096), (4, 1000), (16, 300)]:
         check_paged_decode(decode, batch, max_len)
     print(f"{'FAILED' if failures else 'all passed'}")
