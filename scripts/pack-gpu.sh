@@ -21,6 +21,15 @@ for spec in "$out"/specs/*.mlir; do
   "$build/bin/attn-opt" "$spec" --attn-to-ptx="chip=$chip" |
     "$build/bin/attn-translate" --attn-ptx -o "$out/$name.ptx"
 done
+# A few specs again on the wmma tier (the default on sm_80+ is mma), with
+# their cases pointing at that PTX.
+for name in mha_d64 gqa8_d128_causal_br gqa4_d128_softcap bf16_gqa4_d64_causal; do
+  "$build/bin/attn-opt" "$out/specs/$name.mlir" \
+      --attn-to-ptx="chip=$chip prefill=wmma" |
+    "$build/bin/attn-translate" --attn-ptx -o "$out/$name.wmma.ptx"
+  grep "^$name $name.ptx " "$out/cases.txt" |
+    sed "s/ $name.ptx / $name.wmma.ptx /" >> "$out/cases.txt"
+done
 clang++-22 -O2 -std=c++17 -I"$root" -I"$root/runtime/include" \
   "$root/test/gpu/attn_gpu_test.cpp" "$root/lib/Reference/Reference.cpp" \
   "$build/lib/libattnrt.a" -ldl -lpthread -o "$out/attn_gpu_test"

@@ -47,10 +47,17 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
     the query length is static and a K/V head's query rows (group x Sq) fit
     one 16-row block and D == Dv is a head dim the decode tier reads with
     16-byte loads, else `wmma`. For `decode` it also sets the schedule's
-    `block_q` to those rows, rounded up to a power of two; prefill ops with
-    head dims up to 64 and no schedule get 64 x 64 tiles (measured). attn-tile copies
-    the tier onto the loop nest; each tier's pass lowers its own nests.
+    `block_q` to those rows, rounded up to a power of two. With
+    `mma-tiles` (attn-to-ptx sets it for the mma tier), prefill ops with no
+    schedule get the tiles measured best for that tier on an H100: 128 x 64
+    for head dims up to 64, 128 x 32 up to 128 (larger ones keep the
+    pipeline's 64 x 32). attn-tile copies the tier onto the loop nest; each
+    tier's pass lowers its own nests.
   }];
+  let options = [
+    Option<"mmaTiles", "mma-tiles", "bool", /*default=*/"false",
+           "give prefill ops the mma tier's measured default tiles">,
+  ];
 }
 
 def AttnToSplitDecode : Pass<"attn-to-split-decode", "ModuleOp"> {

@@ -55,10 +55,6 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   AttnTileOptions tile;
   tile.blockQ = 64;
   tile.blockKV = 32;
-  pm.addNestedPass<func::FuncOp>(createAttnSelectTier());
-  pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
-  AttnToWMMAOptions wmma;
-  wmma.chip = options.chip;
   std::string prefill = options.prefill;
   if (prefill.empty())
     prefill = *sm >= 80 ? "mma" : "wmma";
@@ -67,6 +63,12 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
                  << prefill << "'\n";
     return failure();
   }
+  AttnSelectTierOptions select;
+  select.mmaTiles = prefill == "mma";
+  pm.addNestedPass<func::FuncOp>(createAttnSelectTier(select));
+  pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
+  AttnToWMMAOptions wmma;
+  wmma.chip = options.chip;
   wmma.softmax = prefill == "mma" ? "registers" : "shared";
   pm.addPass(createAttnToWMMA(wmma));
   pm.addPass(createAttnToSplitDecode());

@@ -34,6 +34,8 @@ bool fitsDecode(AttentionOp op, int64_t rows) {
 
 struct AttnSelectTierPass
     : mlir::attn::impl::AttnSelectTierBase<AttnSelectTierPass> {
+  using AttnSelectTierBase::AttnSelectTierBase;
+
   void runOnOperation() override {
     getOperation().walk([&](AttentionOp op) {
       if (op->hasAttr("attn.tier"))
@@ -43,12 +45,16 @@ struct AttnSelectTierPass
       Builder b(op.getContext());
       if (rows == 0 || !fitsDecode(op, rows)) {
         op->setAttr("attn.tier", b.getStringAttr("wmma"));
-        // Head dims up to 64 take 64 x 64 tiles: on an H100 (mma tier,
-        // bench/autotune.py) they beat the pipeline's 64 x 32 by 3-8% at
-        // B4 S4096 and B32 S512, causal or not; at D128 64 x 32 wins.
-        if (!op.getScheduleAttr() &&
-            std::max(op.getHeadDim(), op.getValueHeadDim()) <= 64)
-          op.setScheduleAttr(ScheduleAttr::get(op.getContext(), 64, 64));
+        // The mma tier's tiles, from bench/autotune.py on an H100: 128-row
+        // tiles (two 16-row m-tiles per warp) beat 64 rows by 8-15% at
+        // B4 S4096 and B32 S512 (D128 128x32 1814 vs 2165 us, D64 128x64
+        // 2017 vs 2187 us); 64-row tiles stay ahead on grids too small to
+        // fill the GPU (B1 S512). Past D128, two m-tiles exceed the
+        // registers.
+        int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+        if (mmaTiles && !op.getScheduleAttr() && dims <= 128)
+          op.setScheduleAttr(
+              ScheduleAttr::get(op.getContext(), 128, dims <= 64 ? 64 : 32));
         return;
       }
       op->setAttr("attn.tier", b.getStringAttr("decode"));

@@ -116,7 +116,10 @@ public:
       return op->emitError() << "the wmma tier needs head dims that are "
                                 "multiples of 16; got D = "
                              << d << ", Dv = " << dv;
-    warps = br / 16;
+    // The mma tier gives a warp up to two 16-row m-tiles (at most 4 warps),
+    // so K/V fragments feed more mma.sync; the wmma tier one.
+    warps = registers ? std::min<int64_t>(4, br / 16) : br / 16;
+    mTiles = br / 16 / warps;
     threads = warps * kWarp;
     // Byte offsets of the shared tiles, each 128-byte aligned.
     auto rounded = [](int64_t bytes) { return (bytes + 127) / 128 * 128; };
@@ -188,7 +191,7 @@ private:
   /// What one K/V tile's step of the loop works on.
   struct Step {
     ArrayRef<Value> qFrags; // Q's A operands, one per 16 of D
-    Value ks, vs;           // this tile's K and V in shared memory
+    Value qs, ks, vs;       // Q, and this tile's K and V, in shared memory
     Value j;                // its first key
     Value qLen, row0, warpRow;
     ValueRange state;       // the loop's: softmax state, then acc tiles
@@ -199,6 +202,7 @@ private:
 
   int sm;
   bool registers; // the mma tier: scores and softmax in registers
+  int64_t mTiles = 1; // 16-row m-tiles per warp
   int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1, warps = 0, threads = 0;
   Type elt, outElt;
   int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
@@ -382,24 +386,38 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
 SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
                                                    const Step &step) {
   using Layout = MmaSyncTileMMA;
-  Value rowTop = add(step.row0, add(step.warpRow, tiles.laneRow()));
-  Value queries[2] = {
-      arith::DivUIOp::create(*b, rowTop, idx(group)),
-      arith::DivUIOp::create(*b, add(rowTop, idx(8)), idx(group))};
-  SmallVector<Value> raw; // per 16 keys, the accumulator tile of scores
-  for (int64_t nb = 0; nb < bc / 16; ++nb) {
-    Value c = tiles.zeroC();
-    for (int64_t k = 0; k < d / 16; ++k)
-      c = tiles.mma(step.qFrags[k],
-                    tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
-                                d + kPadHalf, /*transpose=*/true),
-                    c);
-    SmallVector<Value> e;
-    for (int64_t i = 0; i < 8; ++i)
-      e.push_back(scoreFromDot(
-          vector::ExtractOp::create(*b, c, ArrayRef<int64_t>{i})));
-    raw.push_back(vector::FromElementsOp::create(*b, c.getType(), e));
+  const int64_t nb16 = bc / 16, dv16 = dv / 16;
+  // The warp's m-tiles (16 rows each): Q fragments in registers for one,
+  // re-read from shared memory per tile for more (registers go to the
+  // accumulators), so each K/V fragment feeds every m-tile.
+  SmallVector<SmallVector<Value>> raw(mTiles, SmallVector<Value>(nb16));
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t nb = 0; nb < nb16; ++nb)
+      raw[mt][nb] = tiles.zeroC();
+  for (int64_t k = 0; k < d / 16; ++k) {
+    SmallVector<Value> q;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      q.push_back(mTiles == 1
+                      ? step.qFrags[k]
+                      : tiles.loadA(step.qs, add(step.warpRow, idx(16 * mt)),
+                                    idx(16 * k), d + kPadHalf));
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      Value kf = tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
+                             d + kPadHalf, /*transpose=*/true);
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        raw[mt][nb] = tiles.mma(q[mt], kf, raw[mt][nb]);
+    }
   }
+  SmallVector<Value> flat;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 8; ++i)
+        e.push_back(scoreFromDot(vector::ExtractOp::create(
+            *b, raw[mt][nb], ArrayRef<int64_t>{i})));
+      flat.push_back(
+          vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
+    }
   // attn.mask only where the tile crosses a mask edge or the end of K/V:
   // the block decides once (the branch is uniform), interior tiles skip it.
   Value firstQuery = arith::DivUIOp::create(*b, step.row0, idx(group));
@@ -407,52 +425,47 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
       *b, add(step.row0, idx(br - 1)), idx(group));
   Value interior = allVisible(step.j, add(step.j, idx(bc - 1)), firstQuery,
                               lastQuery, step.qLen, kvLen);
-  auto masked = scf::IfOp::create(*b, ValueRange(raw).getTypes(), interior,
+  auto masked = scf::IfOp::create(*b, ValueRange(flat).getTypes(), interior,
                                   /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard g(*b);
     b->setInsertionPointToStart(masked.thenBlock());
-    scf::YieldOp::create(*b, raw);
+    scf::YieldOp::create(*b, flat);
     b->setInsertionPointToStart(masked.elseBlock());
-    SmallVector<Value> tiles2;
-    for (int64_t nb = 0; nb < bc / 16; ++nb) {
-      SmallVector<Value> e;
-      for (int64_t i = 0; i < 8; ++i) {
-        Value key = add(step.j, add(tiles.laneColumn(),
-                                    idx(16 * nb + Layout::columnOffset(i))));
-        Value seen =
-            visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
-        e.push_back(arith::SelectOp::create(
-            *b, seen,
-            vector::ExtractOp::create(*b, raw[nb], ArrayRef<int64_t>{i}),
-            f32(-INFINITY)));
+    SmallVector<Value> maskedTiles;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      Value rowTop = add(step.row0, add(step.warpRow,
+                                        add(tiles.laneRow(), idx(16 * mt))));
+      Value queries[2] = {
+          arith::DivUIOp::create(*b, rowTop, idx(group)),
+          arith::DivUIOp::create(*b, add(rowTop, idx(8)), idx(group))};
+      for (int64_t nb = 0; nb < nb16; ++nb) {
+        Value tile = flat[mt * nb16 + nb];
+        SmallVector<Value> e;
+        for (int64_t i = 0; i < 8; ++i) {
+          Value key =
+              add(step.j, add(tiles.laneColumn(),
+                              idx(16 * nb + Layout::columnOffset(i))));
+          Value seen =
+              visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
+          e.push_back(arith::SelectOp::create(
+              *b, seen,
+              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i}),
+              f32(-INFINITY)));
+        }
+        maskedTiles.push_back(
+            vector::FromElementsOp::create(*b, tile.getType(), e));
       }
-      tiles2.push_back(
-          vector::FromElementsOp::create(*b, raw[nb].getType(), e));
     }
-    scf::YieldOp::create(*b, tiles2);
-  }
-  SmallVector<SmallVector<Value>> scores;
-  Value rowMax[2] = {f32(-INFINITY), f32(-INFINITY)};
-  for (int64_t nb = 0; nb < bc / 16; ++nb) {
-    SmallVector<Value> tile;
-    for (int64_t i = 0; i < 8; ++i) {
-      tile.push_back(vector::ExtractOp::create(*b, masked.getResult(nb),
-                                               ArrayRef<int64_t>{i}));
-      Value &max = rowMax[Layout::rowHalf(i)];
-      max = arith::MaxNumFOp::create(*b, max, tile.back());
-    }
-    scores.push_back(std::move(tile));
+    scf::YieldOp::create(*b, maskedTiles);
   }
   // The four threads of a quad hold a row's columns.
-  auto quadReduce = [&](Value x, bool isMax) {
-    for (int64_t offset : {1, 2}) {
-      Value other =
+  auto quadReduce = [&](Value x) {
+    for (int64_t offset : {1, 2})
+      x = arith::MaxNumFOp::create(
+          *b, x,
           gpu::ShuffleOp::create(*b, x, offset, kWarp, gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-      x = isMax ? Value(arith::MaxNumFOp::create(*b, x, other))
-                : Value(arith::AddFOp::create(*b, x, other));
-    }
+              .getShuffleResult());
     return x;
   };
   // Lazy rescale: a row's reference m moves (and its l and acc are
@@ -460,61 +473,81 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   // kRescaleSlack; otherwise p = 2^(s - m) <= 2^kRescaleSlack, which f16,
   // bf16 and the f32 sums hold. Past the first tiles most skip the
   // rescale's Dv/2 multiplies per row.
-  Value newMax[2], shift[2], alpha[2], sum[2], moves[2];
-  for (int64_t h = 0; h < 2; ++h) {
-    Value tileMax = quadReduce(rowMax[h], true);
-    moves[h] = arith::CmpFOp::create(
-        *b, arith::CmpFPredicate::OGT, tileMax,
-        arith::AddFOp::create(*b, step.state[h], f32(kRescaleSlack)));
-    newMax[h] = arith::SelectOp::create(*b, moves[h], tileMax, step.state[h]);
-    shift[h] = safeMax(newMax[h]);
-    // 0 when m was -inf; exactly 1 when the reference stays.
-    alpha[h] = math::Exp2Op::create(
-        *b, arith::SubFOp::create(*b, step.state[h], shift[h]));
-    alpha[h] = arith::SelectOp::create(*b, moves[h], alpha[h], f32(1));
-    sum[h] = f32(0);
-  }
-  SmallVector<Value> pFrags;
-  for (SmallVector<Value> &tile : scores) {
-    SmallVector<Value> p;
-    for (int64_t e = 0; e < 8; ++e) {
-      int64_t h = Layout::rowHalf(e);
-      p.push_back(math::Exp2Op::create(
-          *b, arith::SubFOp::create(*b, tile[e], shift[h])));
-      sum[h] = arith::AddFOp::create(*b, sum[h], p.back());
+  SmallVector<Value> results, alphas, newLs;
+  SmallVector<SmallVector<Value>> pFrags(mTiles);
+  Value anyMoves;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    ValueRange state = step.state.slice(4 * mt, 4);
+    SmallVector<SmallVector<Value>> scores;
+    Value rowMax[2] = {f32(-INFINITY), f32(-INFINITY)};
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      SmallVector<Value> tile;
+      for (int64_t i = 0; i < 8; ++i) {
+        tile.push_back(vector::ExtractOp::create(
+            *b, masked.getResult(mt * nb16 + nb), ArrayRef<int64_t>{i}));
+        Value &max = rowMax[Layout::rowHalf(i)];
+        max = arith::MaxNumFOp::create(*b, max, tile.back());
+      }
+      scores.push_back(std::move(tile));
     }
-    pFrags.push_back(tiles.accumulatorToA(p));
+    Value newMax[2], shift[2], alpha[2], sum[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value tileMax = quadReduce(rowMax[h]);
+      Value moves = arith::CmpFOp::create(
+          *b, arith::CmpFPredicate::OGT, tileMax,
+          arith::AddFOp::create(*b, state[h], f32(kRescaleSlack)));
+      anyMoves = anyMoves ? Value(arith::OrIOp::create(*b, anyMoves, moves))
+                          : moves;
+      newMax[h] = arith::SelectOp::create(*b, moves, tileMax, state[h]);
+      shift[h] = safeMax(newMax[h]);
+      // 0 when m was -inf; exactly 1 when the reference stays.
+      alpha[h] = arith::SelectOp::create(
+          *b, moves,
+          math::Exp2Op::create(*b,
+                               arith::SubFOp::create(*b, state[h], shift[h])),
+          f32(1));
+      sum[h] = f32(0);
+    }
+    for (SmallVector<Value> &tile : scores) {
+      SmallVector<Value> p;
+      for (int64_t e = 0; e < 8; ++e) {
+        int64_t h = Layout::rowHalf(e);
+        p.push_back(math::Exp2Op::create(
+            *b, arith::SubFOp::create(*b, tile[e], shift[h])));
+        sum[h] = arith::AddFOp::create(*b, sum[h], p.back());
+      }
+      pFrags[mt].push_back(tiles.accumulatorToA(p));
+    }
+    results.append({newMax[0], newMax[1]});
+    for (int64_t h = 0; h < 2; ++h)
+      results.push_back(arith::AddFOp::create(
+          *b, arith::MulFOp::create(*b, state[2 + h], alpha[h]), sum[h]));
+    alphas.push_back(tiles.rowBroadcast(alpha[0], alpha[1]));
   }
-  SmallVector<Value> results{newMax[0], newMax[1]};
-  for (int64_t h = 0; h < 2; ++h)
-    results.push_back(arith::AddFOp::create(
-        *b, arith::MulFOp::create(*b, step.state[2 + h], alpha[h]), sum[h]));
   // attn.pv: acc = acc * rescale + P V, the rescale per row in registers
   // and only in threads whose rows moved.
-  SmallVector<Value> accs(step.state.drop_front(4));
-  auto rescaling = scf::IfOp::create(
-      *b, ValueRange(accs).getTypes(),
-      arith::OrIOp::create(*b, moves[0], moves[1]), /*withElseRegion=*/true);
+  SmallVector<Value> accs(step.state.drop_front(4 * mTiles));
+  auto rescaling = scf::IfOp::create(*b, ValueRange(accs).getTypes(),
+                                     anyMoves, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard g(*b);
     b->setInsertionPointToStart(rescaling.thenBlock());
-    Value rescale = tiles.rowBroadcast(alpha[0], alpha[1]);
     SmallVector<Value> scaled;
-    for (Value acc : accs)
-      scaled.push_back(tiles.mulC(acc, rescale));
+    for (auto [i, acc] : llvm::enumerate(accs))
+      scaled.push_back(tiles.mulC(acc, alphas[i / dv16]));
     scf::YieldOp::create(*b, scaled);
     b->setInsertionPointToStart(rescaling.elseBlock());
     scf::YieldOp::create(*b, accs);
   }
-  for (int64_t nb = 0; nb < dv / 16; ++nb) {
-    Value acc = rescaling.getResult(nb);
-    for (int64_t k = 0; k < bc / 16; ++k)
-      acc = tiles.mma(pFrags[k],
-                      tiles.loadB(step.vs, idx(16 * k), idx(16 * nb),
-                                  dv + kPadHalf, /*transpose=*/false),
-                      acc);
-    results.push_back(acc);
-  }
+  SmallVector<Value> out(rescaling.getResults());
+  for (int64_t nb = 0; nb < dv16; ++nb)
+    for (int64_t k = 0; k < nb16; ++k) {
+      Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb),
+                             dv + kPadHalf, /*transpose=*/false);
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        out[mt * dv16 + nb] = tiles.mma(pFrags[mt][k], vf, out[mt * dv16 + nb]);
+    }
+  results.append(out);
   return results;
 }
 
@@ -572,7 +605,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value rows = mul(*qLen, idx(group));
 
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
-  Value warpRow = mul(warp, idx(16));
+  Value warpRow = mul(warp, idx(16 * mTiles));
   Value qs = view(idx(qOff), {br, d + kPadHalf}, elt);
   ss = view(idx(sOff), {br, bc + kPadFloat}, kb.getF32Type());
   ps = view(idx(pOff), {br, bc + kPadHalf}, elt);
@@ -619,19 +652,22 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     tiles = createWMMATileMMA(kb, elt);
   }
   SmallVector<Value> qFrags;
-  for (int64_t k = 0; k < d / 16; ++k)
+  for (int64_t k = 0; mTiles == 1 && k < d / 16; ++k)
     qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), d + kPadHalf));
 
   // The K/V loop carries the softmax state - m and l of the thread's row
   // (wmma tier), or m, m, l, l of its two rows (mma tier) - and the acc
   // tiles.
   const double negInf = -INFINITY;
-  const int64_t nState = registers ? 4 : 2;
+  const int64_t nState = registers ? 4 * mTiles : 2;
   Value zeroC = tiles->zeroC();
   SmallVector<Value> inits{f32(negInf), f32(0)};
-  if (registers)
-    inits = {f32(negInf), f32(negInf), f32(0), f32(0)};
-  for (int64_t i = 0; i < dv / 16; ++i)
+  if (registers) {
+    inits.clear();
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      inits.append({f32(negInf), f32(negInf), f32(0), f32(0)});
+  }
+  for (int64_t i = 0; i < dv / 16 * mTiles; ++i)
     inits.push_back(zeroC);
   auto loop = scf::ForOp::create(kb, *lo, *hi, idx(bc), inits);
   {
@@ -663,7 +699,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value vs = view(add(idx(vOff), mul(stage, idx(vStage))),
                     {bc, dv + kPadHalf}, elt);
 
-    Step step{qFrags, ks, vs, j, *qLen, *row0, warpRow,
+    Step step{qFrags, qs, ks, vs, j, *qLen, *row0, warpRow,
               loop.getRegionIterArgs()};
     scf::YieldOp::create(kb, registers
                                  ? registerSoftmaxStep(*mmaSync, step)
@@ -677,28 +713,33 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
   if (registers) {
     // l summed over the quad that holds the row's columns.
-    Value rowSums[2];
-    for (int64_t h = 0; h < 2; ++h) {
-      rowSums[h] = loop.getResult(2 + h);
-      for (int64_t offset : {1, 2})
-        rowSums[h] = arith::AddFOp::create(
-            kb, rowSums[h],
-            gpu::ShuffleOp::create(kb, rowSums[h], offset, kWarp,
-                                   gpu::ShuffleMode::XOR)
-                .getShuffleResult());
-    }
+    SmallVector<Value> rowSums;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value sum = loop.getResult(4 * mt + 2 + h);
+        for (int64_t offset : {1, 2})
+          sum = arith::AddFOp::create(
+              kb, sum,
+              gpu::ShuffleOp::create(kb, sum, offset, kWarp,
+                                     gpu::ShuffleMode::XOR)
+                  .getShuffleResult());
+        rowSums.push_back(sum);
+      }
     auto writer = scf::IfOp::create(
         kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
                                   mmaSync->laneColumn(), idx(0)),
         /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(writer.thenBlock());
-    for (int64_t h = 0; h < 2; ++h) {
-      Value row = add(warpRow, add(mmaSync->laneRow(), idx(8 * h)));
-      memref::StoreOp::create(kb, loop.getResult(h), ml,
-                              ValueRange{row, idx(0)});
-      memref::StoreOp::create(kb, rowSums[h], ml, ValueRange{row, idx(1)});
-    }
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = add(warpRow,
+                        add(mmaSync->laneRow(), idx(16 * mt + 8 * h)));
+        memref::StoreOp::create(kb, loop.getResult(4 * mt + h), ml,
+                                ValueRange{row, idx(0)});
+        memref::StoreOp::create(kb, rowSums[2 * mt + h], ml,
+                                ValueRange{row, idx(1)});
+      }
   } else {
     // Threads 2r and 2r + 1 share row r's m and l.
     auto writer = scf::IfOp::create(
@@ -714,9 +755,10 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   }
   gpu::BarrierOp::create(kb); // the staging tile reuses every shared tile
   Value os = view(idx(oOff), {br, dv + kPadFloat}, kb.getF32Type());
-  for (int64_t nb = 0; nb < dv / 16; ++nb)
-    tiles->storeC(loop.getResult(nState + nb), os, warpRow, idx(16 * nb),
-                  dv + kPadFloat);
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t nb = 0; nb < dv / 16; ++nb)
+      tiles->storeC(loop.getResult(nState + mt * (dv / 16) + nb), os,
+                    add(warpRow, idx(16 * mt)), idx(16 * nb), dv + kPadFloat);
   gpu::BarrierOp::create(kb); // a row's chunks span warps
   Value o = map.lookup(n.storeO.getO());
   const int64_t chunksPerRow = dv / 8, chunks = br * chunksPerRow;

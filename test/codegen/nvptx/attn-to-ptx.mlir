@@ -21,7 +21,7 @@
 // TURING: error: the mma tier (softmax=registers) needs sm_80 or newer (mma.sync, ldmatrix); got sm_75
 // BADTIER: attn-to-ptx: option 'prefill' must be mma or wmma, got 'flash'
 
-// MMA: // attn.kernel window_softcap_wmma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
+// MMA: // attn.kernel window_softcap_wmma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=128 group=8 args=5
 // WMMA: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
 // Dynamic shared memory is the extern array PTX expects (not a demoted
 // one-byte variable).
@@ -41,7 +41,7 @@
 // WMMA: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
 // WMMA: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // MMA-NOT: wmma.
-// MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// MMA-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // MMA-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // MMA-DAG: shfl.sync.bfly.b32
 // MMA-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16

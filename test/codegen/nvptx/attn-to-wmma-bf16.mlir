@@ -15,9 +15,9 @@
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true} {{.*}} -> vector<4x2xbf16>
 // CHECK-NOT:     gpu.subgroup_mma
 
-// PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 // TURING: error: bf16 inputs need sm_80 or newer (mma.sync bf16); got sm_75
 
