@@ -44,7 +44,6 @@ namespace {
 constexpr int64_t kThreads = 128;
 constexpr int64_t kCombineRowsPerBlock = 1; // one block per row
 constexpr int64_t kUnroll = 2;              // keys per group per trip
-constexpr double kRescaleSlack = 8.0;        // log2 units: p <= 256
 
 class DecodeKernels : public KernelEmitter {
 public:
@@ -228,8 +227,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
         // rescaled) when a score exceeds it by more than kRescaleSlack, so
         // p <= 2^kRescaleSlack and most keys skip the rescale's multiplies.
         // Any reference gives the same (m, l, acc) state up to scale.
-        Value moves = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, s,
-                                            addf(m, f32(kRescaleSlack)));
+        Value moves = referenceMoves(s, m);
         auto rescale = scf::IfOp::create(
             kb, TypeRange{kb.getF32Type(), kb.getF32Type(), f32Vec}, moves,
             /*withElseRegion=*/true);

@@ -127,6 +127,24 @@ Value KernelEmitter::allVisible(Value keyFirst, Value keyLast,
   return result;
 }
 
+Value KernelEmitter::referenceMoves(Value score, Value m) {
+  return arith::CmpFOp::create(
+      *b, arith::CmpFPredicate::OGT, score,
+      arith::AddFOp::create(*b, m, f32(kRescaleSlack)));
+}
+
+Value KernelEmitter::xorReduce(Value x, ArrayRef<int64_t> offsets,
+                               bool isMax) {
+  for (int64_t offset : offsets) {
+    Value other =
+        gpu::ShuffleOp::create(*b, x, offset, kWarp, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    x = isMax ? Value(arith::MaxNumFOp::create(*b, x, other))
+              : Value(arith::AddFOp::create(*b, x, other));
+  }
+  return x;
+}
+
 Value KernelEmitter::safeMax(Value m) {
   Value isEmpty = arith::CmpFOp::create(*b, arith::CmpFPredicate::OEQ, m,
                                         f32(-INFINITY));

@@ -26,6 +26,12 @@ namespace mlir::attn::nvptx {
 constexpr double kLog2E = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 constexpr int64_t kWarp = 32;
+/// Lazy rescale: a row's softmax reference m moves (and its l and acc are
+/// rescaled) only when a score passes it by more than this many log2
+/// units; otherwise p = 2^(s - m) <= 2^kRescaleSlack = 256, which f16,
+/// bf16 and the f32 sums hold. Any reference gives the same (m, l, acc)
+/// state up to scale.
+constexpr double kRescaleSlack = 8.0;
 
 /// The attn-tile nest at `forall`, which these tiers take without
 /// attn-split-kv (they split K/V themselves); `pass` names the caller.
@@ -68,6 +74,11 @@ public:
   /// [queryFirst, queryLast]: such a tile needs no mask.
   Value allVisible(Value keyFirst, Value keyLast, Value queryFirst,
                    Value queryLast, Value qLen, Value kvLen);
+  /// Whether a row's reference `m` must move for `score` (kRescaleSlack).
+  Value referenceMoves(Value score, Value m);
+  /// Combines `x` with the values of the lanes `lane ^ offset`, for each
+  /// offset in turn: a reduction over the lanes those offsets span.
+  Value xorReduce(Value x, ArrayRef<int64_t> offsets, bool isMax);
   /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
   Value safeMax(Value m);
 

@@ -77,9 +77,6 @@ namespace {
 /// and keeps 16-byte copies and 32-byte WMMA pointers aligned.
 constexpr int64_t kPadHalf = 8, kPadFloat = 4;
 
-/// The mma tier's lazy rescale threshold, in log2 units (p <= 256).
-constexpr double kRescaleSlack = 8.0;
-
 /// Builds the kernel of one nest.
 class WMMAKernel : public KernelEmitter {
 public:
@@ -459,21 +456,12 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
     }
     scf::YieldOp::create(*b, maskedTiles);
   }
-  // The four threads of a quad hold a row's columns.
-  auto quadReduce = [&](Value x) {
-    for (int64_t offset : {1, 2})
-      x = arith::MaxNumFOp::create(
-          *b, x,
-          gpu::ShuffleOp::create(*b, x, offset, kWarp, gpu::ShuffleMode::XOR)
-              .getShuffleResult());
-    return x;
-  };
   // Lazy rescale: a row's reference m moves (and its l and acc are
   // rescaled) only when the tile's maximum passes it by more than
   // kRescaleSlack; otherwise p = 2^(s - m) <= 2^kRescaleSlack, which f16,
   // bf16 and the f32 sums hold. Past the first tiles most skip the
   // rescale's Dv/2 multiplies per row.
-  SmallVector<Value> results, alphas, newLs;
+  SmallVector<Value> results, alphas;
   SmallVector<SmallVector<Value>> pFrags(mTiles);
   Value anyMoves;
   for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -492,10 +480,9 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
     }
     Value newMax[2], shift[2], alpha[2], sum[2];
     for (int64_t h = 0; h < 2; ++h) {
-      Value tileMax = quadReduce(rowMax[h]);
-      Value moves = arith::CmpFOp::create(
-          *b, arith::CmpFPredicate::OGT, tileMax,
-          arith::AddFOp::create(*b, state[h], f32(kRescaleSlack)));
+      // The four threads of a quad hold a row's columns.
+      Value tileMax = xorReduce(rowMax[h], {1, 2}, /*isMax=*/true);
+      Value moves = referenceMoves(tileMax, state[h]);
       anyMoves = anyMoves ? Value(arith::OrIOp::create(*b, anyMoves, moves))
                           : moves;
       newMax[h] = arith::SelectOp::create(*b, moves, tileMax, state[h]);
@@ -716,14 +703,8 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     SmallVector<Value> rowSums;
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t h = 0; h < 2; ++h) {
-        Value sum = loop.getResult(4 * mt + 2 + h);
-        for (int64_t offset : {1, 2})
-          sum = arith::AddFOp::create(
-              kb, sum,
-              gpu::ShuffleOp::create(kb, sum, offset, kWarp,
-                                     gpu::ShuffleMode::XOR)
-                  .getShuffleResult());
-        rowSums.push_back(sum);
+        rowSums.push_back(xorReduce(loop.getResult(4 * mt + 2 + h), {1, 2},
+                                    /*isMax=*/false));
       }
     auto writer = scf::IfOp::create(
         kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,

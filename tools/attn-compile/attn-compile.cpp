@@ -330,9 +330,10 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
   if (code.launches.empty())
     return kernel.func.emitError("attn-compile: no kernel launch for @")
            << kernel.name;
+  // The library's C takes the PTX (and the cubin) in with .incbin.
+  std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
+  writeFile(base + ".ptx", code.ptx);
   if (!ptxas.empty()) {
-    std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
-    writeFile(base + ".ptx", code.ptx);
     run(ptxas, {"-arch=" + chip.str(), "-O3", base + ".ptx", "-o",
                 base + ".cubin"});
     code.cubin = readFile(base + ".cubin");
@@ -618,8 +619,6 @@ std::string sourceText(StringRef name, const std::vector<Kernel> &kernels,
         std::string path = (tempDir + "/" + kernel.name + "." + code.chip +
                             (cubin ? ".cubin" : ".ptx"))
                                .str();
-        if (!cubin)
-          writeFile(path, code.ptx);
         os << incbin(symbol, path);
         size_t size = cubin ? code.cubin.size() : code.ptx.size();
         codeTable += "    {" + std::to_string(code.sm) + ", " +
