@@ -96,7 +96,6 @@ private:
     return arith::ExtFOp::create(*b, VectorType::get({vec}, b->getF32Type()),
                                  x);
   }
-  Value exp2(Value x) { return math::Exp2Op::create(*b, x); }
   Value subf(Value x, Value y) { return arith::SubFOp::create(*b, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(*b, x, y); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }

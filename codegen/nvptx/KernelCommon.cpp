@@ -4,6 +4,7 @@
 
 #include "lib/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
@@ -53,10 +54,26 @@ Value KernelEmitter::i32(int64_t v) {
   return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
 }
 
+Value KernelEmitter::exp2(Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             *b, b->getF32Type(),
+             b->getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+      .getResult(0);
+}
+
+Value KernelEmitter::opaqueIndex(Value index) {
+  Value i32 = arith::IndexCastOp::create(*b, b->getI32Type(), index);
+  auto mov = LLVM::InlineAsmOp::create(
+      *b, b->getI32Type(), ValueRange{i32}, b->getStringAttr("mov.b32 $0, $1;"),
+      b->getStringAttr("=r,r"), /*has_side_effects=*/b->getUnitAttr(),
+      /*is_align_stack=*/nullptr, LLVM::TailCallKindAttr{},
+      LLVM::AsmDialectAttr{}, ArrayAttr{});
+  return arith::IndexCastOp::create(*b, b->getIndexType(), mov.getResult(0));
+}
+
 Value KernelEmitter::tanh(Value x) {
   Value ax = math::AbsFOp::create(*b, x);
-  Value e =
-      math::Exp2Op::create(*b, arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
+  Value e = exp2(arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
   Value t = arith::SubFOp::create(
       *b, f32(1),
       arith::DivFOp::create(*b, f32(2), arith::AddFOp::create(*b, e, f32(1))));
@@ -70,7 +87,13 @@ Value KernelEmitter::scoreFromDot(Value dot) {
     Value s = tanh(arith::MulFOp::create(*b, dot, f32(scale / cap)));
     return arith::MulFOp::create(*b, s, f32(cap * kLog2E));
   }
-  return arith::MulFOp::create(*b, dot, f32(scale * kLog2E));
+  return arith::MulFOp::create(*b, dot, f32(*linearScoreScale()));
+}
+
+std::optional<double> KernelEmitter::linearScoreScale() {
+  if (n.qk.getSoftcap())
+    return std::nullopt;
+  return n.qk.getScale().convertToDouble() * kLog2E;
 }
 
 Value KernelEmitter::diagonalShift(Value qLen, Value kvLen) {

@@ -60,11 +60,23 @@ public:
   }
   void syncWarp() { NVVM::SyncWarpOp::create(*b, i32(-1)); }
 
+  /// 2^x on ex2.approx.ftz.f32. math.exp2 would become libdevice's exp2f,
+  /// whose non-ftz ex2 ptxas wraps in a subnormal fix-up (four instructions
+  /// instead of one). Flushing subnormal p to 0 loses nothing: every row
+  /// sum holds a p >= 2^-kRescaleSlack.
+  Value exp2(Value x);
+  /// `index` through an inline PTX mov that LLVM can neither fold nor
+  /// hoist: computed again where it is used, so addresses built on it stay
+  /// base + immediate instead of one hoisted register each.
+  Value opaqueIndex(Value index);
   /// tanh(x) = sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) on ex2.approx:
   /// math.tanh would become a libdevice call that must be linked.
   Value tanh(Value x);
   /// attn.qk's transform of a raw dot product into base-2 logit units.
   Value scoreFromDot(Value dot);
+  /// The factor c when that transform is the plain scale c * dot (no
+  /// soft-cap); c > 0.
+  std::optional<double> linearScoreScale();
   /// Where query i's diagonal key is, minus i: kvLen - qLen for
   /// bottom-right masks, 0 otherwise.
   Value diagonalShift(Value qLen, Value kvLen);

@@ -3,6 +3,7 @@
 #include "codegen/nvptx/TileMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -78,8 +79,18 @@ mlir::attn::nvptx::createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt) {
 /// A 16x16 tile is two 16x8 halves side by side: B as vector<4xi32>
 /// (half h in elements 2h, 2h + 1), C as vector<8xf32> (half h in 4h..4h+3).
 /// A is vector<4xi32>; each i32 packs two inputs, the lower index first.
-MmaSyncTileMMA::MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane)
-    : b(b), elt(elt) {
+Value mlir::attn::nvptx::swizzleColumn(ImplicitLocOpBuilder &b, Value row,
+                                       Value col) {
+  Value seven = arith::ConstantIndexOp::create(b, 7);
+  Value three = arith::ConstantIndexOp::create(b, 3);
+  Value mask = arith::ShLIOp::create(
+      b, arith::AndIOp::create(b, row, seven), three);
+  return arith::XOrIOp::create(b, col, mask);
+}
+
+MmaSyncTileMMA::MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane,
+                               bool swizzled)
+    : b(b), elt(elt), swizzled(swizzled) {
   Value four = idx(4), eight = idx(8);
   g = arith::DivUIOp::create(b, lane, four);
   t2 = arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, four), idx(2));
@@ -95,24 +106,22 @@ MmaSyncTileMMA::MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane)
   colOfHalf1 = high;
   rowOfHalf1 = arith::AddIOp::create(b, high, r);
   colOfHalf0 = low;
+  swizzleMask = arith::MulIOp::create(b, r, eight);
 }
 
 // ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix l / 8
 // and gets register i of the fragment from matrix i, already in the layout
 // above (.trans for B stored k-major).
 Value MmaSyncTileMMA::loadA(Value mem, Value row, Value col, int64_t) {
-  return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
-                  false);
+  return ldmatrix(mem, row, col, rowOfHalf0, colOfHalf1, false);
 }
 
 Value MmaSyncTileMMA::loadB(Value mem, Value row, Value col, int64_t,
                             bool transpose) {
   if (transpose) // B[k][n] = mem[row + n][col + k]: matrix i = (n/8, k/8)
-    return ldmatrix(mem, add(row, rowOfHalf1, 0), add(col, colOfHalf0, 0),
-                    false);
+    return ldmatrix(mem, row, col, rowOfHalf1, colOfHalf0, false);
   // B[k][n] = mem[row + k][col + n]: matrix i = (k/8 = i & 1, n/8)
-  return ldmatrix(mem, add(row, rowOfHalf0, 0), add(col, colOfHalf1, 0),
-                  true);
+  return ldmatrix(mem, row, col, rowOfHalf0, colOfHalf1, true);
 }
 
 Value MmaSyncTileMMA::zeroC() {
@@ -223,8 +232,26 @@ Value MmaSyncTileMMA::pack(Value two) {
 }
 
 /// Four 8x8 matrices of 16-bit elements as vector<4xi32>, register i from
-/// matrix i.
-Value MmaSyncTileMMA::ldmatrix(Value mem, Value r, Value c, bool transpose) {
+/// matrix i; this lane addresses mem[row + laneRow][col + laneCol].
+Value MmaSyncTileMMA::ldmatrix(Value mem, Value row, Value col, Value laneRow,
+                               Value laneCol, bool transpose) {
+  Value r = add(row, laneRow, 0), c;
+  if (swizzled &&
+      isSwizzledWidth(cast<MemRefType>(mem.getType()).getShape().back())) {
+    // Tiles start at multiples of 8 rows, so row r % 8 is lane % 8 and the
+    // swizzle is an XOR with a per-lane mask. A constant column 16 j
+    // splits into its 64-element group (an address immediate) and
+    // 16 (j % 4) + laneCol < 64, whose XOR takes four values per lane
+    // and operand: a few loop-invariant registers, not one per column.
+    if (std::optional<int64_t> c0 = getConstantIntValue(col))
+      c = add(arith::XOrIOp::create(b, add(idx(*c0 % 64), laneCol, 0),
+                                    swizzleMask),
+              idx(*c0 - *c0 % 64), 0);
+    else
+      c = arith::XOrIOp::create(b, add(col, laneCol, 0), swizzleMask);
+  } else {
+    c = add(col, laneCol, 0);
+  }
   Value tiles = nvgpu::LdMatrixOp::create(
       b, VectorType::get({4, 2}, elt), mem, ValueRange{r, c}, transpose, 4);
   SmallVector<Value> regs;

@@ -23,6 +23,15 @@
 
 namespace mlir::attn::nvptx {
 
+/// The mma tier's shared layout for input tiles whose rows are a multiple
+/// of 64 elements (128 bytes): rows unpadded, and the 16-byte chunks of
+/// each 128 bytes permuted by row, element (r, c) at column
+/// c ^ 8 (r % 8). The 8 rows an ldmatrix reads at one column, and the 8
+/// chunks a quarter-warp's cp.async writes in one row, then fall in 8
+/// distinct groups of 4 banks.
+inline bool isSwizzledWidth(int64_t width) { return width % 64 == 0; }
+Value swizzleColumn(ImplicitLocOpBuilder &b, Value row, Value col);
+
 class TileMMA {
 public:
   virtual ~TileMMA() = default;
@@ -52,7 +61,10 @@ std::unique_ptr<TileMMA> createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt);
 /// laneRow() + 8 * rowHalf(e), column laneColumn() + columnOffset(e).
 class MmaSyncTileMMA : public TileMMA {
 public:
-  MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane);
+  /// With `swizzled`, ldmatrix reads tiles of isSwizzledWidth rows in the
+  /// swizzled layout.
+  MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane,
+                 bool swizzled = false);
 
   Value loadA(Value mem, Value row, Value col, int64_t ld) override;
   Value loadB(Value mem, Value row, Value col, int64_t ld,
@@ -80,14 +92,17 @@ private:
   Value add(Value x, Value y, int64_t c);
   VectorType i32Vec(int64_t n);
   Value pack(Value two);
-  Value ldmatrix(Value mem, Value r, Value c, bool transpose);
+  Value ldmatrix(Value mem, Value row, Value col, Value laneRow,
+                 Value laneCol, bool transpose);
   SmallVector<Value> elements(Value v, int64_t n);
 
   ImplicitLocOpBuilder &b;
   Type elt;
+  bool swizzled;
   Value g, t2; // lane / 4 and 2 (lane % 4)
   // ldmatrix addressing: this lane's row and column offsets in a 16x16 tile
   Value rowOfHalf0, colOfHalf1, rowOfHalf1, colOfHalf0;
+  Value swizzleMask; // 8 (lane % 8): the swizzle of this lane's rows
 };
 
 } // namespace mlir::attn::nvptx

@@ -3,8 +3,9 @@
 // The first NVIDIA tier (sm_75+). Each L1 op of the loop nest made by
 // attn-tile becomes a piece of the kernel:
 //
-//   attn.load_q / load_kv  16-byte cp.async copies into padded shared memory
-//                          (zero fill past the end), K/V double-buffered
+//   attn.load_q / load_kv  16-byte cp.async copies into padded (mma tier:
+//                          swizzled) shared memory (zero fill past the
+//                          end), K/V double-buffered
 //   attn.qk                WMMA: warp w computes rows 16w..16w+15 of S, with
 //                          its Q fragments loaded once; S goes to shared
 //   attn.mask +            two threads per row read S, scale, mask, reduce
@@ -76,6 +77,10 @@ namespace {
 /// f32 rows, which breaks the power-of-two row stride behind bank conflicts
 /// and keeps 16-byte copies and 32-byte WMMA pointers aligned.
 constexpr int64_t kPadHalf = 8, kPadFloat = 4;
+// The mma tier stores Q, K and V rows of a multiple of 64 elements unpadded
+// and swizzled instead (TileMMA.h, swizzleColumn): padding leaves
+// ldmatrix conflict-free but not the cp.async writes (ncu: 2.6x the ideal
+// shared wavefronts at D128), the swizzle both.
 
 /// Builds the kernel of one nest.
 class WMMAKernel : public KernelEmitter {
@@ -129,7 +134,7 @@ public:
     // Q is read into registers before the loop, so the loop's score,
     // probability and rescale tiles reuse its space (the barrier at the top
     // of the first iteration orders them); K/V follow.
-    const int64_t qBytes = rounded(br * (d + kPadHalf) * 2);
+    const int64_t qBytes = rounded(br * inputRow(d) * 2);
     const int64_t sBytes = rounded(br * (bc + kPadFloat) * 4);
     const int64_t pBytes = rounded(br * (bc + kPadHalf) * 2);
     const int64_t aBytes = rounded(warps * 16 * 16 * 4);
@@ -139,8 +144,8 @@ public:
     aOff = sBytes + pBytes;
     // The mma tier keeps S, P and the rescale in registers.
     at = registers ? qBytes : std::max(qBytes, sBytes + pBytes + aBytes);
-    kStage = rounded(bc * (d + kPadHalf) * 2);
-    vStage = rounded(bc * (dv + kPadHalf) * 2);
+    kStage = rounded(bc * inputRow(d) * 2);
+    vStage = rounded(bc * inputRow(dv) * 2);
     // cp.async double-buffers K/V; without it (sm_75) one stage is loaded
     // synchronously, which also keeps D = 128 inside Turing's 64 KiB.
     stages = sm >= 80 ? 2 : 1;
@@ -182,6 +187,7 @@ private:
                 function_ref<std::pair<Value, SmallVector<Value>>(Value)>
                     source);
   void copyKV(Value start, Value stage, bool commit = true);
+  void copyKVRows(Value start, Value stage, bool inside);
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start);
 
@@ -196,6 +202,15 @@ private:
   SmallVector<Value> sharedSoftmaxStep(TileMMA &tiles, const Step &step);
   SmallVector<Value> registerSoftmaxStep(MmaSyncTileMMA &tiles,
                                          const Step &step);
+
+  /// Whether Q/K/V rows of `width` elements are swizzled, not padded.
+  bool swizzles(int64_t width) const {
+    return registers && isSwizzledWidth(width);
+  }
+  /// The shared row length of a Q/K/V tile `width` elements wide.
+  int64_t inputRow(int64_t width) const {
+    return swizzles(width) ? width : width + kPadHalf;
+  }
 
   int sm;
   bool registers; // the mma tier: scores and softmax in registers
@@ -222,12 +237,13 @@ void WMMAKernel::copyTile(
       Value col = mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(8));
       auto [valid, indices] = source(row);
       indices.push_back(col);
+      Value dstCol = swizzles(width) ? swizzleColumn(*b, row, col) : col;
       if (sm >= 80) {
         // Rows past the end copy 0 source bytes: cp.async zero-fills them.
         Value srcElements =
             arith::SelectOp::create(*b, valid, idx(8), idx(0));
         nvgpu::DeviceAsyncCopyOp::create(
-            *b, dst, ValueRange{row, col}, src, indices,
+            *b, dst, ValueRange{row, dstCol}, src, indices,
             b->getIndexAttr(8), srcElements, b->getUnitAttr());
       } else {
         // 16-byte rows: the host guarantees 16-byte aligned K/V/Q rows.
@@ -237,7 +253,7 @@ void WMMAKernel::copyTile(
         Value zero = arith::ConstantOp::create(
             *b, vecType, DenseElementsAttr::get(vecType, b->getZeroAttr(elt)));
         x = arith::SelectOp::create(*b, valid, x, zero);
-        vector::StoreOp::create(*b, x, dst, ValueRange{row, col},
+        vector::StoreOp::create(*b, x, dst, ValueRange{row, dstCol},
                                 /*nontemporal=*/false, llvm::Align(16));
       }
     };
@@ -276,22 +292,46 @@ Value WMMAKernel::kvIndices(LoadKVOp load, Value row,
 }
 
 void WMMAKernel::copyKV(Value start, Value stage, bool commit) {
+  // A tile wholly inside K/V (all but the last) skips the per-row bounds
+  // test and clamp: the branch is uniform, and the plain rows' addresses
+  // are one tile base plus per-thread constants.
+  if (!n.loadK.getBlockTable()) {
+    Value inside = arith::CmpIOp::create(*b, arith::CmpIPredicate::sle,
+                                         add(start, idx(bc)), kvLen);
+    auto split = scf::IfOp::create(*b, inside, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(split.thenBlock());
+    copyKVRows(start, stage, /*inside=*/true);
+    b->setInsertionPointToStart(split.elseBlock());
+    copyKVRows(start, stage, /*inside=*/false);
+  } else {
+    copyKVRows(start, stage, /*inside=*/false);
+  }
+  if (sm >= 80 && commit)
+    NVVM::CpAsyncCommitGroupOp::create(*b);
+}
+
+void WMMAKernel::copyKVRows(Value start, Value stage, bool inside) {
   Value kDst = view(add(idx(kOff), mul(stage, idx(kStage))),
-                    {bc, d + kPadHalf}, elt);
+                    {bc, inputRow(d)}, elt);
   Value vDst = view(add(idx(vOff), mul(stage, idx(vStage))),
-                    {bc, dv + kPadHalf}, elt);
+                    {bc, inputRow(dv)}, elt);
   for (auto [load, dst, width] :
        {std::tuple<LoadKVOp, Value, int64_t>{n.loadK, kDst, d},
         {n.loadV, vDst, dv}}) {
     LoadKVOp l = load;
     copyTile(dst, bc, width, map.lookup(l.getSrc()), [&](Value row) {
       SmallVector<Value> indices;
+      if (inside) {
+        indices = {map.lookup(l.getBatch()), map.lookup(l.getKvHead()),
+                   add(start, row)};
+        return std::make_pair(Value(arith::ConstantIntOp::create(*b, 1, 1)),
+                              indices);
+      }
       Value valid = kvIndices(l, row, indices, start);
       return std::make_pair(valid, indices);
     });
   }
-  if (sm >= 80 && commit)
-    NVVM::CpAsyncCommitGroupOp::create(*b);
 }
 
 /// One K/V tile of the wmma tier: S goes through shared memory, where two
@@ -303,7 +343,7 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   for (int64_t nb = 0; nb < bc / 16; ++nb) {
     Value c = tiles.zeroC();
     for (int64_t k = 0; k < d / 16; ++k) {
-      Value kf = tiles.loadB(step.ks, idx(16 * nb), idx(16 * k), d + kPadHalf,
+      Value kf = tiles.loadB(step.ks, idx(16 * nb), idx(16 * k), inputRow(d),
                               /*transpose=*/true);
       c = tiles.mma(step.qFrags[k], kf, c);
     }
@@ -338,11 +378,10 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   Value newMax = arith::MaxNumFOp::create(*b, m, rowMax);
   Value shift = safeMax(newMax);
   Value rescale =
-      math::Exp2Op::create(*b, arith::SubFOp::create(*b, m, shift));
+      exp2(arith::SubFOp::create(*b, m, shift));
   Value rowSum = f32(0);
   for (int64_t t = 0; t < bc / 2; ++t) {
-    Value p = math::Exp2Op::create(
-        *b, arith::SubFOp::create(*b, scores[t], shift));
+    Value p = exp2(arith::SubFOp::create(*b, scores[t], shift));
     memref::StoreOp::create(*b, arith::TruncFOp::create(*b, elt, p), ps,
                             ValueRange{r, column(idx(t))});
     rowSum = arith::AddFOp::create(*b, rowSum, p);
@@ -366,13 +405,28 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   for (int64_t nb = 0; nb < dv / 16; ++nb) {
     Value acc = tiles.mulC(step.state[2 + nb], alpha);
     for (int64_t k = 0; k < bc / 16; ++k) {
-      Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb), dv + kPadHalf,
+      Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb), inputRow(dv),
                               /*transpose=*/false);
       acc = tiles.mma(pFrags[k], vf, acc);
     }
     results.push_back(acc);
   }
   return results;
+}
+
+/// Combines `values` pairwise, so a row's max or sum takes log2(n)
+/// dependent steps rather than n.
+static Value pairwise(SmallVector<Value> values,
+                      function_ref<Value(Value, Value)> combine) {
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(combine(values[i], values[i + 1]));
+    if (values.size() % 2)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
 }
 
 /// One K/V tile of the mma tier: S = Q K^T stays in mma.sync accumulators;
@@ -391,27 +445,41 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t nb = 0; nb < nb16; ++nb)
       raw[mt][nb] = tiles.zeroC();
-  for (int64_t k = 0; k < d / 16; ++k) {
-    SmallVector<Value> q;
+  // The fragments of 16 columns of D, Q per m-tile then K per 16 keys, all
+  // loaded before their mma.sync (measured: loading the next columns'
+  // before this column's products as well was no faster, 337 against 346
+  // TFLOP/s at D128 S4096).
+  auto qkFragments = [&](int64_t k) {
+    SmallVector<Value> f;
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      q.push_back(mTiles == 1
+      f.push_back(mTiles == 1
                       ? step.qFrags[k]
                       : tiles.loadA(step.qs, add(step.warpRow, idx(16 * mt)),
-                                    idx(16 * k), d + kPadHalf));
-    for (int64_t nb = 0; nb < nb16; ++nb) {
-      Value kf = tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
-                             d + kPadHalf, /*transpose=*/true);
+                                    idx(16 * k), inputRow(d)));
+    for (int64_t nb = 0; nb < nb16; ++nb)
+      f.push_back(tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
+                              inputRow(d), /*transpose=*/true));
+    return f;
+  };
+  for (int64_t k = 0; k < d / 16; ++k) {
+    SmallVector<Value> f = qkFragments(k);
+    for (int64_t nb = 0; nb < nb16; ++nb)
       for (int64_t mt = 0; mt < mTiles; ++mt)
-        raw[mt][nb] = tiles.mma(q[mt], kf, raw[mt][nb]);
-    }
+        raw[mt][nb] = tiles.mma(f[mt], f[mTiles + nb], raw[mt][nb]);
   }
+  // Without a soft-cap the score is c * dot with c > 0 (the verifier's
+  // scale > 0), so the mask and the row max work on raw dots and c folds
+  // into p = 2^(c * dot - m), one FMA before the ex2.
+  std::optional<double> c = linearScoreScale();
   SmallVector<Value> flat;
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t nb = 0; nb < nb16; ++nb) {
       SmallVector<Value> e;
-      for (int64_t i = 0; i < 8; ++i)
-        e.push_back(scoreFromDot(vector::ExtractOp::create(
-            *b, raw[mt][nb], ArrayRef<int64_t>{i})));
+      for (int64_t i = 0; i < 8; ++i) {
+        Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
+                                              ArrayRef<int64_t>{i});
+        e.push_back(c ? dot : scoreFromDot(dot));
+      }
       flat.push_back(
           vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
     }
@@ -467,21 +535,29 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     ValueRange state = step.state.slice(4 * mt, 4);
     SmallVector<SmallVector<Value>> scores;
-    Value rowMax[2] = {f32(-INFINITY), f32(-INFINITY)};
+    SmallVector<Value> rowValues[2];
     for (int64_t nb = 0; nb < nb16; ++nb) {
       SmallVector<Value> tile;
       for (int64_t i = 0; i < 8; ++i) {
         tile.push_back(vector::ExtractOp::create(
             *b, masked.getResult(mt * nb16 + nb), ArrayRef<int64_t>{i}));
-        Value &max = rowMax[Layout::rowHalf(i)];
-        max = arith::MaxNumFOp::create(*b, max, tile.back());
+        rowValues[Layout::rowHalf(i)].push_back(tile.back());
       }
       scores.push_back(std::move(tile));
     }
-    Value newMax[2], shift[2], alpha[2], sum[2];
+    Value rowMax[2] = {
+        pairwise(rowValues[0], [&](Value x, Value y) -> Value {
+          return arith::MaxNumFOp::create(*b, x, y);
+        }),
+        pairwise(rowValues[1], [&](Value x, Value y) -> Value {
+          return arith::MaxNumFOp::create(*b, x, y);
+        })};
+    Value newMax[2], shift[2], alpha[2];
     for (int64_t h = 0; h < 2; ++h) {
       // The four threads of a quad hold a row's columns.
       Value tileMax = xorReduce(rowMax[h], {1, 2}, /*isMax=*/true);
+      if (c)
+        tileMax = arith::MulFOp::create(*b, tileMax, f32(*c));
       Value moves = referenceMoves(tileMax, state[h]);
       anyMoves = anyMoves ? Value(arith::OrIOp::create(*b, anyMoves, moves))
                           : moves;
@@ -490,25 +566,32 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
       // 0 when m was -inf; exactly 1 when the reference stays.
       alpha[h] = arith::SelectOp::create(
           *b, moves,
-          math::Exp2Op::create(*b,
-                               arith::SubFOp::create(*b, state[h], shift[h])),
+          exp2(arith::SubFOp::create(*b, state[h], shift[h])),
           f32(1));
-      sum[h] = f32(0);
     }
+    rowValues[0].clear();
+    rowValues[1].clear();
+    Value negShift[2] = {arith::NegFOp::create(*b, shift[0]),
+                         arith::NegFOp::create(*b, shift[1])};
     for (SmallVector<Value> &tile : scores) {
       SmallVector<Value> p;
       for (int64_t e = 0; e < 8; ++e) {
         int64_t h = Layout::rowHalf(e);
-        p.push_back(math::Exp2Op::create(
-            *b, arith::SubFOp::create(*b, tile[e], shift[h])));
-        sum[h] = arith::AddFOp::create(*b, sum[h], p.back());
+        p.push_back(exp2(
+            c ? Value(math::FmaOp::create(*b, tile[e], f32(*c), negShift[h]))
+              : Value(arith::SubFOp::create(*b, tile[e], shift[h]))));
+        rowValues[h].push_back(p.back());
       }
       pFrags[mt].push_back(tiles.accumulatorToA(p));
     }
     results.append({newMax[0], newMax[1]});
-    for (int64_t h = 0; h < 2; ++h)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value sum = pairwise(rowValues[h], [&](Value x, Value y) -> Value {
+        return arith::AddFOp::create(*b, x, y);
+      });
       results.push_back(arith::AddFOp::create(
-          *b, arith::MulFOp::create(*b, state[2 + h], alpha[h]), sum[h]));
+          *b, arith::MulFOp::create(*b, state[2 + h], alpha[h]), sum));
+    }
     alphas.push_back(tiles.rowBroadcast(alpha[0], alpha[1]));
   }
   // attn.pv: acc = acc * rescale + P V, the rescale per row in registers
@@ -530,7 +613,7 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   for (int64_t nb = 0; nb < dv16; ++nb)
     for (int64_t k = 0; k < nb16; ++k) {
       Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb),
-                             dv + kPadHalf, /*transpose=*/false);
+                             inputRow(dv), /*transpose=*/false);
       for (int64_t mt = 0; mt < mTiles; ++mt)
         out[mt * dv16 + nb] = tiles.mma(pFrags[mt][k], vf, out[mt * dv16 + nb]);
     }
@@ -593,7 +676,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
 
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
   Value warpRow = mul(warp, idx(16 * mTiles));
-  Value qs = view(idx(qOff), {br, d + kPadHalf}, elt);
+  Value qs = view(idx(qOff), {br, inputRow(d)}, elt);
   ss = view(idx(sOff), {br, bc + kPadFloat}, kb.getF32Type());
   ps = view(idx(pOff), {br, bc + kPadHalf}, elt);
   as = view(idx(aOff), {warps * 16, 16}, kb.getF32Type());
@@ -632,7 +715,8 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   std::unique_ptr<TileMMA> tiles;
   if (registers || elt.isBF16()) {
     auto owned = std::make_unique<MmaSyncTileMMA>(
-        kb, elt, arith::RemUIOp::create(kb, tid, idx(kWarp)));
+        kb, elt, arith::RemUIOp::create(kb, tid, idx(kWarp)),
+        /*swizzled=*/registers);
     mmaSync = owned.get();
     tiles = std::move(owned);
   } else {
@@ -640,7 +724,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   }
   SmallVector<Value> qFrags;
   for (int64_t k = 0; mTiles == 1 && k < d / 16; ++k)
-    qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), d + kPadHalf));
+    qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), inputRow(d)));
 
   // The K/V loop carries the softmax state - m and l of the thread's row
   // (wmma tier), or m, m, l, l of its two rows (mma tier) - and the acc
@@ -682,11 +766,15 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     }
     kb.setInsertionPointToEnd(loop.getBody());
     Value ks = view(add(idx(kOff), mul(stage, idx(kStage))),
-                    {bc, d + kPadHalf}, elt);
+                    {bc, inputRow(d)}, elt);
     Value vs = view(add(idx(vOff), mul(stage, idx(vStage))),
-                    {bc, dv + kPadHalf}, elt);
+                    {bc, inputRow(dv)}, elt);
 
-    Step step{qFrags, qs, ks, vs, j, *qLen, *row0, warpRow,
+    // With two m-tiles Q is re-read every tile; a view through an opaque
+    // offset keeps its 2 d/16 addresses from becoming as many registers
+    // held across the loop (four plus immediates instead).
+    Value qsStep = mTiles > 1 ? view(opaqueIndex(idx(qOff)), {br, inputRow(d)}, elt) : qs;
+    Step step{qFrags, qsStep, ks, vs, j, *qLen, *row0, warpRow,
               loop.getRegionIterArgs()};
     scf::YieldOp::create(kb, registers
                                  ? registerSoftmaxStep(*mmaSync, step)

@@ -3,7 +3,7 @@
 // WMMA m16n16k16 with f32 accumulation (K loaded column-major for Q.K^T,
 // the rescale loaded as a C fragment). The mma tier (sm_80+ by default):
 // ldmatrix (.trans for V), mma.sync m16n8k16, quad shuffles, and no score
-// tile in shared memory. 16-byte cp.async on sm_80+, 16-byte global loads
+// tile in shared memory; ex2.approx.ftz. 16-byte cp.async on sm_80+, 16-byte global loads
 // on sm_75.
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_80" | attn-translate --attn-ptx -o %t.sm80.ptx
@@ -45,6 +45,8 @@
 // MMA-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // MMA-DAG: shfl.sync.bfly.b32
 // MMA-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// ex2 flushes subnormals: no fix-up around every exponential.
+// MMA-DAG: ex2.approx.ftz.f32
 // MMA-NOT: wmma.
 func.func @window_softcap(%q: memref<?x8x?x128xf16>, %k: memref<?x1x?x128xf16>,
                           %v: memref<?x1x?x128xf16>, %o: memref<?x8x?x128xf16>,

@@ -41,7 +41,7 @@
 // CHECK: arith.cmpi slt
 // CHECK: arith.select {{.*}} : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // P.V: acc *= rescale elementwise, then accumulate.
 // CHECK: gpu.subgroup_mma_elementwise  mulf
