@@ -6,7 +6,8 @@ same run, on the shape grid of DESIGN.md:
     attn-compile bench/kernels.mlir --shared -o out/bench     # here
     python3 bench/compare.py out/bench/libkernels.so          # on the GPU
 
-f16; CUDA events, median of 30 runs after 5 warm-ups (bench/peers.py).
+f16; CUDA events, median of 30 runs after 5 warm-ups, each after an L2
+flush (bench/peers.py).
 FLOPs 4 B Hq Sq Sk D (halved for causal); bytes K and V read once plus Q
 and O. Each attn output is also compared with the flash backend's
 (max relative difference), so a fast wrong kernel shows. Prints a

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Times the peers on attn's benchmark shapes: PyTorch SDPA with the flash
 (FlashAttention-2) and cuDNN backends, f16, CUDA events, median of 30 runs
-after 5 warm-ups. Prints one line per shape and backend in the units of
-attn_gpu_test's bench mode (TFLOP/s with FLOPs = 4 B Hq Sq Sk D, halved for
-causal; TB/s with K and V read once plus Q and O)."""
+after 5 warm-ups, each run after an L2 flush. Prints one line per shape and
+backend in the units of attn_gpu_test's bench mode (TFLOP/s with FLOPs =
+4 B Hq Sq Sk D, halved for causal; TB/s with K and V read once plus Q and
+O)."""
 import sys
 
 import torch
@@ -25,13 +26,24 @@ BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION),
             ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
 
+_flush = None
+
+
 def median_ms(fn, warmup=5, reps=30):
+    """Median time of fn() on the GPU. Each run follows a 256 MiB memset,
+    as in triton.testing.do_bench: it evicts L2 (50 MiB on an H100) and
+    keeps the GPU busy while Python queues the start event and the launch,
+    so small kernels are timed cold and without launch latency."""
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     for _ in range(warmup):
         fn()
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(reps):
+        _flush.zero_()
         start.record()
         fn()
         stop.record()

@@ -68,7 +68,7 @@ BENCH_KERNELS = {
                       [(2, 8192, 8192)]),
     "bench_h8_d64": ((8, 8, 64, 64, None, None, None, False),
                      [(1, 512, 512)]),
-    # Tile-size variants (default 64 x 32).
+    # Tile-size variants (defaults: 128x32 at D128, 128x64 at D64).
     "bench_h16_d128_t64x32": ((16, 16, 128, 128, None, None, None, False,
                                None, 0, False, (64, 32)), [(4, 4096, 4096)]),
     "bench_h16_d128_t128x64": ((16, 16, 128, 128, None, None, None, False,
@@ -85,6 +85,15 @@ BENCH_KERNELS = {
                               0, False, (64, 64)), [(2, 8192, 8192)]),
     "bench_h32_d64_t128x32": ((32, 32, 64, 64, None, None, None, False, None,
                                0, False, (128, 32)), [(2, 8192, 8192)]),
+    # The small seed shape on smaller tiles (more blocks for 132 SMs).
+    "bench_h8_d64_t64x64": ((8, 8, 64, 64, None, None, None, False, None, 0,
+                             False, (64, 64)), [(1, 512, 512)]),
+    "bench_h8_d64_t64x32": ((8, 8, 64, 64, None, None, None, False, None, 0,
+                             False, (64, 32)), [(1, 512, 512)]),
+    "bench_h8_d64_t32x64": ((8, 8, 64, 64, None, None, None, False, None, 0,
+                             False, (32, 64)), [(1, 512, 512)]),
+    "bench_h8_d64_t32x32": ((8, 8, 64, 64, None, None, None, False, None, 0,
+                             False, (32, 32)), [(1, 512, 512)]),
     "bench_h16_d128_bf16": ((16, 16, 128, 128, None, None, None, False, None,
                              0, False, None, "bf16"), [(4, 4096, 4096)]),
     "bench_h8_d64_bf16": ((8, 8, 64, 64, None, None, None, False, None, 0,
