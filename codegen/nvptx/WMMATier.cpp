@@ -189,7 +189,7 @@ private:
   void copyKV(Value start, Value stage, bool commit = true);
   void copyKVRows(Value start, Value stage, bool inside);
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
-                  Value start);
+                  Value start, bool inside = false);
 
   /// What one K/V tile's step of the loop works on.
   struct Step {
@@ -269,13 +269,18 @@ void WMMAKernel::copyTile(
 }
 
 /// Global indices (all but the column) of K/V row `start + row`, clamped
-/// into the sequence; returns whether the row exists.
+/// into the sequence; returns whether the row exists. `inside` says the
+/// caller knows it does (a tile wholly inside K/V): no test, no clamp.
 Value WMMAKernel::kvIndices(LoadKVOp load, Value row,
-                            SmallVector<Value> &indices, Value start) {
+                            SmallVector<Value> &indices, Value start,
+                            bool inside) {
   Value j = add(start, row);
-  Value valid = lt(j, kvLen);
+  Value valid = inside ? Value(arith::ConstantIntOp::create(*b, 1, 1))
+                       : lt(j, kvLen);
   // Inside the K/V loop kvLen >= 1, so the clamped row exists.
-  Value jc = arith::MinSIOp::create(*b, j, arith::SubIOp::create(*b, kvLen, idx(1)));
+  Value jc = inside ? j
+                    : Value(arith::MinSIOp::create(
+                          *b, j, arith::SubIOp::create(*b, kvLen, idx(1))));
   Value batch = map.lookup(load.getBatch());
   Value head = map.lookup(load.getKvHead());
   if (Value table = load.getBlockTable()) {
@@ -322,13 +327,7 @@ void WMMAKernel::copyKVRows(Value start, Value stage, bool inside) {
     LoadKVOp l = load;
     copyTile(dst, bc, width, map.lookup(l.getSrc()), [&](Value row) {
       SmallVector<Value> indices;
-      if (inside) {
-        indices = {map.lookup(l.getBatch()), map.lookup(l.getKvHead()),
-                   add(start, row)};
-        return std::make_pair(Value(arith::ConstantIntOp::create(*b, 1, 1)),
-                              indices);
-      }
-      Value valid = kvIndices(l, row, indices, start);
+      Value valid = kvIndices(l, row, indices, start, inside);
       return std::make_pair(valid, indices);
     });
   }
