@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what a GPU machine needs to run attn's GPU suite (it has no LLVM):
-# the suite's kernel specs compiled to PTX (for $ATTN_CHIP, default sm_80;
-# the driver JIT-compiles it for newer GPUs), the case and benchmark lists,
+# the suite's kernel specs compiled to PTX (for $ATTN_CHIP, default sm_90:
+# the lent GPUs are H100s, and the default tiles depend on the target), the case and benchmark lists,
 # the host test program (statically linked with libattnrt and the
 # reference) and the peers' benchmark. Writes gpu-bundle/ (git-ignored);
 # run there as
@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
 out="$root/gpu-bundle"
-chip="${ATTN_CHIP:-sm_80}"
+chip="${ATTN_CHIP:-sm_90}"
 bash "$root/scripts/build.sh" attn-opt attnrt AttnReference attn-compile
 # attn-translate is built too when its tree compiles (see below).
 bash "$root/scripts/build.sh" attn-translate || echo "pack-gpu: using the attn-translate already built"

@@ -50,13 +50,17 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
     `block_q` to those rows, rounded up to a power of two. With
     `mma-tiles` (attn-to-ptx sets it for the mma tier), prefill ops with no
     schedule get the tiles measured best for that tier on an H100: 128 x 64
-    for head dims up to 64, 128 x 32 up to 128 (larger ones keep the
+    for head dims up to 64, and up to 128 where two such blocks fit an SM's
+    shared memory (`sm` >= 90), else 128 x 32 (larger head dims keep the
     pipeline's 64 x 32). attn-tile copies the tier onto the loop nest; each
     tier's pass lowers its own nests.
   }];
   let options = [
     Option<"mmaTiles", "mma-tiles", "bool", /*default=*/"false",
            "give prefill ops the mma tier's measured default tiles">,
+    Option<"sm", "sm", "int", /*default=*/"80",
+           "the target's SM version (90 for sm_90): how much shared memory "
+           "the tiles may take">,
   ];
 }
 

@@ -65,6 +65,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   }
   AttnSelectTierOptions select;
   select.mmaTiles = prefill == "mma";
+  select.sm = *sm;
   pm.addNestedPass<func::FuncOp>(createAttnSelectTier(select));
   pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
   AttnToWMMAOptions wmma;

@@ -45,16 +45,18 @@ struct AttnSelectTierPass
       Builder b(op.getContext());
       if (rows == 0 || !fitsDecode(op, rows)) {
         op->setAttr("attn.tier", b.getStringAttr("wmma"));
-        // The mma tier's tiles, from bench/autotune.py on an H100: 128-row
-        // tiles (two 16-row m-tiles per warp) beat 64 rows by 8-15% at
-        // B4 S4096 and B32 S512 (D128 128x32 1814 vs 2165 us, D64 128x64
-        // 2017 vs 2187 us); 64-row tiles stay ahead on grids too small to
-        // fill the GPU (B1 S512). Past D128, two m-tiles exceed the
-        // registers.
+        // The mma tier's tiles, measured on an H100 (bench/RESULTS.md):
+        // 128-row tiles (two 16-row m-tiles per warp) beat 64 rows by
+        // 8-15% at B4 S4096 and B32 S512; 64-row tiles stay ahead on grids
+        // too small to fill the GPU (B1 S512), which attn-compile covers
+        // with a second kernel. 64 keys per tile beat 32 by 2-7% at D128
+        // too (S1k-16k, causal and not), but two such blocks (99 KiB each)
+        // fit an SM only from sm_90 (228 KiB); below, 128 x 32 keeps two.
+        // Past D128, two m-tiles exceed the registers.
         int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
         if (mmaTiles && !op.getScheduleAttr() && dims <= 128)
-          op.setScheduleAttr(
-              ScheduleAttr::get(op.getContext(), 128, dims <= 64 ? 64 : 32));
+          op.setScheduleAttr(ScheduleAttr::get(
+              op.getContext(), 128, dims <= 64 || sm >= 90 ? 64 : 32));
         return;
       }
       op->setAttr("attn.tier", b.getStringAttr("decode"));

@@ -88,6 +88,24 @@ static void grid_of(const attnrt_launch_facts *launch, const struct problem *p,
   }
 }
 
+// The prefill launch to make (attnrt_device_code): the first alternative
+// whose grid gives every multiprocessor a block, else the last; -1 if the
+// code has none.
+static int prefill_choice(const attnrt_device_code *code,
+                          const struct problem *p, int multiprocessors) {
+  int choice = -1;
+  for (int i = 0; i < code->num_launches; ++i) {
+    if (code->launches[i].tier != ATTNRT_TIER_PREFILL)
+      continue;
+    choice = i;
+    long long grid[3];
+    grid_of(&code->launches[i], p, 0, grid);
+    if (grid[0] * grid[1] * grid[2] >= multiprocessors)
+      break;
+  }
+  return choice;
+}
+
 static int has_workspace(const attnrt_device_code *code) {
   for (int i = 0; i < code->num_launches; ++i)
     if (code->launches[i].tier == ATTNRT_TIER_DECODE_SPLIT)
@@ -464,8 +482,11 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                     "workspace (%p) is not 16-byte aligned", call->workspace);
   }
 
+  int prefill = prefill_choice(code, &p, loaded->multiprocessors);
   for (int i = 0; i < code->num_launches; ++i) {
     const attnrt_launch_facts *launch = &code->launches[i];
+    if (launch->tier == ATTNRT_TIER_PREFILL && i != prefill)
+      continue;
     struct params params = {.count = 0};
     // Operands in the kernel's parameter order (README, "NVIDIA GPUs").
     static const int inputs[] = {ATTNRT_Q, ATTNRT_K, ATTNRT_V,

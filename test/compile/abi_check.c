@@ -257,17 +257,47 @@ static void check_prefill(void) {
   if (mode == FAKE) {
     const struct fake_cuda_state *s = fake();
     char line[256];
-    // 2 query heads per K/V head: 200 rows per K/V head, 128 per block
-    // (the mma tier's tile at D64), 4 warps.
+    // 2 query heads per K/V head: 200 rows per K/V head. The 128-row
+    // grid (8 blocks) leaves most of the fake GPU's 108 SMs idle, so the
+    // 64-row kernel runs: 4 blocks per K/V head, 4 warps.
     snprintf(line, sizeof line,
              "prefill launched once on grid (%u, %u, %u) x %u threads", s->last_grid[0],
              s->last_grid[1], s->last_grid[2], s->last_block[0]);
-    check(s->launches == launches + 1 && s->last_grid[0] == 2 &&
+    check(s->launches == launches + 1 && s->last_grid[0] == 4 &&
               s->last_grid[1] == 2 && s->last_grid[2] == 2 &&
               s->last_block[0] == 128,
           line, NULL);
   }
   expect_written("prefill_run(valid)", o);
+}
+
+// The prefill tile the runtime picks from the grid: 128 rows once that grid
+// has a block for each of the fake GPU's 108 SMs, else 64 rows.
+static void check_prefill_tiles(void) {
+  const struct {
+    int64_t q_len;
+    unsigned grid_x; // 2 q_len rows per K/V head
+    const char *what;
+  } cases[] = {{3456, 54, "108 blocks of 128 rows fill 108 SMs: 128-row tiles"},
+               {3392, 106, "106 blocks of 128 rows do not: 64-row tiles"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    int64_t sq = cases[i].q_len;
+    struct buffer q = make(4 * sq * 64 * 2, 0), k = make(2 * sq * 64 * 2, 0),
+                  v = make(2 * sq * 64 * 2, 0), o = make(4 * sq * 64 * 2, 0),
+                  lse = make(4 * sq * 4, 0);
+    int launches = fake()->launches;
+    expect(cases[i].what,
+           attn_prefill_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr, NULL,
+                            lse.ptr, NULL, 1, sq, sq, NULL, 0, NULL),
+           ATTN_SUCCESS, NULL);
+    const struct fake_cuda_state *s = fake();
+    char line[128];
+    snprintf(line, sizeof line, "one launch on grid (%u, %u, %u)",
+             s->last_grid[0], s->last_grid[1], s->last_grid[2]);
+    check(s->launches == launches + 1 && s->last_grid[0] == cases[i].grid_x &&
+              s->last_grid[1] == 2 && s->last_grid[2] == 1,
+          line, NULL);
+  }
 }
 
 // decode: paged K/V, 16 rows per block; q [B, 8, 1, 64], k/v [N, 2, 16, 64].
@@ -457,6 +487,8 @@ int main(int argc, char **argv) {
   if (mode == FAKE)
     check_devices_and_threads();
   check_prefill();
+  if (mode == FAKE)
+    check_prefill_tiles();
   check_decode();
   check_strided();
   printf("%d passed, %d failed\n", passed, failed);

@@ -29,8 +29,10 @@ KERNELS = {
 SCHEDULED_KERNELS = {"gqa4_d64_causal_t32x64": ("gqa4_d64_causal", (32, 64)),
                      "gqa4_d128_softcap_t32x32": ("gqa4_d128_softcap",
                                                   (32, 32)),
-                     "gqa8_d128_causal_br_t128x64": ("gqa8_d128_causal_br",
-                                                     (128, 64))}
+                     # The D128 default below sm_90 (pack-gpu builds for
+                     # sm_90, where it is 128x64).
+                     "gqa8_d128_causal_br_t128x32": ("gqa8_d128_causal_br",
+                                                     (128, 32))}
 
 # bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
 BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",

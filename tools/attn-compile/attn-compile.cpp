@@ -300,36 +300,87 @@ void run(StringRef program, std::vector<std::string> args) {
   }
 }
 
-// Lowers `kernel` alone for `chip`: its PTX and launches.
-LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
-                             StringRef ptxas, StringRef tempDir) {
-  OwningOpRef<ModuleOp> module(spec.clone());
-  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (func.getSymName() != kernel.name)
-      func.erase();
-  PassManager pm(spec.getContext());
+// `module` through attn-to-ptx for `chip`: its PTX and launches.
+LogicalResult lowerForChip(ModuleOp module, Kernel &kernel, StringRef chip,
+                           DeviceCode &code) {
+  PassManager pm(module.getContext());
   std::string pipeline = "attn-to-ptx{chip=" + chip.str();
   if (!cudaPath.empty())
     pipeline += " cuda-path=" + cudaPath;
   pipeline += "}";
   if (failed(parsePassPipeline(pipeline, pm)))
     fatal("bad pipeline " + pipeline);
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     return kernel.func.emitError("attn-compile: @")
            << kernel.name << " cannot be compiled for " << chip
            << " (see above)";
+  FailureOr<std::string> ptx = attn::collectPTX(module);
+  if (failed(ptx))
+    return failure();
+  code.ptx = *ptx;
+  code.launches = attn::collectLaunches(module);
+  if (code.launches.empty())
+    return kernel.func.emitError("attn-compile: no kernel launch for @")
+           << kernel.name;
+  return success();
+}
+
+// The spec with `kernel`'s function alone.
+OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
+  OwningOpRef<ModuleOp> module(spec.clone());
+  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (func.getSymName() != kernel.name)
+      func.erase();
+  return module;
+}
+
+// The mma tier's default 128-row tiles are the fastest once every SM has a
+// block, but a small problem (B1 H8 S512: 32 blocks for 132 SMs) leaves
+// most of the GPU idle. Measured on an H100 (bench/RESULTS.md), 64x64
+// tiles win there by 1.1-1.6x at D64 and D128 and lose by up to 1.4x on
+// grids of 2+ blocks per SM. So a kernel without a schedule of its own
+// gets both; libattnrt launches the 64-row one when the 128-row grid has
+// fewer blocks than the GPU has multiprocessors (attnrt_attention.h).
+constexpr int64_t kSmallGridRows = 64, kSmallGridKeys = 64;
+
+bool wantsSmallGridVariant(const Kernel &kernel, const DeviceCode &code) {
+  if (attn::AttentionOp(kernel.op).getScheduleAttr() ||
+      code.launches.size() != 1)
+    return false;
+  const attn::KernelLaunch &launch = code.launches.front();
+  return launch.tier == "mma" &&
+         launch.facts.lookup("block_q") > kSmallGridRows;
+}
+
+// Lowers `kernel` for `chip`: its PTX (one module, one or two kernels) and
+// launches, largest tile first.
+LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
+                             StringRef ptxas, StringRef tempDir) {
   DeviceCode code;
   code.chip = chip.str();
   code.sm = *attn::parseChip(chip);
   code.archSpecific = chip.ends_with("a");
-  FailureOr<std::string> ptx = attn::collectPTX(*module);
-  if (failed(ptx))
+  OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
+  if (failed(lowerForChip(*module, kernel, chip, code)))
     return failure();
-  code.ptx = *ptx;
-  code.launches = attn::collectLaunches(*module);
-  if (code.launches.empty())
-    return kernel.func.emitError("attn-compile: no kernel launch for @")
-           << kernel.name;
+  if (wantsSmallGridVariant(kernel, code)) {
+    // Again, with a copy of the function on the small tiles beside it.
+    module = kernelModule(spec, kernel);
+    auto func = cast<func::FuncOp>(module->lookupSymbol(kernel.name));
+    OpBuilder builder(func);
+    builder.setInsertionPointAfter(func);
+    auto copy = cast<func::FuncOp>(builder.clone(*func));
+    copy.setSymName(kernel.name + "_small_grid");
+    for (auto op : copy.getOps<attn::AttentionOp>())
+      op.setScheduleAttr(attn::ScheduleAttr::get(
+          module->getContext(), kSmallGridRows, kSmallGridKeys));
+    if (failed(lowerForChip(*module, kernel, chip, code)))
+      return failure();
+    llvm::sort(code.launches, [](const attn::KernelLaunch &a,
+                                        const attn::KernelLaunch &b) {
+      return a.facts.lookup("block_q") > b.facts.lookup("block_q");
+    });
+  }
   // The library's C takes the PTX (and the cubin) in with .incbin.
   std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
   writeFile(base + ".ptx", code.ptx);
@@ -435,6 +486,13 @@ std::string describeSpec(const Kernel &kernel) {
   os << (any ? "" : " (defaults)") << "\n *   code:";
   for (const DeviceCode &code : kernel.code) {
     os << " " << code.chip << " (" << code.launches.front().tier;
+    // Prefill alternatives (attnrt_attention.h): the tiles the grid picks.
+    if (code.launches.size() > 1 && code.launches.back().tier == "mma") {
+      os << ", block_q";
+      for (const attn::KernelLaunch &l : code.launches)
+        os << (&l == &code.launches.front() ? " " : " or ")
+           << l.facts.lookup("block_q");
+    }
     os << (code.cubin.empty() ? ", PTX)" : ", cubin + PTX)");
   }
   os << "\n";

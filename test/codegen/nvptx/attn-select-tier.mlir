@@ -2,6 +2,7 @@
 // Q tile of those rows, rounded up to a power of two); otherwise wmma.
 // RUN: attn-opt %s --attn-select-tier | FileCheck %s
 // RUN: attn-opt %s --attn-select-tier=mma-tiles | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s "--attn-select-tier=mma-tiles sm=90" | FileCheck %s --check-prefix=SM90
 
 // CHECK-LABEL: func.func @decode_gqa4
 // CHECK: attn.attention {{.*}} schedule = <block_q = 4>
@@ -27,11 +28,16 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // A dynamic query length, too many rows, or D != Dv: the wmma tier.
 // CHECK-LABEL: func.func @prefill
 // CHECK: -> o(%{{.*}} : memref<?x8x?x64xf16>) {attn.tier = "wmma"}
-// The mma tier's measured tiles: 128 x 64 up to D64, 128 x 32 up to D128.
+// The mma tier's measured tiles: 128 x 64 up to D64; up to D128 128 x 64
+// where two blocks fit an SM's shared memory (sm_90), else 128 x 32.
 // MMA-LABEL: func.func @prefill
 // MMA: schedule = <block_q = 128, block_kv = 64>
 // MMA-LABEL: func.func @dv_differs
 // MMA: schedule = <block_q = 128, block_kv = 32>
+// SM90-LABEL: func.func @prefill
+// SM90: schedule = <block_q = 128, block_kv = 64>
+// SM90-LABEL: func.func @dv_differs
+// SM90: schedule = <block_q = 128, block_kv = 64>
 // CHECK-LABEL: func.func @long_rows
 // CHECK: {attn.tier = "wmma"}
 // CHECK-LABEL: func.func @dv_differs
