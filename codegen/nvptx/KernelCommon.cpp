@@ -123,6 +123,33 @@ Value KernelEmitter::visible(Value key, Value query, Value qLen, Value kvLen) {
   return result;
 }
 
+Value KernelEmitter::anyVisible(Value keyFirst, Value keyLast,
+                                Value queryFirst, Value queryLast, Value qLen,
+                                Value kvLen) {
+  MaskAttr mask = n.mask.getMask();
+  Value result = lt(keyFirst, kvLen);
+  if (mask.isNone())
+    return result;
+  Value shift = diagonalShift(qLen, kvLen);
+  // Some key offset from a query's diagonal lies inside [-left, right]
+  // (keys past kvLen may count, which only errs towards "some").
+  if (mask.hasLeftBound()) {
+    Value most = arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
+    result = arith::AndIOp::create(
+        *b, result,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, most,
+                              idx(-mask.getLeft())));
+  }
+  if (mask.hasRightBound()) {
+    Value least = arith::SubIOp::create(*b, keyFirst, add(queryLast, shift));
+    result = arith::AndIOp::create(
+        *b, result,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, least,
+                              idx(mask.getRight())));
+  }
+  return result;
+}
+
 Value KernelEmitter::allVisible(Value keyFirst, Value keyLast,
                                 Value queryFirst, Value queryLast, Value qLen,
                                 Value kvLen) {

@@ -86,6 +86,10 @@ public:
   /// [queryFirst, queryLast]: such a tile needs no mask.
   Value allVisible(Value keyFirst, Value keyLast, Value queryFirst,
                    Value queryLast, Value qLen, Value kvLen);
+  /// Whether some key in [keyFirst, keyLast] may be visible to some query
+  /// in [queryFirst, queryLast]; false means the tile adds nothing.
+  Value anyVisible(Value keyFirst, Value keyLast, Value queryFirst,
+                   Value queryLast, Value qLen, Value kvLen);
   /// Whether a row's reference `m` must move for `score` (kRescaleSlack).
   Value referenceMoves(Value score, Value m);
   /// Combines `x` with the values of the lanes `lane ^ offset`, for each

@@ -376,10 +376,10 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
           module->getContext(), kSmallGridRows, kSmallGridKeys));
     if (failed(lowerForChip(*module, kernel, chip, code)))
       return failure();
-    llvm::sort(code.launches, [](const attn::KernelLaunch &a,
-                                        const attn::KernelLaunch &b) {
-      return a.facts.lookup("block_q") > b.facts.lookup("block_q");
-    });
+    llvm::sort(code.launches,
+               [](const attn::KernelLaunch &a, const attn::KernelLaunch &b) {
+                 return a.facts.lookup("block_q") > b.facts.lookup("block_q");
+               });
   }
   // The library's C takes the PTX (and the cubin) in with .incbin.
   std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
