@@ -123,57 +123,36 @@ Value KernelEmitter::visible(Value key, Value query, Value qLen, Value kvLen) {
   return result;
 }
 
-Value KernelEmitter::anyVisible(Value keyFirst, Value keyLast,
-                                Value queryFirst, Value queryLast, Value qLen,
-                                Value kvLen) {
+Value KernelEmitter::bandTest(Value keyFirst, Value keyLast,
+                              Value queryFirst, Value queryLast, Value qLen,
+                              Value kvLen, bool every) {
   MaskAttr mask = n.mask.getMask();
-  Value result = lt(keyFirst, kvLen);
+  Value result = lt(every ? keyLast : keyFirst, kvLen);
   if (mask.isNone())
     return result;
   Value shift = diagonalShift(qLen, kvLen);
-  // Some key offset from a query's diagonal lies inside [-left, right]
-  // (keys past kvLen may count, which only errs towards "some").
-  if (mask.hasLeftBound()) {
-    Value most = arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
+  // Over the rectangle, a key's offset from its query's diagonal position
+  // spans [least, most]. Every pair is visible when that span lies inside
+  // [-left, right]; some pair may be (keys past kvLen included, which only
+  // errs towards "some") when the two overlap.
+  auto least = [&] {
+    return arith::SubIOp::create(*b, keyFirst, add(queryLast, shift));
+  };
+  auto most = [&] {
+    return arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
+  };
+  if (mask.hasLeftBound())
     result = arith::AndIOp::create(
         *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, most,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge,
+                              every ? least() : most(),
                               idx(-mask.getLeft())));
-  }
-  if (mask.hasRightBound()) {
-    Value least = arith::SubIOp::create(*b, keyFirst, add(queryLast, shift));
+  if (mask.hasRightBound())
     result = arith::AndIOp::create(
         *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, least,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle,
+                              every ? most() : least(),
                               idx(mask.getRight())));
-  }
-  return result;
-}
-
-Value KernelEmitter::allVisible(Value keyFirst, Value keyLast,
-                                Value queryFirst, Value queryLast, Value qLen,
-                                Value kvLen) {
-  MaskAttr mask = n.mask.getMask();
-  Value result = lt(keyLast, kvLen);
-  if (mask.isNone())
-    return result;
-  Value shift = diagonalShift(qLen, kvLen);
-  // The smallest and largest key offsets from a query's diagonal position.
-  if (mask.hasLeftBound()) {
-    Value least =
-        arith::SubIOp::create(*b, keyFirst, add(queryLast, shift));
-    result = arith::AndIOp::create(
-        *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, least,
-                              idx(-mask.getLeft())));
-  }
-  if (mask.hasRightBound()) {
-    Value most = arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
-    result = arith::AndIOp::create(
-        *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, most,
-                              idx(mask.getRight())));
-  }
   return result;
 }
 

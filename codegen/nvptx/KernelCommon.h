@@ -83,13 +83,21 @@ public:
   /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen).
   Value visible(Value key, Value query, Value qLen, Value kvLen);
   /// Whether every key in [keyFirst, keyLast] is visible to every query in
-  /// [queryFirst, queryLast]: such a tile needs no mask.
+  /// [queryFirst, queryLast] (`every`: such a tile needs no mask), or
+  /// whether some key may be visible to some query (false: the tile adds
+  /// nothing).
+  Value bandTest(Value keyFirst, Value keyLast, Value queryFirst,
+                 Value queryLast, Value qLen, Value kvLen, bool every);
   Value allVisible(Value keyFirst, Value keyLast, Value queryFirst,
-                   Value queryLast, Value qLen, Value kvLen);
-  /// Whether some key in [keyFirst, keyLast] may be visible to some query
-  /// in [queryFirst, queryLast]; false means the tile adds nothing.
+                   Value queryLast, Value qLen, Value kvLen) {
+    return bandTest(keyFirst, keyLast, queryFirst, queryLast, qLen, kvLen,
+                    /*every=*/true);
+  }
   Value anyVisible(Value keyFirst, Value keyLast, Value queryFirst,
-                   Value queryLast, Value qLen, Value kvLen);
+                   Value queryLast, Value qLen, Value kvLen) {
+    return bandTest(keyFirst, keyLast, queryFirst, queryLast, qLen, kvLen,
+                    /*every=*/false);
+  }
   /// Whether a row's reference `m` must move for `score` (kRescaleSlack).
   Value referenceMoves(Value score, Value m);
   /// Combines `x` with the values of the lanes `lane ^ offset`, for each
