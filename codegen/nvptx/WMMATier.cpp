@@ -808,14 +808,15 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
       auto [firstQuery, lastQuery] = warpQueries(step);
       Value some = anyVisible(j, add(j, idx(bc - 1)), firstQuery, lastQuery,
                               *qLen, kvLen);
-      auto run = scf::IfOp::create(kb, ValueRange(loop.getRegionIterArgs()).getTypes(),
-                                   some, /*withElseRegion=*/true);
+      ValueRange state = loop.getRegionIterArgs();
+      auto run = scf::IfOp::create(kb, state.getTypes(), some,
+                                   /*withElseRegion=*/true);
       {
         OpBuilder::InsertionGuard g2(kb);
         kb.setInsertionPointToStart(run.thenBlock());
         scf::YieldOp::create(kb, registerSoftmaxStep(*mmaSync, step));
         kb.setInsertionPointToStart(run.elseBlock());
-        scf::YieldOp::create(kb, loop.getRegionIterArgs());
+        scf::YieldOp::create(kb, state);
       }
       scf::YieldOp::create(kb, run.getResults());
     }
