@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Packs what a GPU machine needs to run attn's GPU suite (it has no LLVM):
 # the suite's kernel specs compiled to PTX (for $ATTN_CHIP, default sm_90:
-# the lent GPUs are H100s, and the default tiles depend on the target), the case and benchmark lists,
-# the host test program (statically linked with libattnrt and the
-# reference) and the peers' benchmark. Writes gpu-bundle/ (git-ignored);
+# the lent GPUs are H100s, and the default tiles depend on the target),
+# the case and benchmark lists, the host test program (statically linked
+# with libattnrt and the reference) and the peers' benchmark. Writes
+# gpu-bundle/ (git-ignored);
 # run there as
 #   bash gpu-bundle/run-on-gpu.sh            # suite, sanitizers, benchmarks
 set -euo pipefail

@@ -3,10 +3,10 @@
 #include "codegen/nvptx/TileMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -70,15 +70,6 @@ mlir::attn::nvptx::createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt) {
   return std::make_unique<WMMATileMMA>(b, elt);
 }
 
-
-/// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
-/// with g = lane / 4 and t = lane % 4,
-///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]
-///   B (16x8):  register j holds B[2t + 8j + {0, 1}][g]
-///   C (16x8):  c0, c1 = C[g][2t + {0, 1}], c2, c3 = C[g + 8][2t + {0, 1}]
-/// A 16x16 tile is two 16x8 halves side by side: B as vector<4xi32>
-/// (half h in elements 2h, 2h + 1), C as vector<8xf32> (half h in 4h..4h+3).
-/// A is vector<4xi32>; each i32 packs two inputs, the lower index first.
 Value mlir::attn::nvptx::swizzleColumn(ImplicitLocOpBuilder &b, Value row,
                                        Value col) {
   Value seven = arith::ConstantIndexOp::create(b, 7);
@@ -88,6 +79,14 @@ Value mlir::attn::nvptx::swizzleColumn(ImplicitLocOpBuilder &b, Value row,
   return arith::XOrIOp::create(b, col, mask);
 }
 
+/// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
+/// with g = lane / 4 and t = lane % 4,
+///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]
+///   B (16x8):  register j holds B[2t + 8j + {0, 1}][g]
+///   C (16x8):  c0, c1 = C[g][2t + {0, 1}], c2, c3 = C[g + 8][2t + {0, 1}]
+/// A 16x16 tile is two 16x8 halves side by side: B as vector<4xi32>
+/// (half h in elements 2h, 2h + 1), C as vector<8xf32> (half h in 4h..4h+3).
+/// A is vector<4xi32>; each i32 packs two inputs, the lower index first.
 MmaSyncTileMMA::MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane,
                                bool swizzled)
     : b(b), elt(elt), swizzled(swizzled) {

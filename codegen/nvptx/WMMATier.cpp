@@ -199,9 +199,15 @@ private:
     Value qLen, row0, warpRow;
     ValueRange state;       // the loop's: softmax state, then acc tiles
   };
-  /// The first and last query of the warp's rows, or the block's.
-  std::pair<Value, Value> warpQueries(const Step &step);
-  std::pair<Value, Value> blockQueries(const Step &step);
+  /// The first and last query of `rows` rows from `firstRow`: the warp's
+  /// or the block's.
+  std::pair<Value, Value> queryRange(Value firstRow, int64_t rows);
+  std::pair<Value, Value> warpQueries(const Step &step) {
+    return queryRange(add(step.row0, step.warpRow), 16 * mTiles);
+  }
+  std::pair<Value, Value> blockQueries(const Step &step) {
+    return queryRange(step.row0, br);
+  }
   /// Whether a warp skips K/V tiles its rows cannot see (mma tier, masks).
   /// Measured on an H100: 5-7% faster for causal D64 at S1k-4k; at D128,
   /// where two m-tiles fill the registers, the state kept live across the
@@ -306,16 +312,12 @@ Value WMMAKernel::kvIndices(LoadKVOp load, Value row,
   return valid;
 }
 
-std::pair<Value, Value> WMMAKernel::warpQueries(const Step &step) {
-  Value first = add(step.row0, step.warpRow);
-  Value last = add(first, idx(16 * mTiles - 1));
-  return {arith::DivUIOp::create(*b, first, idx(group)),
-          arith::DivUIOp::create(*b, last, idx(group))};
-}
-
-std::pair<Value, Value> WMMAKernel::blockQueries(const Step &step) {
-  return {arith::DivUIOp::create(*b, step.row0, idx(group)),
-          arith::DivUIOp::create(*b, add(step.row0, idx(br - 1)), idx(group))};
+std::pair<Value, Value> WMMAKernel::queryRange(Value firstRow,
+                                               int64_t rows) {
+  Value first = arith::DivUIOp::create(*b, firstRow, idx(group));
+  Value last =
+      arith::DivUIOp::create(*b, add(firstRow, idx(rows - 1)), idx(group));
+  return {first, last};
 }
 
 void WMMAKernel::copyKV(Value start, Value stage, bool commit) {

@@ -460,9 +460,10 @@ int main(int argc, char **argv) {
         launch(c, f, p, nullptr);
       std::vector<float> ms;
       for (int i = 0; i < 30; ++i) {
-        // A 128 MiB device-to-device copy (256 MiB of traffic) evicts L2 (50 MiB on an H100) and
-        // keeps the GPU busy while the host queues the start event and the
-        // launch, so the time is the kernel's, cold, without launch latency.
+        // A 128 MiB device-to-device copy (256 MiB of traffic) evicts L2
+        // (50 MiB on an H100) and keeps the GPU busy while the host queues
+        // the start event and the launch, so the time is the kernel's,
+        // cold, without launch latency.
         if (attnrt_memcpy_dtod(flush[1], flush[0], kFlushBytes) !=
             ATTNRT_SUCCESS) {
           std::fprintf(stderr, "attn_gpu_test: %s\n", attnrt_last_error());
