@@ -86,6 +86,10 @@ public:
   /// An accumulator-layout tile holding `top` in rows 0-7 and `bottom` in
   /// rows 8-15 (a per-row factor for this thread's two rows).
   Value rowBroadcast(Value top, Value bottom);
+  /// storeC to a tile of f32 or of the input types, the elements rounded
+  /// to it; with `swizzle`, a tile of 2-byte elements in the swizzled
+  /// layout (swizzleColumn).
+  void storeRounded(Value c, Value mem, Value row, Value col, bool swizzle);
 
 private:
   Value idx(int64_t v);

@@ -151,13 +151,23 @@ public:
     stages = sm >= 80 ? 2 : 1;
     kOff = take(stages * kStage);
     vOff = take(stages * vStage);
-    // The output staging tile reuses all of it once the loop is done (Q
-    // lives in registers by then).
     oOff = 0;
-    smemBytes = std::max(at, br * (dv + kPadFloat) * 4);
-    // Each row's m and l after the loop.
-    mlOff = rounded(smemBytes);
-    smemBytes = mlOff + br * 2 * 4;
+    if (registers) {
+      // Each warp stages its rows of O, already in the output type, over
+      // its own rows of Q when they fit there: no other warp reads those,
+      // so no block barrier is needed. Otherwise over everything, after
+      // one.
+      const int64_t outBytes = outElt.getIntOrFloatBitWidth() / 8;
+      overQ = dv * outBytes <= inputRow(d) * 2;
+      oRow = overQ ? inputRow(d) * 2 / outBytes : dv + 16 / outBytes;
+      smemBytes = std::max(at, overQ ? 0 : br * oRow * outBytes);
+    } else {
+      // The f32 staging tile reuses all of it once the loop is done (Q
+      // lives in registers by then); each row's m and l follow.
+      smemBytes = std::max(at, br * (dv + kPadFloat) * 4);
+      mlOff = rounded(smemBytes);
+      smemBytes = mlOff + br * 2 * 4;
+    }
     if (smemBytes > maxSharedMemoryBytes(sm))
       return op->emitError()
              << "the wmma tier needs " << smemBytes
@@ -216,6 +226,20 @@ private:
     return registers && !n.mask.getMask().isNone() && std::max(d, dv) <= 64;
   }
   SmallVector<Value> sharedSoftmaxStep(TileMMA &tiles, const Step &step);
+  /// What the epilogue writes to: rows of the block from row0, of `rows`
+  /// (group * Sq), in batch `batch` and K/V head `kvHead`.
+  struct Output {
+    Value batch, kvHead, row0, rows;
+  };
+  /// O's and LSE's indices (batch, head, query) of the block's row `row`.
+  SmallVector<Value> outputIndices(const Output &out, Value row);
+  /// The LSE of a row, in natural-log units, from its m and l.
+  Value logSumExp(Value m, Value l);
+  /// attn.finalize + store_o + store_lse.
+  void storeThroughShared(TileMMA &tiles, scf::ForOp loop, Value warpRow,
+                          const Output &out);
+  void storeFromRegisters(MmaSyncTileMMA &tiles, scf::ForOp loop,
+                          Value warpRow, const Output &out);
   SmallVector<Value> registerSoftmaxStep(MmaSyncTileMMA &tiles,
                                          const Step &step);
 
@@ -236,6 +260,8 @@ private:
   int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
           oOff = 0, mlOff = 0, kStage = 0, vStage = 0, stages = 2,
           smemBytes = 0;
+  bool overQ = false; // mma tier: O staged over the warp's own Q rows
+  int64_t oRow = 0;   // mma tier: the staging tile's row, in output elements
 
   Value smem, tid, kvLen;
   Value ss, ps, as; // score, probability and rescale tiles (wmma tier)
@@ -644,6 +670,175 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   return results;
 }
 
+SmallVector<Value> WMMAKernel::outputIndices(const Output &out,
+                                             Value row) {
+  Value f = add(out.row0, row);
+  Value head = add(mul(out.kvHead, idx(group)),
+                   arith::RemUIOp::create(*b, f, idx(group)));
+  Value query = arith::DivUIOp::create(*b, f, idx(group));
+  return {out.batch, head, query};
+}
+
+Value WMMAKernel::logSumExp(Value m, Value l) {
+  // m is in log2 units; an empty row (l = 0) has LSE -inf.
+  Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
+  Value lse = arith::MulFOp::create(
+      *b, arith::AddFOp::create(*b, m, math::Log2Op::create(*b, l)),
+      f32(kLn2));
+  return arith::SelectOp::create(*b, seen, lse, f32(-INFINITY));
+}
+
+/// The wmma tier's epilogue: every row's m and l and the accumulators go
+/// to shared memory; then each thread normalizes 16-byte chunks of rows,
+/// consecutive threads taking consecutive chunks (coalesced stores), and
+/// the thread of a row's first chunk writes its LSE.
+void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
+                                    Value warpRow, const Output &out) {
+  Value ml = view(idx(mlOff), {br, 2}, b->getF32Type());
+  {
+    // Threads 2r and 2r + 1 share row r's m and l.
+    auto writer = scf::IfOp::create(
+        *b, arith::CmpIOp::create(*b, arith::CmpIPredicate::eq,
+                                  arith::RemUIOp::create(*b, tid, idx(2)),
+                                  idx(0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(writer.thenBlock());
+    Value row = arith::DivUIOp::create(*b, tid, idx(2));
+    memref::StoreOp::create(*b, loop.getResult(0), ml, ValueRange{row, idx(0)});
+    memref::StoreOp::create(*b, loop.getResult(1), ml, ValueRange{row, idx(1)});
+  }
+  gpu::BarrierOp::create(*b); // the staging tile reuses every shared tile
+  Value os = view(idx(oOff), {br, dv + kPadFloat}, b->getF32Type());
+  for (int64_t nb = 0; nb < dv / 16; ++nb)
+    tiles.storeC(loop.getResult(2 + nb), os, warpRow, idx(16 * nb),
+                 dv + kPadFloat);
+  gpu::BarrierOp::create(*b); // a row's chunks span warps
+  Value o = map.lookup(n.storeO.getO());
+  const int64_t chunksPerRow = dv / 8, chunks = br * chunksPerRow;
+  auto f32x8 = VectorType::get({8}, b->getF32Type());
+  for (int64_t i = 0; i * threads < chunks; ++i) {
+    Value c = add(tid, idx(i * threads));
+    Value r = arith::DivUIOp::create(*b, c, idx(chunksPerRow));
+    Value col = mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(8));
+    Value ok = lt(add(out.row0, r), out.rows);
+    if ((i + 1) * threads > chunks)
+      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
+    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(inside.thenBlock());
+    SmallVector<Value> at = outputIndices(out, r);
+    Value m = memref::LoadOp::create(*b, ml, ValueRange{r, idx(0)});
+    Value l = memref::LoadOp::create(*b, ml, ValueRange{r, idx(1)});
+    Value seen =
+        arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
+    Value inv = arith::SelectOp::create(
+        *b, seen, arith::DivFOp::create(*b, f32(1), l), f32(0));
+    Value x = vector::LoadOp::create(*b, f32x8, os, ValueRange{r, col});
+    x = arith::MulFOp::create(*b, x,
+                              vector::BroadcastOp::create(*b, f32x8, inv));
+    if (!outElt.isF32())
+      x = arith::TruncFOp::create(*b, VectorType::get({8}, outElt), x);
+    at.push_back(col);
+    // O rows are 16-byte aligned (the runtime checks it).
+    vector::StoreOp::create(*b, x, o, at, /*nontemporal=*/false,
+                            llvm::Align(16));
+    if (n.storeLse) {
+      auto first = scf::IfOp::create(
+          *b, arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, col, idx(0)),
+          /*withElseRegion=*/false);
+      b->setInsertionPointToStart(first.thenBlock());
+      at.pop_back();
+      memref::StoreOp::create(*b, logSumExp(m, l),
+                              map.lookup(n.storeLse.getLse()), at);
+    }
+  }
+}
+
+/// The mma tier's epilogue, warp by warp with no block barrier when O fits
+/// over the warp's Q rows: each thread normalizes its two rows per m-tile
+/// in registers and writes them, rounded to the output type, into the
+/// staging tile (swizzled like Q, no bank conflicts); the warp then copies
+/// its rows out in 16-byte chunks, consecutive lanes taking consecutive
+/// chunks (coalesced stores). The lane of a row's first column writes its
+/// LSE.
+void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, scf::ForOp loop,
+                                    Value warpRow, const Output &out) {
+  const int64_t nState = 4 * mTiles, dv16 = dv / 16;
+  Value lse = n.storeLse ? map.lookup(n.storeLse.getLse()) : Value();
+  SmallVector<Value> inverse; // 1 / l of the thread's rows, 0 for empty
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t h = 0; h < 2; ++h) {
+      // l summed over the quad that holds the row's columns.
+      Value l = xorReduce(loop.getResult(4 * mt + 2 + h), {1, 2},
+                          /*isMax=*/false);
+      Value seen =
+          arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
+      inverse.push_back(arith::SelectOp::create(
+          *b, seen, arith::DivFOp::create(*b, f32(1), l), f32(0)));
+      if (!lse)
+        continue;
+      Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
+      Value writes = arith::AndIOp::create(
+          *b,
+          arith::CmpIOp::create(*b, arith::CmpIPredicate::eq,
+                                tiles.laneColumn(), idx(0)),
+          lt(add(out.row0, row), out.rows));
+      auto writer = scf::IfOp::create(*b, writes, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(*b);
+      b->setInsertionPointToStart(writer.thenBlock());
+      memref::StoreOp::create(*b, logSumExp(loop.getResult(4 * mt + h), l),
+                              lse, outputIndices(out, row));
+    }
+
+  // Stage: the warp's last reads of Q (and, without overQ, every warp's of
+  // K/V) come before the first write.
+  if (overQ)
+    syncWarp();
+  else
+    gpu::BarrierOp::create(*b);
+  const bool swizzled =
+      outElt.getIntOrFloatBitWidth() == 16 && isSwizzledWidth(oRow);
+  Value os = view(idx(oOff), {br, oRow}, outElt);
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value scale = tiles.rowBroadcast(inverse[2 * mt], inverse[2 * mt + 1]);
+    for (int64_t nb = 0; nb < dv16; ++nb)
+      tiles.storeRounded(
+          tiles.mulC(loop.getResult(nState + mt * dv16 + nb), scale), os,
+          add(warpRow, idx(16 * mt)), idx(16 * nb), swizzled);
+  }
+  syncWarp();
+
+  // Copy out: the warp's 16 mTiles rows of chunks of 16 bytes.
+  Value o = map.lookup(n.storeO.getO());
+  Value lane = arith::RemUIOp::create(*b, tid, idx(kWarp));
+  const int64_t perChunk = 128 / outElt.getIntOrFloatBitWidth();
+  const int64_t chunksPerRow = dv / perChunk,
+                chunks = 16 * mTiles * chunksPerRow;
+  auto chunkType = VectorType::get({perChunk}, outElt);
+  for (int64_t i = 0; i * kWarp < chunks; ++i) {
+    Value c = add(lane, idx(i * kWarp));
+    Value row = add(warpRow, arith::DivUIOp::create(*b, c, idx(chunksPerRow)));
+    Value col =
+        mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(perChunk));
+    Value ok = lt(add(out.row0, row), out.rows);
+    if ((i + 1) * kWarp > chunks)
+      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
+    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(inside.thenBlock());
+    Value x = vector::LoadOp::create(
+        *b, chunkType, os,
+        ValueRange{row, swizzled ? swizzleColumn(*b, row, col) : col},
+        /*nontemporal=*/false, llvm::Align(16));
+    SmallVector<Value> at = outputIndices(out, row);
+    at.push_back(col);
+    // O rows are 16-byte aligned (the runtime checks it).
+    vector::StoreOp::create(*b, x, o, at, /*nontemporal=*/false,
+                            llvm::Align(16));
+  }
+}
+
 LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
@@ -753,7 +948,6 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   // (wmma tier), or m, m, l, l of its two rows (mma tier) - and the acc
   // tiles.
   const double negInf = -INFINITY;
-  const int64_t nState = registers ? 4 * mTiles : 2;
   Value zeroC = tiles->zeroC();
   SmallVector<Value> inits{f32(negInf), f32(0)};
   if (registers) {
@@ -824,96 +1018,11 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     }
   }
 
-  // attn.finalize + stores: every row's m and l and the accumulators go to
-  // shared memory; then each thread normalizes 16-byte chunks of rows,
-  // consecutive threads taking consecutive chunks (coalesced stores), and
-  // the thread of a row's first chunk writes its LSE.
-  Value ml = view(idx(mlOff), {br, 2}, kb.getF32Type());
-  if (registers) {
-    // l summed over the quad that holds the row's columns.
-    SmallVector<Value> rowSums;
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      for (int64_t h = 0; h < 2; ++h) {
-        rowSums.push_back(xorReduce(loop.getResult(4 * mt + 2 + h), {1, 2},
-                                    /*isMax=*/false));
-      }
-    auto writer = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
-                                  mmaSync->laneColumn(), idx(0)),
-        /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(writer.thenBlock());
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      for (int64_t h = 0; h < 2; ++h) {
-        Value row = add(warpRow,
-                        add(mmaSync->laneRow(), idx(16 * mt + 8 * h)));
-        memref::StoreOp::create(kb, loop.getResult(4 * mt + h), ml,
-                                ValueRange{row, idx(0)});
-        memref::StoreOp::create(kb, rowSums[2 * mt + h], ml,
-                                ValueRange{row, idx(1)});
-      }
-  } else {
-    // Threads 2r and 2r + 1 share row r's m and l.
-    auto writer = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
-                                  arith::RemUIOp::create(kb, tid, idx(2)),
-                                  idx(0)),
-        /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(writer.thenBlock());
-    Value row = arith::DivUIOp::create(kb, tid, idx(2));
-    memref::StoreOp::create(kb, loop.getResult(0), ml, ValueRange{row, idx(0)});
-    memref::StoreOp::create(kb, loop.getResult(1), ml, ValueRange{row, idx(1)});
-  }
-  gpu::BarrierOp::create(kb); // the staging tile reuses every shared tile
-  Value os = view(idx(oOff), {br, dv + kPadFloat}, kb.getF32Type());
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t nb = 0; nb < dv / 16; ++nb)
-      tiles->storeC(loop.getResult(nState + mt * (dv / 16) + nb), os,
-                    add(warpRow, idx(16 * mt)), idx(16 * nb), dv + kPadFloat);
-  gpu::BarrierOp::create(kb); // a row's chunks span warps
-  Value o = map.lookup(n.storeO.getO());
-  const int64_t chunksPerRow = dv / 8, chunks = br * chunksPerRow;
-  auto f32x8 = VectorType::get({8}, kb.getF32Type());
-  for (int64_t i = 0; i * threads < chunks; ++i) {
-    Value c = add(tid, idx(i * threads));
-    Value r = arith::DivUIOp::create(kb, c, idx(chunksPerRow));
-    Value col = mul(arith::RemUIOp::create(kb, c, idx(chunksPerRow)), idx(8));
-    Value f = add(*row0, r);
-    Value ok = lt(f, rows);
-    if ((i + 1) * threads > chunks)
-      ok = arith::AndIOp::create(kb, ok, lt(c, idx(chunks)));
-    auto inside = scf::IfOp::create(kb, ok, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(inside.thenBlock());
-    Value head = add(mul(kvHead, idx(group)),
-                     arith::RemUIOp::create(kb, f, idx(group)));
-    Value query = arith::DivUIOp::create(kb, f, idx(group));
-    Value m = memref::LoadOp::create(kb, ml, ValueRange{r, idx(0)});
-    Value l = memref::LoadOp::create(kb, ml, ValueRange{r, idx(1)});
-    Value seen =
-        arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
-    Value inv = arith::SelectOp::create(
-        kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
-    Value x = vector::LoadOp::create(kb, f32x8, os, ValueRange{r, col});
-    x = arith::MulFOp::create(kb, x,
-                              vector::BroadcastOp::create(kb, f32x8, inv));
-    if (!outElt.isF32())
-      x = arith::TruncFOp::create(kb, VectorType::get({8}, outElt), x);
-    vector::StoreOp::create(kb, x, o, ValueRange{batch, head, query, col});
-    if (n.storeLse) {
-      auto first = scf::IfOp::create(
-          kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, col, idx(0)),
-          /*withElseRegion=*/false);
-      kb.setInsertionPointToStart(first.thenBlock());
-      Value lse = arith::MulFOp::create(
-          kb, arith::AddFOp::create(kb, m, math::Log2Op::create(kb, l)),
-          f32(kLn2));
-      lse = arith::SelectOp::create(kb, seen, lse, f32(negInf));
-      memref::StoreOp::create(kb, lse, map.lookup(n.storeLse.getLse()),
-                              ValueRange{batch, head, query});
-    }
-  }
+  Output out{batch, kvHead, *row0, rows};
+  if (registers)
+    storeFromRegisters(*mmaSync, loop, warpRow, out);
+  else
+    storeThroughShared(*tiles, loop, warpRow, out);
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
 

@@ -44,6 +44,7 @@ struct Case {
   bool lens = false;     // a kv_lens operand (random lengths up to sk)
   int64_t splits = 0;    // decode tier: forced split count (0: chosen)
   bool bf16 = false;     // element type of Q, K, V, O (else f16)
+  bool f32Out = false;   // O in f32 instead (dtype "f16:f32")
 };
 
 struct LaunchFacts {
@@ -164,6 +165,7 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   p.k.sizes = {kvOuter, c.hkv, kvRows, c.d};
   p.v.sizes = {kvOuter, c.hkv, kvRows, c.dv};
   p.o.sizes = {c.batch, c.hq, c.sq, c.dv};
+  p.o.elementBytes = c.f32Out ? 4 : 2;
   p.lse.sizes = {c.batch, c.hq, c.sq};
   p.lse.elementBytes = 4;
   auto random = [&](Arg &a, std::vector<double> &host) -> bool {
@@ -199,7 +201,7 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
     if (!upload(p.blockTable, p.table.data()))
       return false;
   }
-  CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * 2));
+  CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * p.o.elementBytes));
   if (c.lse)
     CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
   // Decode: libattnrt's choice from the SM count and the K/V length,
@@ -239,7 +241,7 @@ void tearDown(Problem &p) {
 
 bool poison(const Case &c, Problem &p) {
   // 0xFF bytes: NaN as f16 (0xFFFF) and as f32 (0xFFFFFFFF).
-  CHECK_RT(attnrt_memset_d8(p.o.ptr, 0xFF, p.o.count() * 2));
+  CHECK_RT(attnrt_memset_d8(p.o.ptr, 0xFF, p.o.count() * p.o.elementBytes));
   if (c.lse)
     CHECK_RT(attnrt_memset_d8(p.lse.ptr, 0xFF, p.lse.count() * 4));
   return true;
@@ -282,8 +284,10 @@ struct Result {
 };
 
 bool check(const Case &c, Problem &p, Result &r) {
-  std::vector<uint16_t> o(p.o.count());
-  CHECK_RT(attnrt_memcpy_dtoh(o.data(), p.o.ptr, o.size() * 2));
+  std::vector<uint16_t> o(c.f32Out ? 0 : p.o.count());
+  std::vector<float> o32(c.f32Out ? p.o.count() : 0);
+  CHECK_RT(c.f32Out ? attnrt_memcpy_dtoh(o32.data(), p.o.ptr, o32.size() * 4)
+                    : attnrt_memcpy_dtoh(o.data(), p.o.ptr, o.size() * 2));
   std::vector<float> lse(c.lse ? p.lse.count() : 0);
   if (c.lse)
     CHECK_RT(attnrt_memcpy_dtoh(lse.data(), p.lse.ptr, lse.size() * 4));
@@ -311,8 +315,8 @@ bool check(const Case &c, Problem &p, Result &r) {
   std::vector<double> refO, refLse;
   attn::reference::attention(rp, p.hq, p.hk, p.hv, refO, refLse);
   double num = 0, den = 0;
-  for (size_t i = 0; i < o.size(); ++i) {
-    double x = c.bf16 ? fromBF16(o[i]) : fromHalf(o[i]);
+  for (size_t i = 0; i < refO.size(); ++i) {
+    double x = c.f32Out ? o32[i] : c.bf16 ? fromBF16(o[i]) : fromHalf(o[i]);
     if (std::isnan(x)) {
       ++r.unwritten;
       continue;
@@ -349,8 +353,10 @@ std::vector<Case> readCases(const char *path) {
     if (!w)
       continue;
     std::string dtype;
-    if (w >> dtype)
-      c.bf16 = dtype == "bf16";
+    if (w >> dtype) {
+      c.bf16 = dtype.rfind("bf16", 0) == 0;
+      c.f32Out = dtype.size() > 4 && dtype.substr(dtype.size() - 4) == ":f32";
+    }
     c.bottomRight = br;
     c.lse = lse;
     c.lens = lens;
@@ -445,6 +451,8 @@ int main(int argc, char **argv) {
       std::printf(" paged bs=%lld", (long long)c.blockSize);
     if (c.bf16)
       std::printf(" bf16");
+    if (c.f32Out)
+      std::printf(" o=f32");
     if (f.front().tier.rfind("decode", 0) == 0)
       std::printf(" splits=%lld", (long long)p.splits);
     std::printf(":");
@@ -483,8 +491,8 @@ int main(int argc, char **argv) {
       double flops = 4.0 * c.batch * c.hq * c.sq * c.sk * c.d;
       if (c.left < 0 && c.right == 0)
         flops /= 2;
-      double bytes = 2.0 * (p.q.count() + p.k.count() + p.v.count() +
-                            p.o.count());
+      double bytes = 2.0 * (p.q.count() + p.k.count() + p.v.count()) +
+                     double(p.o.elementBytes) * p.o.count();
       std::printf(" median=%.1fus %.1fTFLOP/s %.2fTB/s", median * 1e3,
                   flops / (median * 1e-3) / 1e12,
                   bytes / (median * 1e-3) / 1e12);

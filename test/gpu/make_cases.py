@@ -23,6 +23,7 @@ KERNELS = {
     "gqa2_d128_causal": (4, 2, 128, 128, (-1, 0, False), None, None, True),
     "gqa4_d96_causal_br": (8, 2, 96, 96, (-1, 0, True), None, None, True),
     "mha_d256_softcap": (2, 2, 256, 256, None, 0.0625, 50.0, True),
+    "gqa2_d128_dv64": (4, 2, 128, 64, (-1, 0, False), None, None, True),
 }
 
 # Other tile sizes (schedule = <block_q, block_kv>) of some of them.
@@ -37,6 +38,11 @@ SCHEDULED_KERNELS = {"gqa4_d64_causal_t32x64": ("gqa4_d64_causal", (32, 64)),
 # bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
 BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",
                 "mqa_d64_window_br", "gqa4_d64_dv128", "mha_d256_softcap"]
+
+# f16 inputs with an f32 O (dtype "f16:f32"): the mma tier stages O as
+# f32, over the warp's Q rows where it fits (D128, Dv64), else over all of
+# shared memory after a block barrier.
+F32_OUT_KERNELS = ["gqa4_d64_causal", "gqa4_d128_softcap", "gqa2_d128_dv64"]
 
 DECODE_KERNELS = {
     "dec_gqa4_d128": (8, 2, 128, 128, None, None, None, True, 1, 0, False),
@@ -112,11 +118,12 @@ SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
 def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
          block_size=0, lens=False, schedule=None, dtype="f16"):
     s = sq or "?"
+    dtype, _, out_type = dtype.partition(":")  # "f16:f32": O in f32
     q = f"memref<?x{hq}x{s}x{d}x{dtype}>"
     rows = block_size or "?"
     k = f"memref<?x{hkv}x{rows}x{d}x{dtype}>"
     v = f"memref<?x{hkv}x{rows}x{dv}x{dtype}>"
-    o = f"memref<?x{hq}x{s}x{dv}x{dtype}>"
+    o = f"memref<?x{hq}x{s}x{dv}x{out_type or dtype}>"
     l = f"memref<?x{hq}x{s}xf32>"
     args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     op = f"  attn.attention q(%q : {q}) k(%k : {k}) v(%v : {v})"
@@ -154,6 +161,8 @@ def main(out):
     prefill = [(name, kernel, "f16") for name, kernel in KERNELS.items()]
     prefill += [("bf16_" + name, KERNELS[name], "bf16")
                 for name in BF16_KERNELS]
+    prefill += [("o32_" + name, KERNELS[name], "f16:f32")
+                for name in F32_OUT_KERNELS]
     prefill = [(name, kernel, dtype, None) for name, kernel, dtype in prefill]
     prefill += [(name, KERNELS[base], "f16", schedule)
                 for name, (base, schedule) in SCHEDULED_KERNELS.items()]

@@ -8,6 +8,7 @@
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_80" | attn-translate --attn-ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefixes=CHECK,ASYNC,MMA < %t.sm80.ptx
+// RUN: FileCheck %s --check-prefix=EPILOGUE < %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90 prefill=wmma" | attn-translate --attn-ptx -o %t.sm90.ptx
 // RUN: FileCheck %s --check-prefixes=CHECK,ASYNC,WMMA < %t.sm90.ptx
@@ -48,6 +49,14 @@
 // ex2 flushes subnormals: no fix-up around every exponential.
 // MMA-DAG: ex2.approx.ftz.f32
 // MMA-NOT: wmma.
+// Both tiers store O in 16-byte chunks.
+// CHECK: st.global.v4.b32
+// The mma tier's epilogue stages each warp's rows of O over its own rows
+// of Q: no block barrier beyond the prologue's and the loop's.
+// EPILOGUE-COUNT-2: bar.sync
+// EPILOGUE-NOT: bar.sync
+// EPILOGUE: st.global.v4.b32
+// EPILOGUE-NOT: bar.sync
 func.func @window_softcap(%q: memref<?x8x?x128xf16>, %k: memref<?x1x?x128xf16>,
                           %v: memref<?x1x?x128xf16>, %o: memref<?x8x?x128xf16>,
                           %lse: memref<?x8x?xf32>) {
