@@ -61,20 +61,31 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
 }
 
 def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
-  let summary = "how attn-tile tiles one attention op";
+  let summary = "how attn-tile tiles one attention op, and how a GPU tier runs it";
   let description = [{
     `block_q` query rows and `block_kv` key rows per tile step. Under GQA a
     Q tile's rows are (query, head-in-group) pairs, query-major, so the heads
-    of a group share every K/V tile. A value of 0 leaves the choice to the
-    pass options.
+    of a group share every K/V tile.
+
+    For the NVIDIA prefill tiers, `warps` per block and `stages` of K/V
+    tiles in flight (cp.async buffers). Warps first split the Q tile's rows
+    (16 rows at least, two 16-row m-tiles at most per warp on the mma tier);
+    warps beyond one per 16 rows split each K/V tile's keys among groups of
+    warps, whose softmax states are merged at the end (mma tier), which
+    shortens each warp's chain of tiles on grids too small to fill the GPU.
+
+    A value of 0 leaves the choice to the passes (options, the target GPU).
 
     ```mlir
     #attn.schedule<block_q = 64, block_kv = 32>
+    #attn.schedule<block_q = 64, block_kv = 128, warps = 8, stages = 2>
     ```
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$block_q,
-    DefaultValuedParameter<"int64_t", "0">:$block_kv);
+    DefaultValuedParameter<"int64_t", "0">:$block_kv,
+    DefaultValuedParameter<"int64_t", "0">:$warps,
+    DefaultValuedParameter<"int64_t", "0">:$stages);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -75,6 +75,12 @@ public:
                                 "query rows per block in registers; got "
                                 "block_q = "
                              << rows;
+    if (auto schedule = op->getAttrOfType<ScheduleAttr>("attn.schedule");
+        schedule && (schedule.getWarps() || schedule.getStages()))
+      return op->emitError()
+             << "the split-K decode tier picks its own warps and stages; the "
+                "schedule sets warps = "
+             << schedule.getWarps() << ", stages = " << schedule.getStages();
     keyGroups = kThreads / lanesPerKey;
     smemBytes = keyGroups * rows * (d + 2) * 4;
     return success();

@@ -32,6 +32,17 @@ bool fitsDecode(AttentionOp op, int64_t rows) {
          32 % lanes == 0;
 }
 
+/// Sets the tile sizes the op's schedule leaves unset (0), keeping the rest
+/// of it.
+void fillTiles(AttentionOp op, int64_t blockQ, int64_t blockKv) {
+  ScheduleAttr s = op.getScheduleAttr();
+  if (!s)
+    s = ScheduleAttr::get(op.getContext(), 0, 0, 0, 0);
+  op.setScheduleAttr(ScheduleAttr::get(
+      op.getContext(), s.getBlockQ() ? s.getBlockQ() : blockQ,
+      s.getBlockKv() ? s.getBlockKv() : blockKv, s.getWarps(), s.getStages()));
+}
+
 struct AttnSelectTierPass
     : mlir::attn::impl::AttnSelectTierBase<AttnSelectTierPass> {
   using AttnSelectTierBase::AttnSelectTierBase;
@@ -54,16 +65,12 @@ struct AttnSelectTierPass
         // fit an SM only from sm_90 (228 KiB); below, 128 x 32 keeps two.
         // Past D128, two m-tiles exceed the registers.
         int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
-        if (mmaTiles && !op.getScheduleAttr() && dims <= 128)
-          op.setScheduleAttr(ScheduleAttr::get(
-              op.getContext(), 128, dims <= 64 || sm >= 90 ? 64 : 32));
+        if (mmaTiles && dims <= 128)
+          fillTiles(op, 128, dims <= 64 || sm >= 90 ? 64 : 32);
         return;
       }
       op->setAttr("attn.tier", b.getStringAttr("decode"));
-      if (!op.getScheduleAttr())
-        op.setScheduleAttr(ScheduleAttr::get(
-            op.getContext(), static_cast<int64_t>(llvm::PowerOf2Ceil(rows)),
-            0));
+      fillTiles(op, static_cast<int64_t>(llvm::PowerOf2Ceil(rows)), 0);
     });
   }
 };

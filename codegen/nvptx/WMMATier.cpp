@@ -118,11 +118,8 @@ public:
       return op->emitError() << "the wmma tier needs head dims that are "
                                 "multiples of 16; got D = "
                              << d << ", Dv = " << dv;
-    // The mma tier gives a warp up to two 16-row m-tiles (at most 4 warps),
-    // so K/V fragments feed more mma.sync; the wmma tier one.
-    warps = registers ? std::min<int64_t>(4, br / 16) : br / 16;
-    mTiles = br / 16 / warps;
-    threads = warps * kWarp;
+    if (failed(planWarps(op)))
+      return failure();
     // Byte offsets of the shared tiles, each 128-byte aligned.
     auto rounded = [](int64_t bytes) { return (bytes + 127) / 128 * 128; };
     int64_t at = 0;
@@ -146,9 +143,6 @@ public:
     at = registers ? qBytes : std::max(qBytes, sBytes + pBytes + aBytes);
     kStage = rounded(bc * inputRow(d) * 2);
     vStage = rounded(bc * inputRow(dv) * 2);
-    // cp.async double-buffers K/V; without it (sm_75) one stage is loaded
-    // synchronously, which also keeps D = 128 inside Turing's 64 KiB.
-    stages = sm >= 80 ? 2 : 1;
     kOff = take(stages * kStage);
     vOff = take(stages * vStage);
     oOff = 0;
@@ -161,6 +155,15 @@ public:
       overQ = dv * outBytes <= inputRow(d) * 2;
       oRow = overQ ? inputRow(d) * 2 / outBytes : dv + 16 / outBytes;
       smemBytes = std::max(at, overQ ? 0 : br * oRow * outBytes);
+      if (kvGroups > 1) {
+        // Groups past the first hand their states to it through shared
+        // memory, after every warp is done with K/V and before O is
+        // staged (beside it, not over it).
+        xOff = rounded(std::max(qBytes, overQ ? 0 : br * oRow * outBytes));
+        smemBytes = std::max(smemBytes, xOff + (kvGroups - 1) * rowWarps *
+                                                   exchangeChunks() * kWarp *
+                                                   16);
+      }
     } else {
       // The f32 staging tile reuses all of it once the loop is done (Q
       // lives in registers by then); each row's m and l follow.
@@ -172,7 +175,8 @@ public:
       return op->emitError()
              << "the wmma tier needs " << smemBytes
              << " bytes of shared memory for D = " << d << ", Dv = " << dv
-             << ", tiles " << br << "x" << bc << "; sm_" << sm << " allows "
+             << ", tiles " << br << "x" << bc << ", " << stages
+             << " K/V stage(s); sm_" << sm << " allows "
              << maxSharedMemoryBytes(sm);
     return success();
   }
@@ -181,6 +185,12 @@ public:
   LogicalResult build(gpu::GPUModuleOp module, StringRef name);
 
 private:
+  /// Warps, m-tiles, K/V groups and stages from the schedule (or the
+  /// defaults), checked against what the tier can run.
+  LogicalResult planWarps(Operation *op);
+  /// 16-byte chunks of a thread's softmax state and accumulators.
+  int64_t exchangeChunks() const { return mTiles + mTiles * (dv / 16) * 2; }
+
   // Helpers on the kernel builder `b`.
   Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type) {
     auto memrefType = MemRefType::get(
@@ -238,8 +248,16 @@ private:
   /// attn.finalize + store_o + store_lse.
   void storeThroughShared(TileMMA &tiles, scf::ForOp loop, Value warpRow,
                           const Output &out);
-  void storeFromRegisters(MmaSyncTileMMA &tiles, scf::ForOp loop,
-                          Value warpRow, const Output &out);
+  void storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
+                          Value warpRow, const Output &out, bool kvDone);
+  /// Writes `state` (a thread's softmax state and accumulators) to K/V
+  /// group `kvGroup`'s slot of the exchange tile, or reads that slot when
+  /// `state` is empty; the slot is the thread's own (row warp and lane).
+  SmallVector<Value> exchangeState(ValueRange state, Value kvGroup,
+                                   Value rowWarp);
+  /// The state of the union of two groups' keys.
+  SmallVector<Value> mergeState(MmaSyncTileMMA &tiles, ValueRange mine,
+                                ValueRange theirs);
   SmallVector<Value> registerSoftmaxStep(MmaSyncTileMMA &tiles,
                                          const Step &step);
 
@@ -258,14 +276,55 @@ private:
   int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1, warps = 0, threads = 0;
   Type elt, outElt;
   int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
-          oOff = 0, mlOff = 0, kStage = 0, vStage = 0, stages = 2,
+          oOff = 0, mlOff = 0, kStage = 0, vStage = 0, stages = 0,
           smemBytes = 0;
   bool overQ = false; // mma tier: O staged over the warp's own Q rows
+  // Warps split the rows (rowWarps, mTiles 16-row m-tiles each), then the
+  // keys of each K/V tile (kvGroups groups of bcw keys).
+  int64_t rowWarps = 0, kvGroups = 1, bcw = 0, xOff = 0;
   int64_t oRow = 0;   // mma tier: the staging tile's row, in output elements
 
   Value smem, tid, kvLen;
   Value ss, ps, as; // score, probability and rescale tiles (wmma tier)
 };
+
+LogicalResult WMMAKernel::planWarps(Operation *op) {
+  auto schedule = op->getAttrOfType<ScheduleAttr>("attn.schedule");
+  int64_t asked = schedule ? schedule.getWarps() : 0;
+  // By default the mma tier gives a warp up to two 16-row m-tiles (at most
+  // 4 warps), so K/V fragments feed more mma.sync; the wmma tier one.
+  warps = asked ? asked : registers ? std::min<int64_t>(4, br / 16) : br / 16;
+  rowWarps = std::min(warps, br / 16);
+  kvGroups = warps / rowWarps;
+  mTiles = br / 16 / rowWarps;
+  bcw = bc / kvGroups;
+  threads = warps * kWarp;
+  if (!registers && warps != br / 16)
+    return op->emitError() << "the wmma tier runs one warp per 16 query rows: "
+                              "schedule 'warps' must be block_q / 16 = "
+                           << br / 16 << "; got " << warps;
+  if (mTiles > 2)
+    return op->emitError()
+           << "the mma tier gives a warp at most two 16-row m-tiles: "
+              "schedule 'warps' must be at least block_q / 32 = "
+           << br / 32 << "; got " << warps;
+  if (bcw % 16 || bcw == 0)
+    return op->emitError()
+           << "schedule 'warps' = " << warps << " splits each K/V tile's "
+           << bc << " keys among " << kvGroups
+           << " groups of warps, which need a multiple of 16 keys each";
+  // cp.async keeps `stages` K/V tiles in flight (two by default); without
+  // it (sm_75) one is loaded synchronously, which also keeps D = 128 inside
+  // Turing's 64 KiB.
+  stages = schedule && schedule.getStages() ? schedule.getStages()
+           : sm >= 80                        ? 2
+                                             : 1;
+  if (sm < 80 && stages > 1)
+    return op->emitError() << "more than one K/V stage needs cp.async "
+                              "(sm_80 or newer); got stages = "
+                           << stages << " on sm_" << sm;
+  return success();
+}
 
 void WMMAKernel::copyTile(
     Value dst, int64_t rows, int64_t width, Value src,
@@ -486,7 +545,7 @@ static Value pairwise(SmallVector<Value> values,
 SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
                                                    const Step &step) {
   using Layout = MmaSyncTileMMA;
-  const int64_t nb16 = bc / 16, dv16 = dv / 16;
+  const int64_t nb16 = bcw / 16, dv16 = dv / 16;
   // The warp's m-tiles (16 rows each): Q fragments in registers for one,
   // re-read from shared memory per tile for more (registers go to the
   // accumulators), so each K/V fragment feeds every m-tile.
@@ -537,7 +596,7 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   // decided once (the branch is uniform), interior tiles skip it.
   auto [firstQuery, lastQuery] = warpSkips() ? warpQueries(step)
                                              : blockQueries(step);
-  Value interior = allVisible(step.j, add(step.j, idx(bc - 1)), firstQuery,
+  Value interior = allVisible(step.j, add(step.j, idx(bcw - 1)), firstQuery,
                               lastQuery, step.qLen, kvLen);
   auto masked = scf::IfOp::create(*b, ValueRange(flat).getTypes(), interior,
                                   /*withElseRegion=*/true);
@@ -755,6 +814,92 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
   }
 }
 
+SmallVector<Value> WMMAKernel::exchangeState(ValueRange state,
+                                             Value kvGroup, Value rowWarp) {
+  // [group - 1][row warp][chunk][lane][4]: a warp's 16-byte chunks are 512
+  // consecutive bytes (no bank conflicts).
+  const int64_t chunks = exchangeChunks();
+  Value xs = view(idx(xOff), {kvGroups - 1, rowWarps, chunks, kWarp, 4},
+                  b->getF32Type());
+  Value lane = arith::RemUIOp::create(*b, tid, idx(kWarp));
+  Value slot = arith::SubIOp::create(*b, kvGroup, idx(1));
+  auto f32x4 = VectorType::get({4}, b->getF32Type());
+  auto at = [&](int64_t c) {
+    return SmallVector<Value>{slot, rowWarp, idx(c), lane, idx(0)};
+  };
+  // Chunk mt: m, m, l, l of m-tile mt; then each accumulator in two.
+  const int64_t accs = mTiles * (dv / 16);
+  if (!state.empty()) {
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      vector::StoreOp::create(
+          *b, vector::FromElementsOp::create(*b, f32x4, state.slice(4 * mt, 4)),
+          xs, at(mt), /*nontemporal=*/false, llvm::Align(16));
+    for (int64_t a = 0; a < accs; ++a)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value acc = state[4 * mTiles + a];
+        SmallVector<Value> four;
+        for (int64_t e = 0; e < 4; ++e)
+          four.push_back(vector::ExtractOp::create(
+              *b, acc, ArrayRef<int64_t>{4 * half + e}));
+        vector::StoreOp::create(
+            *b, vector::FromElementsOp::create(*b, f32x4, four), xs,
+            at(mTiles + 2 * a + half), /*nontemporal=*/false,
+            llvm::Align(16));
+      }
+    return {};
+  }
+  SmallVector<Value> read;
+  auto load = [&](int64_t c) {
+    Value v = vector::LoadOp::create(*b, f32x4, xs, at(c),
+                                     /*nontemporal=*/false, llvm::Align(16));
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < 4; ++i)
+      e.push_back(vector::ExtractOp::create(*b, v, ArrayRef<int64_t>{i}));
+    return e;
+  };
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    read.append(load(mt));
+  for (int64_t a = 0; a < accs; ++a) {
+    SmallVector<Value> e = load(mTiles + 2 * a);
+    e.append(load(mTiles + 2 * a + 1));
+    read.push_back(vector::FromElementsOp::create(
+        *b, VectorType::get({8}, b->getF32Type()), e));
+  }
+  return read;
+}
+
+SmallVector<Value> WMMAKernel::mergeState(MmaSyncTileMMA &tiles,
+                                          ValueRange mine,
+                                          ValueRange theirs) {
+  // Per row: m = max of both (the shift of an empty pair is 0, and its
+  // factors 0), l and acc rescaled to it and summed. A thread's l is a
+  // partial sum over its own columns either way.
+  SmallVector<Value> merged(mine.size());
+  const int64_t dv16 = dv / 16;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value mineScale[2], theirScale[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value m0 = mine[4 * mt + h], m1 = theirs[4 * mt + h];
+      Value m = arith::MaxNumFOp::create(*b, m0, m1);
+      Value shift = safeMax(m);
+      mineScale[h] = exp2(arith::SubFOp::create(*b, m0, shift));
+      theirScale[h] = exp2(arith::SubFOp::create(*b, m1, shift));
+      merged[4 * mt + h] = m;
+      merged[4 * mt + 2 + h] = arith::AddFOp::create(
+          *b, arith::MulFOp::create(*b, mine[4 * mt + 2 + h], mineScale[h]),
+          arith::MulFOp::create(*b, theirs[4 * mt + 2 + h], theirScale[h]));
+    }
+    Value a = tiles.rowBroadcast(mineScale[0], mineScale[1]);
+    Value t = tiles.rowBroadcast(theirScale[0], theirScale[1]);
+    for (int64_t nb = 0; nb < dv16; ++nb) {
+      int64_t i = 4 * mTiles + mt * dv16 + nb;
+      merged[i] = arith::AddFOp::create(*b, tiles.mulC(mine[i], a),
+                                        tiles.mulC(theirs[i], t));
+    }
+  }
+  return merged;
+}
+
 /// The mma tier's epilogue, warp by warp with no block barrier when O fits
 /// over the warp's Q rows: each thread normalizes its two rows per m-tile
 /// in registers and writes them, rounded to the output type, into the
@@ -762,15 +907,16 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
 /// its rows out in 16-byte chunks, consecutive lanes taking consecutive
 /// chunks (coalesced stores). The lane of a row's first column writes its
 /// LSE.
-void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, scf::ForOp loop,
-                                    Value warpRow, const Output &out) {
+void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
+                                    Value warpRow, const Output &out,
+                                    bool kvDone) {
   const int64_t nState = 4 * mTiles, dv16 = dv / 16;
   Value lse = n.storeLse ? map.lookup(n.storeLse.getLse()) : Value();
   SmallVector<Value> inverse; // 1 / l of the thread's rows, 0 for empty
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
       // l summed over the quad that holds the row's columns.
-      Value l = xorReduce(loop.getResult(4 * mt + 2 + h), {1, 2},
+      Value l = xorReduce(state[4 * mt + 2 + h], {1, 2},
                           /*isMax=*/false);
       Value seen =
           arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
@@ -787,13 +933,13 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, scf::ForOp loop,
       auto writer = scf::IfOp::create(*b, writes, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(*b);
       b->setInsertionPointToStart(writer.thenBlock());
-      memref::StoreOp::create(*b, logSumExp(loop.getResult(4 * mt + h), l),
+      memref::StoreOp::create(*b, logSumExp(state[4 * mt + h], l),
                               lse, outputIndices(out, row));
     }
 
   // Stage: the warp's last reads of Q (and, without overQ, every warp's of
-  // K/V) come before the first write.
-  if (overQ)
+  // K/V, unless a barrier said so already) come before the first write.
+  if (overQ || kvDone)
     syncWarp();
   else
     gpu::BarrierOp::create(*b);
@@ -804,7 +950,7 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, scf::ForOp loop,
     Value scale = tiles.rowBroadcast(inverse[2 * mt], inverse[2 * mt + 1]);
     for (int64_t nb = 0; nb < dv16; ++nb)
       tiles.storeRounded(
-          tiles.mulC(loop.getResult(nState + mt * dv16 + nb), scale), os,
+          tiles.mulC(state[nState + mt * dv16 + nb], scale), os,
           add(warpRow, idx(16 * mt)), idx(16 * nb), swizzled);
   }
   syncWarp();
@@ -892,8 +1038,15 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value rows = mul(*qLen, idx(group));
 
+  // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
+  // of each K/V tile.
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
-  Value warpRow = mul(warp, idx(16 * mTiles));
+  Value rowWarp = warp, kvGroup = idx(0);
+  if (kvGroups > 1) {
+    rowWarp = arith::RemUIOp::create(kb, warp, idx(rowWarps));
+    kvGroup = arith::DivUIOp::create(kb, warp, idx(rowWarps));
+  }
+  Value warpRow = mul(rowWarp, idx(16 * mTiles));
   Value qs = view(idx(qOff), {br, inputRow(d)}, elt);
   ss = view(idx(sOff), {br, bc + kPadFloat}, kb.getF32Type());
   ps = view(idx(pOff), {br, bc + kPadHalf}, elt);
@@ -910,20 +1063,24 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value query = arith::DivUIOp::create(kb, fc, idx(group));
     return std::make_pair(valid, SmallVector<Value>{batch, head, query});
   });
-  if (sm >= 80)
-    NVVM::CpAsyncCommitGroupOp::create(kb);
-  {
-    auto any = scf::IfOp::create(kb, lt(*lo, *hi));
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(any.thenBlock());
-    if (sm >= 80)
-      copyKV(*lo, idx(0), /*commit=*/false); // below sm_80 the loop loads
-  }
-  // The first K/V tile's group is committed even when there is no tile
-  // (an empty group), so waiting for all but one group always covers Q.
+  // The first stages - 1 K/V tiles follow, one cp.async group each,
+  // committed even when there is no tile (an empty group): waiting for all
+  // but stages - 1 groups then always covers Q, and in the loop all but
+  // stages - 2 the current tile. With one stage (or no cp.async) the loop
+  // loads each tile itself.
   if (sm >= 80) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
-    NVVM::CpAsyncWaitGroupOp::create(kb, 1);
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      Value start = add(*lo, idx(s * bc));
+      auto any = scf::IfOp::create(kb, lt(start, *hi));
+      {
+        OpBuilder::InsertionGuard g(kb);
+        kb.setInsertionPointToStart(any.thenBlock());
+        copyKV(start, idx(s), /*commit=*/false);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(kb, stages - 1);
   }
   gpu::BarrierOp::create(kb);
   // The mma tier and bf16 (which WMMA lacks) on mma.sync; f16 on WMMA in
@@ -965,33 +1122,49 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value iter = arith::DivUIOp::create(kb, arith::SubIOp::create(kb, j, *lo),
                                         idx(bc));
     Value stage = arith::RemUIOp::create(kb, iter, idx(stages));
-    if (sm >= 80) {
-      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+    if (stages > 1) {
+      NVVM::CpAsyncWaitGroupOp::create(kb, stages - 2);
       gpu::BarrierOp::create(kb);
-      // Prefetch the next tile into the other stage while this one runs.
-      Value next = add(j, idx(bc));
+      // Prefetch tile iter + stages - 1 into the stage the last iteration
+      // read (the barrier above says every warp is done with it).
+      Value next = add(j, idx((stages - 1) * bc));
       auto more = scf::IfOp::create(kb, lt(next, *hi));
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(more.thenBlock());
-      copyKV(next, arith::SubIOp::create(kb, idx(1), stage));
+      {
+        OpBuilder::InsertionGuard g2(kb);
+        kb.setInsertionPointToStart(more.thenBlock());
+        copyKV(next,
+               arith::RemUIOp::create(kb, add(iter, idx(stages - 1)),
+                                      idx(stages)),
+               /*commit=*/false);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(kb);
     } else {
-      // No cp.async: load this tile synchronously between two barriers.
+      // One stage: load this tile between two barriers (synchronously
+      // without cp.async).
       gpu::BarrierOp::create(kb);
-      OpBuilder::InsertionGuard g2(kb);
       copyKV(j, stage);
+      if (sm >= 80)
+        NVVM::CpAsyncWaitGroupOp::create(kb, 0);
       gpu::BarrierOp::create(kb);
     }
     kb.setInsertionPointToEnd(loop.getBody());
-    Value ks = view(add(idx(kOff), mul(stage, idx(kStage))),
-                    {bc, inputRow(d)}, elt);
-    Value vs = view(add(idx(vOff), mul(stage, idx(vStage))),
-                    {bc, inputRow(dv)}, elt);
+    // This warp's keys of the tile: all of them, or its group's bcw.
+    Value jw = j, kBase = add(idx(kOff), mul(stage, idx(kStage))),
+          vBase = add(idx(vOff), mul(stage, idx(vStage)));
+    if (kvGroups > 1) {
+      Value firstKey = mul(kvGroup, idx(bcw));
+      jw = add(j, firstKey);
+      kBase = add(kBase, mul(firstKey, idx(inputRow(d) * 2)));
+      vBase = add(vBase, mul(firstKey, idx(inputRow(dv) * 2)));
+    }
+    Value ks = view(kBase, {bcw, inputRow(d)}, elt);
+    Value vs = view(vBase, {bcw, inputRow(dv)}, elt);
 
     // With two m-tiles Q is re-read every tile; a view through an opaque
     // offset keeps its 2 d/16 addresses from becoming as many registers
     // held across the loop (four plus immediates instead).
     Value qsStep = mTiles > 1 ? view(opaqueIndex(idx(qOff)), {br, inputRow(d)}, elt) : qs;
-    Step step{qFrags, qsStep, ks, vs, j, *qLen, *row0, warpRow,
+    Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
               loop.getRegionIterArgs()};
     if (!registers) {
       scf::YieldOp::create(kb, sharedSoftmaxStep(*tiles, step));
@@ -1002,8 +1175,8 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
       // diagonal, before a window) keeps its state: the step would add
       // nothing. The warps of the block's last rows still run it.
       auto [firstQuery, lastQuery] = warpQueries(step);
-      Value some = anyVisible(j, add(j, idx(bc - 1)), firstQuery, lastQuery,
-                              *qLen, kvLen);
+      Value some = anyVisible(jw, add(jw, idx(bcw - 1)), firstQuery,
+                              lastQuery, *qLen, kvLen);
       ValueRange state = loop.getRegionIterArgs();
       auto run = scf::IfOp::create(kb, state.getTypes(), some,
                                    /*withElseRegion=*/true);
@@ -1019,10 +1192,36 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   }
 
   Output out{batch, kvHead, *row0, rows};
-  if (registers)
-    storeFromRegisters(*mmaSync, loop, warpRow, out);
-  else
+  if (!registers) {
     storeThroughShared(*tiles, loop, warpRow, out);
+  } else if (kvGroups == 1) {
+    storeFromRegisters(*mmaSync, loop.getResults(), warpRow, out,
+                       /*kvDone=*/false);
+  } else {
+    // The first group merges the others' states into its own and stores.
+    gpu::BarrierOp::create(kb); // every warp is done with K/V and Q
+    auto give = scf::IfOp::create(
+        kb,
+        arith::CmpIOp::create(kb, arith::CmpIPredicate::ne, kvGroup, idx(0)),
+        /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard g(kb);
+      kb.setInsertionPointToStart(give.thenBlock());
+      exchangeState(loop.getResults(), kvGroup, rowWarp);
+    }
+    gpu::BarrierOp::create(kb);
+    auto first = scf::IfOp::create(
+        kb,
+        arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, kvGroup, idx(0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(first.thenBlock());
+    SmallVector<Value> state(loop.getResults());
+    for (int64_t from = 1; from < kvGroups; ++from)
+      state = mergeState(*mmaSync, state,
+                         exchangeState({}, idx(from), rowWarp));
+    storeFromRegisters(*mmaSync, state, warpRow, out, /*kvDone=*/true);
+  }
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
 

@@ -97,6 +97,16 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
       if (failed(checkTileSize(op, "schedule 'block_kv'", bc)))
         return failure();
     }
+    // The tiers check what they can run; these hold for any of them.
+    int64_t warps = schedule.getWarps(), stages = schedule.getStages();
+    if (warps != 0 && (warps < 1 || warps > 16 || !llvm::isPowerOf2_64(warps)))
+      return op.emitError() << "schedule 'warps' must be a power of two in "
+                               "[1, 16], got "
+                            << warps;
+    if (stages < 0 || stages > 4)
+      return op.emitError() << "schedule 'stages' must be in [1, 4] (0: the "
+                               "tier's default), got "
+                            << stages;
   }
 
   ImplicitLocOpBuilder b(op.getLoc(), op);
@@ -131,6 +141,9 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   // A tier chosen for the op (attn-select-tier) follows it to its nest.
   if (Attribute tier = op->getAttr("attn.tier"))
     forall->setAttr("attn.tier", tier);
+  // So do the schedule's warps and stages, which the tiers read there.
+  if (ScheduleAttr schedule = op.getScheduleAttr())
+    forall->setAttr("attn.schedule", schedule);
   b.setInsertionPointToStart(forall.getBody());
   Value bIdx = forall.getInductionVar(0);
   Value head = forall.getInductionVar(1);

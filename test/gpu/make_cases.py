@@ -26,14 +26,30 @@ KERNELS = {
     "gqa2_d128_dv64": (4, 2, 128, 64, (-1, 0, False), None, None, True),
 }
 
-# Other tile sizes (schedule = <block_q, block_kv>) of some of them.
+# Other schedules of some of them: (block_q, block_kv[, warps, stages]).
 SCHEDULED_KERNELS = {"gqa4_d64_causal_t32x64": ("gqa4_d64_causal", (32, 64)),
                      "gqa4_d128_softcap_t32x32": ("gqa4_d128_softcap",
                                                   (32, 32)),
                      # The D128 default below sm_90 (pack-gpu builds for
                      # sm_90, where it is 128x64).
                      "gqa8_d128_causal_br_t128x32": ("gqa8_d128_causal_br",
-                                                     (128, 32))}
+                                                     (128, 32)),
+                     # Warps past one per 16 rows split the keys of each
+                     # K/V tile (mma tier): 2 groups of 64 keys, 2 of 32
+                     # (D128), 4 of 32; O staged over Q and not (Dv > D).
+                     "gqa4_d64_causal_w8": ("gqa4_d64_causal",
+                                            (64, 128, 8, 0)),
+                     "gqa4_d128_softcap_w8": ("gqa4_d128_softcap",
+                                              (64, 64, 8, 0)),
+                     "mqa_d64_window_br_w16": ("mqa_d64_window_br",
+                                               (64, 128, 16, 0)),
+                     "gqa4_d64_dv128_w8": ("gqa4_d64_dv128", (64, 64, 8, 0)),
+                     # 8 warps on 128 rows split the rows only.
+                     "mha_d64_w8": ("mha_d64", (128, 64, 8, 0)),
+                     # 3 K/V stages in flight; 1 (loaded in the loop).
+                     "gqa2_d128_causal_s3": ("gqa2_d128_causal",
+                                             (128, 64, 0, 3)),
+                     "mha_d64_s1": ("mha_d64", (64, 64, 0, 1))}
 
 # bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
 BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",
@@ -102,6 +118,18 @@ BENCH_KERNELS = {
                              False, (32, 64)), [(1, 512, 512)]),
     "bench_h8_d64_t32x32": ((8, 8, 64, 64, None, None, None, False, None, 0,
                              False, (32, 32)), [(1, 512, 512)]),
+    # ... and with warps splitting each K/V tile's keys (shorter chains).
+    "bench_h8_d64_t64x64_w8": ((8, 8, 64, 64, None, None, None, False, None,
+                                0, False, (64, 64, 8, 0)), [(1, 512, 512)]),
+    "bench_h8_d64_t64x128_w8": ((8, 8, 64, 64, None, None, None, False, None,
+                                 0, False, (64, 128, 8, 0)), [(1, 512, 512)]),
+    "bench_h8_d64_t64x128_w16": ((8, 8, 64, 64, None, None, None, False,
+                                  None, 0, False, (64, 128, 16, 0)),
+                                 [(1, 512, 512)]),
+    "bench_h8_d64_t32x128_w8": ((8, 8, 64, 64, None, None, None, False, None,
+                                 0, False, (32, 128, 8, 0)), [(1, 512, 512)]),
+    "bench_h16_d128_w8": ((16, 16, 128, 128, None, None, None, False, None,
+                           0, False, (128, 64, 8, 0)), [(4, 4096, 4096)]),
     "bench_h16_d128_bf16": ((16, 16, 128, 128, None, None, None, False, None,
                              0, False, None, "bf16"), [(4, 4096, 4096)]),
     "bench_h8_d64_bf16": ((8, 8, 64, 64, None, None, None, False, None, 0,
@@ -150,7 +178,9 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
     if softcap:
         op += f" softcap = {softcap}"
     if schedule:
-        op += f" schedule = <block_q = {schedule[0]}, block_kv = {schedule[1]}>"
+        fields = zip(("block_q", "block_kv", "warps", "stages"), schedule)
+        op += (" schedule = <" +
+               ", ".join(f"{k} = {v}" for k, v in fields if v) + ">")
     return f"func.func @{name}({', '.join(args)}) {{\n{op}\n  return\n}}\n"
 
 

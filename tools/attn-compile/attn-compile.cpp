@@ -373,7 +373,7 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
     copy.setSymName(kernel.name + "_small_grid");
     for (auto op : copy.getOps<attn::AttentionOp>())
       op.setScheduleAttr(attn::ScheduleAttr::get(
-          module->getContext(), kSmallGridRows, kSmallGridKeys));
+          module->getContext(), kSmallGridRows, kSmallGridKeys, 0, 0));
     if (failed(lowerForChip(*module, kernel, chip, code)))
       return failure();
     llvm::sort(code.launches,

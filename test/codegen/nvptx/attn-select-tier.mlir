@@ -60,3 +60,17 @@ func.func @dv_differs(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
                  v(%v : memref<?x2x?x128xf16>) -> o(%o : memref<?x8x1x128xf16>)
   return
 }
+
+// A schedule that sets only some fields keeps them; the tile sizes it
+// leaves at 0 get the defaults.
+// MMA-LABEL: func.func @partial_schedule
+// MMA: schedule = <block_q = 32, block_kv = 64, warps = 8>
+// SM90-LABEL: func.func @partial_schedule
+// SM90: schedule = <block_q = 32, block_kv = 64, warps = 8>
+func.func @partial_schedule(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
+                            %v: memref<?x2x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x?x64xf16>)
+                 schedule = <block_q = 32, warps = 8>
+  return
+}

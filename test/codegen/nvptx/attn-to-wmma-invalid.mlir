@@ -31,7 +31,7 @@ func.func @d40(%q: memref<?x4x?x40xf16>, %k: memref<?x4x?x40xf16>,
 
 func.func @d256(%q: memref<?x4x?x256xf16>, %k: memref<?x4x?x256xf16>,
                 %v: memref<?x4x?x256xf16>, %o: memref<?x4x?x256xf16>) {
-  // expected-error @+1 {{the wmma tier needs 169472 bytes of shared memory for D = 256, Dv = 256, tiles 64x64; sm_80 allows 166912}}
+  // expected-error @+1 {{the wmma tier needs 169472 bytes of shared memory for D = 256, Dv = 256, tiles 64x64, 2 K/V stage(s); sm_80 allows 166912}}
   attn.attention q(%q : memref<?x4x?x256xf16>) k(%k : memref<?x4x?x256xf16>)
                  v(%v : memref<?x4x?x256xf16>) -> o(%o : memref<?x4x?x256xf16>)
   return
