@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tries a small set of schedules for the prefill kernels of a spec on the
-GPU - block_q of 32, 64 or 128 query rows by block_kv of 32 or 64 keys - and
-records the fastest per shape.
+GPU - block_q of 32, 64 or 128 query rows by block_kv of 32 or 64 keys on
+the tier's warps, and 128-key tiles split among 8 warps (for grids smaller
+than the GPU) - and records the fastest per shape.
 
 Two steps, because the GPU machine has no LLVM:
 
@@ -25,14 +26,22 @@ import subprocess
 import sys
 import tempfile
 
-CANDIDATES = [(32, 32), (32, 64), (64, 32), (64, 64), (128, 32), (128, 64)]
-SUFFIX = re.compile(r"^(?P<base>.+)__q(?P<q>\d+)_kv(?P<kv>\d+)$")
+# (block_q, block_kv, warps); warps 0 is the tier's default.
+CANDIDATES = [(32, 32, 0), (32, 64, 0), (64, 32, 0), (64, 64, 0), (128, 32, 0),
+              (128, 64, 0), (32, 128, 8), (64, 128, 8)]
+SUFFIX = re.compile(
+    r"^(?P<base>.+)__q(?P<q>\d+)_kv(?P<kv>\d+)(_w(?P<w>\d+))?$")
+
+
+def schedule_text(q, kv, warps):
+    fields = f"block_q = {q}, block_kv = {kv}"
+    return f"<{fields}, warps = {warps}>" if warps else f"<{fields}>"
 
 
 def variants(spec_text):
     """The spec's functions, each once per candidate schedule, renamed
-    <name>__q<block_q>_kv<block_kv>. Functions that already have a schedule
-    are left out."""
+    <name>__q<block_q>_kv<block_kv>[_w<warps>]. Functions that already have
+    a schedule are left out."""
     funcs = re.split(r"(?=^func\.func )", spec_text, flags=re.M)
     out = []
     for func in funcs:
@@ -40,11 +49,12 @@ def variants(spec_text):
         if not m or "schedule" in func:
             continue
         end = func.index("\n  return")
-        for q, kv in CANDIDATES:
-            text = (func[:end] + f" schedule = <block_q = {q}, block_kv = {kv}>"
+        for q, kv, w in CANDIDATES:
+            text = (func[:end] + f" schedule = {schedule_text(q, kv, w)}"
                     + func[end:])
+            suffix = f"__q{q}_kv{kv}" + (f"_w{w}" if w else "")
             out.append(text.replace(f"@{m.group(1)}(",
-                                    f"@{m.group(1)}__q{q}_kv{kv}(", 1))
+                                    f"@{m.group(1)}{suffix}(", 1))
     return "\n".join(out)
 
 
@@ -110,17 +120,19 @@ def run(args):
             tensors[operand["name"]] = t
         ms = median_ms(kernel.prepare(**tensors))
         base = m.group("base")
-        print(f"{base} block_q={m.group('q')} block_kv={m.group('kv')}: "
-              f"{ms * 1e3:.1f} us", flush=True)
+        warps = int(m.group("w") or 0)
+        print(f"{base} block_q={m.group('q')} block_kv={m.group('kv')}"
+              f"{f' warps={warps}' if warps else ''}: {ms * 1e3:.1f} us",
+              flush=True)
         best = results.get(base)
         if best is None or ms < best["ms"]:
             results[base] = {"block_q": int(m.group("q")),
-                             "block_kv": int(m.group("kv")), "ms": ms,
-                             "sizes": sizes,
+                             "block_kv": int(m.group("kv")), "warps": warps,
+                             "ms": ms, "sizes": sizes,
                              "device": torch.cuda.get_device_name()}
     for base, r in results.items():
-        print(f"winner {base}: schedule = <block_q = {r['block_q']}, "
-              f"block_kv = {r['block_kv']}> ({r['ms'] * 1e3:.1f} us)")
+        text = schedule_text(r["block_q"], r["block_kv"], r["warps"])
+        print(f"winner {base}: schedule = {text} ({r['ms'] * 1e3:.1f} us)")
     path = os.path.join(os.path.dirname(args.library), "schedules.json")
     with open(path, "w") as f:
         json.dump(results, f, indent=2)

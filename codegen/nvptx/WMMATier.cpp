@@ -229,11 +229,14 @@ private:
     return queryRange(step.row0, br);
   }
   /// Whether a warp skips K/V tiles its rows cannot see (mma tier, masks).
-  /// Measured on an H100: 5-7% faster for causal D64 at S1k-4k; at D128,
-  /// where two m-tiles fill the registers, the state kept live across the
-  /// branch raised spills from 12 to 96 bytes and cost 1-3%.
+  /// Measured on an H100: 5-7% faster for causal D64 at S1k-4k, 9-13% for
+  /// causal D128 on one m-tile per warp (B1 H8 S1024, 64x64 and 8-warp
+  /// tiles); at D128 with two m-tiles, which fill the registers, the state
+  /// kept live across the branch raised spills from 12 to 96 bytes and
+  /// cost 1-3%.
   bool warpSkips() {
-    return registers && !n.mask.getMask().isNone() && std::max(d, dv) <= 64;
+    return registers && !n.mask.getMask().isNone() &&
+           (mTiles == 1 || std::max(d, dv) <= 64);
   }
   SmallVector<Value> sharedSoftmaxStep(TileMMA &tiles, const Step &step);
   /// What the epilogue writes to: rows of the block from row0, of `rows`

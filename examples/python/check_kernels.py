@@ -159,8 +159,9 @@ def main():
     decode = AttnLibrary(os.path.join(lib_dir, "libpaged_decode.so"))
     strided = AttnLibrary(os.path.join(lib_dir, "libgemma2_softcap.so"))
     stream = torch.cuda.Stream()
-    # On an H100 (132 SMs) the small grids run the 64-row kernel, B=2
-    # Sq=1023 the 128-row one (attnrt_attention.h: prefill alternatives).
+    # On an H100 (132 SMs) B=1 runs the kernel of 64 rows on 8 warps (2
+    # groups of 64 keys), B=3 Sq=113 the 64x64 one and B=2 Sq=1023 the
+    # 128-row one (attnrt_attention.h: prefill alternatives).
     for batch, q_len, kv_len in [(1, 200, 256), (2, 1023, 1024), (1, 1, 239),
                                  (3, 113, 203)]:
         check_prefill(prefill, batch, q_len, kv_len, stream)

@@ -258,28 +258,32 @@ static void check_prefill(void) {
     const struct fake_cuda_state *s = fake();
     char line[256];
     // 2 query heads per K/V head: 200 rows per K/V head. The 128-row
-    // grid (8 blocks) leaves most of the fake GPU's 108 SMs idle, so the
-    // 64-row kernel runs: 4 blocks per K/V head, 4 warps.
+    // grid (8 blocks) and the 64-row one (16) leave most of the fake GPU's
+    // 108 SMs idle, so the 32-row kernel runs: 7 blocks per K/V head, 8
+    // warps.
     snprintf(line, sizeof line,
              "prefill launched once on grid (%u, %u, %u) x %u threads", s->last_grid[0],
              s->last_grid[1], s->last_grid[2], s->last_block[0]);
-    check(s->launches == launches + 1 && s->last_grid[0] == 4 &&
+    check(s->launches == launches + 1 && s->last_grid[0] == 7 &&
               s->last_grid[1] == 2 && s->last_grid[2] == 2 &&
-              s->last_block[0] == 128,
+              s->last_block[0] == 256,
           line, NULL);
   }
   expect_written("prefill_run(valid)", o);
 }
 
 // The prefill tile the runtime picks from the grid: 128 rows once that grid
-// has a block for each of the fake GPU's 108 SMs, else 64 rows.
+// has a block for each of the fake GPU's 108 SMs, else 64 rows if that
+// grid does, else 32.
 static void check_prefill_tiles(void) {
   const struct {
     int64_t q_len;
     unsigned grid_x; // 2 q_len rows per K/V head
     const char *what;
   } cases[] = {{3456, 54, "108 blocks of 128 rows fill 108 SMs: 128-row tiles"},
-               {3392, 106, "106 blocks of 128 rows do not: 64-row tiles"}};
+               {3392, 106, "106 blocks of 128 rows do not: 64-row tiles"},
+               {1697, 54, "108 blocks of 64 rows fill 108 SMs: 64-row tiles"},
+               {1696, 106, "106 blocks of 64 rows do not: 32-row tiles"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
     int64_t sq = cases[i].q_len;
     struct buffer q = make(4 * sq * 64 * 2, 0), k = make(2 * sq * 64 * 2, 0),

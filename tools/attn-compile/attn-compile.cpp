@@ -338,18 +338,28 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
 // block, but a small problem (B1 H8 S512: 32 blocks for 132 SMs) leaves
 // most of the GPU idle. Measured on an H100 (bench/RESULTS.md), 64x64
 // tiles win there by 1.1-1.6x at D64 and D128 and lose by up to 1.4x on
-// grids of 2+ blocks per SM. So a kernel without a schedule of its own
-// gets both; libattnrt launches the 64-row one when the 128-row grid has
-// fewer blocks than the GPU has multiprocessors (attnrt_attention.h).
-constexpr int64_t kSmallGridRows = 64, kSmallGridKeys = 64;
+// grids of 2+ blocks per SM; where even the 64-row grid is short of the
+// SMs, 128-key tiles split among 8 warps shorten each warp's chain of
+// tiles: 32 rows (2 row warps, 4 key groups; B1 H8 S512 9.5 against 12.1
+// us at D64, 12.0 against 15.4 at D128), or 64 (4 and 2) for masks past
+// D64, where the 32-row tiles lost (B1 H8 S1024 D128 causal: 27.3 us, 64
+// rows 21.3, 64x64 23.3). So a kernel without a schedule of its own gets
+// all of them; libattnrt launches the first, largest first, whose grid has
+// a block for every multiprocessor, else the last (attnrt_attention.h).
+struct SmallGridTile {
+  const char *suffix;
+  int64_t rows, keys, warps;
+};
+constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
+                                             {"_tiny_grid", 32, 128, 8}};
 
-bool wantsSmallGridVariant(const Kernel &kernel, const DeviceCode &code) {
+bool wantsSmallGridVariants(const Kernel &kernel, const DeviceCode &code) {
   if (attn::AttentionOp(kernel.op).getScheduleAttr() ||
       code.launches.size() != 1)
     return false;
   const attn::KernelLaunch &launch = code.launches.front();
   return launch.tier == "mma" &&
-         launch.facts.lookup("block_q") > kSmallGridRows;
+         launch.facts.lookup("block_q") > kSmallGridTiles[0].rows;
 }
 
 // Lowers `kernel` for `chip`: its PTX (one module, one or two kernels) and
@@ -363,23 +373,44 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
   if (failed(lowerForChip(*module, kernel, chip, code)))
     return failure();
-  if (wantsSmallGridVariant(kernel, code)) {
-    // Again, with a copy of the function on the small tiles beside it.
+  if (wantsSmallGridVariants(kernel, code)) {
+    // Again, with copies of the function on the small tiles beside it.
     module = kernelModule(spec, kernel);
     auto func = cast<func::FuncOp>(module->lookupSymbol(kernel.name));
     OpBuilder builder(func);
     builder.setInsertionPointAfter(func);
-    auto copy = cast<func::FuncOp>(builder.clone(*func));
-    copy.setSymName(kernel.name + "_small_grid");
-    for (auto op : copy.getOps<attn::AttentionOp>())
-      op.setScheduleAttr(attn::ScheduleAttr::get(
-          module->getContext(), kSmallGridRows, kSmallGridKeys, 0, 0));
+    attn::AttentionOp op(kernel.op);
+    const bool masked = !op.getMaskOrNone().isNone();
+    const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+    for (SmallGridTile tile : kSmallGridTiles) {
+      if (tile.warps && masked && dims > 64)
+        tile.rows = 64;
+      // Halve the keys (down to 16 per group) until two stages of K/V fit
+      // the chip's shared memory (D128's 128 keys need 136 KiB).
+      int64_t keys = tile.keys, groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
+      auto bytes = [&](int64_t k) {
+        return (tile.rows * op.getHeadDim() +
+                2 * k * (op.getHeadDim() + op.getValueHeadDim())) *
+               2;
+      };
+      while (keys / 2 >= 16 * groups &&
+             bytes(keys) > attn::maxSharedMemoryBytes(code.sm))
+        keys /= 2;
+      auto copy = cast<func::FuncOp>(builder.clone(*func));
+      copy.setSymName(kernel.name + tile.suffix);
+      for (auto op : copy.getOps<attn::AttentionOp>())
+        op.setScheduleAttr(attn::ScheduleAttr::get(
+            module->getContext(), tile.rows, keys, tile.warps, 0));
+    }
     if (failed(lowerForChip(*module, kernel, chip, code)))
       return failure();
-    llvm::sort(code.launches,
-               [](const attn::KernelLaunch &a, const attn::KernelLaunch &b) {
-                 return a.facts.lookup("block_q") > b.facts.lookup("block_q");
-               });
+    // Stable: equal block_q keep the order above (64x64 before 64 rows on
+    // 8 warps, the runtime's last resort).
+    llvm::stable_sort(
+        code.launches,
+        [](const attn::KernelLaunch &a, const attn::KernelLaunch &b) {
+          return a.facts.lookup("block_q") > b.facts.lookup("block_q");
+        });
   }
   // The library's C takes the PTX (and the cubin) in with .incbin.
   std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
@@ -489,9 +520,12 @@ std::string describeSpec(const Kernel &kernel) {
     // Prefill alternatives (attnrt_attention.h): the tiles the grid picks.
     if (code.launches.size() > 1 && code.launches.back().tier == "mma") {
       os << ", block_q";
-      for (const attn::KernelLaunch &l : code.launches)
+      for (const attn::KernelLaunch &l : code.launches) {
         os << (&l == &code.launches.front() ? " " : " or ")
            << l.facts.lookup("block_q");
+        if (l.threads != 128)
+          os << " (" << l.threads / 32 << " warps)";
+      }
     }
     os << (code.cubin.empty() ? ", PTX)" : ", cubin + PTX)");
   }

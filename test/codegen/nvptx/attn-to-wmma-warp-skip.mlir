@@ -1,7 +1,9 @@
 // The mma tier under a mask: at D64 a warp skips the K/V tiles its rows
 // cannot see (past the causal diagonal) - the step sits in an scf.if whose
-// other branch yields the loop's state unchanged. At D128 (two m-tiles that fill
-// the registers) and without a mask the step runs unconditionally.
+// other branch yields the loop's state unchanged. At D128 with two m-tiles
+// per warp (they fill the registers) and without a mask the step runs
+// unconditionally; at D128 with one m-tile per warp (a 64-row schedule)
+// warps skip again.
 // RUN: attn-opt %s --attn-tile="block-q=128 block-kv=64" --attn-to-wmma="chip=sm_80 softmax=registers" | FileCheck %s
 
 // CHECK-LABEL: gpu.func @causal_d64_wmma
@@ -14,6 +16,11 @@
 // CHECK-LABEL: gpu.func @causal_d128_wmma
 // CHECK: scf.for
 // CHECK-NOT: = scf.if %{{.*}} -> (f32
+// CHECK: gpu.return
+
+// CHECK-LABEL: gpu.func @causal_d128_64rows_wmma
+// CHECK: scf.for
+// CHECK: = scf.if %{{.*}} -> (f32, f32, f32, f32, vector<8xf32>
 // CHECK: gpu.return
 
 // CHECK-LABEL: gpu.func @no_mask_d64_wmma
@@ -34,6 +41,14 @@ func.func @causal_d128(%q: memref<?x4x?x128xf16>, %k: memref<?x4x?x128xf16>,
   attn.attention q(%q : memref<?x4x?x128xf16>) k(%k : memref<?x4x?x128xf16>)
                  v(%v : memref<?x4x?x128xf16>) -> o(%o : memref<?x4x?x128xf16>)
                  mask = <causal>
+  return
+}
+
+func.func @causal_d128_64rows(%q: memref<?x4x?x128xf16>, %k: memref<?x4x?x128xf16>,
+                              %v: memref<?x4x?x128xf16>, %o: memref<?x4x?x128xf16>) {
+  attn.attention q(%q : memref<?x4x?x128xf16>) k(%k : memref<?x4x?x128xf16>)
+                 v(%v : memref<?x4x?x128xf16>) -> o(%o : memref<?x4x?x128xf16>)
+                 mask = <causal> schedule = <block_q = 64, block_kv = 64>
   return
 }
 
