@@ -37,6 +37,10 @@ for d, h in [(128, 16), (64, 32)]:
                             16384 // s, h, h, s, s, d, causal))
 PREFILL.append(("B1 H8 S512 D64", "prefill_h8_d64", 1, 8, 8, 512, 512, 64,
                 False))
+# Grids smaller than the GPU at D128 (the runtime's small-grid tiles).
+PREFILL += [("B1 H16 S512 D128" + (" causal" if causal else ""),
+             "prefill_h16_d128" + ("_causal" if causal else ""), 1, 16, 16,
+             512, 512, 128, causal) for causal in [False, True]]
 DECODE = [(f"decode B{b} Sk{sk}", "decode_h32_kv8_d128", b, 32, 8, 1, sk, 128,
            False)
           for b, sk in [(1, 4096), (1, 16384), (1, 131072), (8, 16384),

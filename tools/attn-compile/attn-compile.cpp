@@ -340,12 +340,13 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
 // tiles win there by 1.1-1.6x at D64 and D128 and lose by up to 1.4x on
 // grids of 2+ blocks per SM; where even the 64-row grid is short of the
 // SMs, 128-key tiles split among 8 warps shorten each warp's chain of
-// tiles: 32 rows (2 row warps, 4 key groups; B1 H8 S512 9.5 against 12.1
-// us at D64, 12.0 against 15.4 at D128), or 64 (4 and 2) for masks past
-// D64, where the 32-row tiles lost (B1 H8 S1024 D128 causal: 27.3 us, 64
-// rows 21.3, 64x64 23.3). So a kernel without a schedule of its own gets
-// all of them; libattnrt launches the first, largest first, whose grid has
-// a block for every multiprocessor, else the last (attnrt_attention.h).
+// tiles: 32 rows at D64 (2 row warps, 4 key groups; B1 H8 S512 9.5
+// against 12.1 us on 64x64), 64 rows past D64 (4 and 2), where a 32-row
+// block's 136 KiB leave one block per SM (B1 H16 S512 D128: 64 rows 15.4
+// us, 32 rows 20.3, 64x64 16.0; causal B1 H8 S1024: 21.3, 27.3, 23.3).
+// So a kernel without a schedule of its own gets all of them; libattnrt
+// launches the first, largest first, whose grid has a block for every
+// multiprocessor, else the last (attnrt_attention.h).
 struct SmallGridTile {
   const char *suffix;
   int64_t rows, keys, warps;
@@ -380,10 +381,9 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
     OpBuilder builder(func);
     builder.setInsertionPointAfter(func);
     attn::AttentionOp op(kernel.op);
-    const bool masked = !op.getMaskOrNone().isNone();
     const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
     for (SmallGridTile tile : kSmallGridTiles) {
-      if (tile.warps && masked && dims > 64)
+      if (tile.warps && dims > 64)
         tile.rows = 64;
       // Halve the keys (down to 16 per group) until two stages of K/V fit
       // the chip's shared memory (D128's 128 keys need 136 KiB).
