@@ -248,6 +248,13 @@ private:
   SmallVector<Value> outputIndices(const Output &out, Value row);
   /// The LSE of a row, in natural-log units, from its m and l.
   Value logSumExp(Value m, Value l);
+  /// Calls `body(row, col)` inside a guard for each chunk of `perChunk`
+  /// output columns of the block's `rows` rows from `firstRow` that exist
+  /// in the sequence, the chunks dealt to `count` threads (this one
+  /// `thread`), consecutive threads taking consecutive chunks.
+  void forEachOutputChunk(Value thread, int64_t count, Value firstRow,
+                          int64_t rows, int64_t perChunk, const Output &out,
+                          function_ref<void(Value row, Value col)> body);
   /// attn.finalize + store_o + store_lse.
   void storeThroughShared(TileMMA &tiles, scf::ForOp loop, Value warpRow,
                           const Output &out);
@@ -750,6 +757,27 @@ Value WMMAKernel::logSumExp(Value m, Value l) {
   return arith::SelectOp::create(*b, seen, lse, f32(-INFINITY));
 }
 
+void WMMAKernel::forEachOutputChunk(
+    Value thread, int64_t count, Value firstRow, int64_t rows,
+    int64_t perChunk, const Output &out,
+    function_ref<void(Value row, Value col)> body) {
+  const int64_t chunksPerRow = dv / perChunk, chunks = rows * chunksPerRow;
+  for (int64_t i = 0; i * count < chunks; ++i) {
+    Value c = add(thread, idx(i * count));
+    Value row =
+        add(firstRow, arith::DivUIOp::create(*b, c, idx(chunksPerRow)));
+    Value col =
+        mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(perChunk));
+    Value ok = lt(add(out.row0, row), out.rows);
+    if ((i + 1) * count > chunks)
+      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
+    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(inside.thenBlock());
+    body(row, col);
+  }
+}
+
 /// The wmma tier's epilogue: every row's m and l and the accumulators go
 /// to shared memory; then each thread normalizes 16-byte chunks of rows,
 /// consecutive threads taking consecutive chunks (coalesced stores), and
@@ -777,18 +805,8 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
                  dv + kPadFloat);
   gpu::BarrierOp::create(*b); // a row's chunks span warps
   Value o = map.lookup(n.storeO.getO());
-  const int64_t chunksPerRow = dv / 8, chunks = br * chunksPerRow;
   auto f32x8 = VectorType::get({8}, b->getF32Type());
-  for (int64_t i = 0; i * threads < chunks; ++i) {
-    Value c = add(tid, idx(i * threads));
-    Value r = arith::DivUIOp::create(*b, c, idx(chunksPerRow));
-    Value col = mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(8));
-    Value ok = lt(add(out.row0, r), out.rows);
-    if ((i + 1) * threads > chunks)
-      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
-    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(*b);
-    b->setInsertionPointToStart(inside.thenBlock());
+  forEachOutputChunk(tid, threads, idx(0), br, 8, out, [&](Value r, Value col) {
     SmallVector<Value> at = outputIndices(out, r);
     Value m = memref::LoadOp::create(*b, ml, ValueRange{r, idx(0)});
     Value l = memref::LoadOp::create(*b, ml, ValueRange{r, idx(1)});
@@ -814,7 +832,7 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
       memref::StoreOp::create(*b, logSumExp(m, l),
                               map.lookup(n.storeLse.getLse()), at);
     }
-  }
+  });
 }
 
 SmallVector<Value> WMMAKernel::exchangeState(ValueRange state,
@@ -962,20 +980,9 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
   Value o = map.lookup(n.storeO.getO());
   Value lane = arith::RemUIOp::create(*b, tid, idx(kWarp));
   const int64_t perChunk = 128 / outElt.getIntOrFloatBitWidth();
-  const int64_t chunksPerRow = dv / perChunk,
-                chunks = 16 * mTiles * chunksPerRow;
   auto chunkType = VectorType::get({perChunk}, outElt);
-  for (int64_t i = 0; i * kWarp < chunks; ++i) {
-    Value c = add(lane, idx(i * kWarp));
-    Value row = add(warpRow, arith::DivUIOp::create(*b, c, idx(chunksPerRow)));
-    Value col =
-        mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(perChunk));
-    Value ok = lt(add(out.row0, row), out.rows);
-    if ((i + 1) * kWarp > chunks)
-      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
-    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(*b);
-    b->setInsertionPointToStart(inside.thenBlock());
+  forEachOutputChunk(lane, kWarp, warpRow, 16 * mTiles, perChunk, out,
+                     [&](Value row, Value col) {
     Value x = vector::LoadOp::create(
         *b, chunkType, os,
         ValueRange{row, swizzled ? swizzleColumn(*b, row, col) : col},
@@ -985,7 +992,7 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
     // O rows are 16-byte aligned (the runtime checks it).
     vector::StoreOp::create(*b, x, o, at, /*nontemporal=*/false,
                             llvm::Align(16));
-  }
+  });
 }
 
 LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
