@@ -385,8 +385,11 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
     for (SmallGridTile tile : kSmallGridTiles) {
       if (tile.warps && dims > 64)
         tile.rows = 64;
-      // Halve the keys (down to 16 per group) until two stages of K/V fit
-      // the chip's shared memory (D128's 128 keys need 136 KiB).
+      // Halve the keys (down to 16 per group) until Q and two stages of
+      // K/V fit the chip's shared memory (64 rows and 128 keys at D128
+      // take 144 KiB). A lower bound on the tier's plan, which pads rows
+      // that are not a multiple of 64 by 16 bytes; no chip's limit falls
+      // in between for these tiles.
       int64_t keys = tile.keys, groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
       auto bytes = [&](int64_t k) {
         return (tile.rows * op.getHeadDim() +
