@@ -90,10 +90,12 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
                  << "/nvvm/libdevice'; pass cuda-path=<CUDA toolkit>\n";
     return failure();
   }
-  // PTX ISA 8.0 is understood by CUDA 12.0+ drivers and covers sm_90a.
+  // PTX ISA 8.0 is understood by CUDA 12.0+ drivers and covers sm_90a;
+  // Blackwell needs 8.6 (sm_100) or 8.7 (sm_120), and CUDA 12.8+.
+  const char *ptx = *sm >= 120 ? "+ptx87" : *sm >= 100 ? "+ptx86" : "+ptx80";
   std::string text =
       "canonicalize,cse,nvvm-attach-target{chip=" + options.chip +
-      " features=+ptx80 O=3},"
+      " features=" + ptx + " O=3},"
       "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
       "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts,"
       "attn-extern-dynamic-shared),"

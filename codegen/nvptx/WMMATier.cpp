@@ -67,7 +67,8 @@ int64_t mlir::attn::maxSharedMemoryBytes(int sm) {
   case 86:
   case 89: return 99 * 1024;
   case 90: return 227 * 1024;
-  default: return sm > 90 ? 227 * 1024 : 96 * 1024;
+  // sm_120 (consumer Blackwell) has the 99 KiB of sm_86, sm_100 Hopper's.
+  default: return sm >= 120 ? 99 * 1024 : sm > 90 ? 227 * 1024 : 96 * 1024;
   }
 }
 

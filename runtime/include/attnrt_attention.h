@@ -103,9 +103,10 @@ typedef struct attnrt_launch_facts {
 
 /* The device code for one target, and its launches in order. Prefill
    launches are alternatives, largest block_q first (attn-compile puts its
-   8-warp small-grid kernel last): the runtime launches the first whose
-   grid has a block for every multiprocessor of the GPU, else the last
-   (small problems run on smaller tiles or on more warps per tile). */
+   8-warp small-grid kernel last): of those whose shared memory the GPU
+   allows, the runtime launches the first whose grid has a block for every
+   multiprocessor, else the last (small problems run on smaller tiles or
+   on more warps per tile). */
 typedef struct attnrt_device_code {
   int sm;            /* 90 for sm_90 and sm_90a */
   int arch_specific; /* sm_90a: runs on compute capability 9.0 only */

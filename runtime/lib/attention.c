@@ -88,14 +88,20 @@ static void grid_of(const attnrt_launch_facts *launch, const struct problem *p,
   }
 }
 
-// The prefill launch to make (attnrt_device_code): the first alternative
-// whose grid gives every multiprocessor a block, else the last; -1 if the
-// code has none.
+// The prefill launch to make (attnrt_device_code): of the alternatives whose
+// shared memory the GPU allows (code for sm_80 also runs on sm_86 and sm_89,
+// which allow less), the first whose grid gives every multiprocessor a
+// block, else the last. If none fits, the last, whose launch then reports
+// the limit; -1 if the code has no prefill launch.
 static int prefill_choice(const attnrt_device_code *code,
-                          const struct problem *p, int multiprocessors) {
-  int choice = -1;
+                          const struct problem *p, int multiprocessors,
+                          int shared_limit) {
+  int choice = -1, last = -1;
   for (int i = 0; i < code->num_launches; ++i) {
     if (code->launches[i].tier != ATTNRT_TIER_PREFILL)
+      continue;
+    last = i;
+    if (code->launches[i].shared_bytes > (unsigned)shared_limit)
       continue;
     choice = i;
     long long grid[3];
@@ -103,7 +109,7 @@ static int prefill_choice(const attnrt_device_code *code,
     if (grid[0] * grid[1] * grid[2] >= multiprocessors)
       break;
   }
-  return choice;
+  return choice >= 0 ? choice : last;
 }
 
 static int has_workspace(const attnrt_device_code *code) {
@@ -250,6 +256,7 @@ struct loaded_code {
   attnrt_module *module;
   attnrt_kernel *kernels[MAX_LAUNCHES];
   int multiprocessors;
+  int shared_limit; // opt-in shared memory per block
 };
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -318,6 +325,7 @@ static int load(const attnrt_attention_kernel *kernel, int ordinal,
   if (!loaded)
     return REJECT(ATTN_ERROR_RUNTIME, kernel, "out of host memory");
   loaded->multiprocessors = info.multiprocessor_count;
+  loaded->shared_limit = info.max_shared_memory_per_block_optin;
   char why[1024] = "";
   // Best first (insertion sort on suitability); on a failed load (a driver
   // too old for the PTX, say) the next best.
@@ -482,7 +490,8 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                     "workspace (%p) is not 16-byte aligned", call->workspace);
   }
 
-  int prefill = prefill_choice(code, &p, loaded->multiprocessors);
+  int prefill = prefill_choice(code, &p, loaded->multiprocessors,
+                               loaded->shared_limit);
   for (int i = 0; i < code->num_launches; ++i) {
     const attnrt_launch_facts *launch = &code->launches[i];
     if (launch->tier == ATTNRT_TIER_PREFILL && i != prefill)

@@ -32,6 +32,16 @@
 
 enum mode { NO_DRIVER, NO_DEVICE, FAKE, UNSUPPORTED_DEVICE, GPU };
 static enum mode mode;
+
+// Whether the fake GPU allows the 8-warp small-grid prefill kernel its
+// shared memory (68 KiB for abi.mlir's D64 prefill: Q, two stages of 128
+// K/V rows, the key groups' exchange beside them); abi.test also runs it
+// with less (FAKE_CUDA_OPTIN_SMEM).
+static int tiny_fits(void) {
+  attnrt_device_info info;
+  return attnrt_get_device_info(&info, 0) == ATTNRT_SUCCESS &&
+         info.max_shared_memory_per_block_optin >= 68 * 1024;
+}
 static int passed, failed;
 
 static const char *code_name(int code) {
@@ -260,13 +270,15 @@ static void check_prefill(void) {
     // 2 query heads per K/V head: 200 rows per K/V head. The 128-row
     // grid (8 blocks) and the 64-row one (16) leave most of the fake GPU's
     // 108 SMs idle, so the 32-row kernel runs: 7 blocks per K/V head, 8
-    // warps.
+    // warps. Where the GPU allows it too little shared memory, the 64-row
+    // one: 4 blocks, 4 warps.
+    int tiny = tiny_fits();
     snprintf(line, sizeof line,
              "prefill launched once on grid (%u, %u, %u) x %u threads", s->last_grid[0],
              s->last_grid[1], s->last_grid[2], s->last_block[0]);
-    check(s->launches == launches + 1 && s->last_grid[0] == 7 &&
+    check(s->launches == launches + 1 && s->last_grid[0] == (tiny ? 7 : 4) &&
               s->last_grid[1] == 2 && s->last_grid[2] == 2 &&
-              s->last_block[0] == 256,
+              s->last_block[0] == (tiny ? 256 : 128),
           line, NULL);
   }
   expect_written("prefill_run(valid)", o);
@@ -283,8 +295,17 @@ static void check_prefill_tiles(void) {
   } cases[] = {{3456, 54, "108 blocks of 128 rows fill 108 SMs: 128-row tiles"},
                {3392, 106, "106 blocks of 128 rows do not: 64-row tiles"},
                {1697, 54, "108 blocks of 64 rows fill 108 SMs: 64-row tiles"},
-               {1696, 106, "106 blocks of 64 rows do not: 32-row tiles"}};
+               {1696, 106, "106 blocks of 64 rows do not: 32-row tiles"},
+               {1696, 53, "106 blocks of 64 rows, the 32-row kernel's shared "
+                          "memory too large: 64-row tiles"}};
+  const int tiny = tiny_fits();
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    // The last case is for a GPU without room for the 8-warp kernel, the
+    // one before it for the others.
+    if (i + 2 == sizeof cases / sizeof *cases && !tiny)
+      continue;
+    if (i + 1 == sizeof cases / sizeof *cases && tiny)
+      continue;
     int64_t sq = cases[i].q_len;
     struct buffer q = make(4 * sq * 64 * 2, 0), k = make(2 * sq * 64 * 2, 0),
                   v = make(2 * sq * 64 * 2, 0), o = make(4 * sq * 64 * 2, 0),

@@ -387,14 +387,19 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
         tile.rows = 64;
       // Halve the keys (down to 16 per group) until Q and two stages of
       // K/V fit the chip's shared memory (64 rows and 128 keys at D128
-      // take 144 KiB). A lower bound on the tier's plan, which pads rows
-      // that are not a multiple of 64 by 16 bytes; no chip's limit falls
-      // in between for these tiles.
-      int64_t keys = tile.keys, groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
+      // take 144 KiB), rows sized as the tier lays them out: swizzled when
+      // a multiple of 64 elements, else padded by 16 bytes. (The key
+      // groups' exchange and O's staging reuse that space.) libattnrt
+      // skips a kernel the GPU it runs on cannot fit: sm_80 code also runs
+      // on sm_86 and sm_89, which allow 99 KiB.
+      int64_t keys = tile.keys,
+              groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
+      auto row = [](int64_t width) {
+        return (width % 64 ? width + 8 : width) * 2;
+      };
       auto bytes = [&](int64_t k) {
-        return (tile.rows * op.getHeadDim() +
-                2 * k * (op.getHeadDim() + op.getValueHeadDim())) *
-               2;
+        return tile.rows * row(op.getHeadDim()) +
+               2 * k * (row(op.getHeadDim()) + row(op.getValueHeadDim()));
       };
       while (keys / 2 >= 16 * groups &&
              bytes(keys) > attn::maxSharedMemoryBytes(code.sm))
@@ -407,13 +412,18 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
     }
     if (failed(lowerForChip(*module, kernel, chip, code)))
       return failure();
-    // Stable: equal block_q keep the order above (64x64 before 64 rows on
-    // 8 warps, the runtime's last resort).
-    llvm::stable_sort(
-        code.launches,
-        [](const attn::KernelLaunch &a, const attn::KernelLaunch &b) {
-          return a.facts.lookup("block_q") > b.facts.lookup("block_q");
-        });
+    // Largest block_q first; equal block_q keep the order above (64x64
+    // before 64 rows on 8 warps, the runtime's last resort).
+    auto order = llvm::to_vector(llvm::seq<size_t>(0, code.launches.size()));
+    llvm::sort(order, [&](size_t a, size_t b) {
+      int64_t qa = code.launches[a].facts.lookup("block_q"),
+              qb = code.launches[b].facts.lookup("block_q");
+      return qa != qb ? qa > qb : a < b;
+    });
+    std::vector<attn::KernelLaunch> sorted;
+    for (size_t i : order)
+      sorted.push_back(std::move(code.launches[i]));
+    code.launches = std::move(sorted);
   }
   // The library's C takes the PTX (and the cubin) in with .incbin.
   std::string base = (tempDir + "/" + kernel.name + "." + chip).str();

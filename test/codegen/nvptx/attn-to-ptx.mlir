@@ -16,9 +16,20 @@
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_75" | attn-translate --attn-ptx -o %t.sm75.ptx
 // RUN: FileCheck %s --check-prefixes=CHECK,SYNC,WMMA < %t.sm75.ptx
 // RUN: %ptxas -arch=sm_75 %t.sm75.ptx -o %t.sm75.cubin
+// Blackwell targets need a newer PTX ISA (8.6 for sm_100, 8.7 for sm_120).
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_100" | attn-translate --attn-ptx -o %t.sm100.ptx
+// RUN: FileCheck %s --check-prefix=SM100 < %t.sm100.ptx
+// RUN: %ptxas -arch=sm_100 %t.sm100.ptx -o %t.sm100.cubin
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_120" | attn-translate --attn-ptx -o %t.sm120.ptx
+// RUN: FileCheck %s --check-prefix=SM120 < %t.sm120.ptx
+// RUN: %ptxas -arch=sm_120 %t.sm120.ptx -o %t.sm120.cubin
 // RUN: not attn-opt %s --attn-to-ptx="chip=sm_75 prefill=mma" 2>&1 | FileCheck %s --check-prefix=TURING
 // RUN: not attn-opt %s --attn-to-ptx="chip=sm_80 prefill=flash" 2>&1 | FileCheck %s --check-prefix=BADTIER
 
+// SM100: .version 8.6
+// SM100: .target sm_100
+// SM120: .version 8.7
+// SM120: .target sm_120
 // TURING: error: the mma tier (softmax=registers) needs sm_80 or newer (mma.sync, ldmatrix); got sm_75
 // BADTIER: attn-to-ptx: option 'prefill' must be mma or wmma, got 'flash'
 
