@@ -245,8 +245,15 @@ private:
   struct Output {
     Value batch, kvHead, row0, rows;
   };
-  /// O's and LSE's indices (batch, head, query) of the block's row `row`.
-  SmallVector<Value> outputIndices(const Output &out, Value row);
+  /// The (batch, head, query) indices of Q, O and LSE for flat row `flat`
+  /// of the K/V head's group * Sq rows.
+  SmallVector<Value> rowIndices(const Output &out, Value flat);
+  /// The same for the block's row `row`.
+  SmallVector<Value> outputIndices(const Output &out, Value row) {
+    return rowIndices(out, add(out.row0, row));
+  }
+  /// 1 / l, or 0 for a row that saw no key (l = 0).
+  Value inverseOrZero(Value l);
   /// The LSE of a row, in natural-log units, from its m and l.
   Value logSumExp(Value m, Value l);
   /// Calls `body(row, col)` inside a guard for each chunk of `perChunk`
@@ -261,11 +268,16 @@ private:
                           const Output &out);
   void storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
                           Value warpRow, const Output &out, bool kvDone);
-  /// Writes `state` (a thread's softmax state and accumulators) to K/V
-  /// group `kvGroup`'s slot of the exchange tile, or reads that slot when
-  /// `state` is empty; the slot is the thread's own (row warp and lane).
-  SmallVector<Value> exchangeState(ValueRange state, Value kvGroup,
-                                   Value rowWarp);
+  /// The exchange tile and the indices of 16-byte chunk `chunk` of this
+  /// thread's slot (row warp and lane) in K/V group `kvGroup`'s part.
+  std::pair<Value, SmallVector<Value>> exchangeSlot(Value kvGroup,
+                                                    Value rowWarp,
+                                                    int64_t chunk);
+  /// Writes this thread's `state` (softmax state, then accumulators) to
+  /// its slot of K/V group `kvGroup` (not the first).
+  void shareState(ValueRange state, Value kvGroup, Value rowWarp);
+  /// The state group `kvGroup`'s thread in this thread's place wrote.
+  SmallVector<Value> sharedState(int64_t kvGroup, Value rowWarp);
   /// The state of the union of two groups' keys.
   SmallVector<Value> mergeState(MmaSyncTileMMA &tiles, ValueRange mine,
                                 ValueRange theirs);
@@ -740,13 +752,17 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   return results;
 }
 
-SmallVector<Value> WMMAKernel::outputIndices(const Output &out,
-                                             Value row) {
-  Value f = add(out.row0, row);
+SmallVector<Value> WMMAKernel::rowIndices(const Output &out, Value flat) {
   Value head = add(mul(out.kvHead, idx(group)),
-                   arith::RemUIOp::create(*b, f, idx(group)));
-  Value query = arith::DivUIOp::create(*b, f, idx(group));
+                   arith::RemUIOp::create(*b, flat, idx(group)));
+  Value query = arith::DivUIOp::create(*b, flat, idx(group));
   return {out.batch, head, query};
+}
+
+Value WMMAKernel::inverseOrZero(Value l) {
+  Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
+  return arith::SelectOp::create(
+      *b, seen, arith::DivFOp::create(*b, f32(1), l), f32(0));
 }
 
 Value WMMAKernel::logSumExp(Value m, Value l) {
@@ -811,10 +827,7 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
     SmallVector<Value> at = outputIndices(out, r);
     Value m = memref::LoadOp::create(*b, ml, ValueRange{r, idx(0)});
     Value l = memref::LoadOp::create(*b, ml, ValueRange{r, idx(1)});
-    Value seen =
-        arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
-    Value inv = arith::SelectOp::create(
-        *b, seen, arith::DivFOp::create(*b, f32(1), l), f32(0));
+    Value inv = inverseOrZero(l);
     Value x = vector::LoadOp::create(*b, f32x8, os, ValueRange{r, col});
     x = arith::MulFOp::create(*b, x,
                               vector::BroadcastOp::create(*b, f32x8, inv));
@@ -836,58 +849,60 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
   });
 }
 
-SmallVector<Value> WMMAKernel::exchangeState(ValueRange state,
-                                             Value kvGroup, Value rowWarp) {
+std::pair<Value, SmallVector<Value>>
+WMMAKernel::exchangeSlot(Value kvGroup, Value rowWarp, int64_t chunk) {
   // [group - 1][row warp][chunk][lane][4]: a warp's 16-byte chunks are 512
   // consecutive bytes (no bank conflicts).
-  const int64_t chunks = exchangeChunks();
-  Value xs = view(idx(xOff), {kvGroups - 1, rowWarps, chunks, kWarp, 4},
+  Value xs = view(idx(xOff),
+                  {kvGroups - 1, rowWarps, exchangeChunks(), kWarp, 4},
                   b->getF32Type());
-  Value lane = arith::RemUIOp::create(*b, tid, idx(kWarp));
-  Value slot = arith::SubIOp::create(*b, kvGroup, idx(1));
+  SmallVector<Value> at{arith::SubIOp::create(*b, kvGroup, idx(1)), rowWarp,
+                        idx(chunk),
+                        arith::RemUIOp::create(*b, tid, idx(kWarp)), idx(0)};
+  return {xs, at};
+}
+
+// A state's chunks: m, m, l, l of each m-tile, then each accumulator in two.
+void WMMAKernel::shareState(ValueRange state, Value kvGroup, Value rowWarp) {
   auto f32x4 = VectorType::get({4}, b->getF32Type());
-  auto at = [&](int64_t c) {
-    return SmallVector<Value>{slot, rowWarp, idx(c), lane, idx(0)};
+  auto put = [&](int64_t chunk, ValueRange four) {
+    auto [xs, at] = exchangeSlot(kvGroup, rowWarp, chunk);
+    vector::StoreOp::create(*b, vector::FromElementsOp::create(*b, f32x4, four),
+                            xs, at, /*nontemporal=*/false, llvm::Align(16));
   };
-  // Chunk mt: m, m, l, l of m-tile mt; then each accumulator in two.
-  const int64_t accs = mTiles * (dv / 16);
-  if (!state.empty()) {
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      vector::StoreOp::create(
-          *b, vector::FromElementsOp::create(*b, f32x4, state.slice(4 * mt, 4)),
-          xs, at(mt), /*nontemporal=*/false, llvm::Align(16));
-    for (int64_t a = 0; a < accs; ++a)
-      for (int64_t half = 0; half < 2; ++half) {
-        Value acc = state[4 * mTiles + a];
-        SmallVector<Value> four;
-        for (int64_t e = 0; e < 4; ++e)
-          four.push_back(vector::ExtractOp::create(
-              *b, acc, ArrayRef<int64_t>{4 * half + e}));
-        vector::StoreOp::create(
-            *b, vector::FromElementsOp::create(*b, f32x4, four), xs,
-            at(mTiles + 2 * a + half), /*nontemporal=*/false,
-            llvm::Align(16));
-      }
-    return {};
-  }
-  SmallVector<Value> read;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    put(mt, state.slice(4 * mt, 4));
+  for (int64_t a = 0; a < mTiles * (dv / 16); ++a)
+    for (int64_t half = 0; half < 2; ++half) {
+      SmallVector<Value> four;
+      for (int64_t e = 0; e < 4; ++e)
+        four.push_back(vector::ExtractOp::create(
+            *b, state[4 * mTiles + a], ArrayRef<int64_t>{4 * half + e}));
+      put(mTiles + 2 * a + half, four);
+    }
+}
+
+SmallVector<Value> WMMAKernel::sharedState(int64_t kvGroup, Value rowWarp) {
   auto load = [&](int64_t c) {
-    Value v = vector::LoadOp::create(*b, f32x4, xs, at(c),
-                                     /*nontemporal=*/false, llvm::Align(16));
+    auto [xs, at] = exchangeSlot(idx(kvGroup), rowWarp, c);
+    Value v = vector::LoadOp::create(*b, VectorType::get({4}, b->getF32Type()),
+                                     xs, at, /*nontemporal=*/false,
+                                     llvm::Align(16));
     SmallVector<Value> e;
     for (int64_t i = 0; i < 4; ++i)
       e.push_back(vector::ExtractOp::create(*b, v, ArrayRef<int64_t>{i}));
     return e;
   };
+  SmallVector<Value> state;
   for (int64_t mt = 0; mt < mTiles; ++mt)
-    read.append(load(mt));
-  for (int64_t a = 0; a < accs; ++a) {
+    state.append(load(mt));
+  for (int64_t a = 0; a < mTiles * (dv / 16); ++a) {
     SmallVector<Value> e = load(mTiles + 2 * a);
     e.append(load(mTiles + 2 * a + 1));
-    read.push_back(vector::FromElementsOp::create(
+    state.push_back(vector::FromElementsOp::create(
         *b, VectorType::get({8}, b->getF32Type()), e));
   }
-  return read;
+  return state;
 }
 
 SmallVector<Value> WMMAKernel::mergeState(MmaSyncTileMMA &tiles,
@@ -940,10 +955,7 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
       // l summed over the quad that holds the row's columns.
       Value l = xorReduce(state[4 * mt + 2 + h], {1, 2},
                           /*isMax=*/false);
-      Value seen =
-          arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
-      inverse.push_back(arith::SelectOp::create(
-          *b, seen, arith::DivFOp::create(*b, f32(1), l), f32(0)));
+      inverse.push_back(inverseOrZero(l));
       if (!lse)
         continue;
       Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
@@ -1048,6 +1060,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value rows = mul(*qLen, idx(group));
+  Output out{batch, kvHead, *row0, rows};
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.
@@ -1069,10 +1082,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     Value f = add(*row0, r);
     Value valid = lt(f, rows);
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
-    Value head = add(mul(kvHead, idx(group)),
-                     arith::RemUIOp::create(kb, fc, idx(group)));
-    Value query = arith::DivUIOp::create(kb, fc, idx(group));
-    return std::make_pair(valid, SmallVector<Value>{batch, head, query});
+    return std::make_pair(valid, rowIndices(out, fc));
   });
   // The first stages - 1 K/V tiles follow, one cp.async group each,
   // committed even when there is no tile (an empty group): waiting for all
@@ -1202,7 +1212,6 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     }
   }
 
-  Output out{batch, kvHead, *row0, rows};
   if (!registers) {
     storeThroughShared(*tiles, loop, warpRow, out);
   } else if (kvGroups == 1) {
@@ -1218,7 +1227,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     {
       OpBuilder::InsertionGuard g(kb);
       kb.setInsertionPointToStart(give.thenBlock());
-      exchangeState(loop.getResults(), kvGroup, rowWarp);
+      shareState(loop.getResults(), kvGroup, rowWarp);
     }
     gpu::BarrierOp::create(kb);
     auto first = scf::IfOp::create(
@@ -1229,8 +1238,7 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     kb.setInsertionPointToStart(first.thenBlock());
     SmallVector<Value> state(loop.getResults());
     for (int64_t from = 1; from < kvGroups; ++from)
-      state = mergeState(*mmaSync, state,
-                         exchangeState({}, idx(from), rowWarp));
+      state = mergeState(*mmaSync, state, sharedState(from, rowWarp));
     storeFromRegisters(*mmaSync, state, warpRow, out, /*kvDone=*/true);
   }
   kb.setInsertionPointToEnd(&kernel.front());
