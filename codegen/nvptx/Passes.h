@@ -26,6 +26,16 @@ FailureOr<int> parseChip(StringRef chip);
 /// Largest dynamic shared memory a block may opt into on `sm`, in bytes.
 int64_t maxSharedMemoryBytes(int sm);
 
+/// The prefill tier attn-to-ptx uses on `sm` unless told: "mma" from sm_80,
+/// else "wmma".
+StringRef defaultPrefillTier(int sm);
+
+/// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
+/// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;
+/// O's staging and the key groups' exchange reuse that space).
+int64_t mmaTileSharedBytes(int64_t blockQ, int64_t blockKv, int64_t d,
+                           int64_t dv, int64_t stages);
+
 /// Registers `attn-to-ptx`.
 void registerNVPTXPipelines();
 

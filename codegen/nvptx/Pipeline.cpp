@@ -57,7 +57,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   tile.blockKV = 32;
   std::string prefill = options.prefill;
   if (prefill.empty())
-    prefill = *sm >= 80 ? "mma" : "wmma";
+    prefill = defaultPrefillTier(*sm).str();
   if (prefill != "mma" && prefill != "wmma") {
     llvm::errs() << "attn-to-ptx: option 'prefill' must be mma or wmma, got '"
                  << prefill << "'\n";

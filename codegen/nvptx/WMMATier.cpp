@@ -72,6 +72,10 @@ int64_t mlir::attn::maxSharedMemoryBytes(int sm) {
   }
 }
 
+StringRef mlir::attn::defaultPrefillTier(int sm) {
+  return sm >= 80 ? "mma" : "wmma";
+}
+
 namespace {
 
 /// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
@@ -82,6 +86,12 @@ constexpr int64_t kPadHalf = 8, kPadFloat = 4;
 // and swizzled instead (TileMMA.h, swizzleColumn): padding leaves
 // ldmatrix conflict-free but not the cp.async writes (ncu: 2.6x the ideal
 // shared wavefronts at D128), the swizzle both.
+int64_t inputRowOf(int64_t width, bool registers) {
+  return registers && isSwizzledWidth(width) ? width : width + kPadHalf;
+}
+
+/// Shared tiles start at 128-byte boundaries.
+int64_t rounded(int64_t bytes) { return (bytes + 127) / 128 * 128; }
 
 /// Builds the kernel of one nest.
 class WMMAKernel : public KernelEmitter {
@@ -122,7 +132,6 @@ public:
     if (failed(planWarps(op)))
       return failure();
     // Byte offsets of the shared tiles, each 128-byte aligned.
-    auto rounded = [](int64_t bytes) { return (bytes + 127) / 128 * 128; };
     int64_t at = 0;
     auto take = [&](int64_t bytes) {
       int64_t off = at;
@@ -290,7 +299,7 @@ private:
   }
   /// The shared row length of a Q/K/V tile `width` elements wide.
   int64_t inputRow(int64_t width) const {
-    return swizzles(width) ? width : width + kPadHalf;
+    return inputRowOf(width, registers);
   }
 
   int sm;
@@ -1327,3 +1336,13 @@ struct AttnToWMMAPass : mlir::attn::impl::AttnToWMMABase<AttnToWMMAPass> {
 };
 
 } // namespace
+
+int64_t mlir::attn::mmaTileSharedBytes(int64_t blockQ, int64_t blockKv,
+                                       int64_t d, int64_t dv, int64_t stages) {
+  // As WMMAKernel::plan lays out Q, then `stages` K tiles, then V tiles.
+  auto tile = [](int64_t rows, int64_t width) {
+    return rounded(rows * inputRowOf(width, /*registers=*/true) * 2);
+  };
+  return tile(blockQ, d) + rounded(stages * tile(blockKv, d)) +
+         rounded(stages * tile(blockKv, dv));
+}

@@ -354,17 +354,63 @@ struct SmallGridTile {
 constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
                                              {"_tiny_grid", 32, 128, 8}};
 
-bool wantsSmallGridVariants(const Kernel &kernel, const DeviceCode &code) {
+// Whether `kernel` gets the small-grid copies on `sm`: a prefill without a
+// schedule of its own that attn-select-tier (attn-to-ptx's first step) puts
+// on 128-row mma tiles. Only that pass runs here, not the whole lowering.
+bool wantsSmallGridVariants(ModuleOp spec, const Kernel &kernel, int sm) {
   if (attn::AttentionOp(kernel.op).getScheduleAttr() ||
-      code.launches.size() != 1)
+      attn::defaultPrefillTier(sm) != "mma")
     return false;
-  const attn::KernelLaunch &launch = code.launches.front();
-  return launch.tier == "mma" &&
-         launch.facts.lookup("block_q") > kSmallGridTiles[0].rows;
+  OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
+  PassManager pm(spec.getContext());
+  attn::AttnSelectTierOptions select;
+  select.mmaTiles = true;
+  select.sm = sm;
+  pm.addNestedPass<func::FuncOp>(attn::createAttnSelectTier(select));
+  if (failed(pm.run(*module)))
+    return false; // the lowering reports it
+  bool wants = false;
+  module->walk([&](attn::AttentionOp op) {
+    auto tier = op->getAttrOfType<StringAttr>("attn.tier");
+    wants = tier && tier.getValue() == "wmma" && op.getScheduleAttr() &&
+            op.getScheduleAttr().getBlockQ() > kSmallGridTiles[0].rows;
+  });
+  return wants;
 }
 
-// Lowers `kernel` for `chip`: its PTX (one module, one or two kernels) and
-// launches, largest tile first.
+// Copies of `kernel`'s function beside it in `module`, one per small-grid
+// tile (kSmallGridTiles), sized for `sm`.
+void addSmallGridVariants(ModuleOp module, const Kernel &kernel, int sm) {
+  auto func = cast<func::FuncOp>(module.lookupSymbol(kernel.name));
+  OpBuilder builder(func);
+  builder.setInsertionPointAfter(func);
+  attn::AttentionOp op(kernel.op);
+  const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+  for (SmallGridTile tile : kSmallGridTiles) {
+    if (tile.warps && dims > 64)
+      tile.rows = 64;
+    // Halve the keys (down to 16 per group) until Q and two stages of K/V
+    // fit the chip's shared memory (64 rows and 128 keys at D128 take 144
+    // KiB); O's staging and the key groups' exchange reuse that space.
+    // libattnrt skips a kernel the GPU it runs on cannot fit: sm_80 code
+    // also runs on sm_86 and sm_89, which allow 99 KiB.
+    int64_t keys = tile.keys,
+            groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
+    while (keys / 2 >= 16 * groups &&
+           attn::mmaTileSharedBytes(tile.rows, keys, op.getHeadDim(),
+                                    op.getValueHeadDim(), /*stages=*/2) >
+               attn::maxSharedMemoryBytes(sm))
+      keys /= 2;
+    auto copy = cast<func::FuncOp>(builder.clone(*func));
+    copy.setSymName(kernel.name + tile.suffix);
+    for (auto copied : copy.getOps<attn::AttentionOp>())
+      copied.setScheduleAttr(attn::ScheduleAttr::get(
+          module.getContext(), tile.rows, keys, tile.warps, 0));
+  }
+}
+
+// Lowers `kernel` for `chip`: its PTX (one module, with the small-grid
+// copies where they apply) and launches, largest tile first.
 LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
                              StringRef ptxas, StringRef tempDir) {
   DeviceCode code;
@@ -372,59 +418,22 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
   code.sm = *attn::parseChip(chip);
   code.archSpecific = chip.ends_with("a");
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
+  if (wantsSmallGridVariants(spec, kernel, code.sm))
+    addSmallGridVariants(*module, kernel, code.sm);
   if (failed(lowerForChip(*module, kernel, chip, code)))
     return failure();
-  if (wantsSmallGridVariants(kernel, code)) {
-    // Again, with copies of the function on the small tiles beside it.
-    module = kernelModule(spec, kernel);
-    auto func = cast<func::FuncOp>(module->lookupSymbol(kernel.name));
-    OpBuilder builder(func);
-    builder.setInsertionPointAfter(func);
-    attn::AttentionOp op(kernel.op);
-    const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
-    for (SmallGridTile tile : kSmallGridTiles) {
-      if (tile.warps && dims > 64)
-        tile.rows = 64;
-      // Halve the keys (down to 16 per group) until Q and two stages of
-      // K/V fit the chip's shared memory (64 rows and 128 keys at D128
-      // take 144 KiB), rows sized as the tier lays them out: swizzled when
-      // a multiple of 64 elements, else padded by 16 bytes. (The key
-      // groups' exchange and O's staging reuse that space.) libattnrt
-      // skips a kernel the GPU it runs on cannot fit: sm_80 code also runs
-      // on sm_86 and sm_89, which allow 99 KiB.
-      int64_t keys = tile.keys,
-              groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
-      auto row = [](int64_t width) {
-        return (width % 64 ? width + 8 : width) * 2;
-      };
-      auto bytes = [&](int64_t k) {
-        return tile.rows * row(op.getHeadDim()) +
-               2 * k * (row(op.getHeadDim()) + row(op.getValueHeadDim()));
-      };
-      while (keys / 2 >= 16 * groups &&
-             bytes(keys) > attn::maxSharedMemoryBytes(code.sm))
-        keys /= 2;
-      auto copy = cast<func::FuncOp>(builder.clone(*func));
-      copy.setSymName(kernel.name + tile.suffix);
-      for (auto op : copy.getOps<attn::AttentionOp>())
-        op.setScheduleAttr(attn::ScheduleAttr::get(
-            module->getContext(), tile.rows, keys, tile.warps, 0));
-    }
-    if (failed(lowerForChip(*module, kernel, chip, code)))
-      return failure();
-    // Largest block_q first; equal block_q keep the order above (64x64
-    // before 64 rows on 8 warps, the runtime's last resort).
-    auto order = llvm::to_vector(llvm::seq<size_t>(0, code.launches.size()));
-    llvm::sort(order, [&](size_t a, size_t b) {
-      int64_t qa = code.launches[a].facts.lookup("block_q"),
-              qb = code.launches[b].facts.lookup("block_q");
-      return qa != qb ? qa > qb : a < b;
-    });
-    std::vector<attn::KernelLaunch> sorted;
-    for (size_t i : order)
-      sorted.push_back(std::move(code.launches[i]));
-    code.launches = std::move(sorted);
-  }
+  // Largest block_q first; equal block_q keep the order above (64x64
+  // before 64 rows on 8 warps, the runtime's last resort).
+  auto order = llvm::to_vector(llvm::seq<size_t>(0, code.launches.size()));
+  llvm::sort(order, [&](size_t a, size_t b) {
+    int64_t qa = code.launches[a].facts.lookup("block_q"),
+            qb = code.launches[b].facts.lookup("block_q");
+    return qa != qb ? qa > qb : a < b;
+  });
+  std::vector<attn::KernelLaunch> sorted;
+  for (size_t i : order)
+    sorted.push_back(std::move(code.launches[i]));
+  code.launches = std::move(sorted);
   // The library's C takes the PTX (and the cubin) in with .incbin.
   std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
   writeFile(base + ".ptx", code.ptx);
