@@ -147,8 +147,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
 
   // This split's keys: [lo + s * per, min(hi, lo + (s + 1) * per)).
   Value splits = memref::DimOp::create(kb, wsArg, 1);
-  Value length =
-      arith::MaxSIOp::create(kb, arith::SubIOp::create(kb, *hi, *lo), idx(0));
+  Value range = arith::SubIOp::create(kb, *hi, *lo);
+  Value length = arith::MaxSIOp::create(kb, range, idx(0));
   Value per = arith::CeilDivSIOp::create(kb, length, splits);
   Value splitLo = add(*lo, mul(split, per));
   Value splitHi = arith::MinSIOp::create(kb, add(splitLo, per), *hi);
@@ -167,8 +167,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     Value f = add(*row0, idx(r));
     Value valid = lt(f, totalRows);
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
-    Value head = add(mul(kvHead, idx(group)),
-                     arith::RemUIOp::create(kb, fc, idx(group)));
+    Value firstHead = mul(kvHead, idx(group));
+    Value head = add(firstHead, arith::RemUIOp::create(kb, fc, idx(group)));
     Value query = arith::DivUIOp::create(kb, fc, idx(group));
     Value slice = loadSlice(q, ValueRange{batch, head, query, col});
     qSlices.push_back(arith::SelectOp::create(kb, valid, slice, zeroVec));
@@ -292,8 +292,9 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     kb.setInsertionPointToStart(inRange.thenBlock());
     Value r = arith::DivUIOp::create(kb, flat, idx(d));
     Value c = arith::RemUIOp::create(kb, flat, idx(d));
-    auto maxLoop = scf::ForOp::create(kb, idx(0), idx(keyGroups), idx(1),
-                                      ValueRange{f32(-INFINITY)});
+    Value from = idx(0), to = idx(keyGroups), by = idx(1);
+    Value noMax = f32(-INFINITY);
+    auto maxLoop = scf::ForOp::create(kb, from, to, by, ValueRange{noMax});
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(maxLoop.getBody());
@@ -304,7 +305,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     }
     Value m = maxLoop.getResult(0);
     Value shift = safeMax(m);
-    auto sumLoop = scf::ForOp::create(kb, idx(0), idx(keyGroups), idx(1),
+    Value sumFrom = idx(0), sumTo = idx(keyGroups), sumBy = idx(1);
+    auto sumLoop = scf::ForOp::create(kb, sumFrom, sumTo, sumBy,
                                       ValueRange{f32(0), f32(0)});
     {
       OpBuilder::InsertionGuard g2(kb);
@@ -323,8 +325,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     Value f = add(*row0, r);
     auto inside = scf::IfOp::create(kb, lt(f, totalRows));
     kb.setInsertionPointToStart(inside.thenBlock());
-    Value head = add(mul(kvHead, idx(group)),
-                     arith::RemUIOp::create(kb, f, idx(group)));
+    Value firstHead = mul(kvHead, idx(group));
+    Value head = add(firstHead, arith::RemUIOp::create(kb, f, idx(group)));
     Value query = arith::DivUIOp::create(kb, f, idx(group));
     Value wsRow = add(mul(add(mul(batch, hq), head), *qLen), query);
     memref::StoreOp::create(kb, sumLoop.getResult(1), wsArg,
@@ -353,10 +355,10 @@ Value DecodeKernels::blockReduce(Value x, Value tid, Value scratch, bool max) {
                                           gpu::ShuffleMode::XOR)
                        .getShuffleResult());
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
-  auto first = scf::IfOp::create(
-      kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq,
-                                arith::RemUIOp::create(kb, tid, idx(kWarp)),
-                                idx(0)));
+  Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
+  Value firstLane =
+      arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0));
+  auto first = scf::IfOp::create(kb, firstLane);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(first.thenBlock());
@@ -392,8 +394,10 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
                       MemRefLayoutAttrInterface{}, wg),
       smem, idx(0), ValueRange{});
   Value splits = memref::DimOp::create(kb, ws, 1);
-  auto maxLoop = scf::ForOp::create(kb, tid, splits, idx(kThreads),
-                                    ValueRange{f32(-INFINITY)});
+  Value stride = idx(kThreads);
+  Value noMax = f32(-INFINITY);
+  auto maxLoop =
+      scf::ForOp::create(kb, tid, splits, stride, ValueRange{noMax});
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(maxLoop.getBody());
@@ -404,8 +408,10 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   }
   Value m = blockReduce(maxLoop.getResult(0), tid, scratch, /*max=*/true);
   Value shift = safeMax(m);
+  Value sumStride = idx(kThreads);
+  Value noSum = f32(0);
   auto sumLoop =
-      scf::ForOp::create(kb, tid, splits, idx(kThreads), ValueRange{f32(0)});
+      scf::ForOp::create(kb, tid, splits, sumStride, ValueRange{noSum});
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(sumLoop.getBody());
@@ -418,8 +424,8 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   }
   Value l = blockReduce(sumLoop.getResult(0), tid, scratch, /*max=*/false);
   Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
-  Value inv = arith::SelectOp::create(
-      kb, seen, arith::DivFOp::create(kb, f32(1), l), f32(0));
+  Value inverse = arith::DivFOp::create(kb, f32(1), l);
+  Value inv = arith::SelectOp::create(kb, seen, inverse, f32(0));
   // row = (b * Hq + head) * Sq + query
   Value qLen = memref::DimOp::create(kb, o, 2);
   Value hq = idx(cast<MemRefType>(o.getType()).getDimSize(1));
@@ -427,13 +433,16 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   Value bh = arith::DivUIOp::create(kb, row, qLen);
   Value head = arith::RemUIOp::create(kb, bh, hq);
   Value batch = arith::DivUIOp::create(kb, bh, hq);
-  auto cols = scf::ForOp::create(kb, tid, idx(d), idx(kThreads));
+  Value width = idx(d), colStride = idx(kThreads);
+  auto cols = scf::ForOp::create(kb, tid, width, colStride);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(cols.getBody());
     Value c = cols.getInductionVar();
+    Value accFrom = idx(0), accBy = idx(1);
+    Value noAcc = f32(0);
     auto accLoop =
-        scf::ForOp::create(kb, idx(0), splits, idx(1), ValueRange{f32(0)});
+        scf::ForOp::create(kb, accFrom, splits, accBy, ValueRange{noAcc});
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(accLoop.getBody());
@@ -454,7 +463,8 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
     auto first = scf::IfOp::create(
         kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, tid, idx(0)));
     kb.setInsertionPointToStart(first.thenBlock());
-    Value x = mulf(addf(m, math::Log2Op::create(kb, l)), f32(kLn2));
+    Value log2Sum = addf(m, math::Log2Op::create(kb, l));
+    Value x = mulf(log2Sum, f32(kLn2));
     x = arith::SelectOp::create(kb, seen, x, f32(-INFINITY));
     memref::StoreOp::create(kb, x, lse, ValueRange{batch, head, query});
   }
@@ -511,12 +521,15 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   };
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(hb, v); };
   Value splits = memref::DimOp::create(hb, ws, 1);
-  Value zTiles = arith::MulIOp::create(hb, asIndex(ubs[0]), asIndex(ubs[2]));
+  Value qTiles = asIndex(ubs[0]);
+  Value batches = asIndex(ubs[2]);
+  Value zTiles = arith::MulIOp::create(hb, qTiles, batches);
   gpu::KernelDim3 block{cst(kThreads), cst(1), cst(1)};
-  auto split = gpu::LaunchFuncOp::create(
-      hb, splitKernel, gpu::KernelDim3{splits, asIndex(ubs[1]), zTiles}, block,
-      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes)),
-      splitArgs);
+  gpu::KernelDim3 splitGrid{splits, asIndex(ubs[1]), zTiles};
+  Value splitSmem =
+      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
+  auto split = gpu::LaunchFuncOp::create(hb, splitKernel, splitGrid, block,
+                                         splitSmem, splitArgs);
   split->setAttr("attn.tier", hb.getStringAttr("decode-split"));
   split->setAttr("attn.block_q", hb.getI64IntegerAttr(rows));
   split->setAttr("attn.group", hb.getI64IntegerAttr(group));

@@ -74,9 +74,11 @@ Value KernelEmitter::opaqueIndex(Value index) {
 Value KernelEmitter::tanh(Value x) {
   Value ax = math::AbsFOp::create(*b, x);
   Value e = exp2(arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
+  Value one = f32(1);
+  Value two = f32(2);
+  Value denominator = arith::AddFOp::create(*b, e, f32(1));
   Value t = arith::SubFOp::create(
-      *b, f32(1),
-      arith::DivFOp::create(*b, f32(2), arith::AddFOp::create(*b, e, f32(1))));
+      *b, one, arith::DivFOp::create(*b, two, denominator));
   return math::CopySignOp::create(*b, t, x);
 }
 
@@ -141,18 +143,20 @@ Value KernelEmitter::bandTest(Value keyFirst, Value keyLast,
   auto most = [&] {
     return arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
   };
-  if (mask.hasLeftBound())
+  if (mask.hasLeftBound()) {
+    Value offset = every ? least() : most();
+    Value bound = idx(-mask.getLeft());
     result = arith::AndIOp::create(
         *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge,
-                              every ? least() : most(),
-                              idx(-mask.getLeft())));
-  if (mask.hasRightBound())
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, offset, bound));
+  }
+  if (mask.hasRightBound()) {
+    Value offset = every ? most() : least();
+    Value bound = idx(mask.getRight());
     result = arith::AndIOp::create(
         *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle,
-                              every ? most() : least(),
-                              idx(mask.getRight())));
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, offset, bound));
+  }
   return result;
 }
 

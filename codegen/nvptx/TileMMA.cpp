@@ -92,7 +92,8 @@ MmaSyncTileMMA::MmaSyncTileMMA(ImplicitLocOpBuilder &b, Type elt, Value lane,
     : b(b), elt(elt), swizzled(swizzled) {
   Value four = idx(4), eight = idx(8);
   g = arith::DivUIOp::create(b, lane, four);
-  t2 = arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, four), idx(2));
+  Value laneInQuad = arith::RemUIOp::create(b, lane, four);
+  t2 = arith::MulIOp::create(b, laneInQuad, idx(2));
   // Matrix m = lane / 8 of an ldmatrix.x4 covers rows 8 (m & 1) and
   // columns 8 (m >> 1) (or the other way round), row lane % 8 of it.
   Value m = arith::DivUIOp::create(b, lane, eight);
@@ -255,12 +256,13 @@ Value MmaSyncTileMMA::ldmatrix(Value mem, Value row, Value col, Value laneRow,
     // splits into its 64-element group (an address immediate) and
     // 16 (j % 4) + laneCol < 64, whose XOR takes four values per lane
     // and operand: a few loop-invariant registers, not one per column.
-    if (std::optional<int64_t> c0 = getConstantIntValue(col))
-      c = add(arith::XOrIOp::create(b, add(idx(*c0 % 64), laneCol, 0),
-                                    swizzleMask),
-              idx(*c0 - *c0 % 64), 0);
-    else
+    if (std::optional<int64_t> c0 = getConstantIntValue(col)) {
+      Value inChunk = add(idx(*c0 % 64), laneCol, 0);
+      Value permuted = arith::XOrIOp::create(b, inChunk, swizzleMask);
+      c = add(permuted, idx(*c0 - *c0 % 64), 0);
+    } else {
       c = arith::XOrIOp::create(b, add(col, laneCol, 0), swizzleMask);
+    }
   } else {
     c = add(col, laneCol, 0);
   }

@@ -210,6 +210,12 @@ private:
     return memref::ViewOp::create(*b, memrefType, smem, byteOffset,
                                   ValueRange{});
   }
+  /// Byte offset `base + stage * stride` of a ring stage.
+  Value stageOffset(int64_t base, Value stage, int64_t stride) {
+    Value first = idx(base);
+    Value step = mul(stage, idx(stride));
+    return add(first, step);
+  }
   /// Copies a [rows, width] f16 tile from global memory to `dst`; `source`
   /// gives, for tile row r, whether it exists and the global indices of its
   /// first element (the innermost index is the column).
@@ -367,14 +373,15 @@ void WMMAKernel::copyTile(
     Value c = add(tid, idx(i * threads));
     auto emit = [&] {
       Value row = arith::DivUIOp::create(*b, c, idx(chunksPerRow));
-      Value col = mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(8));
+      Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
+      Value col = mul(chunk, idx(8));
       auto [valid, indices] = source(row);
       indices.push_back(col);
       Value dstCol = swizzles(width) ? swizzleColumn(*b, row, col) : col;
       if (sm >= 80) {
         // Rows past the end copy 0 source bytes: cp.async zero-fills them.
-        Value srcElements =
-            arith::SelectOp::create(*b, valid, idx(8), idx(0));
+        Value all = idx(8), none = idx(0);
+        Value srcElements = arith::SelectOp::create(*b, valid, all, none);
         nvgpu::DeviceAsyncCopyOp::create(
             *b, dst, ValueRange{row, dstCol}, src, indices,
             b->getIndexAttr(8), srcElements, b->getUnitAttr());
@@ -432,8 +439,8 @@ Value WMMAKernel::kvIndices(LoadKVOp load, Value row,
 std::pair<Value, Value> WMMAKernel::queryRange(Value firstRow,
                                                int64_t rows) {
   Value first = arith::DivUIOp::create(*b, firstRow, idx(group));
-  Value last =
-      arith::DivUIOp::create(*b, add(firstRow, idx(rows - 1)), idx(group));
+  Value lastRow = add(firstRow, idx(rows - 1));
+  Value last = arith::DivUIOp::create(*b, lastRow, idx(group));
   return {first, last};
 }
 
@@ -458,10 +465,8 @@ void WMMAKernel::copyKV(Value start, Value stage, bool commit) {
 }
 
 void WMMAKernel::copyKVRows(Value start, Value stage, bool inside) {
-  Value kDst = view(add(idx(kOff), mul(stage, idx(kStage))),
-                    {bc, inputRow(d)}, elt);
-  Value vDst = view(add(idx(vOff), mul(stage, idx(vStage))),
-                    {bc, inputRow(dv)}, elt);
+  Value kDst = view(stageOffset(kOff, stage, kStage), {bc, inputRow(d)}, elt);
+  Value vDst = view(stageOffset(vOff, stage, vStage), {bc, inputRow(dv)}, elt);
   for (auto [load, dst, width] :
        {std::tuple<LoadKVOp, Value, int64_t>{n.loadK, kDst, d},
         {n.loadV, vDst, dv}}) {
@@ -483,8 +488,9 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   for (int64_t nb = 0; nb < bc / 16; ++nb) {
     Value c = tiles.zeroC();
     for (int64_t k = 0; k < d / 16; ++k) {
-      Value kf = tiles.loadB(step.ks, idx(16 * nb), idx(16 * k), inputRow(d),
-                              /*transpose=*/true);
+      Value kRow = idx(16 * nb), kCol = idx(16 * k);
+      Value kf = tiles.loadB(step.ks, kRow, kCol, inputRow(d),
+                             /*transpose=*/true);
       c = tiles.mma(step.qFrags[k], kf, c);
     }
     tiles.storeC(c, ss, step.warpRow, idx(16 * nb), bc + kPadFloat);
@@ -496,7 +502,8 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   Value r = arith::DivUIOp::create(*b, tid, idx(2));
   Value half = arith::RemUIOp::create(*b, tid, idx(2));
   auto column = [&](Value t) { return add(mul(t, idx(2)), half); };
-  Value query = arith::DivUIOp::create(*b, add(step.row0, r), idx(group));
+  Value rowInTile = add(step.row0, r);
+  Value query = arith::DivUIOp::create(*b, rowInTile, idx(group));
   // The row's scores stay in registers between the two passes (the
   // loops are unrolled here, so each value has its own register).
   SmallVector<Value> scores;
@@ -522,8 +529,9 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   Value rowSum = f32(0);
   for (int64_t t = 0; t < bc / 2; ++t) {
     Value p = exp2(arith::SubFOp::create(*b, scores[t], shift));
-    memref::StoreOp::create(*b, arith::TruncFOp::create(*b, elt, p), ps,
-                            ValueRange{r, column(idx(t))});
+    Value rounded = arith::TruncFOp::create(*b, elt, p);
+    Value col = column(idx(t));
+    memref::StoreOp::create(*b, rounded, ps, ValueRange{r, col});
     rowSum = arith::AddFOp::create(*b, rowSum, p);
   }
   rowSum = arith::AddFOp::create(*b, rowSum, shuffle(rowSum));
@@ -531,9 +539,11 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
       *b, arith::MulFOp::create(*b, l, rescale), rowSum);
   // The rescale factor, broadcast along its row of the warp's 16x16 tile.
   Value aRow = add(step.warpRow, arith::RemUIOp::create(*b, r, idx(16)));
-  for (int64_t e = 0; e < 8; ++e)
+  for (int64_t e = 0; e < 8; ++e) {
+    Value halfCol = mul(half, idx(8));
     memref::StoreOp::create(*b, rescale, as,
-                            ValueRange{aRow, add(mul(half, idx(8)), idx(e))});
+                            ValueRange{aRow, add(halfCol, idx(e))});
+  }
   syncWarp();
 
   // attn.pv: acc = acc * rescale + P V.
@@ -545,8 +555,9 @@ SmallVector<Value> WMMAKernel::sharedSoftmaxStep(TileMMA &tiles,
   for (int64_t nb = 0; nb < dv / 16; ++nb) {
     Value acc = tiles.mulC(step.state[2 + nb], alpha);
     for (int64_t k = 0; k < bc / 16; ++k) {
-      Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb), inputRow(dv),
-                              /*transpose=*/false);
+      Value vRow = idx(16 * k), vCol = idx(16 * nb);
+      Value vf = tiles.loadB(step.vs, vRow, vCol, inputRow(dv),
+                             /*transpose=*/false);
       acc = tiles.mma(pFrags[k], vf, acc);
     }
     results.push_back(acc);
@@ -591,14 +602,20 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   // TFLOP/s at D128 S4096).
   auto qkFragments = [&](int64_t k) {
     SmallVector<Value> f;
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      f.push_back(mTiles == 1
-                      ? step.qFrags[k]
-                      : tiles.loadA(step.qs, add(step.warpRow, idx(16 * mt)),
-                                    idx(16 * k), inputRow(d)));
-    for (int64_t nb = 0; nb < nb16; ++nb)
-      f.push_back(tiles.loadB(step.ks, idx(16 * nb), idx(16 * k),
-                              inputRow(d), /*transpose=*/true));
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      if (mTiles == 1) {
+        f.push_back(step.qFrags[k]);
+        continue;
+      }
+      Value qRow = add(step.warpRow, idx(16 * mt));
+      Value qCol = idx(16 * k);
+      f.push_back(tiles.loadA(step.qs, qRow, qCol, inputRow(d)));
+    }
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      Value kRow = idx(16 * nb), kCol = idx(16 * k);
+      f.push_back(
+          tiles.loadB(step.ks, kRow, kCol, inputRow(d), /*transpose=*/true));
+    }
     return f;
   };
   for (int64_t k = 0; k < d / 16; ++k) {
@@ -641,9 +658,10 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       Value rowTop = add(step.row0, add(step.warpRow,
                                         add(tiles.laneRow(), idx(16 * mt))));
-      Value queries[2] = {
-          arith::DivUIOp::create(*b, rowTop, idx(group)),
-          arith::DivUIOp::create(*b, add(rowTop, idx(8)), idx(group))};
+      Value queries[2];
+      queries[0] = arith::DivUIOp::create(*b, rowTop, idx(group));
+      Value rowBottom = add(rowTop, idx(8));
+      queries[1] = arith::DivUIOp::create(*b, rowBottom, idx(group));
       for (int64_t nb = 0; nb < nb16; ++nb) {
         Value tile = flat[mt * nb16 + nb];
         SmallVector<Value> e;
@@ -653,10 +671,10 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
                               idx(16 * nb + Layout::columnOffset(i))));
           Value seen =
               visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
-          e.push_back(arith::SelectOp::create(
-              *b, seen,
-              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i}),
-              f32(-INFINITY)));
+          Value score =
+              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
+          Value hidden = f32(-INFINITY);
+          e.push_back(arith::SelectOp::create(*b, seen, score, hidden));
         }
         maskedTiles.push_back(
             vector::FromElementsOp::create(*b, tile.getType(), e));
@@ -704,10 +722,9 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
       newMax[h] = arith::SelectOp::create(*b, moves, tileMax, state[h]);
       shift[h] = safeMax(newMax[h]);
       // 0 when m was -inf; exactly 1 when the reference stays.
-      alpha[h] = arith::SelectOp::create(
-          *b, moves,
-          exp2(arith::SubFOp::create(*b, state[h], shift[h])),
-          f32(1));
+      Value rescaled = exp2(arith::SubFOp::create(*b, state[h], shift[h]));
+      Value kept = f32(1);
+      alpha[h] = arith::SelectOp::create(*b, moves, rescaled, kept);
     }
     rowValues[0].clear();
     rowValues[1].clear();
@@ -752,8 +769,9 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
   SmallVector<Value> out(rescaling.getResults());
   for (int64_t nb = 0; nb < dv16; ++nb)
     for (int64_t k = 0; k < nb16; ++k) {
-      Value vf = tiles.loadB(step.vs, idx(16 * k), idx(16 * nb),
-                             inputRow(dv), /*transpose=*/false);
+      Value vRow = idx(16 * k), vCol = idx(16 * nb);
+      Value vf = tiles.loadB(step.vs, vRow, vCol, inputRow(dv),
+                             /*transpose=*/false);
       for (int64_t mt = 0; mt < mTiles; ++mt)
         out[mt * dv16 + nb] = tiles.mma(pFrags[mt][k], vf, out[mt * dv16 + nb]);
     }
@@ -762,25 +780,27 @@ SmallVector<Value> WMMAKernel::registerSoftmaxStep(MmaSyncTileMMA &tiles,
 }
 
 SmallVector<Value> WMMAKernel::rowIndices(const Output &out, Value flat) {
-  Value head = add(mul(out.kvHead, idx(group)),
-                   arith::RemUIOp::create(*b, flat, idx(group)));
+  Value firstHead = mul(out.kvHead, idx(group));
+  Value headInGroup = arith::RemUIOp::create(*b, flat, idx(group));
+  Value head = add(firstHead, headInGroup);
   Value query = arith::DivUIOp::create(*b, flat, idx(group));
   return {out.batch, head, query};
 }
 
 Value WMMAKernel::inverseOrZero(Value l) {
   Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
-  return arith::SelectOp::create(
-      *b, seen, arith::DivFOp::create(*b, f32(1), l), f32(0));
+  Value inverse = arith::DivFOp::create(*b, f32(1), l);
+  Value zero = f32(0);
+  return arith::SelectOp::create(*b, seen, inverse, zero);
 }
 
 Value WMMAKernel::logSumExp(Value m, Value l) {
   // m is in log2 units; an empty row (l = 0) has LSE -inf.
   Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
-  Value lse = arith::MulFOp::create(
-      *b, arith::AddFOp::create(*b, m, math::Log2Op::create(*b, l)),
-      f32(kLn2));
-  return arith::SelectOp::create(*b, seen, lse, f32(-INFINITY));
+  Value log2Sum = arith::AddFOp::create(*b, m, math::Log2Op::create(*b, l));
+  Value lse = arith::MulFOp::create(*b, log2Sum, f32(kLn2));
+  Value empty = f32(-INFINITY);
+  return arith::SelectOp::create(*b, seen, lse, empty);
 }
 
 void WMMAKernel::forEachOutputChunk(
@@ -792,8 +812,8 @@ void WMMAKernel::forEachOutputChunk(
     Value c = add(thread, idx(i * count));
     Value row =
         add(firstRow, arith::DivUIOp::create(*b, c, idx(chunksPerRow)));
-    Value col =
-        mul(arith::RemUIOp::create(*b, c, idx(chunksPerRow)), idx(perChunk));
+    Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
+    Value col = mul(chunk, idx(perChunk));
     Value ok = lt(add(out.row0, row), out.rows);
     if ((i + 1) * count > chunks)
       ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
@@ -813,11 +833,10 @@ void WMMAKernel::storeThroughShared(TileMMA &tiles, scf::ForOp loop,
   Value ml = view(idx(mlOff), {br, 2}, b->getF32Type());
   {
     // Threads 2r and 2r + 1 share row r's m and l.
-    auto writer = scf::IfOp::create(
-        *b, arith::CmpIOp::create(*b, arith::CmpIPredicate::eq,
-                                  arith::RemUIOp::create(*b, tid, idx(2)),
-                                  idx(0)),
-        /*withElseRegion=*/false);
+    Value lane2 = arith::RemUIOp::create(*b, tid, idx(2));
+    Value even = arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, lane2,
+                                       idx(0));
+    auto writer = scf::IfOp::create(*b, even, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(*b);
     b->setInsertionPointToStart(writer.thenBlock());
     Value row = arith::DivUIOp::create(*b, tid, idx(2));
@@ -931,16 +950,19 @@ SmallVector<Value> WMMAKernel::mergeState(MmaSyncTileMMA &tiles,
       mineScale[h] = exp2(arith::SubFOp::create(*b, m0, shift));
       theirScale[h] = exp2(arith::SubFOp::create(*b, m1, shift));
       merged[4 * mt + h] = m;
-      merged[4 * mt + 2 + h] = arith::AddFOp::create(
-          *b, arith::MulFOp::create(*b, mine[4 * mt + 2 + h], mineScale[h]),
-          arith::MulFOp::create(*b, theirs[4 * mt + 2 + h], theirScale[h]));
+      Value lMine =
+          arith::MulFOp::create(*b, mine[4 * mt + 2 + h], mineScale[h]);
+      Value lTheirs =
+          arith::MulFOp::create(*b, theirs[4 * mt + 2 + h], theirScale[h]);
+      merged[4 * mt + 2 + h] = arith::AddFOp::create(*b, lMine, lTheirs);
     }
     Value a = tiles.rowBroadcast(mineScale[0], mineScale[1]);
     Value t = tiles.rowBroadcast(theirScale[0], theirScale[1]);
     for (int64_t nb = 0; nb < dv16; ++nb) {
       int64_t i = 4 * mTiles + mt * dv16 + nb;
-      merged[i] = arith::AddFOp::create(*b, tiles.mulC(mine[i], a),
-                                        tiles.mulC(theirs[i], t));
+      Value accMine = tiles.mulC(mine[i], a);
+      Value accTheirs = tiles.mulC(theirs[i], t);
+      merged[i] = arith::AddFOp::create(*b, accMine, accTheirs);
     }
   }
   return merged;
@@ -968,16 +990,16 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
       if (!lse)
         continue;
       Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
-      Value writes = arith::AndIOp::create(
-          *b,
-          arith::CmpIOp::create(*b, arith::CmpIPredicate::eq,
-                                tiles.laneColumn(), idx(0)),
-          lt(add(out.row0, row), out.rows));
+      Value firstColumn = arith::CmpIOp::create(
+          *b, arith::CmpIPredicate::eq, tiles.laneColumn(), idx(0));
+      Value inside = lt(add(out.row0, row), out.rows);
+      Value writes = arith::AndIOp::create(*b, firstColumn, inside);
       auto writer = scf::IfOp::create(*b, writes, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(*b);
       b->setInsertionPointToStart(writer.thenBlock());
-      memref::StoreOp::create(*b, logSumExp(state[4 * mt + h], l),
-                              lse, outputIndices(out, row));
+      Value value = logSumExp(state[4 * mt + h], l);
+      SmallVector<Value> at = outputIndices(out, row);
+      memref::StoreOp::create(*b, value, lse, at);
     }
 
   // Stage: the warp's last reads of Q (and, without overQ, every warp's of
@@ -991,10 +1013,12 @@ void WMMAKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
   Value os = view(idx(oOff), {br, oRow}, outElt);
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     Value scale = tiles.rowBroadcast(inverse[2 * mt], inverse[2 * mt + 1]);
-    for (int64_t nb = 0; nb < dv16; ++nb)
-      tiles.storeRounded(
-          tiles.mulC(state[nState + mt * dv16 + nb], scale), os,
-          add(warpRow, idx(16 * mt)), idx(16 * nb), swizzled);
+    for (int64_t nb = 0; nb < dv16; ++nb) {
+      Value normalized = tiles.mulC(state[nState + mt * dv16 + nb], scale);
+      Value row = add(warpRow, idx(16 * mt));
+      Value col = idx(16 * nb);
+      tiles.storeRounded(normalized, os, row, col, swizzled);
+    }
   }
   syncWarp();
 
@@ -1149,8 +1173,8 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
-    Value iter = arith::DivUIOp::create(kb, arith::SubIOp::create(kb, j, *lo),
-                                        idx(bc));
+    Value fromFirst = arith::SubIOp::create(kb, j, *lo);
+    Value iter = arith::DivUIOp::create(kb, fromFirst, idx(bc));
     Value stage = arith::RemUIOp::create(kb, iter, idx(stages));
     if (stages > 1) {
       NVVM::CpAsyncWaitGroupOp::create(kb, stages - 2);
@@ -1162,10 +1186,9 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
       {
         OpBuilder::InsertionGuard g2(kb);
         kb.setInsertionPointToStart(more.thenBlock());
-        copyKV(next,
-               arith::RemUIOp::create(kb, add(iter, idx(stages - 1)),
-                                      idx(stages)),
-               /*commit=*/false);
+        Value ahead = add(iter, idx(stages - 1));
+        Value nextStage = arith::RemUIOp::create(kb, ahead, idx(stages));
+        copyKV(next, nextStage, /*commit=*/false);
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     } else {
@@ -1179,8 +1202,9 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
     }
     kb.setInsertionPointToEnd(loop.getBody());
     // This warp's keys of the tile: all of them, or its group's bcw.
-    Value jw = j, kBase = add(idx(kOff), mul(stage, idx(kStage))),
-          vBase = add(idx(vOff), mul(stage, idx(vStage)));
+    Value jw = j;
+    Value kBase = stageOffset(kOff, stage, kStage);
+    Value vBase = stageOffset(vOff, stage, vStage);
     if (kvGroups > 1) {
       Value firstKey = mul(kvGroup, idx(bcw));
       jw = add(j, firstKey);

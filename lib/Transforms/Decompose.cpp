@@ -106,8 +106,9 @@ Value idx(ImplicitLocOpBuilder &b, int64_t v) {
 std::pair<Value, Value> headAndQuery(ImplicitLocOpBuilder &b, Value f,
                                      Value kvHead, int64_t group) {
   Value g = idx(b, group);
-  Value head = arith::AddIOp::create(b, arith::MulIOp::create(b, kvHead, g),
-                                     arith::RemUIOp::create(b, f, g));
+  Value firstHead = arith::MulIOp::create(b, kvHead, g);
+  Value headInGroup = arith::RemUIOp::create(b, f, g);
+  Value head = arith::AddIOp::create(b, firstHead, headInGroup);
   return {head, arith::DivUIOp::create(b, f, g)};
 }
 
@@ -139,8 +140,8 @@ Value guardedTile(Builder &b, RankedTensorType type,
 Value decompose(Builder &b, LoadQOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
   int64_t group = op.getGroup();
-  Value rows = arith::MulIOp::create(
-      b, memref::DimOp::create(b, op.getQ(), 2), idx(b, group));
+  Value qLen = memref::DimOp::create(b, op.getQ(), 2);
+  Value rows = arith::MulIOp::create(b, qLen, idx(b, group));
   return guardedTile(
       b, type,
       [&](ImplicitLocOpBuilder &nb, Value r) {
@@ -227,9 +228,8 @@ Value decompose(Builder &b, MaskOp op) {
       [&](Builder &nb, ValueRange a) {
         Value r = linalg::IndexOp::create(nb, 0);
         Value c = linalg::IndexOp::create(nb, 1);
-        Value query = arith::DivUIOp::create(
-            nb, arith::AddIOp::create(nb, op.getRow(), r),
-            nb.idx(op.getGroup()));
+        Value flat = arith::AddIOp::create(nb, op.getRow(), r);
+        Value query = arith::DivUIOp::create(nb, flat, nb.idx(op.getGroup()));
         Value key = arith::AddIOp::create(nb, op.getCol(), c);
         Value visible = arith::CmpIOp::create(nb, arith::CmpIPredicate::slt,
                                               key, op.getKvLen());
@@ -328,16 +328,18 @@ SmallVector<Value> decompose(Builder &b, MergeOp op) {
         Value shift = nb.safeMax(m);
         Value a0 = math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[0], shift));
         Value a1 = math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[2], shift));
-        Value l = arith::AddFOp::create(nb, arith::MulFOp::create(nb, a[1], a0),
-                                        arith::MulFOp::create(nb, a[3], a1));
+        Value l0 = arith::MulFOp::create(nb, a[1], a0);
+        Value l1 = arith::MulFOp::create(nb, a[3], a1);
+        Value l = arith::AddFOp::create(nb, l0, l1);
         linalg::YieldOp::create(nb, ValueRange{m, l, a0, a1});
       });
   Value acc = b.generic(
       2, {op.getAcc0(), op.getAcc1(), rows[2], rows[3]}, {b.empty(accType)},
       {{0, 1}, {0, 1}, {0}, {0}, {0, 1}}, {},
       [&](Builder &nb, ValueRange a) {
-        Value x = arith::AddFOp::create(nb, arith::MulFOp::create(nb, a[0], a[2]),
-                                        arith::MulFOp::create(nb, a[1], a[3]));
+        Value x0 = arith::MulFOp::create(nb, a[0], a[2]);
+        Value x1 = arith::MulFOp::create(nb, a[1], a[3]);
+        Value x = arith::AddFOp::create(nb, x0, x1);
         linalg::YieldOp::create(nb, x);
       })[0];
   return {rows[0], rows[1], acc};
@@ -397,9 +399,10 @@ void decompose(Builder &b, StoreOOp op) {
   storeRows(b, op.getTile(), op.getO(), op.getKvHead(), op.getRow(),
             op.getGroup(),
             [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
-              auto loop = scf::ForOp::create(nb, idx(nb, 0),
-                                             idx(nb, type.getDimSize(1)),
-                                             idx(nb, 1));
+              Value from = idx(nb, 0);
+              Value to = idx(nb, type.getDimSize(1));
+              Value step = idx(nb, 1);
+              auto loop = scf::ForOp::create(nb, from, to, step);
               OpBuilder::InsertionGuard guard(nb);
               nb.setInsertionPointToStart(loop.getBody());
               Value d = loop.getInductionVar();

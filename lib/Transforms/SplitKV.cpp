@@ -104,8 +104,8 @@ struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
     const int64_t br = accType.getDimSize(0), dv = accType.getDimSize(1);
     Value lo = loop.getLowerBound(), hi = loop.getUpperBound();
 
-    Value length = arith::MaxSIOp::create(
-        b, arith::SubIOp::create(b, hi, lo), cst(b, 0));
+    Value range = arith::SubIOp::create(b, hi, lo);
+    Value length = arith::MaxSIOp::create(b, range, cst(b, 0));
     Value tiles = arith::CeilDivSIOp::create(b, length, cst(b, bc));
     Value splits, tilesPerSplit;
     if (hasSplits()) {
@@ -147,8 +147,9 @@ struct AttnSplitKVPass : mlir::attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
     }
 
     auto init = InitStateOp::create(b, br, dv);
+    Value firstSplit = cst(b, 0), oneSplit = cst(b, 1);
     auto merge = scf::ForOp::create(
-        b, cst(b, 0), splits, cst(b, 1),
+        b, firstSplit, splits, oneSplit,
         ValueRange{init.getMax(), init.getSum(), init.getAcc()});
     {
       OpBuilder::InsertionGuard guard(b);

@@ -70,16 +70,17 @@ std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, MaskAttr mask,
   Value shift = mask.isBottomRight() ? arith::SubIOp::create(b, kvLen, qLen)
                                      : zero;
   if (mask.hasLeftBound()) {
-    Value first = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, firstQuery, shift), cst(b, mask.getLeft()));
+    Value diagonal = arith::AddIOp::create(b, firstQuery, shift);
+    Value first =
+        arith::SubIOp::create(b, diagonal, cst(b, mask.getLeft()));
     first = arith::MaxSIOp::create(b, first, zero);
-    lo = arith::MulIOp::create(
-        b, arith::DivSIOp::create(b, first, cst(b, bc)), cst(b, bc));
+    Value tile = arith::DivSIOp::create(b, first, cst(b, bc));
+    lo = arith::MulIOp::create(b, tile, cst(b, bc));
   }
   if (mask.hasRightBound()) {
-    Value last = arith::AddIOp::create(
-        b, arith::AddIOp::create(b, lastQuery, shift),
-        cst(b, mask.getRight() + 1));
+    Value diagonal = arith::AddIOp::create(b, lastQuery, shift);
+    Value last =
+        arith::AddIOp::create(b, diagonal, cst(b, mask.getRight() + 1));
     hi = arith::MinSIOp::create(b, last, kvLen);
   }
   return {lo, hi};

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Checks that the PTX attn emits does not depend on the C++ compiler that
+# built it: builds attn-opt and attn-translate with g++ and with clang++
+# (each in its own folder), snapshots the PTX of every GPU suite, benchmark
+# and example spec on every NVIDIA target (scripts/ptx-snapshot.sh), and
+# compares. C++ leaves the order of a call's arguments unspecified, so two
+# builder calls feeding one expression create their ops in either order;
+# this catches any that were not sequenced into named values.
+#
+#   scripts/check-determinism.sh [WORK_DIR]     (default /tmp/attn-determinism)
+#
+# Takes about 10 minutes on 2 cores; not part of CI.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${1:-/tmp/attn-determinism}"
+mkdir -p "$work"
+command -v g++ > /dev/null || { echo "check-determinism: needs g++"; exit 2; }
+for cxx in g++ clang++-22; do
+  cc=gcc
+  [ "$cxx" = clang++-22 ] && cc=clang-22
+  build="$work/build-$cxx"
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" > "$work/cmake-$cxx.log"
+  fi
+  ninja -C "$build" -j "${ATTN_JOBS:-2}" attn-opt attn-translate > "$work/build-$cxx.log"
+  bash "$root/scripts/ptx-snapshot.sh" "$build" "$work/ptx-$cxx"
+done
+if diff -r "$work/ptx-g++" "$work/ptx-clang++-22" > "$work/diff.txt"; then
+  echo "check-determinism: identical PTX from the g++ and clang++ builds" \
+       "($(ls "$work/ptx-g++"/*.ptx | wc -l) files)"
+else
+  echo "check-determinism: the builds differ in" \
+       "$(grep -c '^diff -r' "$work/diff.txt") files; see $work/diff.txt"
+  exit 1
+fi
