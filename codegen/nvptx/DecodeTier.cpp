@@ -23,6 +23,7 @@
 #include "codegen/nvptx/Passes.h"
 
 #include "codegen/nvptx/KernelCommon.h"
+#include "codegen/nvptx/LaunchContract.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -517,9 +518,8 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
       hb, splitKernel, gpu::KernelDim3{splits, asIndex(ubs[1]), zTiles}, block,
       arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes)),
       splitArgs);
-  split->setAttr("attn.tier", hb.getStringAttr("decode-split"));
-  split->setAttr("attn.block_q", hb.getI64IntegerAttr(rows));
-  split->setAttr("attn.group", hb.getI64IntegerAttr(group));
+  setLaunchContract(split, decodeSplitLaunch(n, kThreads, smemBytes, rows,
+                                             group, wsType));
   Value rowsTotal = memref::DimOp::create(hb, ws, 0);
   Value combineBlocks = arith::CeilDivSIOp::create(
       hb, rowsTotal, cst(kCombineRowsPerBlock));
@@ -528,9 +528,9 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
       arith::ConstantOp::create(
           hb, hb.getI32IntegerAttr(kThreads / kWarp * 4)),
       combineOperands);
-  combine->setAttr("attn.tier", hb.getStringAttr("decode-combine"));
-  combine->setAttr("attn.rows_per_block",
-                   hb.getI64IntegerAttr(kCombineRowsPerBlock));
+  setLaunchContract(combine,
+                    decodeCombineLaunch(n, kThreads, kThreads / kWarp * 4,
+                                        kCombineRowsPerBlock, wsType));
   n.forall.erase();
   return success();
 }

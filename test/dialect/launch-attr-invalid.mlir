@@ -1,5 +1,5 @@
 // #attn.launch rejects a contract a host could not follow, naming the field
-// and the rule.
+// and the rule; attn.launch on an op must be one and fit the launch.
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
 // expected-error @+1 {{unknown launch role 'split'; expected prefill, decode_split or decode_combine}}
@@ -99,3 +99,152 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128
 
 // expected-error @+1 {{unknown launch field 'stages'; expected workspace, block_q or group}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], stages = 2>} { return }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' must be a #attn.launch attribute, got "mma"}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = "mma"}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{unknown attn attribute 'attn.lanuch'; attn declares attn.launch, attn.tier, attn.schedule, attn.kv_loop}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.lanuch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{unknown attn attribute 'attn.block_q'; attn declares attn.launch, attn.tier, attn.schedule, attn.kv_loop (launch facts are fields of attn.launch)}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>, attn.block_q = 4 : i64}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' lists 3 params, but the launch passes 2 kernel operands}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, k, workspace], workspace = [rows, splits, 66] : f32>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' workspace has rank 2 and element type 'f32', but kernel operand #1 is 'memref<?x?x66xf32>'}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits] : f32>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' workspace has rank 3 and element type 'f16', but kernel operand #1 is 'memref<?x?x66xf32>'}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f16>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' says threads = 256, but the launch's block has 128}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 256, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' says shared = 0, but the launch asks for 1024 bytes}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 0, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'attn.launch' belongs on gpu.launch_func, not on 'func.func'}}
+func.func @f() attributes {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>} { return }
