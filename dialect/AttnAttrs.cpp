@@ -100,3 +100,346 @@ void MaskAttr::print(AsmPrinter &printer) const {
     printer << ", " << stringifyMaskAlign(getAlign());
   printer << ">";
 }
+
+//===----------------------------------------------------------------------===//
+// LaunchAttr
+//===----------------------------------------------------------------------===//
+
+static const char kDimNames[] = "xyz";
+
+static SmallVector<LaunchTerm> termsOf(ArrayRef<LaunchTerm> terms,
+                                       unsigned dim) {
+  return llvm::filter_to_vector(
+      terms, [&](const LaunchTerm &t) { return t.dim == dim; });
+}
+
+SmallVector<LaunchTerm> LaunchAttr::getGridDim(unsigned dim) const {
+  return termsOf(getGrid(), dim);
+}
+
+unsigned LaunchAttr::getWorkspaceRank() const {
+  return getWorkspace().empty() ? 0 : getWorkspace().back().dim + 1;
+}
+
+SmallVector<LaunchTerm> LaunchAttr::getWorkspaceDim(unsigned dim) const {
+  return termsOf(getWorkspace(), dim);
+}
+
+static void printTerm(raw_ostream &os, const LaunchTerm &term) {
+  if (term.isConstant())
+    os << term.value;
+  else if (term.value == 1)
+    os << stringifyLaunchSize(term.size);
+  else
+    os << "ceildiv(" << stringifyLaunchSize(term.size) << ", " << term.value
+       << ")";
+}
+
+// The terms of a dimension list, dims in order: "a * b, c, d".
+static void printDims(raw_ostream &os, ArrayRef<LaunchTerm> terms) {
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    if (i)
+      os << (term.dim == terms[i - 1].dim ? " * " : ", ");
+    printTerm(os, term);
+  }
+}
+
+static std::string describeTerm(const LaunchTerm &term) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printTerm(os, term);
+  return text;
+}
+
+// "q", "workspace", "tensor_map(k)"
+static void printParam(raw_ostream &os, const LaunchParam &param) {
+  switch (param.kind) {
+  case LaunchParamKind::Memref:
+    os << stringifyLaunchOperand(param.operand);
+    return;
+  case LaunchParamKind::Workspace:
+    os << "workspace";
+    return;
+  case LaunchParamKind::TensorMap:
+    os << "tensor_map(" << stringifyLaunchOperand(param.operand) << ")";
+    return;
+  }
+}
+
+static LogicalResult verifyTerms(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef field, ArrayRef<LaunchTerm> terms,
+                                 unsigned rank) {
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    auto dimName = [&]() -> std::string {
+      if (field == "grid" && term.dim < 3)
+        return std::string(1, kDimNames[term.dim]);
+      return std::to_string(term.dim);
+    };
+    if (term.dim >= rank)
+      return emitError() << "launch '" << field << "' term "
+                         << describeTerm(term) << " is in dimension "
+                         << term.dim << ", beyond its " << rank;
+    if (i && terms[i - 1].dim > term.dim)
+      return emitError() << "launch '" << field
+                         << "' terms must be sorted by dimension";
+    if (term.isConstant() && term.value < 1)
+      return emitError() << "launch '" << field << "' constant term in "
+                         << "dimension " << dimName() << " must be >= 1, got "
+                         << term.value;
+    if (!term.isConstant() && term.value < 1)
+      return emitError() << "launch '" << field << "' term ceildiv("
+                         << stringifyLaunchSize(term.size) << ", "
+                         << term.value << ") in dimension " << dimName()
+                         << " must divide by a constant >= 1";
+  }
+  for (unsigned dim = 0; dim < rank; ++dim)
+    if (llvm::none_of(terms, [&](const LaunchTerm &t) { return t.dim == dim; }))
+      return emitError() << "launch '" << field << "' dimension " << dim
+                         << " has no term (write 1 for a unit dimension)";
+  return success();
+}
+
+LogicalResult
+LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                   LaunchRole role, StringRef tier, int64_t threads,
+                   int64_t shared, ArrayRef<LaunchTerm> grid,
+                   ArrayRef<LaunchParam> params,
+                   ArrayRef<LaunchTerm> workspace, Type workspaceType,
+                   int64_t blockQ, int64_t group) {
+  if (tier.empty())
+    return emitError() << "launch 'tier' must name the tier that built the "
+                          "kernel";
+  if (threads < 1 || threads > 1024)
+    return emitError() << "launch 'threads' must be in [1, 1024], got "
+                       << threads;
+  if (shared < 0)
+    return emitError() << "launch 'shared' must be >= 0 bytes, got " << shared;
+  unsigned gridRank = grid.empty() ? 0 : grid.back().dim + 1;
+  if (gridRank != 3)
+    return emitError() << "launch 'grid' must have 3 dimensions (x, y, z), "
+                          "got "
+                       << gridRank;
+  if (failed(verifyTerms(emitError, "grid", grid, 3)))
+    return failure();
+  if (params.empty())
+    return emitError() << "launch 'params' must list the kernel's "
+                          "parameters, got none";
+  bool seen[7] = {}, hasWorkspaceParam = false;
+  for (const LaunchParam &param : params) {
+    if (param.kind == LaunchParamKind::Workspace) {
+      if (hasWorkspaceParam)
+        return emitError() << "launch 'params' names the workspace twice";
+      hasWorkspaceParam = true;
+      continue;
+    }
+    auto index = static_cast<unsigned>(param.operand);
+    if (param.kind == LaunchParamKind::Memref) {
+      if (seen[index])
+        return emitError() << "launch 'params' names operand '"
+                           << stringifyLaunchOperand(param.operand)
+                           << "' twice";
+      seen[index] = true;
+    }
+  }
+  unsigned workspaceRank = workspace.empty() ? 0 : workspace.back().dim + 1;
+  if (hasWorkspaceParam && workspaceRank == 0)
+    return emitError() << "launch 'params' has a workspace parameter but the "
+                          "launch has no 'workspace' shape";
+  if (!hasWorkspaceParam && workspaceRank > 0)
+    return emitError() << "launch 'workspace' shape is given but no "
+                          "parameter is the workspace";
+  if (workspaceRank > 4)
+    return emitError() << "launch 'workspace' must have rank 1 to 4, got "
+                       << workspaceRank;
+  if (workspaceRank > 0) {
+    if (failed(verifyTerms(emitError, "workspace", workspace, workspaceRank)))
+      return failure();
+    if (!workspaceType || !workspaceType.isIntOrFloat())
+      return emitError() << "launch 'workspace' element type must be an "
+                            "integer or float type";
+  } else if (workspaceType) {
+    return emitError() << "launch 'workspace' element type is given without "
+                          "a shape";
+  }
+  if (blockQ < 0)
+    return emitError() << "launch 'block_q' must be >= 0, got " << blockQ;
+  if (group < 0)
+    return emitError() << "launch 'group' must be >= 0, got " << group;
+  (void)role;
+  return success();
+}
+
+// term := INT | size | ceildiv(size, INT)
+static ParseResult parseTerm(AsmParser &parser, unsigned dim,
+                             SmallVectorImpl<LaunchTerm> &terms) {
+  int64_t constant;
+  OptionalParseResult number = parser.parseOptionalInteger(constant);
+  if (number.has_value()) {
+    if (failed(*number))
+      return failure();
+    terms.push_back(LaunchTerm::constant(dim, constant));
+    return success();
+  }
+  auto parseSize = [&](LaunchSize &size) -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef name;
+    if (parser.parseKeyword(&name))
+      return failure();
+    std::optional<LaunchSize> parsed = symbolizeLaunchSize(name);
+    if (!parsed || *parsed == LaunchSize::Constant)
+      return parser.emitError(loc)
+             << "unknown launch size '" << name
+             << "'; expected batch, q_heads, kv_heads, q_len, kv_len, "
+                "group_rows, rows or splits";
+    size = *parsed;
+    return success();
+  };
+  LaunchSize size;
+  if (succeeded(parser.parseOptionalKeyword("ceildiv"))) {
+    int64_t divisor;
+    if (parser.parseLParen() || parseSize(size) || parser.parseComma() ||
+        parser.parseInteger(divisor) || parser.parseRParen())
+      return failure();
+    terms.push_back(LaunchTerm::of(dim, size, divisor));
+    return success();
+  }
+  if (parseSize(size))
+    return failure();
+  terms.push_back(LaunchTerm::of(dim, size));
+  return success();
+}
+
+// [t * t, t, ...]
+static ParseResult parseDims(AsmParser &parser,
+                             SmallVectorImpl<LaunchTerm> &terms) {
+  unsigned dim = 0;
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        do {
+          if (parseTerm(parser, dim, terms))
+            return failure();
+        } while (succeeded(parser.parseOptionalStar()));
+        ++dim;
+        return success();
+      });
+}
+
+static ParseResult parseParam(AsmParser &parser,
+                              SmallVectorImpl<LaunchParam> &params) {
+  auto parseOperand = [&](LaunchOperand &operand) -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef name;
+    if (parser.parseKeyword(&name))
+      return failure();
+    std::optional<LaunchOperand> parsed = symbolizeLaunchOperand(name);
+    if (!parsed)
+      return parser.emitError(loc)
+             << "unknown launch parameter '" << name
+             << "'; expected q, k, v, block_table, kv_lens, o, lse, "
+                "workspace or tensor_map(operand)";
+    operand = *parsed;
+    return success();
+  };
+  if (succeeded(parser.parseOptionalKeyword("workspace"))) {
+    params.push_back(LaunchParam::workspace());
+    return success();
+  }
+  LaunchOperand operand;
+  if (succeeded(parser.parseOptionalKeyword("tensor_map"))) {
+    if (parser.parseLParen() || parseOperand(operand) || parser.parseRParen())
+      return failure();
+    params.push_back({LaunchParamKind::TensorMap, operand});
+    return success();
+  }
+  if (parseOperand(operand))
+    return failure();
+  params.push_back(LaunchParam::memref(operand));
+  return success();
+}
+
+// #attn.launch<role, tier = "...", threads = N, shared = N, grid = [...],
+//              params = [...] (, workspace = [...] : type)?
+//              (, block_q = N)? (, group = N)?>
+Attribute LaunchAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  auto emitError = [&] { return parser.emitError(loc); };
+  StringRef roleName;
+  if (parser.parseLess() || parser.parseKeyword(&roleName))
+    return {};
+  std::optional<LaunchRole> role = symbolizeLaunchRole(roleName);
+  if (!role) {
+    parser.emitError(loc) << "unknown launch role '" << roleName
+                          << "'; expected prefill, decode_split or "
+                             "decode_combine";
+    return {};
+  }
+  std::string tier;
+  int64_t threads, shared;
+  SmallVector<LaunchTerm> grid, workspace;
+  SmallVector<LaunchParam> params;
+  if (parser.parseComma() || parser.parseKeyword("tier") ||
+      parser.parseEqual() || parser.parseString(&tier) ||
+      parser.parseComma() || parser.parseKeyword("threads") ||
+      parser.parseEqual() || parser.parseInteger(threads) ||
+      parser.parseComma() || parser.parseKeyword("shared") ||
+      parser.parseEqual() || parser.parseInteger(shared) ||
+      parser.parseComma() || parser.parseKeyword("grid") ||
+      parser.parseEqual() || parseDims(parser, grid) || parser.parseComma() ||
+      parser.parseKeyword("params") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parseParam(parser, params);
+      }))
+    return {};
+  Type workspaceType;
+  int64_t blockQ = 0, group = 0;
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "workspace") {
+      if (parseDims(parser, workspace) || parser.parseColon() ||
+          parser.parseType(workspaceType))
+        return {};
+    } else if (key == "block_q") {
+      if (parser.parseInteger(blockQ))
+        return {};
+    } else if (key == "group") {
+      if (parser.parseInteger(group))
+        return {};
+    } else {
+      parser.emitError(keyLoc) << "unknown launch field '" << key
+                               << "'; expected workspace, block_q or group";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return LaunchAttr::getChecked(emitError, ctx, *role, tier, threads, shared,
+                                grid, params, workspace, workspaceType, blockQ,
+                                group);
+}
+
+void LaunchAttr::print(AsmPrinter &printer) const {
+  raw_ostream &os = printer.getStream();
+  os << "<" << stringifyLaunchRole(getRole()) << ", tier = \"" << getTier()
+     << "\", threads = " << getThreads() << ", shared = " << getShared()
+     << ", grid = [";
+  printDims(os, getGrid());
+  os << "], params = [";
+  llvm::interleaveComma(getParams(), os,
+                        [&](const LaunchParam &p) { printParam(os, p); });
+  os << "]";
+  if (hasWorkspace()) {
+    os << ", workspace = [";
+    printDims(os, getWorkspace());
+    os << "] : ";
+    printer.printType(getWorkspaceType());
+  }
+  if (getBlockQ())
+    os << ", block_q = " << getBlockQ();
+  if (getGroup())
+    os << ", group = " << getGroup();
+  os << ">";
+}

@@ -89,4 +89,127 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+//===----------------------------------------------------------------------===//
+// Launch contract
+//===----------------------------------------------------------------------===//
+
+def Attn_LaunchRole : I32EnumAttr<"LaunchRole",
+    "what a launch is to the host function that makes it", [
+    I32EnumAttrCase<"Prefill", 0, "prefill">,
+    I32EnumAttrCase<"DecodeSplit", 1, "decode_split">,
+    I32EnumAttrCase<"DecodeCombine", 2, "decode_combine">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+// The values are part of no ABI: attn-compile writes the C tables with the
+// runtime's own names (ATTNRT_SIZE_*).
+def Attn_LaunchSize : I32EnumAttr<"LaunchSize",
+    "a problem size a launch's grid or workspace is a function of", [
+    I32EnumAttrCase<"Constant", 0, "constant">,
+    I32EnumAttrCase<"Batch", 1, "batch">,
+    I32EnumAttrCase<"QHeads", 2, "q_heads">,
+    I32EnumAttrCase<"KVHeads", 3, "kv_heads">,
+    I32EnumAttrCase<"QLen", 4, "q_len">,
+    I32EnumAttrCase<"KVLen", 5, "kv_len">,
+    I32EnumAttrCase<"GroupRows", 6, "group_rows">,
+    I32EnumAttrCase<"Rows", 7, "rows">,
+    I32EnumAttrCase<"Splits", 8, "splits">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
+    "an operand of attn.attention a kernel parameter passes", [
+    I32EnumAttrCase<"Q", 0, "q">,
+    I32EnumAttrCase<"K", 1, "k">,
+    I32EnumAttrCase<"V", 2, "v">,
+    I32EnumAttrCase<"BlockTable", 3, "block_table">,
+    I32EnumAttrCase<"KVLens", 4, "kv_lens">,
+    I32EnumAttrCase<"O", 5, "o">,
+    I32EnumAttrCase<"Lse", 6, "lse">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_LaunchParamKind : I32EnumAttr<"LaunchParamKind",
+    "how the host passes one kernel parameter", [
+    I32EnumAttrCase<"Memref", 0, "memref">,
+    I32EnumAttrCase<"Workspace", 1, "workspace">,
+    I32EnumAttrCase<"TensorMap", 2, "tensor_map">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
+  let summary = "everything a host needs to launch one GPU kernel";
+  let description = [{
+    The launch contract of one `gpu.launch_func`, set by the tier that
+    builds the kernel under the name `attn.launch`. attn-translate prints it
+    beside the PTX, attn-compile copies it into the generated C tables, and
+    libattnrt launches from those tables alone: it is the one owner of the
+    launch ABI.
+
+    - `role`: what the launch is to its host function. `prefill` launches
+      are alternatives (attn-compile may lower several tilings of one
+      kernel; the runtime launches one); `decode_split` then
+      `decode_combine` run in that order.
+    - `tier`: the tier that built the kernel (informational).
+    - `threads` per block (x; y = z = 1) and `shared`: the dynamic shared
+      memory in bytes.
+    - `grid`: x, y, z, each a product of terms. A term is a named size,
+      `ceildiv(size, N)` or a constant. Sizes: `batch`, `q_heads`,
+      `kv_heads`, `q_len`, `kv_len` (paged: the longest sequence the block
+      table can name), `group_rows` = q_len * q_heads / kv_heads,
+      `rows` = batch * q_heads * q_len, and `splits`, the count of K/V
+      splits the runtime picks for the GPU (1 for code that has none).
+    - `params`: the kernel parameters in order. `q` ... `lse` pass that
+      operand as an expanded memref descriptor (allocated and aligned
+      pointer, offset, sizes, strides); `workspace` passes the caller's
+      workspace as a row-major memref of shape `workspace`;
+      `tensor_map(operand)` is a TMA descriptor of the operand (reserved
+      for the Hopper tier: no tier produces it yet, and libattnrt rejects
+      it).
+    - `workspace`: the shape (terms as in `grid`) and element type of the
+      workspace, when a parameter is the workspace.
+    - `block_q`, `group`: the tile's query rows and the query heads per K/V
+      head, where the tier has them (0: none); attn-compile orders prefill
+      alternatives by `block_q`.
+
+    ```mlir
+    #attn.launch<prefill, tier = "mma", threads = 128, shared = 68096,
+                 grid = [ceildiv(group_rows, 64), kv_heads, batch],
+                 params = [q, k, v, o, lse], block_q = 64, group = 4>
+    #attn.launch<decode_split, tier = "decode", threads = 128, shared = 16640,
+                 grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)],
+                 params = [q, k, v, block_table, kv_lens, workspace],
+                 workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::attn::LaunchRole":$role,
+    StringRefParameter<"the tier that built the kernel">:$tier,
+    "int64_t":$threads,
+    "int64_t":$shared,
+    ArrayRefParameter<"::mlir::attn::LaunchTerm", "grid terms, by dim">:$grid,
+    ArrayRefParameter<"::mlir::attn::LaunchParam", "kernel parameters">:$params,
+    ArrayRefParameter<"::mlir::attn::LaunchTerm",
+                      "workspace terms, by dim">:$workspace,
+    OptionalParameter<"::mlir::Type">:$workspace_type,
+    DefaultValuedParameter<"int64_t", "0">:$block_q,
+    DefaultValuedParameter<"int64_t", "0">:$group);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The terms of grid dimension `dim` (0: x, 1: y, 2: z).
+    ::llvm::SmallVector<::mlir::attn::LaunchTerm> getGridDim(unsigned dim) const;
+    /// The workspace's rank; 0 without one.
+    unsigned getWorkspaceRank() const;
+    /// The terms of workspace dimension `dim`.
+    ::llvm::SmallVector<::mlir::attn::LaunchTerm>
+    getWorkspaceDim(unsigned dim) const;
+    bool hasWorkspace() const { return getWorkspaceRank() > 0; }
+  }];
+}
+
 #endif // ATTN_ATTRS_TD

@@ -23,6 +23,9 @@ def Attn_Dialect : Dialect {
     kernels.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // Discardable `attn.*` attributes are declared: a misspelled name or a
+  // mistyped `attn.launch` is an error (AttnDialect.cpp).
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Defined beside the attribute storage classes (AttnAttrs.cpp).
     void registerAttributes();

@@ -2,8 +2,10 @@
 
 #include "dialect/AttnDialect.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -17,4 +19,78 @@ void AttnDialect::initialize() {
 #define GET_OP_LIST
 #include "dialect/AttnOps.cpp.inc"
       >();
+}
+
+// The discardable attributes attn's passes set, each with its type.
+static constexpr llvm::StringLiteral kKnownAttrs[] = {
+    "attn.launch", "attn.tier", "attn.schedule", "attn.kv_loop"};
+
+// attn.launch on a gpu.launch_func: its params must match the kernel
+// operands, its threads and shared memory the launch's own constants.
+static LogicalResult verifyLaunchContract(Operation *op, LaunchAttr contract) {
+  auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+  if (!launch)
+    return op->emitError("'attn.launch' belongs on gpu.launch_func, not on '")
+           << op->getName() << "'";
+  ValueRange operands = launch.getKernelOperands();
+  ArrayRef<LaunchParam> params = contract.getParams();
+  if (params.size() != operands.size())
+    return op->emitError("'attn.launch' lists ")
+           << params.size() << " params, but the launch passes "
+           << operands.size() << " kernel operands";
+  for (auto [i, param, operand] : llvm::enumerate(params, operands)) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (param.kind == LaunchParamKind::TensorMap)
+      continue; // its operand type belongs to the Hopper tier
+    if (!type)
+      return op->emitError("'attn.launch' param #")
+             << i << " is a memref, but kernel operand #" << i << " is "
+             << operand.getType();
+    if (param.kind == LaunchParamKind::Workspace &&
+        (type.getRank() != int64_t(contract.getWorkspaceRank()) ||
+         type.getElementType() != contract.getWorkspaceType()))
+      return op->emitError("'attn.launch' workspace has rank ")
+             << contract.getWorkspaceRank() << " and element type "
+             << contract.getWorkspaceType() << ", but kernel operand #" << i
+             << " is " << type;
+  }
+  APInt value;
+  if (matchPattern(launch.getBlockSizeX(), m_ConstantInt(&value)) &&
+      value.getSExtValue() != contract.getThreads())
+    return op->emitError("'attn.launch' says threads = ")
+           << contract.getThreads() << ", but the launch's block has "
+           << value.getSExtValue();
+  if (Value shared = launch.getDynamicSharedMemorySize();
+      shared && matchPattern(shared, m_ConstantInt(&value)) &&
+      value.getSExtValue() != contract.getShared())
+    return op->emitError("'attn.launch' says shared = ")
+           << contract.getShared() << ", but the launch asks for "
+           << value.getSExtValue() << " bytes";
+  return success();
+}
+
+LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (!llvm::is_contained(kKnownAttrs, name)) {
+    std::string known;
+    for (StringRef k : kKnownAttrs)
+      known += (known.empty() ? "" : ", ") + k.str();
+    return op->emitError("unknown attn attribute '")
+           << name << "'; attn declares " << known
+           << (name.starts_with("attn.block_q") ||
+                       name.starts_with("attn.group") ||
+                       name.starts_with("attn.rows_per_block")
+                   ? " (launch facts are fields of attn.launch)"
+                   : "");
+  }
+  if (name == "attn.launch") {
+    auto contract = dyn_cast<LaunchAttr>(attr.getValue());
+    if (!contract)
+      return op->emitError("'attn.launch' must be a #attn.launch attribute, "
+                           "got ")
+             << attr.getValue();
+    return verifyLaunchContract(op, contract);
+  }
+  return success();
 }

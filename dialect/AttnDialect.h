@@ -11,6 +11,7 @@
 
 #include "dialect/AttnDialect.h.inc"
 #include "dialect/AttnEnums.h.inc"
+#include "dialect/AttnLaunch.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialect/AttnAttrs.h.inc"

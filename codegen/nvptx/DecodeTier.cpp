@@ -23,6 +23,7 @@
 #include "codegen/nvptx/Passes.h"
 
 #include "codegen/nvptx/KernelCommon.h"
+#include "codegen/nvptx/LaunchContract.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -530,20 +531,22 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
       arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
   auto split = gpu::LaunchFuncOp::create(hb, splitKernel, splitGrid, block,
                                          splitSmem, splitArgs);
-  split->setAttr("attn.tier", hb.getStringAttr("decode-split"));
-  split->setAttr("attn.block_q", hb.getI64IntegerAttr(rows));
-  split->setAttr("attn.group", hb.getI64IntegerAttr(group));
+  setLaunchContract(split, decodeSplitLaunch(n, kThreads, smemBytes, rows,
+                                             group, wsType));
   Value rowsTotal = memref::DimOp::create(hb, ws, 0);
   Value combineBlocks = arith::CeilDivSIOp::create(
       hb, rowsTotal, cst(kCombineRowsPerBlock));
-  auto combine = gpu::LaunchFuncOp::create(
-      hb, combineKernel, gpu::KernelDim3{combineBlocks, cst(1), cst(1)}, block,
-      arith::ConstantOp::create(
-          hb, hb.getI32IntegerAttr(kThreads / kWarp * 4)),
-      combineOperands);
-  combine->setAttr("attn.tier", hb.getStringAttr("decode-combine"));
-  combine->setAttr("attn.rows_per_block",
-                   hb.getI64IntegerAttr(kCombineRowsPerBlock));
+  gpu::KernelDim3 combineGrid{combineBlocks, cst(1), cst(1)};
+  // The combine kernel's shared memory: one f32 per warp (its scratch).
+  const int64_t combineSmemBytes = kThreads / kWarp * 4;
+  Value combineSmem =
+      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(combineSmemBytes));
+  auto combine = gpu::LaunchFuncOp::create(hb, combineKernel, combineGrid,
+                                           block, combineSmem,
+                                           combineOperands);
+  setLaunchContract(combine,
+                    decodeCombineLaunch(n, kThreads, combineSmemBytes,
+                                        kCombineRowsPerBlock, wsType));
   n.forall.erase();
   return success();
 }

@@ -1,49 +1,97 @@
 //===- KernelImage.cpp - attn-to-ptx's output as data ---------------------===//
 
 #include "codegen/nvptx/KernelImage.h"
+#include "codegen/nvptx/LaunchContract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
+std::string KernelLaunch::tierName() const {
+  if (!contract)
+    return "unknown";
+  switch (contract.getRole()) {
+  case LaunchRole::Prefill:
+    return contract.getTier().str();
+  case LaunchRole::DecodeSplit:
+    return "decode-split";
+  case LaunchRole::DecodeCombine:
+    return "decode-combine";
+  }
+  return "unknown";
+}
+
+// "[ceildiv(group_rows,64),kv_heads,batch]": the contract's dimensions,
+// without spaces, so the line splits into words at spaces.
+static void printDims(raw_ostream &os, ArrayRef<LaunchTerm> terms) {
+  os << "[";
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    if (i)
+      os << (term.dim == terms[i - 1].dim ? "*" : ",");
+    if (term.isConstant())
+      os << term.value;
+    else if (term.value == 1)
+      os << stringifyLaunchSize(term.size);
+    else
+      os << "ceildiv(" << stringifyLaunchSize(term.size) << "," << term.value
+         << ")";
+  }
+  os << "]";
+}
+
 std::string KernelLaunch::describe() const {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "// attn.kernel " << kernel << " host=" << host << " tier=" << tier
-     << " threads=" << threads << " smem=" << sharedBytes;
-  for (auto [name, value] : facts)
-    os << " " << name << "=" << value;
-  os << " args=" << numArgs;
+  os << "// attn.kernel " << kernel << " host=" << host
+     << " tier=" << tierName();
+  if (!contract) {
+    os << " args=" << numArgs;
+    return text;
+  }
+  os << " threads=" << contract.getThreads()
+     << " smem=" << contract.getShared();
+  if (contract.getBlockQ())
+    os << " block_q=" << contract.getBlockQ();
+  if (contract.getGroup())
+    os << " group=" << contract.getGroup();
+  // The combine's rows per block, under the name test/gpu reads.
+  if (contract.getRole() == LaunchRole::DecodeCombine)
+    os << " rows_per_block=" << contract.getGridDim(0).front().value;
+  os << " args=" << numArgs << " role=" << stringifyLaunchRole(contract.getRole())
+     << " grid=";
+  printDims(os, contract.getGrid());
+  os << " params=[";
+  llvm::interleave(
+      contract.getParams(), os,
+      [&](const LaunchParam &p) {
+        if (p.kind == LaunchParamKind::Workspace)
+          os << "workspace";
+        else if (p.kind == LaunchParamKind::TensorMap)
+          os << "tensor_map(" << stringifyLaunchOperand(p.operand) << ")";
+        else
+          os << stringifyLaunchOperand(p.operand);
+      },
+      ",");
+  os << "]";
+  if (contract.hasWorkspace()) {
+    os << " workspace=";
+    printDims(os, contract.getWorkspace());
+    os << ":" << contract.getWorkspaceType();
+  }
   return text;
 }
 
 std::vector<KernelLaunch> mlir::attn::collectLaunches(ModuleOp module) {
   std::vector<KernelLaunch> launches;
   module.walk([&](gpu::LaunchFuncOp launch) {
-    auto constant = [](Value v) -> int64_t {
-      APInt value;
-      if (v && matchPattern(v, m_ConstantInt(&value)))
-        return value.getSExtValue();
-      return -1;
-    };
     KernelLaunch info;
     info.kernel = launch.getKernelName().getValue().str();
     if (auto host = launch->getParentOfType<func::FuncOp>())
       info.host = host.getSymName().str();
-    auto tier = launch->getAttrOfType<StringAttr>("attn.tier");
-    info.tier = tier ? tier.getValue().str() : "unknown";
-    info.threads = constant(launch.getBlockSizeX());
-    info.sharedBytes = constant(launch.getDynamicSharedMemorySize());
-    for (NamedAttribute attr : launch->getDiscardableAttrs()) {
-      StringRef name = attr.getName().strref();
-      if (auto value = dyn_cast<IntegerAttr>(attr.getValue()))
-        if (name.consume_front("attn."))
-          info.facts[name] = value.getInt();
-    }
+    info.contract = getLaunchContract(launch);
     info.numArgs = launch.getKernelOperands().size();
     launches.push_back(std::move(info));
   });

@@ -1,30 +1,42 @@
 //===- KernelImage.h - attn-to-ptx's output as data -------------*- C++ -*-===//
 //
 // After attn-to-ptx a module holds host functions whose gpu.launch_func ops
-// say how to launch each kernel, and a gpu.binary with the PTX. These read
-// both back, for attn-translate --attn-ptx and attn-compile.
+// carry each kernel's launch contract (#attn.launch), and a gpu.binary with
+// the PTX. These read both back, for attn-translate --attn-ptx and
+// attn-compile.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_CODEGEN_NVPTX_KERNELIMAGE_H
 #define ATTN_CODEGEN_NVPTX_KERNELIMAGE_H
 
+#include "dialect/AttnDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/MapVector.h"
 
 #include <string>
 #include <vector>
 
 namespace mlir::attn {
 
-/// One gpu.launch_func: the kernel, its tier and launch constants.
+/// One gpu.launch_func: the kernel, its host function and its contract.
 struct KernelLaunch {
-  std::string kernel, host, tier;
-  int64_t threads = -1, sharedBytes = -1, numArgs = 0;
-  /// The tier's own facts (attn.block_q, attn.group, ...), without "attn.".
-  llvm::MapVector<StringRef, int64_t> facts;
+  std::string kernel, host;
+  /// Null if the launch has none (one attn's tiers did not build).
+  LaunchAttr contract;
+  int64_t numArgs = 0;
 
-  /// "// attn.kernel NAME host=... tier=... threads=... smem=... ... args=N"
+  /// The tier as the "// attn.kernel" line has always named it: the
+  /// prefill tier ("wmma", "mma"), "decode-split" or "decode-combine";
+  /// "unknown" without a contract.
+  std::string tierName() const;
+  /// The contract's block_q; 0 without one.
+  int64_t blockQ() const { return contract ? contract.getBlockQ() : 0; }
+
+  /// "// attn.kernel NAME host=... tier=... threads=... smem=...
+  /// [block_q=... group=... rows_per_block=...] args=N role=...
+  /// grid=[...] params=[...] [workspace=[...]:type]", one line, no spaces
+  /// inside a value.
   std::string describe() const;
 };
 

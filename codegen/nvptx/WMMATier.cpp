@@ -25,6 +25,7 @@
 #include "codegen/nvptx/Passes.h"
 
 #include "codegen/nvptx/KernelCommon.h"
+#include "codegen/nvptx/LaunchContract.h"
 #include "codegen/nvptx/TileMMA.h"
 #include "dialect/AttnDialect.h"
 #include "lib/Transforms/Passes.h"
@@ -1295,9 +1296,8 @@ LogicalResult WMMAKernel::build(gpu::GPUModuleOp module, StringRef name) {
                                           operands);
   // Launch facts for hosts that do not read this IR (attn-translate
   // prints them beside the PTX): grid = (ceil(group * Sq / block_q), Hkv, B).
-  launch->setAttr("attn.tier", hb.getStringAttr(registers ? "mma" : "wmma"));
-  launch->setAttr("attn.block_q", hb.getI64IntegerAttr(br));
-  launch->setAttr("attn.group", hb.getI64IntegerAttr(group));
+  setLaunchContract(launch, prefillLaunch(n, registers ? "mma" : "wmma",
+                                          threads, smemBytes, br, group));
   n.forall.erase();
   return success();
 }

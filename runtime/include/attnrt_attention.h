@@ -10,7 +10,8 @@
  *  - pick the device code for the GPU of the caller's current CUDA context
  *    (a cubin built for it, else PTX the driver compiles) and load it once
  *    per device, thread-safely;
- *  - size the decode tier's workspace and launch the kernels.
+ *  - launch the kernels as their launch contracts say: grid, parameters
+ *    and workspace as functions of the problem's sizes.
  *
  * They return the ATTN_* codes below (the generated headers repeat them);
  * attnrt_last_error() then says what was wrong.
@@ -84,25 +85,73 @@ typedef struct attnrt_operand_type {
   long long strides[ATTNRT_MAX_RANK];
 } attnrt_operand_type;
 
-/* How a kernel of a tier is launched (attn-translate --attn-ptx's
-   "// attn.kernel" line). */
-typedef enum attnrt_tier {
-  ATTNRT_TIER_PREFILL = 1,        /* wmma, mma: (ceil(G Sq / block_q), Hkv, B) */
-  ATTNRT_TIER_DECODE_SPLIT = 2,   /* grid (splits, Hkv, B ceil(G Sq / block_q)) */
-  ATTNRT_TIER_DECODE_COMBINE = 3, /* grid (ceil(B Hq Sq / rows_per_block)) */
-} attnrt_tier;
+/* How to launch one kernel: its launch contract (#attn.launch in attn's
+   dialect), copied by attn-compile from the IR the tier built. libattnrt
+   interprets it; it knows no tier. */
 
+/* What a launch is to its kernel function: prefill launches are
+   alternatives (below), decode_split then decode_combine run in order. */
+typedef enum attnrt_launch_role {
+  ATTNRT_ROLE_PREFILL = 1,
+  ATTNRT_ROLE_DECODE_SPLIT = 2,
+  ATTNRT_ROLE_DECODE_COMBINE = 3,
+} attnrt_launch_role;
+
+/* The problem sizes grids and workspaces are functions of. */
+typedef enum attnrt_size {
+  ATTNRT_SIZE_CONSTANT, /* the term is its value */
+  ATTNRT_SIZE_BATCH,
+  ATTNRT_SIZE_Q_HEADS,
+  ATTNRT_SIZE_KV_HEADS,
+  ATTNRT_SIZE_Q_LEN,
+  ATTNRT_SIZE_KV_LEN,     /* paged: the longest the block table can name */
+  ATTNRT_SIZE_GROUP_ROWS, /* q_len * q_heads / kv_heads */
+  ATTNRT_SIZE_ROWS,       /* batch * q_heads * q_len */
+  ATTNRT_SIZE_SPLITS,     /* K/V splits, chosen per GPU (attnrt.h) */
+  ATTNRT_NUM_SIZES
+} attnrt_size;
+
+/* One factor of dimension `dim`: ceil(size / value), or `value` for
+   ATTNRT_SIZE_CONSTANT. A dimension is the product of its terms. */
+typedef struct attnrt_launch_term {
+  int dim;
+  int size; /* attnrt_size */
+  long long value;
+} attnrt_launch_term;
+
+typedef enum attnrt_param_kind {
+  ATTNRT_PARAM_MEMREF,    /* operand `operand`'s memref descriptor */
+  ATTNRT_PARAM_WORKSPACE, /* the workspace, a row-major memref */
+  ATTNRT_PARAM_TENSOR_MAP /* reserved (Hopper TMA); not yet supported */
+} attnrt_param_kind;
+
+typedef struct attnrt_launch_param {
+  int kind;    /* attnrt_param_kind */
+  int operand; /* ATTNRT_Q ... ATTNRT_LSE; unused for the workspace */
+} attnrt_launch_param;
+
+#define ATTNRT_MAX_LAUNCH_TERMS 8
+#define ATTNRT_MAX_LAUNCH_PARAMS 12
+
+/* A memref parameter is passed expanded, one 64-bit value per field:
+   allocated pointer, aligned pointer, offset 0, sizes, strides. */
 typedef struct attnrt_launch_facts {
   const char *kernel; /* the .entry name */
-  int tier;
-  unsigned threads;
+  int role;           /* attnrt_launch_role */
+  unsigned threads;   /* per block, in x */
   unsigned shared_bytes;
-  int block_q;
-  int rows_per_block;
+  int num_grid_terms; /* grid (x, y, z) */
+  attnrt_launch_term grid[ATTNRT_MAX_LAUNCH_TERMS];
+  int num_params; /* in the kernel's order */
+  attnrt_launch_param params[ATTNRT_MAX_LAUNCH_PARAMS];
+  int workspace_rank; /* 0: no workspace */
+  int workspace_element_bytes;
+  int num_workspace_terms;
+  attnrt_launch_term workspace[ATTNRT_MAX_LAUNCH_TERMS];
 } attnrt_launch_facts;
 
 /* The device code for one target, and its launches in order. Prefill
-   launches are alternatives, largest block_q first (attn-compile puts its
+   launches are alternatives, largest tile first (attn-compile puts its
    8-warp small-grid kernel last): of those whose shared memory the GPU
    allows, the runtime launches the first whose grid has a block for every
    multiprocessor, else the last (small problems run on smaller tiles or
@@ -144,9 +193,9 @@ typedef struct attnrt_attention_call {
 int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                                    const attnrt_attention_call *call);
 
-/* The workspace `call`'s sizes need on the GPU of the current context (0 for
-   kernels without one; the split-K decode tier's count of splits depends on
-   the GPU's multiprocessors). */
+/* The workspace `call`'s sizes need on the GPU of the current context: the
+   largest workspace of a launch's contract (0 for kernels without one; a
+   count of splits depends on the GPU's multiprocessors). */
 int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
                                      const attnrt_attention_call *call,
                                      size_t *bytes);

@@ -41,51 +41,146 @@ static int present(const attnrt_attention_kernel *kernel, int operand) {
 }
 
 //===----------------------------------------------------------------------===//
-// The problem's sizes and each launch's grid
+// The problem's sizes, and the launch contracts as functions of them
 //===----------------------------------------------------------------------===//
 
+// The named sizes of attnrt_size; [ATTNRT_SIZE_SPLITS] is filled once the
+// GPU is known (1 until then).
 struct problem {
-  long long batch, q_heads, kv_heads, q_len, kv_len, v_head_dim;
-  long long group_rows; // query rows per K/V head: Sq x Hq / Hkv
+  long long size[ATTNRT_NUM_SIZES];
 };
 
 static struct problem problem_of(const attnrt_attention_kernel *kernel,
                                  const attnrt_attention_call *call) {
   const long long *q = call->sizes[ATTNRT_Q], *k = call->sizes[ATTNRT_K];
   struct problem p;
-  p.batch = q[0];
-  p.q_heads = q[1];
-  p.q_len = q[2];
-  p.kv_heads = k[1];
-  p.v_head_dim = call->sizes[ATTNRT_V][3];
+  long long *s = p.size;
+  s[ATTNRT_SIZE_CONSTANT] = 1;
+  s[ATTNRT_SIZE_BATCH] = q[0];
+  s[ATTNRT_SIZE_Q_HEADS] = q[1];
+  s[ATTNRT_SIZE_Q_LEN] = q[2];
+  s[ATTNRT_SIZE_KV_HEADS] = k[1];
   // Paged: the longest sequence the block table can name.
-  p.kv_len = kernel->paged ? call->sizes[ATTNRT_BLOCK_TABLE][1] * k[2] : k[2];
-  p.group_rows = p.q_len * (p.q_heads / (p.kv_heads > 0 ? p.kv_heads : 1));
+  s[ATTNRT_SIZE_KV_LEN] =
+      kernel->paged ? call->sizes[ATTNRT_BLOCK_TABLE][1] * k[2] : k[2];
+  s[ATTNRT_SIZE_GROUP_ROWS] = q[2] * (q[1] / (k[1] > 0 ? k[1] : 1));
+  s[ATTNRT_SIZE_ROWS] = q[0] * q[1] * q[2];
+  s[ATTNRT_SIZE_SPLITS] = 1;
   return p;
 }
 
 static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-static void grid_of(const attnrt_launch_facts *launch, const struct problem *p,
-                    long long splits, long long grid[3]) {
-  long long block_q = launch->block_q > 0 ? launch->block_q : 1;
-  long long per_block = launch->rows_per_block > 0 ? launch->rows_per_block : 1;
-  switch (launch->tier) {
-  case ATTNRT_TIER_PREFILL:
-    grid[0] = ceil_div(p->group_rows, block_q);
-    grid[1] = p->kv_heads;
-    grid[2] = p->batch;
-    return;
-  case ATTNRT_TIER_DECODE_SPLIT:
-    grid[0] = splits;
-    grid[1] = p->kv_heads;
-    grid[2] = p->batch * ceil_div(p->group_rows, block_q);
-    return;
-  default: // ATTNRT_TIER_DECODE_COMBINE
-    grid[0] = ceil_div(p->batch * p->q_heads * p->q_len, per_block);
-    grid[1] = grid[2] = 1;
-    return;
+// Products stop growing at 2^62: past every limit they are checked against.
+static long long saturating_mul(long long a, long long b) {
+  const long long cap = 1LL << 62;
+  return a > 0 && b > cap / a ? cap : a * b;
+}
+
+// Dimension `dim` of a contract's grid or workspace: the product of its
+// terms (check_launch has checked them).
+static long long dim_of(const attnrt_launch_term *terms, int count, int dim,
+                        const struct problem *p) {
+  long long product = 1;
+  for (int i = 0; i < count; ++i) {
+    const attnrt_launch_term *t = &terms[i];
+    if (t->dim != dim)
+      continue;
+    product = saturating_mul(product, t->size == ATTNRT_SIZE_CONSTANT
+                                          ? t->value
+                                          : ceil_div(p->size[t->size],
+                                                     t->value));
   }
+  return product;
+}
+
+static void grid_of(const attnrt_launch_facts *launch, const struct problem *p,
+                    long long grid[3]) {
+  for (int d = 0; d < 3; ++d)
+    grid[d] = dim_of(launch->grid, launch->num_grid_terms, d, p);
+}
+
+static int names_splits(const attnrt_launch_term *terms, int count) {
+  for (int i = 0; i < count; ++i)
+    if (terms[i].size == ATTNRT_SIZE_SPLITS)
+      return 1;
+  return 0;
+}
+
+// Whether a table from the library is one this runtime can follow: an
+// error names the launch and the rule, before anything touches the GPU.
+static int check_terms(const attnrt_attention_kernel *kernel,
+                       const attnrt_launch_facts *launch, const char *field,
+                       const attnrt_launch_term *terms, int count, int rank) {
+  if (count < 0 || count > ATTNRT_MAX_LAUNCH_TERMS)
+    return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                  "kernel %s: %d %s terms (at most %d)", launch->kernel, count,
+                  field, ATTNRT_MAX_LAUNCH_TERMS);
+  for (int i = 0; i < count; ++i)
+    if (terms[i].dim < 0 || terms[i].dim >= rank || terms[i].size < 0 ||
+        terms[i].size >= ATTNRT_NUM_SIZES || terms[i].value < 1)
+      return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                    "kernel %s: %s term %d (dimension %d, size %d, value "
+                    "%lld) is not one this runtime knows",
+                    launch->kernel, field, i, terms[i].dim, terms[i].size,
+                    terms[i].value);
+  return ATTN_SUCCESS;
+}
+
+static int check_launch(const attnrt_attention_kernel *kernel,
+                        const attnrt_launch_facts *launch) {
+  if (launch->role < ATTNRT_ROLE_PREFILL ||
+      launch->role > ATTNRT_ROLE_DECODE_COMBINE)
+    return REJECT(ATTN_ERROR_RUNTIME, kernel, "kernel %s: unknown role %d",
+                  launch->kernel, launch->role);
+  int result = check_terms(kernel, launch, "grid", launch->grid,
+                           launch->num_grid_terms, 3);
+  if (result != ATTN_SUCCESS)
+    return result;
+  if (launch->workspace_rank < 0 || launch->workspace_rank > ATTNRT_MAX_RANK ||
+      (launch->workspace_rank > 0 && launch->workspace_element_bytes < 1))
+    return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                  "kernel %s: a workspace of rank %d and %d-byte elements",
+                  launch->kernel, launch->workspace_rank,
+                  launch->workspace_element_bytes);
+  if ((result = check_terms(kernel, launch, "workspace", launch->workspace,
+                            launch->num_workspace_terms,
+                            launch->workspace_rank)) != ATTN_SUCCESS)
+    return result;
+  if (launch->num_params < 0 || launch->num_params > ATTNRT_MAX_LAUNCH_PARAMS)
+    return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                  "kernel %s: %d parameters (at most %d)", launch->kernel,
+                  launch->num_params, ATTNRT_MAX_LAUNCH_PARAMS);
+  for (int i = 0; i < launch->num_params; ++i) {
+    const attnrt_launch_param *param = &launch->params[i];
+    switch (param->kind) {
+    case ATTNRT_PARAM_MEMREF:
+      if (param->operand < 0 || param->operand >= ATTNRT_NUM_OPERANDS ||
+          !present(kernel, param->operand))
+        return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                      "kernel %s: parameter %d passes operand %d, which the "
+                      "kernel does not have",
+                      launch->kernel, i, param->operand);
+      break;
+    case ATTNRT_PARAM_WORKSPACE:
+      if (launch->workspace_rank == 0)
+        return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                      "kernel %s: parameter %d is the workspace, but the "
+                      "launch has no workspace shape",
+                      launch->kernel, i);
+      break;
+    case ATTNRT_PARAM_TENSOR_MAP:
+      return REJECT(ATTN_ERROR_UNSUPPORTED_DEVICE, kernel,
+                    "kernel %s: parameter %d is a TMA tensor map, which this "
+                    "libattnrt cannot pass yet",
+                    launch->kernel, i);
+    default:
+      return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                    "kernel %s: parameter %d has unknown kind %d",
+                    launch->kernel, i, param->kind);
+    }
+  }
+  return ATTN_SUCCESS;
 }
 
 // The prefill launch to make (attnrt_device_code): of the alternatives whose
@@ -98,14 +193,14 @@ static int prefill_choice(const attnrt_device_code *code,
                           int shared_limit) {
   int choice = -1, last = -1;
   for (int i = 0; i < code->num_launches; ++i) {
-    if (code->launches[i].tier != ATTNRT_TIER_PREFILL)
+    if (code->launches[i].role != ATTNRT_ROLE_PREFILL)
       continue;
     last = i;
     if (code->launches[i].shared_bytes > (unsigned)shared_limit)
       continue;
     choice = i;
     long long grid[3];
-    grid_of(&code->launches[i], p, 0, grid);
+    grid_of(&code->launches[i], p, grid);
     if (grid[0] * grid[1] * grid[2] >= multiprocessors)
       break;
   }
@@ -114,28 +209,80 @@ static int prefill_choice(const attnrt_device_code *code,
 
 static int has_workspace(const attnrt_device_code *code) {
   for (int i = 0; i < code->num_launches; ++i)
-    if (code->launches[i].tier == ATTNRT_TIER_DECODE_SPLIT)
+    if (code->launches[i].workspace_rank > 0)
       return 1;
   return 0;
 }
 
-// The split-K decode tier's split count and workspace [rows, splits, Dv + 2].
+// The count of K/V splits for `p` on this GPU, where a contract names
+// `splits` (else 1): the policy (attnrt_decode_splits) weighs the blocks
+// of one split of the decode_split launch's grid against the GPU.
 static long long splits_of(const attnrt_device_code *code,
                            const struct problem *p, int multiprocessors) {
+  int named = 0;
   for (int i = 0; i < code->num_launches; ++i) {
     const attnrt_launch_facts *launch = &code->launches[i];
-    if (launch->tier != ATTNRT_TIER_DECODE_SPLIT)
-      continue;
-    long long block_q = launch->block_q > 0 ? launch->block_q : 1;
-    long long blocks = p->batch * p->kv_heads * ceil_div(p->group_rows, block_q);
-    return attnrt_decode_splits(multiprocessors, blocks, p->kv_len);
+    named |= names_splits(launch->grid, launch->num_grid_terms) ||
+             names_splits(launch->workspace, launch->num_workspace_terms);
   }
-  return 0;
+  if (!named)
+    return 1;
+  struct problem one = *p;
+  one.size[ATTNRT_SIZE_SPLITS] = 1;
+  for (int i = 0; i < code->num_launches; ++i) {
+    const attnrt_launch_facts *launch = &code->launches[i];
+    if (launch->role != ATTNRT_ROLE_DECODE_SPLIT)
+      continue;
+    long long grid[3];
+    grid_of(launch, &one, grid);
+    return attnrt_decode_splits(multiprocessors,
+                                saturating_mul(grid[0],
+                                               saturating_mul(grid[1],
+                                                              grid[2])),
+                                p->size[ATTNRT_SIZE_KV_LEN]);
+  }
+  return 1;
 }
 
-static size_t workspace_bytes_of(const struct problem *p, long long splits) {
-  return (size_t)(p->batch * p->q_heads * p->q_len) * (size_t)splits *
-         (size_t)(p->v_head_dim + 2) * sizeof(float);
+// A launch's workspace in bytes (0 without one), and its shape.
+static size_t launch_workspace(const attnrt_launch_facts *launch,
+                               const struct problem *p,
+                               long long shape[ATTNRT_MAX_RANK]) {
+  if (launch->workspace_rank == 0)
+    return 0;
+  long long bytes = launch->workspace_element_bytes;
+  for (int d = 0; d < launch->workspace_rank; ++d) {
+    shape[d] = dim_of(launch->workspace, launch->num_workspace_terms, d, p);
+    bytes = saturating_mul(bytes, shape[d]);
+  }
+  return (size_t)bytes;
+}
+
+// The workspace every launch of `code` fits in: the largest.
+static size_t workspace_bytes_of(const attnrt_device_code *code,
+                                 const struct problem *p) {
+  size_t most = 0;
+  for (int i = 0; i < code->num_launches; ++i) {
+    long long shape[ATTNRT_MAX_RANK];
+    size_t bytes = launch_workspace(&code->launches[i], p, shape);
+    most = bytes > most ? bytes : most;
+  }
+  return most;
+}
+
+static int check_grid(const attnrt_attention_kernel *kernel,
+                      const attnrt_launch_facts *launch,
+                      const struct problem *p) {
+  const long long limits[3] = {2147483647LL, 65535, 65535};
+  long long grid[3];
+  grid_of(launch, p, grid);
+  for (int d = 0; d < 3; ++d)
+    if (grid[d] > limits[d])
+      return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                    "kernel %s would need a grid of %lld blocks in %c, more "
+                    "than the %lld a GPU launches",
+                    launch->kernel, grid[d], "xyz"[d], limits[d]);
+  return ATTN_SUCCESS;
 }
 
 int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
@@ -161,25 +308,24 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                     "%s has %.3g elements, too many to address",
                     operand_names[operand], elements);
   }
-  struct problem p = problem_of(kernel, call);
-  if (p.q_heads % p.kv_heads != 0)
-    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
-                  "%lld query heads are not a multiple of %lld K/V heads",
-                  p.q_heads, p.kv_heads);
-  // Every target's grid must be one the GPU takes. Splits can only lower
-  // the decode grid's z, so one split is the worst case.
-  const long long limits[3] = {2147483647LL, 65535, 65535};
   for (int c = 0; c < kernel->num_code; ++c)
     for (int i = 0; i < kernel->code[c].num_launches; ++i) {
-      long long grid[3];
-      grid_of(&kernel->code[c].launches[i], &p, 1, grid);
-      for (int d = 0; d < 3; ++d)
-        if (grid[d] > limits[d])
-          return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
-                        "kernel %s would need a grid of %lld blocks in %c, "
-                        "more than the %lld a GPU launches",
-                        kernel->code[c].launches[i].kernel, grid[d], "xyz"[d],
-                        limits[d]);
+      int result = check_launch(kernel, &kernel->code[c].launches[i]);
+      if (result != ATTN_SUCCESS)
+        return result;
+    }
+  struct problem p = problem_of(kernel, call);
+  if (p.size[ATTNRT_SIZE_Q_HEADS] % p.size[ATTNRT_SIZE_KV_HEADS] != 0)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "%lld query heads are not a multiple of %lld K/V heads",
+                  p.size[ATTNRT_SIZE_Q_HEADS], p.size[ATTNRT_SIZE_KV_HEADS]);
+  // Every target's grid must be one the GPU takes, checked with one split
+  // here (the count needs the GPU) and again before launching.
+  for (int c = 0; c < kernel->num_code; ++c)
+    for (int i = 0; i < kernel->code[c].num_launches; ++i) {
+      int result = check_grid(kernel, &kernel->code[c].launches[i], &p);
+      if (result != ATTN_SUCCESS)
+        return result;
     }
   return ATTN_SUCCESS;
 }
@@ -406,7 +552,7 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   int result = attnrt_attention_can_implement(kernel, call);
   if (result != ATTN_SUCCESS)
     return result;
-  // Only the decode tier has a workspace, and its size needs the GPU.
+  // Only contracts with a workspace need one; its size may need the GPU.
   int any = 0;
   for (int c = 0; c < kernel->num_code; ++c)
     any |= has_workspace(&kernel->code[c]);
@@ -416,8 +562,9 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
     return result;
   struct problem p = problem_of(kernel, call);
-  *bytes = workspace_bytes_of(&p, splits_of(loaded->code, &p,
-                                            loaded->multiprocessors));
+  p.size[ATTNRT_SIZE_SPLITS] =
+      splits_of(loaded->code, &p, loaded->multiprocessors);
+  *bytes = workspace_bytes_of(loaded->code, &p);
   return ATTN_SUCCESS;
 }
 
@@ -427,7 +574,7 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
 
 // A memref descriptor per operand, one 64-bit kernel parameter per field:
 // allocated pointer, aligned pointer, offset, sizes, strides.
-#define MAX_PARAMS (3 + 2 * ATTNRT_MAX_RANK) * (ATTNRT_NUM_OPERANDS + 1)
+#define MAX_PARAMS (3 + 2 * ATTNRT_MAX_RANK) * ATTNRT_MAX_LAUNCH_PARAMS
 
 struct params {
   unsigned long long values[MAX_PARAMS];
@@ -472,12 +619,9 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
   const attnrt_device_code *code = loaded->code;
   struct problem p = problem_of(kernel, call);
   long long splits = splits_of(code, &p, loaded->multiprocessors);
-  long long workspace_sizes[3] = {p.batch * p.q_heads * p.q_len, splits,
-                                  p.v_head_dim + 2};
-  long long workspace_strides[3] = {splits * (p.v_head_dim + 2),
-                                    p.v_head_dim + 2, 1};
-  if (splits > 0) {
-    size_t needed = workspace_bytes_of(&p, splits);
+  p.size[ATTNRT_SIZE_SPLITS] = splits;
+  if (has_workspace(code)) {
+    size_t needed = workspace_bytes_of(code, &p);
     if (call->workspace_bytes < needed)
       return REJECT(ATTN_ERROR_WORKSPACE_TOO_SMALL, kernel,
                     "the workspace has %zu bytes; %zu are needed (%lld "
@@ -490,35 +634,37 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                     "workspace (%p) is not 16-byte aligned", call->workspace);
   }
 
+  for (int i = 0; i < code->num_launches; ++i)
+    if ((result = check_grid(kernel, &code->launches[i], &p)) != ATTN_SUCCESS)
+      return result;
+
   int prefill = prefill_choice(code, &p, loaded->multiprocessors,
                                loaded->shared_limit);
   for (int i = 0; i < code->num_launches; ++i) {
     const attnrt_launch_facts *launch = &code->launches[i];
-    if (launch->tier == ATTNRT_TIER_PREFILL && i != prefill)
+    if (launch->role == ATTNRT_ROLE_PREFILL && i != prefill)
       continue;
+    // The parameters in the contract's order (check_launch has checked
+    // each kind and operand).
+    long long ws_shape[ATTNRT_MAX_RANK], ws_strides[ATTNRT_MAX_RANK];
+    launch_workspace(launch, &p, ws_shape);
+    attnrt_operand_type ws_type = {.rank = launch->workspace_rank};
+    row_major_strides(&ws_type, ws_shape, ws_strides);
     struct params params = {.count = 0};
-    // Operands in the kernel's parameter order (README, "NVIDIA GPUs").
-    static const int inputs[] = {ATTNRT_Q, ATTNRT_K, ATTNRT_V,
-                                 ATTNRT_BLOCK_TABLE, ATTNRT_KV_LENS};
-    if (launch->tier != ATTNRT_TIER_DECODE_COMBINE)
-      for (size_t j = 0; j < sizeof inputs / sizeof *inputs; ++j)
-        if (present(kernel, inputs[j]))
-          add_memref(&params, call->data[inputs[j]],
-                     kernel->operands[inputs[j]].rank, call->sizes[inputs[j]],
-                     strides[inputs[j]]);
-    if (launch->tier != ATTNRT_TIER_PREFILL)
-      add_memref(&params, call->workspace, 3, workspace_sizes,
-                 workspace_strides);
-    if (launch->tier != ATTNRT_TIER_DECODE_SPLIT)
-      for (int operand = ATTNRT_O; operand <= ATTNRT_LSE; ++operand)
-        if (present(kernel, operand))
-          add_memref(&params, call->data[operand],
-                     kernel->operands[operand].rank, call->sizes[operand],
-                     strides[operand]);
+    for (int j = 0; j < launch->num_params; ++j) {
+      int operand = launch->params[j].operand;
+      if (launch->params[j].kind == ATTNRT_PARAM_WORKSPACE)
+        add_memref(&params, call->workspace, launch->workspace_rank, ws_shape,
+                   ws_strides);
+      else
+        add_memref(&params, call->data[operand],
+                   kernel->operands[operand].rank, call->sizes[operand],
+                   strides[operand]);
+    }
     for (int j = 0; j < params.count; ++j)
       params.pointers[j] = &params.values[j];
     long long grid[3];
-    grid_of(launch, &p, splits, grid);
+    grid_of(launch, &p, grid);
     attnrt_status status = attnrt_launch(
         loaded->kernels[i], (unsigned)grid[0], (unsigned)grid[1],
         (unsigned)grid[2], launch->threads, 1, 1, launch->shared_bytes,

@@ -196,6 +196,23 @@ static const struct fake_cuda_state *fake(void) {
   return state;
 }
 
+// Whether the last launch's parameters from `first` are the memref
+// descriptor of `data` with `rank` sizes and strides: allocated and aligned
+// pointer, offset 0, sizes, strides.
+static int is_memref(const struct fake_cuda_state *s, int first,
+                     const void *data, int rank, const long long *sizes,
+                     const long long *strides) {
+  const unsigned long long *v = s->last_params + first;
+  if (first + 3 + 2 * rank > s->last_param_count ||
+      v[0] != (unsigned long long)(uintptr_t)data || v[1] != v[0] || v[2])
+    return 0;
+  for (int d = 0; d < rank; ++d)
+    if (v[3 + d] != (unsigned long long)sizes[d] ||
+        v[3 + rank + d] != (unsigned long long)strides[d])
+      return 0;
+  return 1;
+}
+
 //===----------------------------------------------------------------------===//
 // The checks
 //===----------------------------------------------------------------------===//
@@ -279,6 +296,21 @@ static void check_prefill(void) {
     check(s->launches == launches + 1 && s->last_grid[0] == (tiny ? 7 : 4) &&
               s->last_grid[1] == 2 && s->last_grid[2] == 2 &&
               s->last_block[0] == (tiny ? 256 : 128),
+          line, NULL);
+    // The contract's params: q, k, v, o, lse, each a memref descriptor.
+    const long long q_sizes[4] = {B, 4, Sq, 64}, kv_sizes[4] = {B, 2, Sk, 64},
+                    kv_strides[4] = {2 * Sk * 64, Sk * 64, 64, 1},
+                    lse_sizes[3] = {B, 4, Sq}, lse_strides[3] = {4 * Sq, Sq, 1};
+    const long long q_strides[4] = {4 * Sq * 64, Sq * 64, 64, 1};
+    snprintf(line, sizeof line,
+             "prefill passed q, k, v, o, lse in order (%d parameters)",
+             s->last_param_count);
+    check(s->last_param_count == 4 * 11 + 9 &&
+              is_memref(s, 0, q.ptr, 4, q_sizes, q_strides) &&
+              is_memref(s, 11, k.ptr, 4, kv_sizes, kv_strides) &&
+              is_memref(s, 22, v.ptr, 4, kv_sizes, kv_strides) &&
+              is_memref(s, 33, o.ptr, 4, q_sizes, q_strides) &&
+              is_memref(s, 44, lse.ptr, 3, lse_sizes, lse_strides),
           line, NULL);
   }
   expect_written("prefill_run(valid)", o);
@@ -405,6 +437,25 @@ static void check_decode(void) {
     snprintf(line, sizeof line, "decode launched split + combine (%d launches)",
              s->launches - launches);
     check(s->launches == launches + 2, line, NULL);
+    // The combine, launched last, takes the workspace [rows, splits, Dv + 2]
+    // then o: one block per row.
+    attnrt_device_info info;
+    attnrt_get_device_info(&info, 0);
+    long long splits =
+        attnrt_decode_splits(info.multiprocessor_count, B * 2, max_blocks * 16);
+    const long long ws_sizes[3] = {24, splits, 66},
+                    ws_strides[3] = {splits * 66, 66, 1},
+                    o_sizes[4] = {B, 8, 1, 64}, o_strides[4] = {512, 64, 64, 1};
+    snprintf(line, sizeof line,
+             "decode combine passed workspace [24, %lld, 66], o on grid (%u, "
+             "%u, %u) (%d parameters)",
+             splits, s->last_grid[0], s->last_grid[1], s->last_grid[2],
+             s->last_param_count);
+    check(s->last_param_count == 9 + 11 && s->last_grid[0] == 24 &&
+              s->last_grid[1] == 1 && s->last_grid[2] == 1 &&
+              is_memref(s, 0, workspace.ptr, 3, ws_sizes, ws_strides) &&
+              is_memref(s, 9, o.ptr, 4, o_sizes, o_strides),
+          line, NULL);
   }
   expect_written("decode_run(valid)", o);
 }

@@ -10,6 +10,8 @@
 //   stub-driver     the fake driver, answering like the toolkit's stub
 //   missing-symbol  ATTNRT_CUDA_DRIVER names a fake driver without cuInit
 //   system-driver   whatever libcuda.so.1 the machine has, if any
+//   launch-contracts  hand-written launch tables (attnrt_attention.h), which
+//                   libattnrt checks before it needs a driver
 // Prints a line per check and "N passed, M failed"; exits 1 if any failed.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +21,7 @@
 #endif
 
 #include "attnrt.h"
+#include "attnrt_attention.h"
 #include "fake_cuda_driver.h"
 
 #include <dlfcn.h>
@@ -939,6 +942,89 @@ static void run_system_driver(void) {
         "attnrt_get_device_count agrees with attnrt_init (%d devices)", count);
 }
 
+//===----------------------------------------------------------------------===//
+// Launch contracts: libattnrt interprets the tables, checking them first
+//===----------------------------------------------------------------------===//
+
+// A prefill kernel q, k, v -> o over [B, H, S, 64] f16 whose one launch is
+// `launch`; sizes B = 2, Hq = 4, Hkv = 2, Sq = q_len, Sk = 8.
+static int can_implement(const attnrt_launch_facts *launch, long long q_len) {
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
+  attnrt_device_code code = {80, 0, 0, "", 1, launch, 1};
+  attnrt_attention_kernel kernel = {"contract", {{0}}, 0, &code, 1, loaded};
+  kernel.operands[ATTNRT_Q] = kernel.operands[ATTNRT_K] = tensor;
+  kernel.operands[ATTNRT_V] = kernel.operands[ATTNRT_O] = tensor;
+  attnrt_attention_call call;
+  memset(&call, 0, sizeof call);
+  const long long q[4] = {2, 4, q_len, 64}, kv[4] = {2, 2, 8, 64};
+  memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_O], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
+  memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
+  return attnrt_attention_can_implement(&kernel, &call);
+}
+
+static void expect_contract(const char *what, const attnrt_launch_facts *launch,
+                            long long q_len, int status, const char *message) {
+  int result = can_implement(launch, q_len);
+  const char *error = attnrt_last_error();
+  check(result == status && strstr(error, message) != NULL, "%s -> %d (%s)",
+        what, result, error);
+}
+
+static void run_launch_contracts(void) {
+  // grid [ceildiv(group_rows, 64), kv_heads, batch], params q, k, v, o.
+  const attnrt_launch_facts good = {
+      "k", ATTNRT_ROLE_PREFILL, 128, 0,
+      3, {{0, ATTNRT_SIZE_GROUP_ROWS, 64}, {1, ATTNRT_SIZE_KV_HEADS, 1},
+          {2, ATTNRT_SIZE_BATCH, 1}},
+      4, {{ATTNRT_PARAM_MEMREF, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_K},
+          {ATTNRT_PARAM_MEMREF, ATTNRT_V}, {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
+      0, 0, 0, {{0}}};
+  expect_contract("a prefill contract", &good, 100, ATTN_SUCCESS, "");
+  // The grid comes from the terms: y = rows = 2 * 4 * 9000 > 65535.
+  attnrt_launch_facts launch = good;
+  launch.grid[1].size = ATTNRT_SIZE_ROWS;
+  expect_contract("grid y = rows = 72000", &launch, 9000,
+                  ATTN_ERROR_UNSUPPORTED_SIZE,
+                  "kernel k would need a grid of 72000 blocks in y");
+  launch.grid[1].value = 2; // ceildiv(rows, 2) = 36000 fits
+  expect_contract("grid y = ceildiv(rows, 2)", &launch, 9000, ATTN_SUCCESS, "");
+  launch = good;
+  launch.grid[0].value = 0;
+  expect_contract("a grid term dividing by 0", &launch, 100, ATTN_ERROR_RUNTIME,
+                  "kernel k: grid term 0 (dimension 0, size 6, value 0)");
+  launch = good;
+  launch.grid[2].dim = 3;
+  expect_contract("a grid term in dimension 3", &launch, 100,
+                  ATTN_ERROR_RUNTIME, "grid term 2 (dimension 3");
+  launch = good;
+  launch.params[3].operand = ATTNRT_LSE;
+  expect_contract("a parameter passing an operand the kernel lacks", &launch,
+                  100, ATTN_ERROR_RUNTIME,
+                  "parameter 3 passes operand 6, which the kernel does not "
+                  "have");
+  launch = good;
+  launch.params[3].kind = ATTNRT_PARAM_WORKSPACE;
+  expect_contract("a workspace parameter without a workspace shape", &launch,
+                  100, ATTN_ERROR_RUNTIME, "launch has no workspace shape");
+  launch = good;
+  launch.params[0].kind = ATTNRT_PARAM_TENSOR_MAP;
+  expect_contract("a TMA tensor map parameter (reserved)", &launch, 100,
+                  ATTN_ERROR_UNSUPPORTED_DEVICE,
+                  "parameter 0 is a TMA tensor map, which this libattnrt "
+                  "cannot pass yet");
+  launch = good;
+  launch.num_params = ATTNRT_MAX_LAUNCH_PARAMS + 1;
+  expect_contract("too many parameters", &launch, 100, ATTN_ERROR_RUNTIME,
+                  "13 parameters (at most 12)");
+  launch = good;
+  launch.role = 7;
+  expect_contract("an unknown role", &launch, 100, ATTN_ERROR_RUNTIME,
+                  "kernel k: unknown role 7");
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -951,6 +1037,7 @@ int main(int argc, char **argv) {
       {"stub-driver", run_stub_driver},
       {"missing-symbol", run_missing_symbol},
       {"system-driver", run_system_driver},
+      {"launch-contracts", run_launch_contracts},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {

@@ -75,6 +75,8 @@ struct CUfunc_st {
   int static_shared_bytes;
   int max_threads;
   int max_dynamic_shared_bytes;
+  int param_count;                              // declared by the .entry
+  unsigned char param_bytes[FAKE_CUDA_MAX_PARAMS]; // 4 or 8
 };
 
 struct CUmod_st {
@@ -380,6 +382,20 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     struct CUfunc_st *kernel = &loaded->kernels[loaded->kernel_count++];
     memcpy(kernel->name, name, length);
     kernel->module = loaded;
+    // The parameter list: ".param .u64 NAME, ..." between the parentheses.
+    const char *open = name + length;
+    while (*open == ' ' || *open == '\t' || *open == '\n')
+      ++open;
+    const char *close = *open == '(' ? strchr(open, ')') : NULL;
+    for (const char *param = close ? strstr(open, ".param") : NULL;
+         param && param < close && kernel->param_count < FAKE_CUDA_MAX_PARAMS;
+         param = strstr(param + 1, ".param")) {
+      const char *type = param + strlen(".param");
+      while (*type == ' ' || *type == '\t')
+        ++type;
+      kernel->param_bytes[kernel->param_count++] =
+          strncmp(type + 2, "32", 2) == 0 ? 4 : 8;
+    }
   }
   ++fake_cuda_state.live_modules;
   *module = loaded;
@@ -620,6 +636,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,
   fake_cuda_state.last_block[1] = block_y;
   fake_cuda_state.last_block[2] = block_z;
   fake_cuda_state.last_shared_bytes = shared_bytes;
+  fake_cuda_state.last_param_count = function->param_count;
+  for (int i = 0; params && i < function->param_count; ++i) {
+    unsigned long long value = 0;
+    if (function->param_bytes[i] == 4)
+      value = *(const unsigned *)params[i];
+    else
+      value = *(const unsigned long long *)params[i];
+    fake_cuda_state.last_params[i] = value;
+  }
   if (strcmp(function->name, "fake_fill_u32") == 0)
     return run_fill_u32((unsigned)(threads * grid_x * grid_y * grid_z), params);
   return CUDA_SUCCESS;

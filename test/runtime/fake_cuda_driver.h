@@ -8,6 +8,8 @@
 #ifndef ATTNRT_TEST_FAKE_CUDA_DRIVER_H
 #define ATTNRT_TEST_FAKE_CUDA_DRIVER_H
 
+#define FAKE_CUDA_MAX_PARAMS 128
+
 struct fake_cuda_state {
   int init_calls;
   int primary_context_retains;
@@ -22,6 +24,10 @@ struct fake_cuda_state {
   int live_modules;
   int live_streams;
   int live_events;
+  /* The last launch's parameters, as many as its PTX .entry declares, each
+     read at its declared width (.u32 / .b64 ...). */
+  int last_param_count;
+  unsigned long long last_params[FAKE_CUDA_MAX_PARAMS];
 };
 
 #define FAKE_CUDA_STATE_SYMBOL "fake_cuda_state"

@@ -426,8 +426,7 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
   // before 64 rows on 8 warps, the runtime's last resort).
   auto order = llvm::to_vector(llvm::seq<size_t>(0, code.launches.size()));
   llvm::sort(order, [&](size_t a, size_t b) {
-    int64_t qa = code.launches[a].facts.lookup("block_q"),
-            qb = code.launches[b].facts.lookup("block_q");
+    int64_t qa = code.launches[a].blockQ(), qb = code.launches[b].blockQ();
     return qa != qb ? qa > qb : a < b;
   });
   std::vector<attn::KernelLaunch> sorted;
@@ -446,26 +445,31 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
   return success();
 }
 
-// The number of memrefs libattnrt passes to a launch of `tier`; checked
-// against the launch so the two cannot drift apart.
-int expectedArgs(const Kernel &kernel, int tier) {
-  auto has = [&](int o) { return kernel.operands[o].type ? 1 : 0; };
-  int inputs = has(ATTNRT_Q) + has(ATTNRT_K) + has(ATTNRT_V) +
-               has(ATTNRT_BLOCK_TABLE) + has(ATTNRT_KV_LENS);
-  int outputs = has(ATTNRT_O) + has(ATTNRT_LSE);
-  if (tier == ATTNRT_TIER_PREFILL)
-    return inputs + outputs;
-  if (tier == ATTNRT_TIER_DECODE_SPLIT)
-    return inputs + 1;
-  return 1 + outputs;
-}
-
-int tierOf(StringRef tier) {
-  return llvm::StringSwitch<int>(tier)
-      .Cases({"wmma", "mma"}, ATTNRT_TIER_PREFILL)
-      .Case("decode-split", ATTNRT_TIER_DECODE_SPLIT)
-      .Case("decode-combine", ATTNRT_TIER_DECODE_COMBINE)
-      .Default(0);
+// Whether libattnrt's tables can hold `launch`'s contract, and the
+// operands it passes are the kernel's: the contract is checked where it is
+// read, it is not rebuilt here. An error says what does not fit.
+std::string contractProblem(const Kernel &kernel,
+                            const attn::KernelLaunch &launch) {
+  attn::LaunchAttr contract = launch.contract;
+  if (!contract)
+    return "it has no attn.launch contract";
+  if (contract.getGrid().size() > ATTNRT_MAX_LAUNCH_TERMS ||
+      contract.getWorkspace().size() > ATTNRT_MAX_LAUNCH_TERMS)
+    return "its grid or workspace has more than " +
+           std::to_string(ATTNRT_MAX_LAUNCH_TERMS) + " terms";
+  if (contract.getParams().size() > ATTNRT_MAX_LAUNCH_PARAMS)
+    return "it has more than " + std::to_string(ATTNRT_MAX_LAUNCH_PARAMS) +
+           " parameters";
+  if (contract.getWorkspaceRank() > ATTNRT_MAX_RANK)
+    return "its workspace has rank " +
+           std::to_string(contract.getWorkspaceRank());
+  for (const attn::LaunchParam &param : contract.getParams())
+    if (param.kind != attn::LaunchParamKind::Workspace &&
+        !kernel.operands[static_cast<int>(param.operand)].type)
+      return "it passes operand '" +
+             attn::stringifyLaunchOperand(param.operand).str() +
+             "', which the kernel does not have";
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
@@ -538,15 +542,17 @@ std::string describeSpec(const Kernel &kernel) {
   }
   os << (any ? "" : " (defaults)") << "\n *   code:";
   for (const DeviceCode &code : kernel.code) {
-    os << " " << code.chip << " (" << code.launches.front().tier;
+    os << " " << code.chip << " (" << code.launches.front().tierName();
     // Prefill alternatives (attnrt_attention.h): the tiles the grid picks.
-    if (code.launches.size() > 1 && code.launches.back().tier == "mma") {
+    auto isPrefill = [](const attn::KernelLaunch &l) {
+      return l.contract.getRole() == attn::LaunchRole::Prefill;
+    };
+    if (llvm::count_if(code.launches, isPrefill) > 1) {
       os << ", block_q";
       for (const attn::KernelLaunch &l : code.launches) {
-        os << (&l == &code.launches.front() ? " " : " or ")
-           << l.facts.lookup("block_q");
-        if (l.threads != 128)
-          os << " (" << l.threads / 32 << " warps)";
+        os << (&l == &code.launches.front() ? " " : " or ") << l.blockQ();
+        if (l.contract.getThreads() != 128)
+          os << " (" << l.contract.getThreads() / 32 << " warps)";
       }
     }
     os << (code.cubin.empty() ? ", PTX)" : ", cubin + PTX)");
@@ -642,7 +648,8 @@ std::string jsonText(StringRef name, const std::vector<Kernel> &kernels) {
      << "\",\n  \"kernels\": [";
   for (auto [k, kernel] : llvm::enumerate(kernels)) {
     os << (k ? "," : "") << "\n    {\"name\": \"" << kernel.name
-       << "\", \"tier\": \"" << kernel.code.front().launches.front().tier
+       << "\", \"tier\": \""
+       << kernel.code.front().launches.front().tierName()
        << "\",\n     \"operands\": [";
     bool first = true;
     for (int arg = 0; arg < kernel.numArguments; ++arg)
@@ -698,6 +705,50 @@ std::string incbin(StringRef symbol, StringRef path) {
       .str();
 }
 
+// "ATTNRT_SIZE_GROUP_ROWS": the runtime's name of an enum case.
+std::string cName(StringRef prefix, StringRef name) {
+  return (prefix + upper(name)).str();
+}
+
+std::string termsText(ArrayRef<attn::LaunchTerm> terms) {
+  std::string s;
+  for (const attn::LaunchTerm &t : terms)
+    s += (s.empty() ? "{" : ", {") + std::to_string(t.dim) + ", " +
+         cName("ATTNRT_SIZE_", attn::stringifyLaunchSize(t.size)) + ", " +
+         std::to_string(t.value) + "}";
+  return s.empty() ? "{{0}}" : "{" + s + "}";
+}
+
+// One attnrt_launch_facts: `launch`'s contract, as attn-translate prints
+// it, then as data.
+std::string launchFacts(const attn::KernelLaunch &launch) {
+  attn::LaunchAttr c = launch.contract;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  std::string text;
+  llvm::raw_string_ostream(text) << c;
+  os << "    /* " << text << " */\n"
+     << "    {" << cString(launch.kernel) << ", "
+     << cName("ATTNRT_ROLE_", attn::stringifyLaunchRole(c.getRole())) << ", "
+     << c.getThreads() << ", " << c.getShared() << ",\n     "
+     << c.getGrid().size() << ", " << termsText(c.getGrid()) << ",\n     "
+     << c.getParams().size() << ", {";
+  for (auto [i, p] : llvm::enumerate(c.getParams()))
+    os << (i ? ", " : "") << "{"
+       << cName("ATTNRT_PARAM_", attn::stringifyLaunchParamKind(p.kind))
+       << ", "
+       << (p.kind == attn::LaunchParamKind::Workspace
+               ? std::string("0")
+               : cName("ATTNRT_", attn::stringifyLaunchOperand(p.operand)))
+       << "}";
+  os << "},\n     " << c.getWorkspaceRank() << ", "
+     << (c.hasWorkspace() ? c.getWorkspaceType().getIntOrFloatBitWidth() / 8
+                          : 0)
+     << ", " << c.getWorkspace().size() << ", "
+     << termsText(c.getWorkspace()) << "},\n";
+  return s;
+}
+
 std::string sourceText(StringRef name, const std::vector<Kernel> &kernels,
                        StringRef tempDir) {
   std::string s;
@@ -720,10 +771,7 @@ std::string sourceText(StringRef name, const std::vector<Kernel> &kernels,
       std::string launches = id + "_launches_" + code.chip;
       os << "\nstatic const attnrt_launch_facts " << launches << "[] = {\n";
       for (const attn::KernelLaunch &l : code.launches)
-        os << "    {" << cString(l.kernel) << ", " << tierOf(l.tier) << ", "
-           << l.threads << ", " << l.sharedBytes << ", "
-           << l.facts.lookup("block_q") << ", "
-           << l.facts.lookup("rows_per_block") << "},\n";
+        os << launchFacts(l);
       os << "};\n";
       for (bool cubin : {true, false}) {
         if (cubin && code.cubin.empty())
@@ -900,13 +948,10 @@ int main(int argc, char **argv) {
     for (StringRef chip : chips) {
       if (failed(compileForChip(*spec, kernel, chip, ptxas, tempDir)))
         return 1;
-      for (const attn::KernelLaunch &l : kernel.code.back().launches) {
-        int tier = tierOf(l.tier);
-        if (!tier || l.threads <= 0 || l.sharedBytes < 0 ||
-            l.numArgs != expectedArgs(kernel, tier))
-          fatal("internal error: unexpected launch of " + l.kernel + " (" +
-                l.describe() + ")");
-      }
+      for (const attn::KernelLaunch &l : kernel.code.back().launches)
+        if (std::string problem = contractProblem(kernel, l); !problem.empty())
+          fatal("internal error: cannot describe the launch of " + l.kernel +
+                " to libattnrt: " + problem + " (" + l.describe() + ")");
     }
   timer.step("lower to PTX" + std::string(ptxas.empty() ? "" : " + ptxas"));
 

@@ -2,10 +2,12 @@
 //
 // mlir-translate for attn. `--attn-ptx` takes a module after attn-to-ptx
 // and writes the PTX of its kernels, preceded by one comment line per
-// kernel launch that says how to launch it:
+// kernel launch that says how to launch it, from the launch's contract
+// (#attn.launch), on one line:
 //
 //   // attn.kernel prefill_wmma host=prefill tier=wmma threads=128
-//   //   smem=67584 block_q=64 group=4 args=5
+//   //   smem=67584 block_q=64 group=4 args=5 role=prefill
+//   //   grid=[ceildiv(group_rows,64),kv_heads,batch] params=[q,k,v,o,lse]
 //
 //   attn-opt spec.mlir --attn-to-ptx=chip=sm_80 | attn-translate --attn-ptx
 //

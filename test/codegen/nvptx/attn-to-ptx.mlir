@@ -33,7 +33,7 @@
 // TURING: error: the mma tier (softmax=registers) needs sm_80 or newer (mma.sync, ldmatrix); got sm_75
 // BADTIER: attn-to-ptx: option 'prefill' must be mma or wmma, got 'flash'
 
-// MMA: // attn.kernel window_softcap_wmma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=128 group=8 args=5
+// MMA: // attn.kernel window_softcap_wmma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=128 group=8 args=5 role=prefill grid=[ceildiv(group_rows,128),kv_heads,batch] params=[q,k,v,o,lse]{{$}}
 // WMMA: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
 // Dynamic shared memory is the extern array PTX expects (not a demoted
 // one-byte variable).

@@ -1,0 +1,103 @@
+//===- LaunchContract.cpp - #attn.launch for the NVIDIA tiers -------------===//
+
+#include "codegen/nvptx/LaunchContract.h"
+
+#include "lib/Transforms/L1Nest.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+LaunchOperands LaunchOperands::of(const L1Nest &nest) {
+  L1Nest n = nest; // the op accessors are not const
+  LaunchOperands operands;
+  operands.blockTable = n.loadK.getBlockTable() != nullptr;
+  // inputOperands() passes q, k, v, [block_table], then kv_lens, the one
+  // memref the nest's length computation reads.
+  operands.kvLens =
+      inputOperands(nest).size() > 3 + (operands.blockTable ? 1u : 0u);
+  operands.lse = n.storeLse != nullptr;
+  return operands;
+}
+
+// q, k, v, [block_table], [kv_lens]: what every kernel of a nest reads.
+static void addInputs(SmallVectorImpl<LaunchParam> &params,
+                      LaunchOperands operands) {
+  for (LaunchOperand o : {LaunchOperand::Q, LaunchOperand::K, LaunchOperand::V})
+    params.push_back(LaunchParam::memref(o));
+  if (operands.blockTable)
+    params.push_back(LaunchParam::memref(LaunchOperand::BlockTable));
+  if (operands.kvLens)
+    params.push_back(LaunchParam::memref(LaunchOperand::KVLens));
+}
+
+static void addOutputs(SmallVectorImpl<LaunchParam> &params,
+                       LaunchOperands operands) {
+  params.push_back(LaunchParam::memref(LaunchOperand::O));
+  if (operands.lse)
+    params.push_back(LaunchParam::memref(LaunchOperand::Lse));
+}
+
+// The decode tier's workspace: per query row and split, Dv partial sums,
+// the running max and the running sum.
+static SmallVector<LaunchTerm> workspaceShape(MemRefType workspace) {
+  return {LaunchTerm::of(0, LaunchSize::Rows),
+          LaunchTerm::of(1, LaunchSize::Splits),
+          LaunchTerm::constant(2, workspace.getDimSize(2))};
+}
+
+LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, StringRef tier,
+                                     int64_t threads, int64_t sharedBytes,
+                                     int64_t blockQ, int64_t group) {
+  LaunchOperands operands = LaunchOperands::of(nest);
+  SmallVector<LaunchParam> params;
+  addInputs(params, operands);
+  addOutputs(params, operands);
+  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::GroupRows, blockQ),
+                       LaunchTerm::of(1, LaunchSize::KVHeads),
+                       LaunchTerm::of(2, LaunchSize::Batch)};
+  return LaunchAttr::get(nest.forall->getContext(), LaunchRole::Prefill, tier,
+                         threads, sharedBytes, grid, params, {}, Type(),
+                         blockQ, group);
+}
+
+LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, int64_t threads,
+                                         int64_t sharedBytes, int64_t blockQ,
+                                         int64_t group, MemRefType workspace) {
+  LaunchOperands operands = LaunchOperands::of(nest);
+  SmallVector<LaunchParam> params;
+  addInputs(params, operands);
+  params.push_back(LaunchParam::workspace());
+  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::Splits),
+                       LaunchTerm::of(1, LaunchSize::KVHeads),
+                       LaunchTerm::of(2, LaunchSize::Batch),
+                       LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
+  return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeSplit,
+                         "decode", threads, sharedBytes, grid, params,
+                         workspaceShape(workspace),
+                         workspace.getElementType(), blockQ, group);
+}
+
+LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
+                                           int64_t sharedBytes,
+                                           int64_t rowsPerBlock,
+                                           MemRefType workspace) {
+  LaunchOperands operands = LaunchOperands::of(nest);
+  SmallVector<LaunchParam> params{LaunchParam::workspace()};
+  addOutputs(params, operands);
+  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::Rows, rowsPerBlock),
+                       LaunchTerm::constant(1, 1), LaunchTerm::constant(2, 1)};
+  return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeCombine,
+                         "decode", threads, sharedBytes, grid, params,
+                         workspaceShape(workspace),
+                         workspace.getElementType(), /*blockQ=*/0,
+                         /*group=*/0);
+}
+
+void mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,
+                                   LaunchAttr contract) {
+  launch->setAttr(kLaunchAttrName, contract);
+}
+
+LaunchAttr mlir::attn::getLaunchContract(gpu::LaunchFuncOp launch) {
+  return launch->getAttrOfType<LaunchAttr>(kLaunchAttrName);
+}

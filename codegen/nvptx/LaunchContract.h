@@ -1,0 +1,62 @@
+//===- LaunchContract.h - #attn.launch for the NVIDIA tiers -----*- C++ -*-===//
+//
+// The tiers describe each gpu.launch_func they build with one declared
+// #attn.launch (dialect/AttnAttrs.td): the grid as a function of named
+// sizes, the kernel parameters in order, the shared memory and the
+// workspace. Hosts that do not read the IR (attn-compile's tables,
+// libattnrt) launch from that contract alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_NVPTX_LAUNCHCONTRACT_H
+#define ATTN_CODEGEN_NVPTX_LAUNCHCONTRACT_H
+
+#include "dialect/AttnDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::attn {
+
+struct L1Nest;
+
+/// The attribute name a launch's contract goes under.
+inline constexpr llvm::StringLiteral kLaunchAttrName = "attn.launch";
+
+/// Which of attn.attention's optional operands a kernel takes.
+struct LaunchOperands {
+  bool blockTable = false, kvLens = false, lse = false;
+
+  /// The operands of `nest`'s attention, as inputOperands() and the
+  /// stores pass them.
+  static LaunchOperands of(const L1Nest &nest);
+};
+
+/// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
+/// head, batch); params q, k, v, [block_table], [kv_lens], o, [lse].
+LaunchAttr prefillLaunch(const L1Nest &nest, StringRef tier, int64_t threads,
+                         int64_t sharedBytes, int64_t blockQ, int64_t group);
+
+/// Split-K decode, first launch: one block per (split, K/V head, batch x Q
+/// tile); params q, k, v, [block_table], [kv_lens], workspace. `workspace`
+/// is the type of the workspace operand, [rows, splits, Dv + 2].
+LaunchAttr decodeSplitLaunch(const L1Nest &nest, int64_t threads,
+                             int64_t sharedBytes, int64_t blockQ,
+                             int64_t group, MemRefType workspace);
+
+/// Split-K decode, second launch: one block per `rowsPerBlock` query rows;
+/// params workspace, o, [lse].
+LaunchAttr decodeCombineLaunch(const L1Nest &nest, int64_t threads,
+                               int64_t sharedBytes, int64_t rowsPerBlock,
+                               MemRefType workspace);
+
+/// Attaches `contract` to `launch` as kLaunchAttrName. The dialect verifies
+/// it against the launch (params against the kernel operands, threads and
+/// shared memory against the launch's constants).
+void setLaunchContract(gpu::LaunchFuncOp launch, LaunchAttr contract);
+
+/// `launch`'s contract; null if it has none.
+LaunchAttr getLaunchContract(gpu::LaunchFuncOp launch);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CODEGEN_NVPTX_LAUNCHCONTRACT_H
