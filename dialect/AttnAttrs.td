@@ -60,6 +60,35 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
   }];
 }
 
+def Attn_Tier : I32EnumAttr<"Tier", "the NVIDIA tier that lowers an L1 nest", [
+    I32EnumAttrCase<"WMMA", 0, "wmma">,
+    I32EnumAttrCase<"MMA", 1, "mma">,
+    I32EnumAttrCase<"Decode", 2, "decode">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_TierAttr : EnumAttr<Attn_Dialect, Attn_Tier, "tier"> {
+  let summary = "which NVIDIA tier lowers an attention op's loop nest";
+  let description = [{
+    `attn-select-tier` sets `attn.tier` on each `attn.attention`;
+    `attn-tile` copies it onto the op's loop nest, and each tier's pass
+    (`attn-to-wmma`, `attn-to-mma`, `attn-to-decode`) lowers the nests
+    marked with its own tier.
+
+    - `wmma`: WMMA m16n16k16 tensor cores with the scores staged through
+      shared memory (sm_75+);
+    - `mma`: mma.sync m16n8k16 and ldmatrix with the scores and the online
+      softmax in registers (sm_80+);
+    - `decode`: split-K SIMT kernels for few query rows per K/V head.
+
+    ```mlir
+    attn.attention ... {attn.tier = #attn.tier<mma>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
   let summary = "how attn-tile tiles one attention op, and how a GPU tier runs it";
   let description = [{

@@ -24,7 +24,7 @@ def Attn_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   // Discardable `attn.*` attributes are declared: a misspelled name or a
-  // mistyped `attn.launch` is an error (AttnDialect.cpp).
+  // mistyped value is an error (AttnDialect.cpp).
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Defined beside the attribute storage classes (AttnAttrs.cpp).

@@ -23,7 +23,7 @@ void AttnDialect::initialize() {
 
 // The discardable attributes attn's passes set, each with its type.
 static constexpr llvm::StringLiteral kKnownAttrs[] = {
-    "attn.launch", "attn.tier", "attn.schedule", "attn.kv_loop"};
+    "attn.launch", kTierAttrName, kScheduleAttrName, kKVLoopAttrName};
 
 // attn.launch on a gpu.launch_func: its params must match the kernel
 // operands, its threads and shared memory the launch's own constants.
@@ -84,6 +84,18 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                    ? " (launch facts are fields of attn.launch)"
                    : "");
   }
+  Attribute value = attr.getValue();
+  if (name == kTierAttrName && !isa<TierAttr>(value))
+    return op->emitError() << "'" << name
+                           << "' must be a #attn.tier<wmma|mma|decode>, got "
+                           << value;
+  if (name == kScheduleAttrName && !isa<ScheduleAttr>(value))
+    return op->emitError() << "'" << name
+                           << "' must be a #attn.schedule<...>, got " << value;
+  if (name == kKVLoopAttrName &&
+      (!isa<UnitAttr>(value) || op->getName().getStringRef() != "scf.for"))
+    return op->emitError() << "'" << name
+                           << "' is a unit attribute of an scf.for";
   if (name == "attn.launch") {
     auto contract = dyn_cast<LaunchAttr>(attr.getValue());
     if (!contract)

@@ -19,4 +19,21 @@
 #define GET_OP_CLASSES
 #include "dialect/AttnOps.h.inc"
 
+namespace mlir::attn {
+
+// The discardable attributes attn attaches to ops of other dialects; the
+// dialect verifies each (AttnDialect::verifyOperationAttribute).
+
+/// `#attn.tier<...>` on an attn.attention or its L1 loop nest (scf.forall):
+/// the NVIDIA tier that lowers it.
+inline constexpr llvm::StringLiteral kTierAttrName = "attn.tier";
+/// `#attn.schedule<...>` on an L1 loop nest: the tiles and, for the GPU
+/// tiers, warps and stages it was tiled with.
+inline constexpr llvm::StringLiteral kScheduleAttrName = "attn.schedule";
+/// A unit attribute on the K/V loop (scf.for) built by attn-tile, which
+/// attn-split-kv rewrites.
+inline constexpr llvm::StringLiteral kKVLoopAttrName = "attn.kv_loop";
+
+} // namespace mlir::attn
+
 #endif // ATTN_DIALECT_ATTNDIALECT_H

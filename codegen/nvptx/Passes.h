@@ -3,7 +3,12 @@
 #ifndef ATTN_CODEGEN_NVPTX_PASSES_H
 #define ATTN_CODEGEN_NVPTX_PASSES_H
 
+#include "codegen/nvptx/Target.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -20,15 +25,15 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "codegen/nvptx/Passes.h.inc"
 
-/// Compute capability of "sm_XY[a]" (e.g. 80), or failure.
-FailureOr<int> parseChip(StringRef chip);
-
-/// Largest dynamic shared memory a block may opt into on `sm`, in bytes.
-int64_t maxSharedMemoryBytes(int sm);
-
-/// The prefill tier attn-to-ptx uses on `sm` unless told: "mma" from sm_80,
-/// else "wmma".
-StringRef defaultPrefillTier(int sm);
+/// The schedule defaults of attn-select-tier (SelectTier.cpp), also used
+/// by the tiers on nests whose schedule leaves a field at 0.
+/// Warps of a `tier` block of `blockQ` rows: the mma tier gives a warp up
+/// to two 16-row m-tiles (at most 4 warps), so K/V fragments feed more
+/// mma.sync; the wmma tier one per 16 rows.
+int64_t defaultWarps(Tier tier, int64_t blockQ);
+/// K/V tiles in flight on `sm`: two with cp.async (sm_80+), else one
+/// loaded synchronously, which also keeps D = 128 inside Turing's 64 KiB.
+int64_t defaultStages(int sm);
 
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
 /// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;

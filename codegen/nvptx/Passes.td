@@ -6,68 +6,100 @@
 include "mlir/Pass/PassBase.td"
 
 def AttnToWMMA : Pass<"attn-to-wmma", "ModuleOp"> {
-  let summary = "lower L1 loop nests to WMMA + cp.async GPU kernels (wmma tier)";
+  let summary = "lower L1 nests to WMMA kernels with the scores in shared "
+                "memory (wmma tier, sm_75+)";
   let description = [{
-    Each `scf.forall` loop nest made by `attn-tile` becomes a `gpu.func`
-    kernel in `gpu.module @attn_kernels`, and the host function launches it
-    with `gpu.launch_func`: one thread block of 32 * block_q / 16 threads
-    per (Q tile, K/V head, batch). Q and double-buffered K/V tiles are
-    copied to padded shared memory with 16-byte `cp.async` (zero-filled past
-    the end; plain vector loads below sm_80); `attn.qk` and `attn.pv` run on
-    WMMA m16n16k16 fragments, one warp per 16 query rows; the mask and the
-    online softmax run on the score tile in shared memory (WMMA fragments
-    are opaque), two threads per row. The kernel arguments are the
-    attention operands in the order q, k, v, [block_table], [kv_lens], o,
-    [lse], each passed as an MLIR memref descriptor.
+    Each L1 loop nest of `attn-tile` marked `attn.tier = #attn.tier<wmma>`
+    (or unmarked) becomes a `gpu.func` `@<function>_wmma` in
+    `gpu.module @attn_kernels`, and the host function launches it with a
+    `gpu.launch_func` that carries its `#attn.launch` contract: one block
+    of 32 * block_q / 16 threads per (Q tile, K/V head, batch).
 
-    With `softmax=registers` (the `mma` tier, sm_80+) the tile products run
-    on mma.sync m16n8k16 with ldmatrix loads, and S, P, the mask and the
-    online softmax stay in registers in mma.sync's accumulator layout: P is
-    repacked from the accumulator layout into A operands without touching
-    shared memory, row maxima and sums take quad shuffles, and the rescale
-    multiplies the accumulators in place. bf16 inputs always take mma.sync
-    (WMMA has no bf16).
+    Parts (PrefillPlan.h): WMMA m16n16k16 (mma.sync for bf16, which WMMA
+    lacks), padded shared tiles, a ring of 16-byte `cp.async` stages on
+    sm_80+ (plain loads below), and the shared-memory score stage
+    (ScoresInShared.cpp): the mask and online softmax run on the score
+    tile in shared memory, two threads per row, because WMMA fragments are
+    opaque. The kernel arguments are q, k, v, [block_table], [kv_lens], o,
+    [lse], each an MLIR memref descriptor.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "target GPU (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a)">,
-    Option<"softmax", "softmax", "std::string", /*default=*/"\"shared\"",
-           "where the scores live: shared (wmma tier) or registers (mma "
-           "tier, sm_80+)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
-                           "NVVM::NVVMDialect", "vector::VectorDialect",
-                           "math::MathDialect"];
+                           "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "vector::VectorDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
+}
+
+def AttnToMMA : Pass<"attn-to-mma", "ModuleOp"> {
+  let summary = "lower L1 nests to mma.sync kernels with the scores in "
+                "registers (mma tier, sm_80+)";
+  let description = [{
+    Each L1 loop nest marked `attn.tier = #attn.tier<mma>` (or unmarked)
+    becomes a kernel `@<function>_mma` and its launch, as attn-to-wmma.
+
+    Parts (PrefillPlan.h): mma.sync m16n8k16 with ldmatrix loads (.trans
+    for V), XOR-swizzled Q/K/V rows (padded where a row is not a multiple
+    of 64 elements), a ring of `stages` cp.async K/V tiles, and the
+    register score stage (ScoresInRegisters.cpp): S, P, the mask and the
+    online softmax stay in mma.sync's accumulator layout, P is repacked
+    into A operands without shared memory, row maxima and sums take quad
+    shuffles, the rescale is skipped unless a row's maximum grows past
+    the slack. Warps beyond one per 16 rows (two 16-row m-tiles at most)
+    split each K/V tile's keys; their states merge at the end.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "target GPU (sm_80, sm_86, sm_89, sm_90, sm_90a)">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "vector::VectorDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
 }
 
 def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
   let summary = "choose the NVIDIA tier (and Q tile) of each attn.attention";
   let description = [{
-    Sets `attn.tier` on each `attn.attention` that has none: `decode` when
-    the query length is static and a K/V head's query rows (group x Sq) fit
-    one 16-row block and D == Dv is a head dim the decode tier reads with
-    16-byte loads, else `wmma`. For `decode` it also sets the schedule's
-    `block_q` to those rows, rounded up to a power of two. With
-    `mma-tiles` (attn-to-ptx sets it for the mma tier), prefill ops with no
-    schedule get the tiles measured best for that tier on an H100: 128 x 64
-    for head dims up to 64, and up to 128 where two such blocks fit an SM's
-    shared memory (`sm` >= 90), else 128 x 32 (larger head dims keep the
-    pipeline's 64 x 32). attn-tile copies the tier onto the loop nest; each
+    Sets `attn.tier` (`#attn.tier<...>`) on each `attn.attention` that has
+    none: `decode` when the query length is static and a K/V head's query
+    rows (group x Sq) fit one 16-row block and D == Dv is a head dim the
+    decode tier reads with 16-byte loads, else the `prefill` tier. It
+    fills in the schedule fields the op leaves at 0 with the tier's
+    defaults, which live here and nowhere else (the tiers call the same
+    functions, Passes.h, when run on nests without them):
+
+    - decode: `block_q` = those rows rounded up to a power of two,
+      `block_kv` 32 (the decode tier reads keys one at a time);
+    - mma: the tiles measured best on an H100, 128 x 64 for head dims up
+      to 64, and up to 128 where two such blocks fit an SM's shared
+      memory (`sm` >= 90), else 128 x 32; 64 x 32 past D128;
+    - wmma: 64 x 32 (32 keys let three blocks share an SM);
+    - `warps`: mma, up to two 16-row m-tiles per warp (at most 4 warps);
+      wmma, one warp per 16 rows; `stages`: 2 with cp.async (sm_80+),
+      else 1.
+
+    attn-tile copies the tier and the schedule onto the loop nest; each
     tier's pass lowers its own nests.
   }];
   let options = [
-    Option<"mmaTiles", "mma-tiles", "bool", /*default=*/"false",
-           "give prefill ops the mma tier's measured default tiles">,
+    Option<"prefill", "prefill", "std::string", /*default=*/"\"mma\"",
+           "the tier of prefill ops: mma (sm_80+) or wmma">,
     Option<"sm", "sm", "int", /*default=*/"80",
            "the target's SM version (90 for sm_90): how much shared memory "
            "the tiles may take">,
   ];
 }
 
-def AttnToSplitDecode : Pass<"attn-to-split-decode", "ModuleOp"> {
+def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
   let summary = "lower decode loop nests to split-K SIMT kernels";
   let description = [{
-    Each loop nest of attn-tile marked `attn.tier = "decode"` becomes two
+    Each loop nest of attn-tile marked `attn.tier = #attn.tier<decode>`
+    becomes two
     kernels: a split kernel, one 128-thread block per (split, K/V head,
     batch x Q tile), in which groups of D / 8 lanes read one key at a time
     with 16-byte loads (K and V read once for all query heads of a GQA
@@ -80,8 +112,10 @@ def AttnToSplitDecode : Pass<"attn-to-split-decode", "ModuleOp"> {
     is appended to the host function's arguments; N, its dim 1, is the
     split count the caller chooses at run time.
   }];
-  let dependentDialects = ["gpu::GPUDialect", "vector::VectorDialect",
-                           "math::MathDialect"];
+  let dependentDialects = ["gpu::GPUDialect", "NVVM::NVVMDialect",
+                           "LLVM::LLVMDialect", "vector::VectorDialect",
+                           "math::MathDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect", "arith::ArithDialect"];
 }
 
 def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",

@@ -46,33 +46,33 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
                  << options.chip << "'\n";
     return failure();
   }
-  // The wmma tier's tile: 64 query rows (4 warps) x 32 keys. Measured on
-  // an H100 (bench/RESULTS.md): 32 keys beat 64 (136 vs 114 TFLOP/s at
-  // D128, 107 vs 97 at D64) because the smaller score tile and fewer
-  // registers let three blocks share an SM instead of two; 128-row tiles
-  // were no faster. It also keeps D = 128 inside Turing's 64 KiB. An op's
-  // own schedule attribute overrides this.
-  AttnTileOptions tile;
-  tile.blockQ = 64;
-  tile.blockKV = 32;
   std::string prefill = options.prefill;
   if (prefill.empty())
-    prefill = defaultPrefillTier(*sm).str();
-  if (prefill != "mma" && prefill != "wmma") {
+    prefill = stringifyTier(defaultPrefillTier(*sm)).str();
+  std::optional<Tier> tier = symbolizeTier(prefill);
+  if (!tier || *tier == Tier::Decode) {
     llvm::errs() << "attn-to-ptx: option 'prefill' must be mma or wmma, got '"
                  << prefill << "'\n";
     return failure();
   }
+  if (*sm < minimumSm(*tier)) {
+    llvm::errs() << "attn-to-ptx: the " << prefill << " tier needs sm_"
+                 << minimumSm(*tier) << " or newer; got " << options.chip
+                 << "\n";
+    return failure();
+  }
+  // The selection pass chooses every schedule field; attn-tile and the
+  // tiers read them from the ops.
   AttnSelectTierOptions select;
-  select.mmaTiles = prefill == "mma";
+  select.prefill = prefill;
   select.sm = *sm;
   pm.addNestedPass<func::FuncOp>(createAttnSelectTier(select));
-  pm.addNestedPass<func::FuncOp>(createAttnTile(tile));
-  AttnToWMMAOptions wmma;
-  wmma.chip = options.chip;
-  wmma.softmax = prefill == "mma" ? "registers" : "shared";
-  pm.addPass(createAttnToWMMA(wmma));
-  pm.addPass(createAttnToSplitDecode());
+  pm.addNestedPass<func::FuncOp>(createAttnTile());
+  if (*tier == Tier::MMA)
+    pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
+  else
+    pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
+  pm.addPass(createAttnToDecode());
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.
@@ -90,12 +90,10 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
                  << "/nvvm/libdevice'; pass cuda-path=<CUDA toolkit>\n";
     return failure();
   }
-  // PTX ISA 8.0 is understood by CUDA 12.0+ drivers and covers sm_90a;
-  // Blackwell needs 8.6 (sm_100) or 8.7 (sm_120), and CUDA 12.8+.
-  const char *ptx = *sm >= 120 ? "+ptx87" : *sm >= 100 ? "+ptx86" : "+ptx80";
+  StringRef ptx = ptxFeatures(*sm);
   std::string text =
       "canonicalize,cse,nvvm-attach-target{chip=" + options.chip +
-      " features=" + ptx + " O=3},"
+      " features=" + ptx.str() + " O=3},"
       "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
       "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts,"
       "attn-extern-dynamic-shared),"
@@ -108,7 +106,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
 void mlir::attn::registerNVPTXPipelines() {
   registerPassPipeline(
       "attn-to-ptx",
-      "lower attn.attention to PTX kernels (wmma tier) and their launches",
+      "lower attn.attention to PTX kernels (decode, mma or wmma tier) and "
+      "their launches",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)>) -> LogicalResult {
         PTXPipelineOptions options;
@@ -116,7 +115,7 @@ void mlir::attn::registerNVPTXPipelines() {
           return failure();
         return buildPTXPipeline(pm, options);
       },
-      [](function_ref<void(const detail::PassOptions &)> handler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
         handler(PTXPipelineOptions());
       });
 }

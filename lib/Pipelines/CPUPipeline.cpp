@@ -51,7 +51,7 @@ void mlir::attn::registerPipelines() {
           return failure();
         return buildCPUPipeline(pm, options);
       },
-      [](function_ref<void(const detail::PassOptions &)> handler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
         handler(CPUPipelineOptions());
       });
 }

@@ -3,6 +3,7 @@
 #ifndef ATTN_LIB_TRANSFORMS_PASSES_H
 #define ATTN_LIB_TRANSFORMS_PASSES_H
 
+#include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -19,9 +20,6 @@ namespace mlir::attn {
 
 #define GEN_PASS_REGISTRATION
 #include "lib/Transforms/Passes.h.inc"
-
-/// Marks the K/V loop built by attn-tile, which attn-split-kv rewrites.
-inline constexpr llvm::StringLiteral kKVLoopAttrName = "attn.kv_loop";
 
 } // namespace mlir::attn
 

@@ -140,11 +140,11 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
       b, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), qTiles},
       ValueRange{}, std::nullopt);
   // A tier chosen for the op (attn-select-tier) follows it to its nest.
-  if (Attribute tier = op->getAttr("attn.tier"))
-    forall->setAttr("attn.tier", tier);
+  if (Attribute tier = op->getAttr(kTierAttrName))
+    forall->setAttr(kTierAttrName, tier);
   // So do the schedule's warps and stages, which the tiers read there.
   if (ScheduleAttr schedule = op.getScheduleAttr())
-    forall->setAttr("attn.schedule", schedule);
+    forall->setAttr(kScheduleAttrName, schedule);
   b.setInsertionPointToStart(forall.getBody());
   Value bIdx = forall.getInductionVar(0);
   Value head = forall.getInductionVar(1);

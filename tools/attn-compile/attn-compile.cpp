@@ -359,20 +359,20 @@ constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
 // on 128-row mma tiles. Only that pass runs here, not the whole lowering.
 bool wantsSmallGridVariants(ModuleOp spec, const Kernel &kernel, int sm) {
   if (attn::AttentionOp(kernel.op).getScheduleAttr() ||
-      attn::defaultPrefillTier(sm) != "mma")
+      attn::defaultPrefillTier(sm) != attn::Tier::MMA)
     return false;
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
   PassManager pm(spec.getContext());
   attn::AttnSelectTierOptions select;
-  select.mmaTiles = true;
+  select.prefill = "mma";
   select.sm = sm;
   pm.addNestedPass<func::FuncOp>(attn::createAttnSelectTier(select));
   if (failed(pm.run(*module)))
     return false; // the lowering reports it
   bool wants = false;
   module->walk([&](attn::AttentionOp op) {
-    auto tier = op->getAttrOfType<StringAttr>("attn.tier");
-    wants = tier && tier.getValue() == "wmma" && op.getScheduleAttr() &&
+    auto tier = op->getAttrOfType<attn::TierAttr>(attn::kTierAttrName);
+    wants = tier && tier.getValue() == attn::Tier::MMA && op.getScheduleAttr() &&
             op.getScheduleAttr().getBlockQ() > kSmallGridTiles[0].rows;
   });
   return wants;

@@ -1,12 +1,17 @@
 // attn-select-tier: few static query rows per K/V head -> decode (with a
-// Q tile of those rows, rounded up to a power of two); otherwise wmma.
-// RUN: attn-opt %s --attn-select-tier | FileCheck %s
-// RUN: attn-opt %s --attn-select-tier=mma-tiles | FileCheck %s --check-prefix=MMA
-// RUN: attn-opt %s "--attn-select-tier=mma-tiles sm=90" | FileCheck %s --check-prefix=SM90
+// Q tile of those rows, rounded up to a power of two); otherwise the
+// prefill tier it is told (mma by default). It fills in every schedule
+// field the op leaves at 0: tiles, warps and stages.
+// RUN: attn-opt %s "--attn-select-tier=prefill=wmma" | FileCheck %s --check-prefix=WMMA
+// RUN: attn-opt %s --attn-select-tier | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s "--attn-select-tier=prefill=mma sm=90" | FileCheck %s --check-prefix=SM90
+// RUN: attn-opt %s "--attn-select-tier=prefill=wmma sm=75" | FileCheck %s --check-prefix=TURING
+// RUN: not attn-opt %s "--attn-select-tier=prefill=decode" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: attn-select-tier: option 'prefill' must be mma or wmma, got 'decode'
 
-// CHECK-LABEL: func.func @decode_gqa4
-// CHECK: attn.attention {{.*}} schedule = <block_q = 4>
-// CHECK-SAME: {attn.tier = "decode"}
+// MMA-LABEL: func.func @decode_gqa4
+// MMA: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32>
+// MMA-SAME: {attn.tier = #attn.tier<decode>}
 func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
                        %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
   attn.attention q(%q : memref<?x8x1x128xf16>) k(%k : memref<?x2x?x128xf16>)
@@ -15,9 +20,9 @@ func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
 }
 
 // Three queries of a GQA-4 group: 12 rows, a 16-row tile.
-// CHECK-LABEL: func.func @speculative
-// CHECK: schedule = <block_q = 16>
-// CHECK-SAME: {attn.tier = "decode"}
+// MMA-LABEL: func.func @speculative
+// MMA: schedule = <block_q = 16, block_kv = 32>
+// MMA-SAME: {attn.tier = #attn.tier<decode>}
 func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
                        %v: memref<?x2x?x64xbf16>, %o: memref<?x8x3x64xbf16>) {
   attn.attention q(%q : memref<?x8x3x64xbf16>) k(%k : memref<?x2x?x64xbf16>)
@@ -25,23 +30,30 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
   return
 }
 
-// A dynamic query length, too many rows, or D != Dv: the wmma tier.
-// CHECK-LABEL: func.func @prefill
-// CHECK: -> o(%{{.*}} : memref<?x8x?x64xf16>) {attn.tier = "wmma"}
+// A dynamic query length, too many rows, or D != Dv: the prefill tier.
+// The wmma tier's tiles: 64 x 32, one warp per 16 rows; two cp.async
+// stages, one on Turing (no cp.async).
+// WMMA-LABEL: func.func @prefill
+// WMMA: schedule = <block_q = 64, block_kv = 32, warps = 4, stages = 2>
+// WMMA-SAME: {attn.tier = #attn.tier<wmma>}
+// WMMA-LABEL: func.func @long_rows
+// WMMA: {attn.tier = #attn.tier<wmma>}
+// WMMA-LABEL: func.func @dv_differs
+// WMMA: {attn.tier = #attn.tier<wmma>}
+// TURING-LABEL: func.func @prefill
+// TURING: schedule = <block_q = 64, block_kv = 32, warps = 4, stages = 1>
 // The mma tier's measured tiles: 128 x 64 up to D64; up to D128 128 x 64
-// where two blocks fit an SM's shared memory (sm_90), else 128 x 32.
+// where two blocks fit an SM's shared memory (sm_90), else 128 x 32; four
+// warps of two m-tiles.
 // MMA-LABEL: func.func @prefill
-// MMA: schedule = <block_q = 128, block_kv = 64>
+// MMA: schedule = <block_q = 128, block_kv = 64, warps = 4, stages = 2>
+// MMA-SAME: {attn.tier = #attn.tier<mma>}
 // MMA-LABEL: func.func @dv_differs
-// MMA: schedule = <block_q = 128, block_kv = 32>
+// MMA: schedule = <block_q = 128, block_kv = 32, warps = 4, stages = 2>
 // SM90-LABEL: func.func @prefill
-// SM90: schedule = <block_q = 128, block_kv = 64>
+// SM90: schedule = <block_q = 128, block_kv = 64, warps = 4, stages = 2>
 // SM90-LABEL: func.func @dv_differs
-// SM90: schedule = <block_q = 128, block_kv = 64>
-// CHECK-LABEL: func.func @long_rows
-// CHECK: {attn.tier = "wmma"}
-// CHECK-LABEL: func.func @dv_differs
-// CHECK: {attn.tier = "wmma"}
+// SM90: schedule = <block_q = 128, block_kv = 64, warps = 4, stages = 2>
 func.func @prefill(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
                    %v: memref<?x2x?x64xf16>, %o: memref<?x8x?x64xf16>) {
   attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
@@ -61,16 +73,30 @@ func.func @dv_differs(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
   return
 }
 
-// A schedule that sets only some fields keeps them; the tile sizes it
-// leaves at 0 get the defaults.
+// A schedule that sets only some fields keeps them; the fields it leaves
+// at 0 get the defaults (warps for the op's own block_q).
 // MMA-LABEL: func.func @partial_schedule
-// MMA: schedule = <block_q = 32, block_kv = 64, warps = 8>
+// MMA: schedule = <block_q = 32, block_kv = 64, warps = 8, stages = 2>
 // SM90-LABEL: func.func @partial_schedule
-// SM90: schedule = <block_q = 32, block_kv = 64, warps = 8>
+// SM90: schedule = <block_q = 32, block_kv = 64, warps = 8, stages = 2>
+// WMMA-LABEL: func.func @partial_schedule
+// WMMA: schedule = <block_q = 32, block_kv = 32, warps = 8, stages = 2>
 func.func @partial_schedule(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
                             %v: memref<?x2x?x64xf16>, %o: memref<?x8x?x64xf16>) {
   attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
                  v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x?x64xf16>)
                  schedule = <block_q = 32, warps = 8>
+  return
+}
+
+// A tier the user chose is kept; its schedule is still filled in.
+// WMMA-LABEL: func.func @chosen_tier
+// WMMA: schedule = <block_q = 128, block_kv = 64, warps = 4, stages = 2>
+// WMMA-SAME: attn.tier = #attn.tier<mma>
+func.func @chosen_tier(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
+                       %v: memref<?x2x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x?x64xf16>)
+                 {attn.tier = #attn.tier<mma>}
   return
 }

@@ -30,15 +30,16 @@
 // SM100: .target sm_100
 // SM120: .version 8.7
 // SM120: .target sm_120
-// TURING: error: the mma tier (softmax=registers) needs sm_80 or newer (mma.sync, ldmatrix); got sm_75
+// TURING: attn-to-ptx: the mma tier needs sm_80 or newer; got sm_75
 // BADTIER: attn-to-ptx: option 'prefill' must be mma or wmma, got 'flash'
 
-// MMA: // attn.kernel window_softcap_wmma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=128 group=8 args=5 role=prefill grid=[ceildiv(group_rows,128),kv_heads,batch] params=[q,k,v,o,lse]{{$}}
+// MMA: // attn.kernel window_softcap_mma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=128 group=8 args=5 role=prefill grid=[ceildiv(group_rows,128),kv_heads,batch] params=[q,k,v,o,lse]{{$}}
 // WMMA: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5
 // Dynamic shared memory is the extern array PTX expects (not a demoted
 // one-byte variable).
 // CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
-// CHECK: .visible .entry window_softcap_wmma(
+// MMA: .visible .entry window_softcap_mma(
+// WMMA: .visible .entry window_softcap_wmma(
 // ASYNC: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // ASYNC: cp.async.commit_group;
 // ASYNC: cp.async.wait_group 1;

@@ -1,4 +1,4 @@
-//===- DecodeTier.cpp - attn-to-split-decode: split-K SIMT decode ---------===//
+//===- AttnToDecode.cpp - attn-to-decode: the split-K SIMT decode tier ----===//
 //
 // Flash-decoding for few query rows (decode, speculative decode): the K/V
 // range of each (batch, K/V head, Q tile) is cut into N splits, one thread
@@ -32,7 +32,7 @@
 #include <cmath>
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNTOSPLITDECODE
+#define GEN_PASS_DEF_ATTNTODECODE
 #include "codegen/nvptx/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -76,7 +76,7 @@ public:
                                 "query rows per block in registers; got "
                                 "block_q = "
                              << rows;
-    if (auto schedule = op->getAttrOfType<ScheduleAttr>("attn.schedule");
+    if (auto schedule = op->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
         schedule && (schedule.getWarps() || schedule.getStages()))
       return op->emitError()
              << "the split-K decode tier picks its own warps and stages; the "
@@ -551,21 +551,21 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   return success();
 }
 
-struct AttnToSplitDecodePass
-    : mlir::attn::impl::AttnToSplitDecodeBase<AttnToSplitDecodePass> {
+struct AttnToDecodePass
+    : mlir::attn::impl::AttnToDecodeBase<AttnToDecodePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto nests = findNests(module);
     SmallVector<std::pair<func::FuncOp, scf::ForallOp>> decode;
     for (auto nest : nests)
-      if (auto tier = nest.second->getAttrOfType<StringAttr>("attn.tier"))
-        if (tier.getValue() == "decode")
+      if (auto tier = nest.second->getAttrOfType<TierAttr>(kTierAttrName))
+        if (tier.getValue() == Tier::Decode)
           decode.push_back(nest);
     if (decode.empty())
       return;
     gpu::GPUModuleOp kernels = getKernelModule(module);
     for (auto [func, forall] : decode) {
-      FailureOr<L1Nest> nest = matchNest(forall, "attn-to-split-decode");
+      FailureOr<L1Nest> nest = matchNest(forall, getArgument());
       if (failed(nest))
         return signalPassFailure();
       DecodeKernels k(*nest);

@@ -1,7 +1,7 @@
 // Decode (static Sq, few rows per K/V head) goes to the split-K SIMT tier:
 // a split kernel over (split, K/V head, batch x Q tile) writing partial
 // states to a workspace appended to the host function, and a combine kernel.
-// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-split-decode --attn-to-wmma | FileCheck %s
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode --attn-to-mma | FileCheck %s
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | attn-translate --attn-ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx

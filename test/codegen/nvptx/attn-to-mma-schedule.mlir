@@ -13,10 +13,10 @@
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
 
-// CHECK: // attn.kernel key_groups_wmma host=key_groups tier=mma threads=256 smem={{[0-9]+}} block_q=32
-// CHECK: // attn.kernel three_stages_wmma host=three_stages tier=mma threads=128 smem={{[0-9]+}} block_q=64
+// CHECK: // attn.kernel key_groups_mma host=key_groups tier=mma threads=256 smem={{[0-9]+}} block_q=32
+// CHECK: // attn.kernel three_stages_mma host=three_stages tier=mma threads=128 smem={{[0-9]+}} block_q=64
 
-// CHECK-LABEL: .entry key_groups_wmma(
+// CHECK-LABEL: .entry key_groups_mma(
 // CHECK: cp.async.wait_group 1;
 // CHECK: bar.sync 0;
 // CHECK: cp.async.wait_group 0;
@@ -37,7 +37,7 @@ func.func @key_groups(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
   return
 }
 
-// CHECK-LABEL: .entry three_stages_wmma(
+// CHECK-LABEL: .entry three_stages_mma(
 // CHECK-COUNT-3: cp.async.commit_group;
 // CHECK-NEXT: cp.async.wait_group 2;
 // CHECK: cp.async.wait_group 1;

@@ -4,26 +4,26 @@
 // per warp (they fill the registers) and without a mask the step runs
 // unconditionally; at D128 with one m-tile per warp (a 64-row schedule)
 // warps skip again.
-// RUN: attn-opt %s --attn-tile="block-q=128 block-kv=64" --attn-to-wmma="chip=sm_80 softmax=registers" | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-q=128 block-kv=64" --attn-to-mma="chip=sm_80" | FileCheck %s
 
-// CHECK-LABEL: gpu.func @causal_d64_wmma
+// CHECK-LABEL: gpu.func @causal_d64_mma
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[S0:arg[0-9]+]] = %{{[^,]*}}, %[[S1:arg[0-9]+]] =
 // CHECK: %[[STEP:[0-9]+]]:16 = scf.if %{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<8xf32>
 // CHECK: scf.yield %[[S0]], %[[S1]], %{{.*}} : f32, f32,
 // CHECK: scf.yield %[[STEP]]#0, %[[STEP]]#1,
 // CHECK: gpu.return
 
-// CHECK-LABEL: gpu.func @causal_d128_wmma
+// CHECK-LABEL: gpu.func @causal_d128_mma
 // CHECK: scf.for
 // CHECK-NOT: = scf.if %{{.*}} -> (f32
 // CHECK: gpu.return
 
-// CHECK-LABEL: gpu.func @causal_d128_64rows_wmma
+// CHECK-LABEL: gpu.func @causal_d128_64rows_mma
 // CHECK: scf.for
 // CHECK: = scf.if %{{.*}} -> (f32, f32, f32, f32, vector<8xf32>
 // CHECK: gpu.return
 
-// CHECK-LABEL: gpu.func @no_mask_d64_wmma
+// CHECK-LABEL: gpu.func @no_mask_d64_mma
 // CHECK: scf.for
 // CHECK-NOT: = scf.if %{{.*}} -> (f32
 // CHECK: gpu.return

@@ -1,11 +1,11 @@
 // Schedules the NVIDIA tiers cannot run are refused with a diagnostic that
 // names the schedule field and the rule.
-// RUN: attn-opt %s --attn-tile --attn-to-wmma="chip=sm_90 softmax=registers" -split-input-file -verify-diagnostics
+// RUN: attn-opt %s --attn-tile --attn-to-mma="chip=sm_90" -split-input-file -verify-diagnostics
 // The wmma tier runs one warp per 16 rows; Turing has no cp.async stages;
 // the decode tier picks its own warps.
 // RUN: not attn-opt %s --attn-tile --attn-to-wmma="chip=sm_90" -split-input-file 2>&1 | FileCheck %s --check-prefix=WMMA
 // RUN: not attn-opt %s --attn-tile --attn-to-wmma="chip=sm_75" -split-input-file 2>&1 | FileCheck %s --check-prefix=TURING
-// RUN: not attn-opt %s --attn-select-tier --attn-tile --attn-to-split-decode -split-input-file 2>&1 | FileCheck %s --check-prefix=DECODE
+// RUN: not attn-opt %s --attn-select-tier --attn-tile --attn-to-decode -split-input-file 2>&1 | FileCheck %s --check-prefix=DECODE
 
 // WMMA: error: the wmma tier runs one warp per 16 query rows: schedule 'warps' must be block_q / 16 = 8; got 2
 // TURING: error: more than one K/V stage needs cp.async (sm_80 or newer); got stages = 3 on sm_75
@@ -35,7 +35,7 @@ func.func @key_split(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf16>,
 
 func.func @stages(%q: memref<?x4x?x256xf16>, %k: memref<?x4x?x256xf16>,
                   %v: memref<?x4x?x256xf16>, %o: memref<?x4x?x256xf16>) {
-  // expected-error @+1 {{the wmma tier needs 557056 bytes of shared memory for D = 256, Dv = 256, tiles 64x128, 4 K/V stage(s); sm_90 allows 232448}}
+  // expected-error @+1 {{the mma tier needs 557056 bytes of shared memory for D = 256, Dv = 256, tiles 64x128, 4 K/V stage(s); sm_90 allows 232448}}
   attn.attention q(%q : memref<?x4x?x256xf16>) k(%k : memref<?x4x?x256xf16>)
                  v(%v : memref<?x4x?x256xf16>) -> o(%o : memref<?x4x?x256xf16>)
                  schedule = <block_q = 64, block_kv = 128, stages = 4>

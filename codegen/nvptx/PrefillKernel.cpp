@@ -1,0 +1,427 @@
+//===- PrefillKernel.cpp - the prefill tiers' kernel skeleton -------------===//
+//
+// The skeleton of PrefillKernel.h: block mapping, the copy pipeline, the
+// K/V loop, and the helpers the score stages share. The index arithmetic
+// of the nest (row offsets, K/V range, lengths) is cloned from L1 into the
+// kernel, so masks and paging mean the same thing here as on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/PrefillKernel.h"
+
+#include "codegen/nvptx/LaunchContract.h"
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+Value PrefillKernel::view(Value byteOffset, ArrayRef<int64_t> shape,
+                          Type type) {
+  auto memrefType = MemRefType::get(
+      shape, type, MemRefLayoutAttrInterface{},
+      gpu::AddressSpaceAttr::get(b->getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  return memref::ViewOp::create(*b, memrefType, smem, byteOffset,
+                                ValueRange{});
+}
+
+void PrefillKernel::copyTile(
+    Value dst, int64_t rows, int64_t width, Value src,
+    function_ref<std::pair<Value, SmallVector<Value>>(Value)> source) {
+  const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
+  auto vecType = VectorType::get({8}, p.elt);
+  for (int64_t i = 0; i * p.threads < total; ++i) {
+    Value c = add(tid, idx(i * p.threads));
+    auto emit = [&] {
+      Value row = arith::DivUIOp::create(*b, c, idx(chunksPerRow));
+      Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
+      Value col = mul(chunk, idx(8));
+      auto [valid, indices] = source(row);
+      indices.push_back(col);
+      Value dstCol = p.swizzles(width) ? swizzleColumn(*b, row, col) : col;
+      if (p.cpAsync) {
+        // Rows past the end copy 0 source bytes: cp.async zero-fills them.
+        Value all = idx(8), none = idx(0);
+        Value srcElements = arith::SelectOp::create(*b, valid, all, none);
+        nvgpu::DeviceAsyncCopyOp::create(
+            *b, dst, ValueRange{row, dstCol}, src, indices,
+            b->getIndexAttr(8), srcElements, b->getUnitAttr());
+      } else {
+        // 16-byte rows: the host guarantees 16-byte aligned K/V/Q rows.
+        Value x = vector::LoadOp::create(*b, vecType, src, indices,
+                                         /*nontemporal=*/false,
+                                         llvm::Align(16));
+        Value zero = arith::ConstantOp::create(
+            *b, vecType, DenseElementsAttr::get(vecType, b->getZeroAttr(p.elt)));
+        x = arith::SelectOp::create(*b, valid, x, zero);
+        vector::StoreOp::create(*b, x, dst, ValueRange{row, dstCol},
+                                /*nontemporal=*/false, llvm::Align(16));
+      }
+    };
+    if ((i + 1) * p.threads <= total) {
+      emit();
+      continue;
+    }
+    auto guard = scf::IfOp::create(*b, lt(c, idx(total)));
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(guard.thenBlock());
+    emit();
+  }
+}
+/// Global indices (all but the column) of K/V row `start + row`, clamped
+/// into the sequence; returns whether the row exists. `inside` says the
+/// caller knows it does (a tile wholly inside K/V): no test, no clamp.
+Value PrefillKernel::kvIndices(LoadKVOp load, Value row,
+                            SmallVector<Value> &indices, Value start,
+                            bool inside) {
+  Value j = add(start, row);
+  Value valid = inside ? Value(arith::ConstantIntOp::create(*b, 1, 1))
+                       : lt(j, kvLen);
+  // Inside the K/V loop kvLen >= 1, so the clamped row exists.
+  Value jc = inside ? j
+                    : Value(arith::MinSIOp::create(
+                          *b, j, arith::SubIOp::create(*b, kvLen, idx(1))));
+  Value batch = map.lookup(load.getBatch());
+  Value head = map.lookup(load.getKvHead());
+  if (Value table = load.getBlockTable()) {
+    int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
+    Value entry = memref::LoadOp::create(
+        *b, map.lookup(table),
+        ValueRange{batch, arith::DivUIOp::create(*b, jc, idx(bs))});
+    Value block = arith::IndexCastOp::create(*b, b->getIndexType(), entry);
+    indices = {block, head, arith::RemUIOp::create(*b, jc, idx(bs))};
+  } else {
+    indices = {batch, head, jc};
+  }
+  return valid;
+}
+std::pair<Value, Value> PrefillKernel::queryRange(Value firstRow,
+                                               int64_t rows) {
+  Value first = arith::DivUIOp::create(*b, firstRow, idx(p.group));
+  Value lastRow = add(firstRow, idx(rows - 1));
+  Value last = arith::DivUIOp::create(*b, lastRow, idx(p.group));
+  return {first, last};
+}
+void PrefillKernel::copyKV(Value start, Value stage, bool commit) {
+  // A tile wholly inside K/V (all but the last) skips the per-row bounds
+  // test and clamp: the branch is uniform, and the plain rows' addresses
+  // are one tile base plus per-thread constants.
+  if (!n.loadK.getBlockTable()) {
+    Value inside = arith::CmpIOp::create(*b, arith::CmpIPredicate::sle,
+                                         add(start, idx(p.bc)), kvLen);
+    auto split = scf::IfOp::create(*b, inside, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(split.thenBlock());
+    copyKVRows(start, stage, /*inside=*/true);
+    b->setInsertionPointToStart(split.elseBlock());
+    copyKVRows(start, stage, /*inside=*/false);
+  } else {
+    copyKVRows(start, stage, /*inside=*/false);
+  }
+  if (p.cpAsync && commit)
+    NVVM::CpAsyncCommitGroupOp::create(*b);
+}
+void PrefillKernel::copyKVRows(Value start, Value stage, bool inside) {
+  Value kDst = view(stageOffset(p.kOff, stage, p.kStage), {p.bc, p.inputRow(p.d)}, p.elt);
+  Value vDst = view(stageOffset(p.vOff, stage, p.vStage), {p.bc, p.inputRow(p.dv)}, p.elt);
+  for (auto [load, dst, width] :
+       {std::tuple<LoadKVOp, Value, int64_t>{n.loadK, kDst, p.d},
+        {n.loadV, vDst, p.dv}}) {
+    LoadKVOp l = load;
+    copyTile(dst, p.bc, width, map.lookup(l.getSrc()), [&](Value row) {
+      SmallVector<Value> indices;
+      Value valid = kvIndices(l, row, indices, start, inside);
+      return std::make_pair(valid, indices);
+    });
+  }
+}
+SmallVector<Value> PrefillKernel::rowIndices(const Output &out, Value flat) {
+  Value firstHead = mul(out.kvHead, idx(p.group));
+  Value headInGroup = arith::RemUIOp::create(*b, flat, idx(p.group));
+  Value head = add(firstHead, headInGroup);
+  Value query = arith::DivUIOp::create(*b, flat, idx(p.group));
+  return {out.batch, head, query};
+}
+Value PrefillKernel::inverseOrZero(Value l) {
+  Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
+  Value inverse = arith::DivFOp::create(*b, f32(1), l);
+  Value zero = f32(0);
+  return arith::SelectOp::create(*b, seen, inverse, zero);
+}
+Value PrefillKernel::logSumExp(Value m, Value l) {
+  // m is in log2 units; an empty row (l = 0) has LSE -inf.
+  Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
+  Value log2Sum = arith::AddFOp::create(*b, m, math::Log2Op::create(*b, l));
+  Value lse = arith::MulFOp::create(*b, log2Sum, f32(kLn2));
+  Value empty = f32(-INFINITY);
+  return arith::SelectOp::create(*b, seen, lse, empty);
+}
+void PrefillKernel::forEachOutputChunk(
+    Value thread, int64_t count, Value firstRow, int64_t rows,
+    int64_t perChunk, const Output &out,
+    function_ref<void(Value row, Value col)> body) {
+  const int64_t chunksPerRow = p.dv / perChunk, chunks = rows * chunksPerRow;
+  for (int64_t i = 0; i * count < chunks; ++i) {
+    Value c = add(thread, idx(i * count));
+    Value row =
+        add(firstRow, arith::DivUIOp::create(*b, c, idx(chunksPerRow)));
+    Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
+    Value col = mul(chunk, idx(perChunk));
+    Value ok = lt(add(out.row0, row), out.rows);
+    if ((i + 1) * count > chunks)
+      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
+    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(inside.thenBlock());
+    body(row, col);
+  }
+}
+LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = n.forall.getLoc();
+
+  // Kernel arguments: the attention operands, in a fixed order.
+  SmallVector<Value> operands = inputOperands(n);
+  operands.push_back(n.storeO.getO());
+  if (n.storeLse)
+    operands.push_back(n.storeLse.getLse());
+
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  auto funcType =
+      FunctionType::get(ctx, ValueRange(operands).getTypes(), TypeRange{});
+  auto kernel = gpu::GPUFuncOp::create(moduleBuilder, loc, name, funcType);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  UnitAttr::get(ctx));
+  kernel.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {int32_t(p.threads), 1, 1}));
+  ImplicitLocOpBuilder kb(loc, ctx);
+  b = &kb; // KernelEmitter's helpers build here
+  kb.setInsertionPointToStart(&kernel.front());
+  for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
+    map.map(host, arg);
+
+  // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
+  map.map(n.forall.getInductionVar(0),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::z));
+  map.map(n.forall.getInductionVar(1),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::y));
+  map.map(n.forall.getInductionVar(2),
+          gpu::BlockIdOp::create(kb, gpu::Dimension::x));
+  tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
+  smem = gpu::DynamicSharedMemoryOp::create(
+      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
+                          MemRefLayoutAttrInterface{},
+                          gpu::AddressSpaceAttr::get(
+                              ctx, gpu::AddressSpace::Workgroup)));
+
+  // The nest's index arithmetic, cloned from L1.
+  FailureOr<Value> row0 = materialize(n.loadQ.getRow());
+  FailureOr<Value> qLen = materialize(n.mask.getQLen());
+  FailureOr<Value> len = materialize(n.mask.getKvLen());
+  FailureOr<Value> lo = materialize(n.kvLoop.getLowerBound());
+  FailureOr<Value> hi = materialize(n.kvLoop.getUpperBound());
+  if (failed(row0) || failed(qLen) || failed(len) || failed(lo) ||
+      failed(hi) || failed(materialize(n.loadK.getBatch())) ||
+      failed(materialize(n.loadK.getKvHead())))
+    return failure();
+  kvLen = *len;
+  Value batch = map.lookup(n.loadQ.getBatch());
+  Value kvHead = map.lookup(n.loadQ.getKvHead());
+  Value rows = mul(*qLen, idx(p.group));
+  Output out{batch, kvHead, *row0, rows};
+
+  // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
+  // of each K/V tile.
+  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
+  Value rowWarp = warp, kvGroup = idx(0);
+  if (p.kvGroups > 1) {
+    rowWarp = arith::RemUIOp::create(kb, warp, idx(p.rowWarps));
+    kvGroup = arith::DivUIOp::create(kb, warp, idx(p.rowWarps));
+  }
+  Value warpRow = mul(rowWarp, idx(16 * p.mTiles));
+  Value qs = view(idx(p.qOff), {p.br, p.inputRow(p.d)}, p.elt);
+  makeScoreViews();
+
+  // Prologue: Q tile, first K/V tile; Q fragments once.
+  Value q = map.lookup(n.loadQ.getQ());
+  copyTile(qs, p.br, p.d, q, [&](Value r) {
+    Value f = add(*row0, r);
+    Value valid = lt(f, rows);
+    Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
+    return std::make_pair(valid, rowIndices(out, fc));
+  });
+  // The first stages - 1 K/V tiles follow, one cp.async group each,
+  // committed even when there is no tile (an empty group): waiting for all
+  // but stages - 1 groups then always covers Q, and in the loop all but
+  // stages - 2 the current tile. With one stage (or no cp.async) the loop
+  // loads each tile itself.
+  if (p.cpAsync) {
+    NVVM::CpAsyncCommitGroupOp::create(kb);
+    for (int64_t s = 0; s + 1 < p.stages; ++s) {
+      Value start = add(*lo, idx(s * p.bc));
+      auto any = scf::IfOp::create(kb, lt(start, *hi));
+      {
+        OpBuilder::InsertionGuard g(kb);
+        kb.setInsertionPointToStart(any.thenBlock());
+        copyKV(start, idx(s), /*commit=*/false);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(kb, p.stages - 1);
+  }
+  gpu::BarrierOp::create(kb);
+  std::unique_ptr<TileMMA> tiles = makeTiles(kb);
+  SmallVector<Value> qFrags;
+  for (int64_t k = 0; p.mTiles == 1 && k < p.d / 16; ++k)
+    qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), p.inputRow(p.d)));
+
+  // The K/V loop carries the score stage's softmax state and the acc
+  // tiles.
+  Value zeroC = tiles->zeroC();
+  SmallVector<Value> inits = initialState();
+  for (int64_t i = 0; i < p.dv / 16 * p.mTiles; ++i)
+    inits.push_back(zeroC);
+  auto loop = scf::ForOp::create(kb, *lo, *hi, idx(p.bc), inits);
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value fromFirst = arith::SubIOp::create(kb, j, *lo);
+    Value iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
+    Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
+    if (p.stages > 1) {
+      NVVM::CpAsyncWaitGroupOp::create(kb, p.stages - 2);
+      gpu::BarrierOp::create(kb);
+      // Prefetch tile iter + stages - 1 into the stage the last iteration
+      // read (the barrier above says every warp is done with it).
+      Value next = add(j, idx((p.stages - 1) * p.bc));
+      auto more = scf::IfOp::create(kb, lt(next, *hi));
+      {
+        OpBuilder::InsertionGuard g2(kb);
+        kb.setInsertionPointToStart(more.thenBlock());
+        Value ahead = add(iter, idx(p.stages - 1));
+        Value nextStage = arith::RemUIOp::create(kb, ahead, idx(p.stages));
+        copyKV(next, nextStage, /*commit=*/false);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+    } else {
+      // One stage: load this tile between two barriers (synchronously
+      // without cp.async).
+      gpu::BarrierOp::create(kb);
+      copyKV(j, stage);
+      if (p.cpAsync)
+        NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+      gpu::BarrierOp::create(kb);
+    }
+    kb.setInsertionPointToEnd(loop.getBody());
+    // This warp's keys of the tile: all of them, or its group's bcw.
+    Value jw = j;
+    Value kBase = stageOffset(p.kOff, stage, p.kStage);
+    Value vBase = stageOffset(p.vOff, stage, p.vStage);
+    if (p.kvGroups > 1) {
+      Value firstKey = mul(kvGroup, idx(p.bcw));
+      jw = add(j, firstKey);
+      kBase = add(kBase, mul(firstKey, idx(p.inputRow(p.d) * 2)));
+      vBase = add(vBase, mul(firstKey, idx(p.inputRow(p.dv) * 2)));
+    }
+    Value ks = view(kBase, {p.bcw, p.inputRow(p.d)}, p.elt);
+    Value vs = view(vBase, {p.bcw, p.inputRow(p.dv)}, p.elt);
+
+    // With two m-tiles Q is re-read every tile; a view through an opaque
+    // offset keeps its 2 d/16 addresses from becoming as many registers
+    // held across the loop (four plus immediates instead).
+    Value qsStep =
+        p.mTiles > 1
+            ? view(opaqueIndex(idx(p.qOff)), {p.br, p.inputRow(p.d)}, p.elt)
+            : qs;
+    Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
+              loop.getRegionIterArgs()};
+    scf::YieldOp::create(kb, this->step(*tiles, step));
+  }
+
+  epilogue(*tiles, loop, WarpPlace{rowWarp, kvGroup, warpRow}, out);
+  kb.setInsertionPointToEnd(&kernel.front());
+  gpu::ReturnOp::create(kb);
+
+  // Host: launch one block per (Q tile, K/V head, batch).
+  ImplicitLocOpBuilder hb(loc, n.forall);
+  SmallVector<OpFoldResult> ubs = n.forall.getMixedUpperBound();
+  auto asIndex = [&](OpFoldResult ofr) -> Value {
+    if (auto v = dyn_cast<Value>(ofr))
+      return v;
+    return arith::ConstantIndexOp::create(
+        hb, cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+  };
+  gpu::KernelDim3 grid{asIndex(ubs[2]), asIndex(ubs[1]), asIndex(ubs[0])};
+  Value one = arith::ConstantIndexOp::create(hb, 1);
+  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, p.threads), one, one};
+  Value smemSize = arith::ConstantOp::create(
+      hb, hb.getI32IntegerAttr(static_cast<int32_t>(p.smemBytes)));
+  auto launch = gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize,
+                                          operands);
+  // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
+  setLaunchContract(launch, prefillLaunch(n, p.tierName(), p.threads,
+                                          p.smemBytes, p.br, p.group));
+  n.forall.erase();
+  return success();
+}
+
+std::unique_ptr<TileMMA> PrefillKernel::makeTiles(ImplicitLocOpBuilder &kb) {
+  // bf16 always on mma.sync, which WMMA lacks. (f16 on mma.sync with the
+  // scores through shared memory measured 145.8 against WMMA's 170.1
+  // TFLOP/s at D128 S4096, H100.)
+  if (p.parts.mma == MmaProvider::MmaSync || p.elt.isBF16())
+    return std::make_unique<MmaSyncTileMMA>(
+        kb, p.elt, arith::RemUIOp::create(kb, tid, idx(kWarp)),
+        /*swizzled=*/p.parts.layout == SharedLayout::Swizzled);
+  return createWMMATileMMA(kb, p.elt);
+}
+
+LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
+                                       const PrefillParts &parts, int sm,
+                                       StringRef pass) {
+  SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
+  for (auto nest : findNests(module)) {
+    auto tier = nest.second->getAttrOfType<TierAttr>(kTierAttrName);
+    if (!tier || tier.getValue() == parts.tier)
+      nests.push_back(nest);
+  }
+  if (nests.empty())
+    return success();
+  gpu::GPUModuleOp kernels = getKernelModule(module);
+  SymbolTable symbols(kernels);
+  for (auto [func, forall] : nests) {
+    FailureOr<L1Nest> nest = matchNest(forall, pass);
+    if (failed(nest))
+      return failure();
+    FailureOr<PrefillPlan> plan = planPrefill(*nest, parts, sm);
+    if (failed(plan))
+      return failure();
+    if (plan->roles.size() != 1 || plan->roles[0].role != WarpRole::Compute)
+      return forall.emitError()
+             << pass << ": the prefill skeleton runs one warp role (every "
+                        "warp copies and computes); producer/consumer warp "
+                        "groups are not implemented yet";
+    std::unique_ptr<PrefillKernel> kernel =
+        plan->registers() ? createRegisterScoreKernel(*nest, *plan)
+                          : createSharedScoreKernel(*nest, *plan);
+    // Kernel symbols say their tier: @<function>_<tier>.
+    std::string name = (func.getSymName() + "_" + plan->tierName()).str();
+    if (symbols.lookup(name))
+      name += "_" + std::to_string(std::distance(kernels.getBody()->begin(),
+                                                 kernels.getBody()->end()));
+    if (failed(kernel->build(kernels, name)))
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,144 @@
+//===- PrefillKernel.h - the prefill tiers' kernel skeleton -----*- C++ -*-===//
+//
+// Every prefill tier builds the same kernel from an L1 nest:
+//
+//   block-to-tile mapping   block (x, y, z) = (Q tile, K/V head, batch);
+//                           warps split the tile's rows, then its keys
+//   staging and K/V loop    Q and the first K/V tiles copied to shared
+//                           memory, then the loop over K/V tiles with its
+//                           ring of stages (the copy pipeline part)
+//   score stage             per K/V tile: S = Q K^T, mask, online softmax,
+//                           acc += P V (the score stage part, below)
+//   key-group merge and     the states of warps that split the keys merged,
+//   epilogue                O normalized and stored, and the LSE
+//
+// The parts a tier picks (PrefillPlan.h) plug in: the MMA provider makes
+// the tile products (TileMMA.h), the shared layout and the copy pipeline
+// steer the staging, and the score stage is a subclass that says where
+// the scores live and how the epilogue reads the loop's state:
+//
+//   SharedScoreStage    (ScoresInShared.cpp)    the wmma tier's
+//   RegisterScoreStage  (ScoresInRegisters.cpp) the mma tier's
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_NVPTX_PREFILLKERNEL_H
+#define ATTN_CODEGEN_NVPTX_PREFILLKERNEL_H
+
+#include "codegen/nvptx/KernelCommon.h"
+#include "codegen/nvptx/PrefillPlan.h"
+#include "codegen/nvptx/TileMMA.h"
+
+#include <memory>
+
+namespace mlir::attn::nvptx {
+
+/// The skeleton. A score stage subclasses it and fills in the hooks.
+class PrefillKernel : public KernelEmitter {
+public:
+  PrefillKernel(L1Nest nest, const PrefillPlan &plan)
+      : KernelEmitter(nest), p(plan) {}
+  virtual ~PrefillKernel() = default;
+
+  /// Emits the kernel into `module` and replaces the nest by a launch.
+  LogicalResult build(gpu::GPUModuleOp module, StringRef name);
+
+protected:
+  /// What one K/V tile's step of the loop works on.
+  struct Step {
+    ArrayRef<Value> qFrags; // Q's A operands, one per 16 of D
+    Value qs, ks, vs;       // Q, and this tile's K and V, in shared memory
+    Value j;                // its first key
+    Value qLen, row0, warpRow;
+    ValueRange state;       // the loop's: softmax state, then acc tiles
+  };
+  /// What the epilogue writes to: rows of the block from row0, of `rows`
+  /// (group * Sq), in batch `batch` and K/V head `kvHead`.
+  struct Output {
+    Value batch, kvHead, row0, rows;
+  };
+  /// Where this thread's warp works: its rows and its keys.
+  struct WarpPlace {
+    Value rowWarp, kvGroup, warpRow;
+  };
+
+  // The score stage's hooks, in the order the skeleton calls them.
+
+  /// Views of the score stage's own shared tiles, made before the loop.
+  virtual void makeScoreViews() {}
+  /// The loop's initial softmax state (before the accumulators).
+  virtual SmallVector<Value> initialState() = 0;
+  /// The loop body's results for one K/V tile: the next softmax state and
+  /// accumulators.
+  virtual SmallVector<Value> step(TileMMA &tiles, const Step &step) = 0;
+  /// Merges the key groups' states (where warps split the keys) and
+  /// writes O and the LSE from the loop's results.
+  virtual void epilogue(TileMMA &tiles, scf::ForOp loop,
+                        const WarpPlace &place, const Output &out) = 0;
+
+  // Shared helpers on the kernel builder `b`.
+
+  Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type);
+  /// Byte offset `base + stage * stride` of a ring stage.
+  Value stageOffset(int64_t base, Value stage, int64_t stride) {
+    Value first = idx(base);
+    Value offset = mul(stage, idx(stride));
+    return add(first, offset);
+  }
+  /// The first and last query of `rows` rows from `firstRow`: the warp's
+  /// or the block's.
+  std::pair<Value, Value> queryRange(Value firstRow, int64_t rows);
+  /// The (batch, head, query) indices of Q, O and LSE for flat row `flat`
+  /// of the K/V head's group * Sq rows.
+  SmallVector<Value> rowIndices(const Output &out, Value flat);
+  /// The same for the block's row `row`.
+  SmallVector<Value> outputIndices(const Output &out, Value row) {
+    return rowIndices(out, add(out.row0, row));
+  }
+  /// 1 / l, or 0 for a row that saw no key (l = 0).
+  Value inverseOrZero(Value l);
+  /// The LSE of a row, in natural-log units, from its m and l.
+  Value logSumExp(Value m, Value l);
+  /// Calls `body(row, col)` inside a guard for each chunk of `perChunk`
+  /// output columns of the block's `rows` rows from `firstRow` that exist
+  /// in the sequence, the chunks dealt to `count` threads (this one
+  /// `thread`), consecutive threads taking consecutive chunks.
+  void forEachOutputChunk(Value thread, int64_t count, Value firstRow,
+                          int64_t rows, int64_t perChunk, const Output &out,
+                          function_ref<void(Value row, Value col)> body);
+
+  const PrefillPlan &p;
+  Value smem, tid, kvLen;
+
+private:
+  // The copy pipeline: Q and K/V tiles into shared memory.
+
+  /// Copies a [rows, width] tile from global memory to `dst`; `source`
+  /// gives, for tile row r, whether it exists and the global indices of
+  /// its first element (the innermost index is the column).
+  void copyTile(Value dst, int64_t rows, int64_t width, Value src,
+                function_ref<std::pair<Value, SmallVector<Value>>(Value)>
+                    source);
+  void copyKV(Value start, Value stage, bool commit = true);
+  void copyKVRows(Value start, Value stage, bool inside);
+  Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
+                  Value start, bool inside = false);
+  /// The MMA provider the parts name (mma.sync for bf16 whatever they say).
+  std::unique_ptr<TileMMA> makeTiles(ImplicitLocOpBuilder &kb);
+};
+
+/// The score stages: where S, P and the online softmax state live.
+std::unique_ptr<PrefillKernel> createSharedScoreKernel(L1Nest nest,
+                                                       const PrefillPlan &p);
+std::unique_ptr<PrefillKernel>
+createRegisterScoreKernel(L1Nest nest, const PrefillPlan &p);
+
+/// Lowers every L1 nest of `module` marked with `parts.tier` (or unmarked)
+/// with the skeleton and `parts`, for `sm`; `pass` names the caller in
+/// diagnostics.
+LogicalResult lowerPrefillNests(ModuleOp module, const PrefillParts &parts,
+                                int sm, StringRef pass);
+
+} // namespace mlir::attn::nvptx
+
+#endif // ATTN_CODEGEN_NVPTX_PREFILLKERNEL_H

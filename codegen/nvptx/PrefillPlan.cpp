@@ -1,0 +1,172 @@
+//===- PrefillPlan.cpp - the tile plan of a prefill tier ------------------===//
+
+#include "codegen/nvptx/PrefillPlan.h"
+
+#include "codegen/nvptx/KernelCommon.h"
+#include "codegen/nvptx/Passes.h"
+#include "codegen/nvptx/Target.h"
+#include "codegen/nvptx/TileMMA.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+int64_t nvptx::inputRowOf(int64_t width, SharedLayout layout) {
+  return layout == SharedLayout::Swizzled && isSwizzledWidth(width)
+             ? width
+             : width + kPadHalf;
+}
+
+bool PrefillPlan::swizzles(int64_t width) const {
+  return parts.layout == SharedLayout::Swizzled && isSwizzledWidth(width);
+}
+
+/// Warps, m-tiles, K/V groups and stages from the schedule (or the
+/// selection pass's defaults), checked against what the tier can run.
+static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
+  auto schedule = op->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+  int64_t asked = schedule ? schedule.getWarps() : 0;
+  p.warps = asked ? asked : defaultWarps(p.parts.tier, p.br);
+  p.rowWarps = std::min(p.warps, p.br / 16);
+  p.kvGroups = p.warps / p.rowWarps;
+  p.mTiles = p.br / 16 / p.rowWarps;
+  p.bcw = p.bc / p.kvGroups;
+  p.threads = p.warps * kWarp;
+  p.roles = {WarpGroup{WarpRole::Compute, p.warps}};
+  if (!p.registers() && p.warps != p.br / 16)
+    return op->emitError() << "the " << p.tierName()
+                           << " tier runs one warp per 16 query rows: "
+                              "schedule 'warps' must be block_q / 16 = "
+                           << p.br / 16 << "; got " << p.warps;
+  if (p.mTiles > 2)
+    return op->emitError()
+           << "the " << p.tierName()
+           << " tier gives a warp at most two 16-row m-tiles: "
+              "schedule 'warps' must be at least block_q / 32 = "
+           << p.br / 32 << "; got " << p.warps;
+  if (p.bcw % 16 || p.bcw == 0)
+    return op->emitError()
+           << "schedule 'warps' = " << p.warps << " splits each K/V tile's "
+           << p.bc << " keys among " << p.kvGroups
+           << " groups of warps, which need a multiple of 16 keys each";
+  p.cpAsync = p.parts.copies == CopyPipeline::CpAsyncRing && p.sm >= 80;
+  p.stages = schedule && schedule.getStages() ? schedule.getStages()
+                                              : defaultStages(p.sm);
+  if (!p.cpAsync && p.stages > 1)
+    return op->emitError() << "more than one K/V stage needs cp.async "
+                              "(sm_80 or newer); got stages = "
+                           << p.stages << " on sm_" << p.sm;
+  return success();
+}
+
+FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
+                                          const PrefillParts &parts, int sm) {
+  PrefillPlan p;
+  p.parts = parts;
+  p.sm = sm;
+  auto qTile = cast<RankedTensorType>(n.loadQ.getTile().getType());
+  auto kTile = cast<RankedTensorType>(n.loadK.getTile().getType());
+  auto vTile = cast<RankedTensorType>(n.loadV.getTile().getType());
+  p.br = qTile.getDimSize(0);
+  p.d = qTile.getDimSize(1);
+  p.bc = kTile.getDimSize(0);
+  p.dv = vTile.getDimSize(1);
+  p.group = n.loadQ.getGroup();
+  p.elt = qTile.getElementType();
+  p.outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
+  Operation *op = n.forall;
+  StringRef tier = p.tierName();
+  if (!p.elt.isF16() && !p.elt.isBF16())
+    return op->emitError() << "the " << tier
+                           << " tier takes f16 or bf16 inputs; got " << p.elt;
+  // gpu.subgroup_mma (WMMA) has no bf16: bf16 tiles use mma.sync, whose
+  // bf16 form needs sm_80.
+  if (p.elt.isBF16() && sm < 80)
+    return op->emitError() << "bf16 inputs need sm_80 or newer (mma.sync "
+                              "bf16); got sm_"
+                           << sm;
+  if (p.br % 16 || p.bc % 16 || p.br > 128 || p.bc > 128)
+    return op->emitError() << "the " << tier
+                           << " tier needs tile sizes that are "
+                              "multiples of 16 up to 128; got block_q = "
+                           << p.br << ", block_kv = " << p.bc;
+  if (p.d % 16 || p.dv % 16)
+    return op->emitError() << "the " << tier
+                           << " tier needs head dims that are "
+                              "multiples of 16; got D = "
+                           << p.d << ", Dv = " << p.dv;
+  if (failed(planWarps(p, op)))
+    return failure();
+  // Byte offsets of the shared tiles, each 128-byte aligned.
+  int64_t at = 0;
+  auto take = [&](int64_t bytes) {
+    int64_t off = at;
+    at += roundedTo128(bytes);
+    return off;
+  };
+  const int64_t br = p.br, bc = p.bc, d = p.d, dv = p.dv;
+  // Q is read into registers before the loop, so the loop's score,
+  // probability and rescale tiles reuse its space (the barrier at the top
+  // of the first iteration orders them); K/V follow.
+  const int64_t qBytes = roundedTo128(br * p.inputRow(d) * 2);
+  const int64_t sBytes = roundedTo128(br * (bc + kPadFloat) * 4);
+  const int64_t pBytes = roundedTo128(br * (bc + kPadHalf) * 2);
+  const int64_t aBytes = roundedTo128(p.warps * 16 * 16 * 4);
+  p.qOff = 0;
+  p.sOff = 0;
+  p.pOff = sBytes;
+  p.aOff = sBytes + pBytes;
+  // The register score stage keeps S, P and the rescale in registers.
+  at = p.registers() ? qBytes : std::max(qBytes, sBytes + pBytes + aBytes);
+  p.kStage = roundedTo128(bc * p.inputRow(d) * 2);
+  p.vStage = roundedTo128(bc * p.inputRow(dv) * 2);
+  p.kOff = take(p.stages * p.kStage);
+  p.vOff = take(p.stages * p.vStage);
+  p.oOff = 0;
+  if (p.registers()) {
+    // Each warp stages its rows of O, already in the output type, over
+    // its own rows of Q when they fit there: no other warp reads those,
+    // so no block barrier is needed. Otherwise over everything, after
+    // one.
+    const int64_t outBytes = p.outElt.getIntOrFloatBitWidth() / 8;
+    p.overQ = dv * outBytes <= p.inputRow(d) * 2;
+    p.oRow = p.overQ ? p.inputRow(d) * 2 / outBytes : dv + 16 / outBytes;
+    p.smemBytes = std::max(at, p.overQ ? 0 : br * p.oRow * outBytes);
+    if (p.kvGroups > 1) {
+      // Groups past the first hand their states to it through shared
+      // memory, after every warp is done with K/V and before O is
+      // staged (beside it, not over it).
+      p.xOff =
+          roundedTo128(std::max(qBytes, p.overQ ? 0 : br * p.oRow * outBytes));
+      p.smemBytes =
+          std::max(p.smemBytes, p.xOff + (p.kvGroups - 1) * p.rowWarps *
+                                             p.exchangeChunks() * kWarp * 16);
+    }
+  } else {
+    // The f32 staging tile reuses all of it once the loop is done (Q
+    // lives in registers by then); each row's m and l follow.
+    p.smemBytes = std::max(at, br * (dv + kPadFloat) * 4);
+    p.mlOff = roundedTo128(p.smemBytes);
+    p.smemBytes = p.mlOff + br * 2 * 4;
+  }
+  if (p.smemBytes > maxSharedMemoryBytes(sm))
+    return op->emitError()
+           << "the " << tier << " tier needs " << p.smemBytes
+           << " bytes of shared memory for D = " << d << ", Dv = " << dv
+           << ", tiles " << br << "x" << bc << ", " << p.stages
+           << " K/V stage(s); sm_" << sm << " allows "
+           << maxSharedMemoryBytes(sm);
+  return p;
+}
+
+int64_t mlir::attn::mmaTileSharedBytes(int64_t blockQ, int64_t blockKv,
+                                       int64_t d, int64_t dv, int64_t stages) {
+  // As planPrefill lays out Q, then `stages` K tiles, then V tiles.
+  auto tile = [](int64_t rows, int64_t width) {
+    return roundedTo128(rows * inputRowOf(width, SharedLayout::Swizzled) * 2);
+  };
+  return tile(blockQ, d) + roundedTo128(stages * tile(blockKv, d)) +
+         roundedTo128(stages * tile(blockKv, dv));
+}

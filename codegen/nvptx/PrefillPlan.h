@@ -1,0 +1,116 @@
+//===- PrefillPlan.h - the parts and the tile plan of a prefill tier -*- C++ -*-===//
+//
+// A prefill tier is the shared kernel skeleton (PrefillKernel.h) with parts
+// picked by the tier's pass:
+//
+//   MMA provider    WMMA m16n16k16 | mma.sync m16n8k16 + ldmatrix (TileMMA.h)
+//   shared layout   Q/K/V rows padded | XOR-swizzled
+//   copy pipeline   synchronous loads | a ring of cp.async stages
+//   score stage     scores and softmax through shared memory | in registers
+//   warp roles      every warp copies and computes (the one role today)
+//
+// From the parts and the L1 nest, planPrefill computes the tile plan once:
+// a value that says how the block's warps split the rows and keys, how many
+// K/V stages are in flight, and where each tile sits in shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_NVPTX_PREFILLPLAN_H
+#define ATTN_CODEGEN_NVPTX_PREFILLPLAN_H
+
+#include "dialect/AttnDialect.h"
+#include "lib/Transforms/L1Nest.h"
+
+namespace mlir::attn::nvptx {
+
+enum class MmaProvider { WMMA, MmaSync };
+enum class SharedLayout { Padded, Swizzled };
+enum class CopyPipeline { Sync, CpAsyncRing };
+enum class ScoreStage { Shared, Registers };
+
+/// What warps do. Every tier today runs one role, `Compute`: each warp
+/// copies its share of every tile and computes on its rows. A warp-
+/// specialized tier (Hopper) splits them into `Producer` warps that only
+/// copy and `Consumer` warps that only compute; the skeleton refuses
+/// such a plan until a tier implements it.
+enum class WarpRole { Compute, Producer, Consumer };
+struct WarpGroup {
+  WarpRole role;
+  int64_t warps;
+};
+
+/// The parts a prefill tier is made of.
+struct PrefillParts {
+  Tier tier;
+  /// f16 tiles; bf16 always takes mma.sync (WMMA has no bf16).
+  MmaProvider mma;
+  /// Rows of a multiple of 64 elements; narrower rows are padded anyway.
+  SharedLayout layout;
+  /// Below sm_80 (no cp.async) the copies are synchronous whatever this
+  /// says.
+  CopyPipeline copies;
+  ScoreStage scores;
+};
+
+/// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
+/// f32 rows, which breaks the power-of-two row stride behind bank conflicts
+/// and keeps 16-byte copies and 32-byte WMMA pointers aligned.
+constexpr int64_t kPadHalf = 8, kPadFloat = 4;
+
+/// Shared tiles start at 128-byte boundaries.
+inline int64_t roundedTo128(int64_t bytes) { return (bytes + 127) / 128 * 128; }
+
+/// The shared row length, in elements, of a Q/K/V tile `width` elements
+/// wide under `layout`: swizzled rows (a multiple of 64 elements) are
+/// unpadded; padding leaves ldmatrix conflict-free but not the cp.async
+/// writes (ncu: 2.6x the ideal shared wavefronts at D128), the swizzle
+/// both.
+int64_t inputRowOf(int64_t width, SharedLayout layout);
+
+/// The tile plan of one nest.
+struct PrefillPlan {
+  PrefillParts parts;
+  int sm = 0;
+  /// Tile sizes, head dims, GQA group, element types.
+  int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1;
+  Type elt, outElt;
+  /// Warps split the rows first (rowWarps, mTiles 16-row m-tiles each),
+  /// then the keys of each K/V tile (kvGroups groups of bcw keys).
+  int64_t warps = 0, threads = 0, rowWarps = 0, mTiles = 1, kvGroups = 1,
+          bcw = 0;
+  SmallVector<WarpGroup, 1> roles;
+  /// K/V tiles in flight.
+  int64_t stages = 0;
+  bool cpAsync = false;
+  /// Byte offsets in shared memory: Q, K and V stages (kStage, vStage
+  /// bytes each), the score-stage tiles (S, P, rescale), O's staging tile,
+  /// rows' m and l, and the key groups' exchange.
+  int64_t qOff = 0, kOff = 0, vOff = 0, sOff = 0, pOff = 0, aOff = 0,
+          oOff = 0, mlOff = 0, xOff = 0, kStage = 0, vStage = 0,
+          smemBytes = 0;
+  /// Register score stage: O staged over the warp's own Q rows (no block
+  /// barrier), and the staging tile's row in output elements.
+  bool overQ = false;
+  int64_t oRow = 0;
+
+  bool registers() const { return parts.scores == ScoreStage::Registers; }
+  /// Whether Q/K/V rows of `width` elements are swizzled, not padded.
+  bool swizzles(int64_t width) const;
+  /// The shared row length of a Q/K/V tile `width` elements wide.
+  int64_t inputRow(int64_t width) const {
+    return inputRowOf(width, parts.layout);
+  }
+  /// 16-byte chunks of a thread's softmax state and accumulators.
+  int64_t exchangeChunks() const { return mTiles + mTiles * (dv / 16) * 2; }
+  /// The tier's name, for diagnostics.
+  StringRef tierName() const { return stringifyTier(parts.tier); }
+};
+
+/// Checks what the tier made of `parts` can do for `nest` on `sm` (each
+/// refusal a diagnostic that names the rule) and computes its plan.
+FailureOr<PrefillPlan> planPrefill(L1Nest nest,
+                                   const PrefillParts &parts, int sm);
+
+} // namespace mlir::attn::nvptx
+
+#endif // ATTN_CODEGEN_NVPTX_PREFILLPLAN_H

@@ -1,0 +1,514 @@
+//===- ScoresInRegisters.cpp - the mma tier's score stage -----------------===//
+//
+// mma.sync's accumulator layout is known (TileMMA.h), so S, P and the
+// online softmax stay in registers: each thread scales, masks and
+// exponentiates its own elements, row maxima and sums take quad shuffles,
+// P is repacked into A operands of P V without touching shared memory, and
+// the rescale multiplies the accumulators in place. Warps that split a
+// tile's keys (schedule `warps`) merge their states through shared memory
+// at the end; the epilogue normalizes O in registers and stages it, warp
+// by warp, for 16-byte stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/PrefillKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+namespace {
+
+class RegisterScoreKernel : public PrefillKernel {
+public:
+  using PrefillKernel::PrefillKernel;
+
+private:
+  /// m, m, l, l of the thread's two rows, per m-tile.
+  SmallVector<Value> initialState() override {
+    SmallVector<Value> state;
+    for (int64_t mt = 0; mt < p.mTiles; ++mt)
+      state.append({f32(-INFINITY), f32(-INFINITY), f32(0), f32(0)});
+    return state;
+  }
+  SmallVector<Value> step(TileMMA &tiles, const Step &step) override;
+  void epilogue(TileMMA &tiles, scf::ForOp loop, const WarpPlace &place,
+                const Output &out) override;
+
+  std::pair<Value, Value> warpQueries(const Step &step) {
+    return queryRange(add(step.row0, step.warpRow), 16 * p.mTiles);
+  }
+  std::pair<Value, Value> blockQueries(const Step &step) {
+    return queryRange(step.row0, p.br);
+  }
+  /// Whether a warp skips K/V tiles its rows cannot see (masks).
+  /// Measured on an H100: 5-7% faster for causal D64 at S1k-4k, 9-13% for
+  /// causal D128 on one m-tile per warp (B1 H8 S1024, 64x64 and 8-warp
+  /// tiles); at D128 with two m-tiles, which fill the registers, the state
+  /// kept live across the branch raised spills from 12 to 96 bytes and
+  /// cost 1-3%.
+  bool warpSkips() {
+    return !n.mask.getMask().isNone() &&
+           (p.mTiles == 1 || std::max(p.d, p.dv) <= 64);
+  }
+  SmallVector<Value> softmaxStep(MmaSyncTileMMA &tiles, const Step &step);
+  /// The exchange tile and the indices of 16-byte chunk `chunk` of this
+  /// thread's slot (row warp and lane) in K/V group `kvGroup`'s part.
+  std::pair<Value, SmallVector<Value>> exchangeSlot(Value kvGroup,
+                                                    Value rowWarp,
+                                                    int64_t chunk);
+  /// Writes this thread's `state` (softmax state, then accumulators) to
+  /// its slot of K/V group `kvGroup` (not the first).
+  void shareState(ValueRange state, Value kvGroup, Value rowWarp);
+  /// The state group `kvGroup`'s thread in this thread's place wrote.
+  SmallVector<Value> sharedState(int64_t kvGroup, Value rowWarp);
+  /// The state of the union of two groups' keys.
+  SmallVector<Value> mergeState(MmaSyncTileMMA &tiles, ValueRange mine,
+                                ValueRange theirs);
+  void storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
+                          Value warpRow, const Output &out, bool kvDone);
+};
+
+} // namespace
+
+SmallVector<Value> RegisterScoreKernel::step(TileMMA &tiles,
+                                             const Step &step) {
+  // The pass pairs this score stage with the mma.sync provider.
+  auto &mma = static_cast<MmaSyncTileMMA &>(tiles);
+  if (!warpSkips())
+    return softmaxStep(mma, step);
+  // A warp whose rows see no key of the tile (past the causal diagonal,
+  // before a window) keeps its state: the step would add nothing. The
+  // warps of the block's last rows still run it.
+  auto [firstQuery, lastQuery] = warpQueries(step);
+  Value some = anyVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
+                          lastQuery, step.qLen, kvLen);
+  auto run = scf::IfOp::create(*b, step.state.getTypes(), some,
+                               /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(run.thenBlock());
+    scf::YieldOp::create(*b, softmaxStep(mma, step));
+    b->setInsertionPointToStart(run.elseBlock());
+    scf::YieldOp::create(*b, step.state);
+  }
+  return run.getResults();
+}
+
+void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
+                                   const WarpPlace &place,
+                                   const Output &out) {
+  auto &mma = static_cast<MmaSyncTileMMA &>(tiles);
+  if (p.kvGroups == 1)
+    return storeFromRegisters(mma, loop.getResults(), place.warpRow, out,
+                              /*kvDone=*/false);
+  // The first group merges the others' states into its own and stores.
+  gpu::BarrierOp::create(*b); // every warp is done with K/V and Q
+  Value kvGroup = place.kvGroup;
+  auto give = scf::IfOp::create(
+      *b,
+      arith::CmpIOp::create(*b, arith::CmpIPredicate::ne, kvGroup, idx(0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(give.thenBlock());
+    shareState(loop.getResults(), kvGroup, place.rowWarp);
+  }
+  gpu::BarrierOp::create(*b);
+  auto first = scf::IfOp::create(
+      *b,
+      arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, kvGroup, idx(0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(*b);
+  b->setInsertionPointToStart(first.thenBlock());
+  SmallVector<Value> state(loop.getResults());
+  for (int64_t from = 1; from < p.kvGroups; ++from)
+    state = mergeState(mma, state, sharedState(from, place.rowWarp));
+  storeFromRegisters(mma, state, place.warpRow, out, /*kvDone=*/true);
+}
+
+/// Combines `values` pairwise, so a row's max or sum takes log2(n)
+/// dependent steps rather than n.
+static Value pairwise(SmallVector<Value> values,
+                      function_ref<Value(Value, Value)> combine) {
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(combine(values[i], values[i + 1]));
+    if (values.size() % 2)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+/// One K/V tile of the mma tier: S = Q K^T stays in mma.sync accumulators;
+/// each thread scales, masks and exponentiates its own elements (rows g and
+/// g + 8 of its warp's 16, two columns per 8 keys), the row maxima take two
+/// quad shuffles, and P goes straight into the A operands of P V. l stays a
+/// per-thread partial sum over the thread's columns until the loop ends.
+SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
+                                 const Step &step) {
+  using Layout = MmaSyncTileMMA;
+  const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
+  // The warp's m-tiles (16 rows each): Q fragments in registers for one,
+  // re-read from shared memory per tile for more (registers go to the
+  // accumulators), so each K/V fragment feeds every m-tile.
+  SmallVector<SmallVector<Value>> raw(p.mTiles, SmallVector<Value>(nb16));
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t nb = 0; nb < nb16; ++nb)
+      raw[mt][nb] = tiles.zeroC();
+  // The fragments of 16 columns of D, Q per m-tile then K per 16 keys, all
+  // loaded before their mma.sync (measured: loading the next columns'
+  // before this column's products as well was no faster, 337 against 346
+  // TFLOP/s at D128 S4096).
+  auto qkFragments = [&](int64_t k) {
+    SmallVector<Value> f;
+    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      if (p.mTiles == 1) {
+        f.push_back(step.qFrags[k]);
+        continue;
+      }
+      Value qRow = add(step.warpRow, idx(16 * mt));
+      Value qCol = idx(16 * k);
+      f.push_back(tiles.loadA(step.qs, qRow, qCol, p.inputRow(p.d)));
+    }
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      Value kRow = idx(16 * nb), kCol = idx(16 * k);
+      f.push_back(
+          tiles.loadB(step.ks, kRow, kCol, p.inputRow(p.d), /*transpose=*/true));
+    }
+    return f;
+  };
+  for (int64_t k = 0; k < p.d / 16; ++k) {
+    SmallVector<Value> f = qkFragments(k);
+    for (int64_t nb = 0; nb < nb16; ++nb)
+      for (int64_t mt = 0; mt < p.mTiles; ++mt)
+        raw[mt][nb] = tiles.mma(f[mt], f[p.mTiles + nb], raw[mt][nb]);
+  }
+  // Without a soft-cap the score is c * dot with c > 0 (the verifier's
+  // scale > 0), so the mask and the row max work on raw dots and c folds
+  // into p = 2^(c * dot - m), one FMA before the ex2.
+  std::optional<double> c = linearScoreScale();
+  SmallVector<Value> flat;
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 8; ++i) {
+        Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
+                                              ArrayRef<int64_t>{i});
+        e.push_back(c ? dot : scoreFromDot(dot));
+      }
+      flat.push_back(
+          vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
+    }
+  // attn.mask only where the tile crosses a mask edge or the end of K/V
+  // for the rows of the warp (where warps skip tiles, below) or block:
+  // decided once (the branch is uniform), interior tiles skip it.
+  auto [firstQuery, lastQuery] = warpSkips() ? warpQueries(step)
+                                             : blockQueries(step);
+  Value interior = allVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
+                              lastQuery, step.qLen, kvLen);
+  auto masked = scf::IfOp::create(*b, ValueRange(flat).getTypes(), interior,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(masked.thenBlock());
+    scf::YieldOp::create(*b, flat);
+    b->setInsertionPointToStart(masked.elseBlock());
+    SmallVector<Value> maskedTiles;
+    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      Value rowTop = add(step.row0, add(step.warpRow,
+                                        add(tiles.laneRow(), idx(16 * mt))));
+      Value queries[2];
+      queries[0] = arith::DivUIOp::create(*b, rowTop, idx(p.group));
+      Value rowBottom = add(rowTop, idx(8));
+      queries[1] = arith::DivUIOp::create(*b, rowBottom, idx(p.group));
+      for (int64_t nb = 0; nb < nb16; ++nb) {
+        Value tile = flat[mt * nb16 + nb];
+        SmallVector<Value> e;
+        for (int64_t i = 0; i < 8; ++i) {
+          Value key =
+              add(step.j, add(tiles.laneColumn(),
+                              idx(16 * nb + Layout::columnOffset(i))));
+          Value seen =
+              visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
+          Value score =
+              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
+          Value hidden = f32(-INFINITY);
+          e.push_back(arith::SelectOp::create(*b, seen, score, hidden));
+        }
+        maskedTiles.push_back(
+            vector::FromElementsOp::create(*b, tile.getType(), e));
+      }
+    }
+    scf::YieldOp::create(*b, maskedTiles);
+  }
+  // Lazy rescale: a row's reference m moves (and its l and acc are
+  // rescaled) only when the tile's maximum passes it by more than
+  // kRescaleSlack; otherwise p = 2^(s - m) <= 2^kRescaleSlack, which f16,
+  // bf16 and the f32 sums hold. Past the first tiles most skip the
+  // rescale's Dv/2 multiplies per row.
+  SmallVector<Value> results, alphas;
+  SmallVector<SmallVector<Value>> pFrags(p.mTiles);
+  Value anyMoves;
+  for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+    ValueRange state = step.state.slice(4 * mt, 4);
+    SmallVector<SmallVector<Value>> scores;
+    SmallVector<Value> rowValues[2];
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      SmallVector<Value> tile;
+      for (int64_t i = 0; i < 8; ++i) {
+        tile.push_back(vector::ExtractOp::create(
+            *b, masked.getResult(mt * nb16 + nb), ArrayRef<int64_t>{i}));
+        rowValues[Layout::rowHalf(i)].push_back(tile.back());
+      }
+      scores.push_back(std::move(tile));
+    }
+    Value rowMax[2] = {
+        pairwise(rowValues[0], [&](Value x, Value y) -> Value {
+          return arith::MaxNumFOp::create(*b, x, y);
+        }),
+        pairwise(rowValues[1], [&](Value x, Value y) -> Value {
+          return arith::MaxNumFOp::create(*b, x, y);
+        })};
+    Value newMax[2], shift[2], alpha[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      // The four threads of a quad hold a row's columns.
+      Value tileMax = xorReduce(rowMax[h], {1, 2}, /*isMax=*/true);
+      if (c)
+        tileMax = arith::MulFOp::create(*b, tileMax, f32(*c));
+      Value moves = referenceMoves(tileMax, state[h]);
+      anyMoves = anyMoves ? Value(arith::OrIOp::create(*b, anyMoves, moves))
+                          : moves;
+      newMax[h] = arith::SelectOp::create(*b, moves, tileMax, state[h]);
+      shift[h] = safeMax(newMax[h]);
+      // 0 when m was -inf; exactly 1 when the reference stays.
+      Value rescaled = exp2(arith::SubFOp::create(*b, state[h], shift[h]));
+      Value kept = f32(1);
+      alpha[h] = arith::SelectOp::create(*b, moves, rescaled, kept);
+    }
+    rowValues[0].clear();
+    rowValues[1].clear();
+    Value negShift[2] = {arith::NegFOp::create(*b, shift[0]),
+                         arith::NegFOp::create(*b, shift[1])};
+    for (SmallVector<Value> &tile : scores) {
+      SmallVector<Value> probs;
+      for (int64_t e = 0; e < 8; ++e) {
+        int64_t h = Layout::rowHalf(e);
+        probs.push_back(exp2(
+            c ? Value(math::FmaOp::create(*b, tile[e], f32(*c), negShift[h]))
+              : Value(arith::SubFOp::create(*b, tile[e], shift[h]))));
+        rowValues[h].push_back(probs.back());
+      }
+      pFrags[mt].push_back(tiles.accumulatorToA(probs));
+    }
+    results.append({newMax[0], newMax[1]});
+    for (int64_t h = 0; h < 2; ++h) {
+      Value sum = pairwise(rowValues[h], [&](Value x, Value y) -> Value {
+        return arith::AddFOp::create(*b, x, y);
+      });
+      results.push_back(arith::AddFOp::create(
+          *b, arith::MulFOp::create(*b, state[2 + h], alpha[h]), sum));
+    }
+    alphas.push_back(tiles.rowBroadcast(alpha[0], alpha[1]));
+  }
+  // attn.pv: acc = acc * rescale + P V, the rescale per row in registers
+  // and only in threads whose rows moved.
+  SmallVector<Value> accs(step.state.drop_front(4 * p.mTiles));
+  auto rescaling = scf::IfOp::create(*b, ValueRange(accs).getTypes(),
+                                     anyMoves, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(rescaling.thenBlock());
+    SmallVector<Value> scaled;
+    for (auto [i, acc] : llvm::enumerate(accs))
+      scaled.push_back(tiles.mulC(acc, alphas[i / dv16]));
+    scf::YieldOp::create(*b, scaled);
+    b->setInsertionPointToStart(rescaling.elseBlock());
+    scf::YieldOp::create(*b, accs);
+  }
+  SmallVector<Value> out(rescaling.getResults());
+  for (int64_t nb = 0; nb < dv16; ++nb)
+    for (int64_t k = 0; k < nb16; ++k) {
+      Value vRow = idx(16 * k), vCol = idx(16 * nb);
+      Value vf = tiles.loadB(step.vs, vRow, vCol, p.inputRow(p.dv),
+                             /*transpose=*/false);
+      for (int64_t mt = 0; mt < p.mTiles; ++mt)
+        out[mt * dv16 + nb] = tiles.mma(pFrags[mt][k], vf, out[mt * dv16 + nb]);
+    }
+  results.append(out);
+  return results;
+}
+std::pair<Value, SmallVector<Value>>
+RegisterScoreKernel::exchangeSlot(Value kvGroup, Value rowWarp, int64_t chunk) {
+  // [group - 1][row warp][chunk][lane][4]: a warp's 16-byte chunks are 512
+  // consecutive bytes (no bank conflicts).
+  Value xs = view(idx(p.xOff),
+                  {p.kvGroups - 1, p.rowWarps, p.exchangeChunks(), kWarp, 4},
+                  b->getF32Type());
+  SmallVector<Value> at{arith::SubIOp::create(*b, kvGroup, idx(1)), rowWarp,
+                        idx(chunk),
+                        arith::RemUIOp::create(*b, tid, idx(kWarp)), idx(0)};
+  return {xs, at};
+}
+// A state's chunks: m, m, l, l of each m-tile, then each accumulator in two.
+void RegisterScoreKernel::shareState(ValueRange state, Value kvGroup, Value rowWarp) {
+  auto f32x4 = VectorType::get({4}, b->getF32Type());
+  auto put = [&](int64_t chunk, ValueRange four) {
+    auto [xs, at] = exchangeSlot(kvGroup, rowWarp, chunk);
+    vector::StoreOp::create(*b, vector::FromElementsOp::create(*b, f32x4, four),
+                            xs, at, /*nontemporal=*/false, llvm::Align(16));
+  };
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    put(mt, state.slice(4 * mt, 4));
+  for (int64_t a = 0; a < p.mTiles * (p.dv / 16); ++a)
+    for (int64_t half = 0; half < 2; ++half) {
+      SmallVector<Value> four;
+      for (int64_t e = 0; e < 4; ++e)
+        four.push_back(vector::ExtractOp::create(
+            *b, state[4 * p.mTiles + a], ArrayRef<int64_t>{4 * half + e}));
+      put(p.mTiles + 2 * a + half, four);
+    }
+}
+SmallVector<Value> RegisterScoreKernel::sharedState(int64_t kvGroup, Value rowWarp) {
+  auto load = [&](int64_t c) {
+    auto [xs, at] = exchangeSlot(idx(kvGroup), rowWarp, c);
+    Value v = vector::LoadOp::create(*b, VectorType::get({4}, b->getF32Type()),
+                                     xs, at, /*nontemporal=*/false,
+                                     llvm::Align(16));
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < 4; ++i)
+      e.push_back(vector::ExtractOp::create(*b, v, ArrayRef<int64_t>{i}));
+    return e;
+  };
+  SmallVector<Value> state;
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    state.append(load(mt));
+  for (int64_t a = 0; a < p.mTiles * (p.dv / 16); ++a) {
+    SmallVector<Value> e = load(p.mTiles + 2 * a);
+    e.append(load(p.mTiles + 2 * a + 1));
+    state.push_back(vector::FromElementsOp::create(
+        *b, VectorType::get({8}, b->getF32Type()), e));
+  }
+  return state;
+}
+SmallVector<Value> RegisterScoreKernel::mergeState(MmaSyncTileMMA &tiles,
+                                          ValueRange mine,
+                                          ValueRange theirs) {
+  // Per row: m = max of both (the shift of an empty pair is 0, and its
+  // factors 0), l and acc rescaled to it and summed. A thread's l is a
+  // partial sum over its own columns either way.
+  SmallVector<Value> merged(mine.size());
+  const int64_t dv16 = p.dv / 16;
+  for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+    Value mineScale[2], theirScale[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      Value m0 = mine[4 * mt + h], m1 = theirs[4 * mt + h];
+      Value m = arith::MaxNumFOp::create(*b, m0, m1);
+      Value shift = safeMax(m);
+      mineScale[h] = exp2(arith::SubFOp::create(*b, m0, shift));
+      theirScale[h] = exp2(arith::SubFOp::create(*b, m1, shift));
+      merged[4 * mt + h] = m;
+      Value lMine =
+          arith::MulFOp::create(*b, mine[4 * mt + 2 + h], mineScale[h]);
+      Value lTheirs =
+          arith::MulFOp::create(*b, theirs[4 * mt + 2 + h], theirScale[h]);
+      merged[4 * mt + 2 + h] = arith::AddFOp::create(*b, lMine, lTheirs);
+    }
+    Value a = tiles.rowBroadcast(mineScale[0], mineScale[1]);
+    Value t = tiles.rowBroadcast(theirScale[0], theirScale[1]);
+    for (int64_t nb = 0; nb < dv16; ++nb) {
+      int64_t i = 4 * p.mTiles + mt * dv16 + nb;
+      Value accMine = tiles.mulC(mine[i], a);
+      Value accTheirs = tiles.mulC(theirs[i], t);
+      merged[i] = arith::AddFOp::create(*b, accMine, accTheirs);
+    }
+  }
+  return merged;
+}
+/// The mma tier's epilogue, warp by warp with no block barrier when O fits
+/// over the warp's Q rows: each thread normalizes its two rows per m-tile
+/// in registers and writes them, rounded to the output type, into the
+/// staging tile (swizzled like Q, no bank conflicts); the warp then copies
+/// its rows out in 16-byte chunks, consecutive lanes taking consecutive
+/// chunks (coalesced stores). The lane of a row's first column writes its
+/// LSE.
+void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
+                                    Value warpRow, const Output &out,
+                                    bool kvDone) {
+  const int64_t nState = 4 * p.mTiles, dv16 = p.dv / 16;
+  Value lse = n.storeLse ? map.lookup(n.storeLse.getLse()) : Value();
+  SmallVector<Value> inverse; // 1 / l of the thread's rows, 0 for empty
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t h = 0; h < 2; ++h) {
+      // l summed over the quad that holds the row's columns.
+      Value l = xorReduce(state[4 * mt + 2 + h], {1, 2},
+                          /*isMax=*/false);
+      inverse.push_back(inverseOrZero(l));
+      if (!lse)
+        continue;
+      Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
+      Value firstColumn = arith::CmpIOp::create(
+          *b, arith::CmpIPredicate::eq, tiles.laneColumn(), idx(0));
+      Value inside = lt(add(out.row0, row), out.rows);
+      Value writes = arith::AndIOp::create(*b, firstColumn, inside);
+      auto writer = scf::IfOp::create(*b, writes, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(*b);
+      b->setInsertionPointToStart(writer.thenBlock());
+      Value value = logSumExp(state[4 * mt + h], l);
+      SmallVector<Value> at = outputIndices(out, row);
+      memref::StoreOp::create(*b, value, lse, at);
+    }
+
+  // Stage: the warp's last reads of Q (and, without overQ, every warp's of
+  // K/V, unless a barrier said so already) come before the first write.
+  if (p.overQ || kvDone)
+    syncWarp();
+  else
+    gpu::BarrierOp::create(*b);
+  const bool swizzled =
+      p.outElt.getIntOrFloatBitWidth() == 16 && isSwizzledWidth(p.oRow);
+  Value os = view(idx(p.oOff), {p.br, p.oRow}, p.outElt);
+  for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+    Value scale = tiles.rowBroadcast(inverse[2 * mt], inverse[2 * mt + 1]);
+    for (int64_t nb = 0; nb < dv16; ++nb) {
+      Value normalized = tiles.mulC(state[nState + mt * dv16 + nb], scale);
+      Value row = add(warpRow, idx(16 * mt));
+      Value col = idx(16 * nb);
+      tiles.storeRounded(normalized, os, row, col, swizzled);
+    }
+  }
+  syncWarp();
+
+  // Copy out: the warp's 16 mTiles rows of chunks of 16 bytes.
+  Value o = map.lookup(n.storeO.getO());
+  Value lane = arith::RemUIOp::create(*b, tid, idx(kWarp));
+  const int64_t perChunk = 128 / p.outElt.getIntOrFloatBitWidth();
+  auto chunkType = VectorType::get({perChunk}, p.outElt);
+  forEachOutputChunk(lane, kWarp, warpRow, 16 * p.mTiles, perChunk, out,
+                     [&](Value row, Value col) {
+    Value x = vector::LoadOp::create(
+        *b, chunkType, os,
+        ValueRange{row, swizzled ? swizzleColumn(*b, row, col) : col},
+        /*nontemporal=*/false, llvm::Align(16));
+    SmallVector<Value> at = outputIndices(out, row);
+    at.push_back(col);
+    // O rows are 16-byte aligned (the runtime checks it).
+    vector::StoreOp::create(*b, x, o, at, /*nontemporal=*/false,
+                            llvm::Align(16));
+  });
+}
+
+std::unique_ptr<PrefillKernel>
+nvptx::createRegisterScoreKernel(L1Nest nest, const PrefillPlan &p) {
+  return std::make_unique<RegisterScoreKernel>(nest, p);
+}

@@ -1,0 +1,47 @@
+//===- Target.cpp - facts about NVIDIA chips ------------------------------===//
+
+#include "codegen/nvptx/Target.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+FailureOr<int> mlir::attn::parseChip(StringRef chip) {
+  int sm = 0;
+  if (!chip.consume_front("sm_"))
+    return failure();
+  chip.consume_back("a");
+  if (chip.getAsInteger(10, sm) || sm < 70 || sm > 120)
+    return failure();
+  return sm;
+}
+
+int64_t mlir::attn::maxSharedMemoryBytes(int sm) {
+  switch (sm) {
+  case 75: return 64 * 1024;
+  case 80: return 163 * 1024;
+  case 86:
+  case 89: return 99 * 1024;
+  case 90: return 227 * 1024;
+  // sm_120 (consumer Blackwell) has the 99 KiB of sm_86, sm_100 Hopper's.
+  default: return sm >= 120 ? 99 * 1024 : sm > 90 ? 227 * 1024 : 96 * 1024;
+  }
+}
+
+StringRef mlir::attn::ptxFeatures(int sm) {
+  // PTX ISA 8.0 is understood by CUDA 12.0+ drivers and covers sm_90a;
+  // Blackwell needs 8.6 (sm_100) or 8.7 (sm_120), and CUDA 12.8+.
+  return sm >= 120 ? "+ptx87" : sm >= 100 ? "+ptx86" : "+ptx80";
+}
+
+Tier mlir::attn::defaultPrefillTier(int sm) {
+  return sm >= minimumSm(Tier::MMA) ? Tier::MMA : Tier::WMMA;
+}
+
+int mlir::attn::minimumSm(Tier tier) {
+  switch (tier) {
+  case Tier::MMA: return 80;  // mma.sync m16n8k16, ldmatrix, cp.async
+  case Tier::WMMA: return 75; // f16 WMMA with f32 accumulation
+  case Tier::Decode: return 75;
+  }
+  return 80;
+}

@@ -1,0 +1,35 @@
+//===- Target.h - facts about NVIDIA chips ----------------------*- C++ -*-===//
+//
+// Everything attn knows about a chip, in one place: its compute capability,
+// how much shared memory a block may take, which PTX ISA describes it, and
+// which prefill tier runs there unless the user asks for another.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_NVPTX_TARGET_H
+#define ATTN_CODEGEN_NVPTX_TARGET_H
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir::attn {
+
+/// Compute capability of "sm_XY[a]" (e.g. 80), or failure.
+FailureOr<int> parseChip(StringRef chip);
+
+/// Largest dynamic shared memory a block may opt into on `sm`, in bytes.
+int64_t maxSharedMemoryBytes(int sm);
+
+/// The PTX ISA feature the NVPTX backend needs for `sm` ("+ptx80" ...).
+StringRef ptxFeatures(int sm);
+
+/// The prefill tier attn-to-ptx uses on `sm` unless told: mma from sm_80
+/// (mma.sync, ldmatrix, cp.async), else wmma.
+Tier defaultPrefillTier(int sm);
+
+/// The oldest chip a tier runs on.
+int minimumSm(Tier tier);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CODEGEN_NVPTX_TARGET_H

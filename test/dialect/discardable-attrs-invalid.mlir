@@ -1,0 +1,38 @@
+// Each discardable attn attribute holds its own kind of value; anything
+// else is an error that names the attribute and what it must be.
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+func.func @string_tier(%n: index) {
+  // expected-error @+1 {{'attn.tier' must be a #attn.tier<wmma|mma|decode>, got "wmma"}}
+  scf.forall (%i) in (%n) {
+  } {attn.tier = "wmma"}
+  return
+}
+
+// -----
+
+func.func @bad_schedule(%n: index) {
+  // expected-error @+1 {{'attn.schedule' must be a #attn.schedule<...>, got 3 : i64}}
+  scf.forall (%i) in (%n) {
+  } {attn.schedule = 3}
+  return
+}
+
+// -----
+
+func.func @kv_loop_on_forall(%n: index) {
+  // expected-error @+1 {{'attn.kv_loop' is a unit attribute of an scf.for}}
+  scf.forall (%i) in (%n) {
+  } {attn.kv_loop}
+  return
+}
+
+// -----
+
+func.func @unknown_tier(%n: index) {
+  scf.forall (%i) in (%n) {
+  // expected-error @+2 {{expected ::mlir::attn::Tier to be one of: wmma, mma, decode}}
+  // expected-error @+1 {{failed to parse Attn_TierAttr parameter 'value'}}
+  } {attn.tier = #attn.tier<wgmma>}
+  return
+}
