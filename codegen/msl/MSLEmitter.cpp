@@ -31,6 +31,7 @@
 #include "codegen/msl/MSLEmitter.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "lib/Transforms/L1Nest.h"
 #include "lib/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,7 +51,25 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr double kLog2E = 1.4426950408889634;
+/// MaskRules' builder for MSL text: each value is a C expression, each
+/// compound one parenthesized.
+struct TextExprs {
+  using Value = std::string;
+  Value less(const Value &x, const Value &y) { return x + " < " + y; }
+  Value sub(const Value &x, const Value &y) {
+    return "(" + x + " - " + y + ")";
+  }
+  Value add(const Value &x, const Value &y) {
+    return y == "0" ? x : "(" + x + " + " + y + ")";
+  }
+  Value zero() { return "0"; }
+  Value atLeast(const Value &x, int64_t bound);
+  Value atMost(const Value &x, int64_t bound);
+  Value both(const Value &x, const Value &y) {
+    return "(" + x + ") && (" + y + ")";
+  }
+};
+
 /// Metal's limit on threadgroup memory per threadgroup.
 constexpr int64_t kMaxThreadgroupBytes = 32 * 1024;
 /// Largest head dim: Q and acc fragments live in registers.
@@ -85,6 +104,14 @@ std::string floatLiteral(double v) {
 
 std::string intLiteral(int64_t v) {
   return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
+}
+
+TextExprs::Value TextExprs::atLeast(const Value &x, int64_t bound) {
+  return x + " >= " + intLiteral(bound);
+}
+
+TextExprs::Value TextExprs::atMost(const Value &x, int64_t bound) {
+  return x + " <= " + intLiteral(bound);
 }
 
 //===----------------------------------------------------------------------===//
@@ -537,36 +564,33 @@ void MSLKernelEmitter::emitQK() {
 
 void MSLKernelEmitter::emitMask() {
   MaskAttr mask = n.mask.getMask();
-  const double scale = n.qk.getScale().convertToDouble();
-  std::optional<APFloat> softcap = n.qk.getSoftcap();
+  ScoreTransform score = ScoreTransform::of(
+      n.qk.getScale().convertToDouble(), n.qk.getSoftcap());
+  // The mask's rules (AttnSemantics.h), printed as MSL expressions.
+  TextExprs text;
+  MaskRules<TextExprs> rules(text, mask);
   body << "\n    // attn.mask: scores in base-2 units";
-  body << (softcap ? " after the soft-cap" : "")
+  body << (score.softcap ? " after the soft-cap" : "")
        << "; keys past kv_len or hidden by the mask are -inf.\n";
   if (!mask.isNone())
     body << "    const int query = (" << row0 << " + my_row) / " << s.group
          << ";\n"
-         << "    const int diagonal = query"
-         << (mask.isBottomRight() ? " + " + kvLen + " - " + qLen : "") << ";\n";
+         << "    const int diagonal = "
+         << text.add("query", rules.shift(qLen, kvLen)) << ";\n";
   body << "    float row_max = -INFINITY;\n";
   body << "    for (int nb = 0; nb < " << p.bc / 8 << "; ++nb)\n";
   body << "      for (int e = 0; e < 2; ++e) {\n";
   body << "        float x = s[nb].thread_elements()[e];\n";
-  if (softcap) {
-    double cap = softcap->convertToDouble();
-    body << "        x = " << floatLiteral(cap * kLog2E) << " * tanh(x * "
-         << floatLiteral(scale / cap) << ");\n";
+  if (std::optional<double> c = score.linearFactor()) {
+    body << "        x *= " << floatLiteral(*c) << ";\n";
   } else {
-    body << "        x *= " << floatLiteral(scale * kLog2E) << ";\n";
+    body << "        x = " << floatLiteral(score.tanhOutputFactor())
+         << " * tanh(x * " << floatLiteral(score.tanhInputFactor()) << ");\n";
   }
   body << "        const int key = kv_start + key_block * " << p.bc
        << " + nb * 8 + frag_col + e;\n";
-  body << "        bool visible = key < " << kvLen << ";\n";
-  if (mask.hasLeftBound())
-    body << "        visible = visible && key - diagonal >= "
-         << lit(-mask.getLeft()) << ";\n";
-  if (mask.hasRightBound())
-    body << "        visible = visible && key - diagonal <= "
-         << lit(mask.getRight()) << ";\n";
+  body << "        const bool visible = "
+       << rules.visibleFromDiagonal("key", "diagonal", kvLen) << ";\n";
   body << "        x = visible ? x : -INFINITY;\n";
   body << "        s[nb].thread_elements()[e] = x;\n";
   body << "        row_max = max(row_max, x);\n";

@@ -83,81 +83,35 @@ Value KernelEmitter::tanh(Value x) {
 }
 
 Value KernelEmitter::scoreFromDot(Value dot) {
-  const double scale = n.qk.getScale().convertToDouble();
-  if (std::optional<APFloat> softcap = n.qk.getSoftcap()) {
-    double cap = softcap->convertToDouble();
-    Value s = tanh(arith::MulFOp::create(*b, dot, f32(scale / cap)));
-    return arith::MulFOp::create(*b, s, f32(cap * kLog2E));
+  ScoreTransform score = scoreTransform();
+  if (score.softcap) {
+    Value s = tanh(arith::MulFOp::create(*b, dot, f32(score.tanhInputFactor())));
+    return arith::MulFOp::create(*b, s, f32(score.tanhOutputFactor()));
   }
-  return arith::MulFOp::create(*b, dot, f32(*linearScoreScale()));
+  return arith::MulFOp::create(*b, dot, f32(*score.linearFactor()));
+}
+
+ScoreTransform KernelEmitter::scoreTransform() {
+  return ScoreTransform::of(n.qk.getScale().convertToDouble(),
+                            n.qk.getSoftcap());
 }
 
 std::optional<double> KernelEmitter::linearScoreScale() {
-  if (n.qk.getSoftcap())
-    return std::nullopt;
-  return n.qk.getScale().convertToDouble() * kLog2E;
-}
-
-Value KernelEmitter::diagonalShift(Value qLen, Value kvLen) {
-  return n.mask.getMask().isBottomRight()
-             ? arith::SubIOp::create(*b, kvLen, qLen).getResult()
-             : idx(0);
+  return scoreTransform().linearFactor();
 }
 
 Value KernelEmitter::visible(Value key, Value query, Value qLen, Value kvLen) {
-  MaskAttr mask = n.mask.getMask();
-  Value result = lt(key, kvLen);
-  if (mask.isNone())
-    return result;
-  Value shift = diagonalShift(qLen, kvLen);
-  // Offset of the key from the query's diagonal position.
-  Value rel = arith::SubIOp::create(*b, key, add(query, shift));
-  if (mask.hasLeftBound())
-    result = arith::AndIOp::create(
-        *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, rel,
-                              idx(-mask.getLeft())));
-  if (mask.hasRightBound())
-    result = arith::AndIOp::create(
-        *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, rel,
-                              idx(mask.getRight())));
-  return result;
+  IndexExprs exprs{*b};
+  return MaskRules<IndexExprs>(exprs, n.mask.getMask())
+      .visible(key, query, qLen, kvLen);
 }
 
 Value KernelEmitter::bandTest(Value keyFirst, Value keyLast,
                               Value queryFirst, Value queryLast, Value qLen,
                               Value kvLen, bool every) {
-  MaskAttr mask = n.mask.getMask();
-  Value result = lt(every ? keyLast : keyFirst, kvLen);
-  if (mask.isNone())
-    return result;
-  Value shift = diagonalShift(qLen, kvLen);
-  // Over the rectangle, a key's offset from its query's diagonal position
-  // spans [least, most]. Every pair is visible when that span lies inside
-  // [-left, right]; some pair may be (keys past kvLen included, which only
-  // errs towards "some") when the two overlap.
-  auto least = [&] {
-    return arith::SubIOp::create(*b, keyFirst, add(queryLast, shift));
-  };
-  auto most = [&] {
-    return arith::SubIOp::create(*b, keyLast, add(queryFirst, shift));
-  };
-  if (mask.hasLeftBound()) {
-    Value offset = every ? least() : most();
-    Value bound = idx(-mask.getLeft());
-    result = arith::AndIOp::create(
-        *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sge, offset, bound));
-  }
-  if (mask.hasRightBound()) {
-    Value offset = every ? most() : least();
-    Value bound = idx(mask.getRight());
-    result = arith::AndIOp::create(
-        *b, result,
-        arith::CmpIOp::create(*b, arith::CmpIPredicate::sle, offset, bound));
-  }
-  return result;
+  IndexExprs exprs{*b};
+  return MaskRules<IndexExprs>(exprs, n.mask.getMask())
+      .band(keyFirst, keyLast, queryFirst, queryLast, qLen, kvLen, every);
 }
 
 Value KernelEmitter::referenceMoves(Value score, Value m) {

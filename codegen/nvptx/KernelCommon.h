@@ -10,6 +10,7 @@
 #define ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "lib/Transforms/L1Nest.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,8 +24,6 @@
 
 namespace mlir::attn::nvptx {
 
-constexpr double kLog2E = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 constexpr int64_t kWarp = 32;
 /// Lazy rescale: a row's softmax reference m moves (and its l and acc are
 /// rescaled) only when a score passes it by more than this many log2
@@ -74,13 +73,13 @@ public:
   Value tanh(Value x);
   /// attn.qk's transform of a raw dot product into base-2 logit units.
   Value scoreFromDot(Value dot);
+  /// attn.qk's scale and soft-cap (AttnSemantics.h).
+  ScoreTransform scoreTransform();
   /// The factor c when that transform is the plain scale c * dot (no
   /// soft-cap); c > 0.
   std::optional<double> linearScoreScale();
-  /// Where query i's diagonal key is, minus i: kvLen - qLen for
-  /// bottom-right masks, 0 otherwise.
-  Value diagonalShift(Value qLen, Value kvLen);
-  /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen).
+  /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen):
+  /// MaskRules (AttnSemantics.h) on the kernel's index values.
   Value visible(Value key, Value query, Value qLen, Value kvLen);
   /// Whether every key in [keyFirst, keyLast] is visible to every query in
   /// [queryFirst, queryLast] (`every`: such a tile needs no mask), or

@@ -11,6 +11,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -26,7 +27,6 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr double kLog2E = 1.4426950408889634; // log2(e)
 constexpr double kLn2 = 0.6931471805599453;   // ln(2)
 
 struct Builder;
@@ -197,20 +197,19 @@ Value decompose(Builder &b, QKOp op) {
                               nb, arith::AddFOp::create(nb, a[2], prod)
                                       .getResult());
                         })[0];
-  const double scale = op.getScale().convertToDouble();
-  std::optional<APFloat> softcap = op.getSoftcap();
+  ScoreTransform score =
+      ScoreTransform::of(op.getScale().convertToDouble(), op.getSoftcap());
   return b.generic(2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
                    [&](Builder &nb, ValueRange a) {
                      Value x = a[0];
-                     if (!softcap) {
-                       x = arith::MulFOp::create(
-                           nb, x, nb.f32(scale * kLog2E));
+                     if (std::optional<double> c = score.linearFactor()) {
+                       x = arith::MulFOp::create(nb, x, nb.f32(*c));
                      } else {
-                       double cap = softcap->convertToDouble();
-                       x = arith::MulFOp::create(nb, x, nb.f32(scale / cap));
+                       x = arith::MulFOp::create(
+                           nb, x, nb.f32(score.tanhInputFactor()));
                        x = math::TanhOp::create(nb, x);
                        x = arith::MulFOp::create(
-                           nb, x, nb.f32(cap * kLog2E));
+                           nb, x, nb.f32(score.tanhOutputFactor()));
                      }
                      linalg::YieldOp::create(nb, x);
                    })[0];
@@ -219,10 +218,10 @@ Value decompose(Builder &b, QKOp op) {
 Value decompose(Builder &b, MaskOp op) {
   auto type = cast<RankedTensorType>(op.getScores().getType());
   MaskAttr mask = op.getMask();
-  Value shift = mask.isBottomRight()
-                    ? arith::SubIOp::create(b, op.getKvLen(), op.getQLen())
-                          .getResult()
-                    : b.idx(0);
+  // The diagonal's shift once, outside the elementwise body.
+  IndexExprs outer{b};
+  Value shift =
+      MaskRules<IndexExprs>(outer, mask).shift(op.getQLen(), op.getKvLen());
   return b.generic(
       2, {op.getScores()}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
       [&](Builder &nb, ValueRange a) {
@@ -231,24 +230,13 @@ Value decompose(Builder &b, MaskOp op) {
         Value flat = arith::AddIOp::create(nb, op.getRow(), r);
         Value query = arith::DivUIOp::create(nb, flat, nb.idx(op.getGroup()));
         Value key = arith::AddIOp::create(nb, op.getCol(), c);
-        Value visible = arith::CmpIOp::create(nb, arith::CmpIPredicate::slt,
-                                              key, op.getKvLen());
-        // Offset of the key from the query's diagonal position.
-        Value rel = arith::SubIOp::create(
-            nb, key, arith::AddIOp::create(nb, query, shift));
-        if (mask.hasLeftBound())
-          visible = arith::AndIOp::create(
-              nb, visible,
-              arith::CmpIOp::create(nb, arith::CmpIPredicate::sge, rel,
-                                    nb.idx(-mask.getLeft())));
-        if (mask.hasRightBound())
-          visible = arith::AndIOp::create(
-              nb, visible,
-              arith::CmpIOp::create(nb, arith::CmpIPredicate::sle, rel,
-                                    nb.idx(mask.getRight())));
+        Value diagonal = arith::AddIOp::create(nb, query, shift);
+        IndexExprs inner{nb};
+        Value visible = MaskRules<IndexExprs>(inner, mask)
+                            .visibleFromDiagonal(key, diagonal, op.getKvLen());
+        Value hidden = nb.negInf();
         linalg::YieldOp::create(
-            nb, arith::SelectOp::create(nb, visible, a[0], nb.negInf())
-                    .getResult());
+            nb, arith::SelectOp::create(nb, visible, a[0], hidden).getResult());
       })[0];
 }
 

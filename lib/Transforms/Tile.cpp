@@ -19,6 +19,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -67,8 +68,13 @@ std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, MaskAttr mask,
   Value firstQuery = arith::DivSIOp::create(b, row, g);
   Value lastQuery = arith::DivSIOp::create(
       b, arith::SubIOp::create(b, lastRow, cst(b, 1)), g);
-  Value shift = mask.isBottomRight() ? arith::SubIOp::create(b, kvLen, qLen)
-                                     : zero;
+  // The diagonal's shift as the mask defines it (AttnSemantics.h); the
+  // window [diagonal - left, diagonal + right] of the block's first and
+  // last query bounds the keys.
+  IndexExprs exprs{b};
+  Value shift = mask.isBottomRight()
+                    ? MaskRules<IndexExprs>(exprs, mask).shift(qLen, kvLen)
+                    : zero;
   if (mask.hasLeftBound()) {
     Value diagonal = arith::AddIOp::create(b, firstQuery, shift);
     Value first =

@@ -40,10 +40,9 @@
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);
 // CHECK: simdgroup_load(kt, k_s + (key_block * 32 + nb * 8) * 64 + kk * 8, 64, ulong2(0, 0), true);
 // CHECK-NEXT: simdgroup_multiply_accumulate(s[nb], q_frag[kk], kt, s[nb]);
-// CHECK: const int diagonal = query + kv_len - q_len;
+// CHECK: const int diagonal = (query + (kv_len - q_len));
 // CHECK: x *= 0.18033688f;
-// CHECK: bool visible = key < kv_len;
-// CHECK-NEXT: visible = visible && key - diagonal <= 0;
+// CHECK: const bool visible = (key < kv_len) && ((key - diagonal) <= 0);
 // CHECK-NEXT: x = visible ? x : -INFINITY;
 // CHECK: row_max = max(row_max, simd_shuffle_xor(row_max, 1));
 // CHECK-NEXT: row_max = max(row_max, simd_shuffle_xor(row_max, 8));
@@ -70,7 +69,7 @@ func.func @causal_gqa(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
 // CHECK: const int page = block_table[batch * sizes.max_blocks + j / 16];
 // CHECK-NEXT: x = k[((ulong(page) * 2 + kv_head) * 16 + j % 16) * 32 + c];
 // CHECK: x = 5.77078016f * tanh(x * 0.0441941731f);
-// CHECK: visible = visible && key - diagonal >= (-100);
+// CHECK: const bool visible = ((key < kv_len) && ((key - diagonal) >= (-100))) && ((key - diagonal) <= 0);
 // CHECK: attn.merge of the 4 key blocks' partial states, in threadgroup memory.
 // CHECK: simdgroup_store(acc[dn], part_acc + (key_block * 8 + row_block * 8) * 32 + dn * 8, 32);
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);

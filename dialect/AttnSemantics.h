@@ -1,0 +1,166 @@
+//===- AttnSemantics.h - what masks and scores mean, once -------*- C++ -*-===//
+//
+// One definition of the score and mask semantics of attn.attention, used by
+// every backend: the CPU decomposition and attn-tile build IR with it, the
+// NVIDIA tiers build kernel IR with it, and the MSL emitter builds text
+// with it. Each backend supplies an "expression builder" for its medium;
+// the rules below are written once.
+//
+//   score:   s = c * dot, c = scale * log2(e)             (no soft-cap)
+//            s = cap * log2(e) * tanh(dot * scale / cap)  (soft-cap)
+//            in base-2 logit units, so every backend exponentiates with 2^x
+//   mask:    query i sees key j when j < kv_len and
+//            -left <= j - (i + shift) <= right,
+//            shift = kv_len - q_len for bottom-right masks, else 0; an
+//            unbounded side (left or right = inf) has no test.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNSEMANTICS_H
+#define ATTN_DIALECT_ATTNSEMANTICS_H
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <optional>
+
+namespace mlir::attn {
+
+constexpr double kLog2E = 1.4426950408889634; // log2(e)
+constexpr double kLn2 = 0.6931471805599453;   // ln(2) = 1 / log2(e)
+
+/// attn.qk's transform of a raw dot product into base-2 logit units.
+struct ScoreTransform {
+  double scale;
+  std::optional<double> softcap;
+
+  static ScoreTransform of(double scale, std::optional<APFloat> softcap) {
+    return {scale, softcap ? std::optional<double>(softcap->convertToDouble())
+                           : std::nullopt};
+  }
+  /// c of s = c * dot (c > 0: the verifier's scale > 0), or none with a
+  /// soft-cap.
+  std::optional<double> linearFactor() const {
+    if (softcap)
+      return std::nullopt;
+    return scale * kLog2E;
+  }
+  /// With a soft-cap, s = tanhOutputFactor() * tanh(dot * tanhInputFactor()).
+  double tanhInputFactor() const { return scale / *softcap; }
+  double tanhOutputFactor() const { return *softcap * kLog2E; }
+};
+
+/// The mask's rules over a builder `E` of signed integer expressions in
+/// some medium (IR values, or text). `E` provides a type `Value` and
+///
+///   Value less(Value x, Value y);            // x < y
+///   Value sub(Value x, Value y);             // x - y
+///   Value add(Value x, Value y);             // x + y
+///   Value zero();                            // 0
+///   Value atLeast(Value x, int64_t bound);   // x >= bound
+///   Value atMost(Value x, int64_t bound);    // x <= bound
+///   Value both(Value x, Value y);            // x && y
+///
+/// and each rule builds its expression in the order written.
+template <typename E>
+class MaskRules {
+public:
+  using Value = typename E::Value;
+
+  MaskRules(E &e, MaskAttr mask) : e(e), mask(mask) {}
+
+  /// Where query i's diagonal key is, minus i: kv_len - q_len for
+  /// bottom-right masks, 0 otherwise.
+  Value shift(Value qLen, Value kvLen) {
+    return mask.isBottomRight() ? e.sub(kvLen, qLen) : e.zero();
+  }
+
+  /// Whether `query` sees `key` (the mask, plus key < kv_len).
+  Value visible(Value key, Value query, Value qLen, Value kvLen) {
+    Value result = e.less(key, kvLen);
+    if (mask.isNone())
+      return result;
+    Value diagonal = e.add(query, shift(qLen, kvLen));
+    return bounded(result, e.sub(key, diagonal));
+  }
+
+  /// The same for a query whose diagonal key (query + shift) is known.
+  Value visibleFromDiagonal(Value key, Value diagonal, Value kvLen) {
+    Value result = e.less(key, kvLen);
+    if (mask.isNone())
+      return result;
+    return bounded(result, e.sub(key, diagonal));
+  }
+
+  /// Whether every key in [keyFirst, keyLast] is visible to every query in
+  /// [queryFirst, queryLast] (`every`: such a tile needs no mask), or
+  /// whether some key may be visible to some query (false: the tile adds
+  /// nothing).
+  Value band(Value keyFirst, Value keyLast, Value queryFirst,
+             Value queryLast, Value qLen, Value kvLen, bool every) {
+    Value result = e.less(every ? keyLast : keyFirst, kvLen);
+    if (mask.isNone())
+      return result;
+    Value diagonalShift = shift(qLen, kvLen);
+    // Over the rectangle, a key's offset from its query's diagonal
+    // position spans [least, most]. Every pair is visible when that span
+    // lies inside [-left, right]; some pair may be (keys past kv_len
+    // included, which only errs towards "some") when the two overlap.
+    auto least = [&] {
+      return e.sub(keyFirst, e.add(queryLast, diagonalShift));
+    };
+    auto most = [&] {
+      return e.sub(keyLast, e.add(queryFirst, diagonalShift));
+    };
+    if (mask.hasLeftBound()) {
+      Value offset = every ? least() : most();
+      result = e.both(result, e.atLeast(offset, -mask.getLeft()));
+    }
+    if (mask.hasRightBound()) {
+      Value offset = every ? most() : least();
+      result = e.both(result, e.atMost(offset, mask.getRight()));
+    }
+    return result;
+  }
+
+private:
+  /// `result` and the window's bounds on `rel`, a key's offset from its
+  /// query's diagonal key.
+  Value bounded(Value result, Value rel) {
+    if (mask.hasLeftBound())
+      result = e.both(result, e.atLeast(rel, -mask.getLeft()));
+    if (mask.hasRightBound())
+      result = e.both(result, e.atMost(rel, mask.getRight()));
+    return result;
+  }
+
+  E &e;
+  MaskAttr mask;
+};
+
+/// MaskRules' builder for IR: index values and arith ops at `b`.
+struct IndexExprs {
+  using Value = mlir::Value;
+  ImplicitLocOpBuilder &b;
+
+  Value less(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+  }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value zero() { return arith::ConstantIndexOp::create(b, 0); }
+  Value atLeast(Value x, int64_t bound) {
+    Value c = arith::ConstantIndexOp::create(b, bound);
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::sge, x, c);
+  }
+  Value atMost(Value x, int64_t bound) {
+    Value c = arith::ConstantIndexOp::create(b, bound);
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::sle, x, c);
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTNSEMANTICS_H
