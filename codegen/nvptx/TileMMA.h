@@ -9,6 +9,10 @@
 //  - mma.sync m16n8k16 (nvvm.mma.sync, two per 16x16 tile): fragments in
 //    the register layout the PTX ISA documents, loaded and stored by each
 //    lane itself; f16 and bf16, sm_80+.
+//    It builds nvvm.mma.sync rather than nvgpu.mma.sync: in LLVM 22
+//    nvgpu.mma.sync cannot lower bf16 operands ("failed to deduce operand
+//    PTX types"), and for f16 its vector<4x2xf16> operand form added 65
+//    lines of 16-bit moves to the D64 kernel's PTX (tried 2026-11-24).
 //
 // A kernel uses one of them for every fragment, so the layouts never mix.
 //
