@@ -112,6 +112,12 @@ std::pair<Value, Value> PrefillKernel::queryRange(Value firstRow,
   Value last = arith::DivUIOp::create(*b, lastRow, idx(p.group));
   return {first, last};
 }
+
+// The ring commits and waits with nvvm.cp.async.commit.group / wait.group
+// rather than nvgpu's async tokens: a stage's copies sit under scf.if
+// (tiles past the end are not copied) and the pipeline commits empty
+// groups on purpose, neither of which nvgpu.device_async_create_group's
+// token operands can say without yielding tokens out of every branch.
 void PrefillKernel::copyKV(Value start, Value stage, bool commit) {
   // A tile wholly inside K/V (all but the last) skips the per-row bounds
   // test and clamp: the branch is uniform, and the plain rows' addresses
