@@ -10,6 +10,7 @@
 #include "codegen/nvptx/PrefillKernel.h"
 
 #include "codegen/nvptx/LaunchContract.h"
+#include "codegen/nvptx/Target.h"
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -394,8 +395,18 @@ std::unique_ptr<TileMMA> PrefillKernel::makeTiles(ImplicitLocOpBuilder &kb) {
 }
 
 LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
-                                       const PrefillParts &parts, int sm,
-                                       StringRef pass) {
+                                       const PrefillParts &parts,
+                                       StringRef chip, StringRef pass) {
+  FailureOr<int> sm = parseChip(chip);
+  if (failed(sm))
+    return module.emitError() << "option 'chip' must be sm_XY with XY in "
+                                 "[70, 120] (e.g. sm_80, sm_90a), got '"
+                              << chip << "'";
+  if (*sm < minimumSm(parts.tier))
+    return module.emitError()
+           << "the " << stringifyTier(parts.tier) << " tier needs sm_"
+           << minimumSm(parts.tier) << " or newer ("
+           << minimumSmReason(parts.tier) << "); got " << chip;
   SmallVector<std::pair<func::FuncOp, scf::ForallOp>> nests;
   for (auto nest : findNests(module)) {
     auto tier = nest.second->getAttrOfType<TierAttr>(kTierAttrName);
@@ -410,7 +421,7 @@ LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
     FailureOr<L1Nest> nest = matchNest(forall, pass);
     if (failed(nest))
       return failure();
-    FailureOr<PrefillPlan> plan = planPrefill(*nest, parts, sm);
+    FailureOr<PrefillPlan> plan = planPrefill(*nest, parts, *sm);
     if (failed(plan))
       return failure();
     if (plan->roles.size() != 1 || plan->roles[0].role != WarpRole::Compute)

@@ -134,10 +134,10 @@ std::unique_ptr<PrefillKernel>
 createRegisterScoreKernel(L1Nest nest, const PrefillPlan &p);
 
 /// Lowers every L1 nest of `module` marked with `parts.tier` (or unmarked)
-/// with the skeleton and `parts`, for `sm`; `pass` names the caller in
-/// diagnostics.
+/// with the skeleton and `parts` for `chip`, which must be one the tier
+/// runs on; `pass` names the caller in diagnostics.
 LogicalResult lowerPrefillNests(ModuleOp module, const PrefillParts &parts,
-                                int sm, StringRef pass);
+                                StringRef chip, StringRef pass);
 
 } // namespace mlir::attn::nvptx
 

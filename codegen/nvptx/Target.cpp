@@ -39,9 +39,18 @@ Tier mlir::attn::defaultPrefillTier(int sm) {
 
 int mlir::attn::minimumSm(Tier tier) {
   switch (tier) {
-  case Tier::MMA: return 80;  // mma.sync m16n8k16, ldmatrix, cp.async
-  case Tier::WMMA: return 75; // f16 WMMA with f32 accumulation
+  case Tier::MMA: return 80;
+  case Tier::WMMA: return 75;
   case Tier::Decode: return 75;
   }
   return 80;
+}
+
+StringRef mlir::attn::minimumSmReason(Tier tier) {
+  switch (tier) {
+  case Tier::MMA: return "mma.sync, ldmatrix, cp.async";
+  case Tier::WMMA: return "f16 WMMA with f32 accumulation";
+  case Tier::Decode: return "16-byte loads and warp shuffles";
+  }
+  return "";
 }

@@ -27,8 +27,9 @@ StringRef ptxFeatures(int sm);
 /// (mma.sync, ldmatrix, cp.async), else wmma.
 Tier defaultPrefillTier(int sm);
 
-/// The oldest chip a tier runs on.
+/// The oldest chip a tier runs on, and what it needs from it.
 int minimumSm(Tier tier);
+StringRef minimumSmReason(Tier tier);
 
 } // namespace mlir::attn
 
