@@ -334,78 +334,21 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
   return module;
 }
 
-// The mma tier's default 128-row tiles are the fastest once every SM has a
-// block, but a small problem (B1 H8 S512: 32 blocks for 132 SMs) leaves
-// most of the GPU idle. Measured on an H100 (bench/RESULTS.md), 64x64
-// tiles win there by 1.1-1.6x at D64 and D128 and lose by up to 1.4x on
-// grids of 2+ blocks per SM; where even the 64-row grid is short of the
-// SMs, 128-key tiles split among 8 warps shorten each warp's chain of
-// tiles: 32 rows at D64 (2 row warps, 4 key groups; B1 H8 S512 9.5
-// against 12.1 us on 64x64), 64 rows past D64 (4 and 2), where a 32-row
-// block's 136 KiB leave one block per SM (B1 H16 S512 D128: 64 rows 15.4
-// us, 32 rows 20.3, 64x64 16.0; causal B1 H8 S1024: 21.3, 27.3, 23.3).
-// So a kernel without a schedule of its own gets all of them; libattnrt
-// launches the first, largest first, whose grid has a block for every
-// multiprocessor, else the last (attnrt_attention.h).
-struct SmallGridTile {
-  const char *suffix;
-  int64_t rows, keys, warps;
-};
-constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
-                                             {"_tiny_grid", 32, 128, 8}};
-
-// Whether `kernel` gets the small-grid copies on `sm`: a prefill without a
-// schedule of its own that attn-select-tier (attn-to-ptx's first step) puts
-// on 128-row mma tiles. Only that pass runs here, not the whole lowering.
-bool wantsSmallGridVariants(ModuleOp spec, const Kernel &kernel, int sm) {
-  if (attn::AttentionOp(kernel.op).getScheduleAttr() ||
-      attn::defaultPrefillTier(sm) != attn::Tier::MMA)
-    return false;
-  OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
-  PassManager pm(spec.getContext());
-  attn::AttnSelectTierOptions select;
-  select.prefill = "mma";
-  select.sm = sm;
-  pm.addNestedPass<func::FuncOp>(attn::createAttnSelectTier(select));
-  if (failed(pm.run(*module)))
-    return false; // the lowering reports it
-  bool wants = false;
-  module->walk([&](attn::AttentionOp op) {
-    auto tier = op->getAttrOfType<attn::TierAttr>(attn::kTierAttrName);
-    wants = tier && tier.getValue() == attn::Tier::MMA && op.getScheduleAttr() &&
-            op.getScheduleAttr().getBlockQ() > kSmallGridTiles[0].rows;
-  });
-  return wants;
-}
-
-// Copies of `kernel`'s function beside it in `module`, one per small-grid
-// tile (kSmallGridTiles), sized for `sm`.
-void addSmallGridVariants(ModuleOp module, const Kernel &kernel, int sm) {
+// Copies of `kernel`'s function beside it in `module`, one per schedule the
+// selection pass offers as a small-grid alternative on `sm`.
+void addAlternatives(ModuleOp module, const Kernel &kernel, int sm) {
+  SmallVector<attn::AlternativeSchedule> schedules =
+      attn::smallGridSchedules(kernel.op, sm);
+  if (schedules.empty())
+    return;
   auto func = cast<func::FuncOp>(module.lookupSymbol(kernel.name));
   OpBuilder builder(func);
   builder.setInsertionPointAfter(func);
-  attn::AttentionOp op(kernel.op);
-  const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
-  for (SmallGridTile tile : kSmallGridTiles) {
-    if (tile.warps && dims > 64)
-      tile.rows = 64;
-    // Halve the keys (down to 16 per group) until Q and two stages of K/V
-    // fit the chip's shared memory (64 rows and 128 keys at D128 take 144
-    // KiB); O's staging and the key groups' exchange reuse that space.
-    // libattnrt skips a kernel the GPU it runs on cannot fit: sm_80 code
-    // also runs on sm_86 and sm_89, which allow 99 KiB.
-    int64_t keys = tile.keys,
-            groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
-    while (keys / 2 >= 16 * groups &&
-           attn::mmaTileSharedBytes(tile.rows, keys, op.getHeadDim(),
-                                    op.getValueHeadDim(), /*stages=*/2) >
-               attn::maxSharedMemoryBytes(sm))
-      keys /= 2;
+  for (const attn::AlternativeSchedule &alternative : schedules) {
     auto copy = cast<func::FuncOp>(builder.clone(*func));
-    copy.setSymName(kernel.name + tile.suffix);
+    copy.setSymName(kernel.name + alternative.suffix.str());
     for (auto copied : copy.getOps<attn::AttentionOp>())
-      copied.setScheduleAttr(attn::ScheduleAttr::get(
-          module.getContext(), tile.rows, keys, tile.warps, 0));
+      copied.setScheduleAttr(alternative.schedule);
   }
 }
 
@@ -418,8 +361,7 @@ LogicalResult compileForChip(ModuleOp spec, Kernel &kernel, StringRef chip,
   code.sm = *attn::parseChip(chip);
   code.archSpecific = chip.ends_with("a");
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
-  if (wantsSmallGridVariants(spec, kernel, code.sm))
-    addSmallGridVariants(*module, kernel, code.sm);
+  addAlternatives(*module, kernel, code.sm);
   if (failed(lowerForChip(*module, kernel, chip, code)))
     return failure();
   // Largest block_q first; equal block_q keep the order above (64x64
