@@ -41,6 +41,18 @@ int64_t defaultStages(int sm);
 int64_t mmaTileSharedBytes(int64_t blockQ, int64_t blockKv, int64_t d,
                            int64_t dv, int64_t stages);
 
+/// A schedule libattnrt may launch instead of the one attn-select-tier
+/// picks, and the suffix of the name of the kernel function that has it.
+struct AlternativeSchedule {
+  StringRef suffix;
+  ScheduleAttr schedule;
+};
+/// The small-grid alternatives of `op` on `sm`, largest tile first (empty
+/// where none applies): extra copies of a prefill kernel for grids too
+/// small to fill the GPU, among which libattnrt chooses at run time
+/// (SelectTier.cpp says why these).
+SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm);
+
 /// Registers `attn-to-ptx`.
 void registerNVPTXPipelines();
 

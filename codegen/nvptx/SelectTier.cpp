@@ -53,7 +53,7 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
   // The mma tier's tiles, measured on an H100 (bench/RESULTS.md): 128-row
   // tiles (two 16-row m-tiles per warp) beat 64 rows by 8-15% at B4 S4096
   // and B32 S512; 64-row tiles stay ahead on grids too small to fill the
-  // GPU (B1 S512), which attn-compile covers with a second kernel. 64 keys
+  // GPU (B1 S512), which smallGridSchedules covers with alternatives. 64 keys
   // per tile beat 32 by 2-7% at D128 too (S1k-16k, causal and not), but
   // two such blocks (99 KiB each) fit an SM only from sm_90 (228 KiB);
   // below, 128 x 32 keeps two. Past D128, two m-tiles exceed the
@@ -66,6 +66,16 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
   // blocks share an SM instead of two; 128-row tiles were no faster. It
   // also keeps D = 128 inside Turing's 64 KiB.
   return {64, 32};
+}
+
+/// The tier of `op`: its own attn.tier, else decode for few rows per K/V
+/// head, else `prefillTier`.
+Tier tierOf(AttentionOp op, Tier prefillTier) {
+  if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName))
+    return chosen.getValue();
+  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  int64_t rows = ShapedType::isDynamic(sq) ? 0 : sq * op.getGroupSize();
+  return rows != 0 && fitsDecode(op, rows) ? Tier::Decode : prefillTier;
 }
 
 struct AttnSelectTierPass
@@ -81,17 +91,9 @@ struct AttnSelectTierPass
       return signalPassFailure();
     }
     getOperation().walk([&](AttentionOp op) {
-      Tier tier;
-      if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName)) {
-        tier = chosen.getValue();
-      } else {
-        int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-        int64_t rows =
-            ShapedType::isDynamic(sq) ? 0 : sq * op.getGroupSize();
-        tier = rows != 0 && fitsDecode(op, rows) ? Tier::Decode
-                                                 : *prefillTier;
+      Tier tier = tierOf(op, *prefillTier);
+      if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
-      }
       if (tier == Tier::Decode) {
         int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
         int64_t rows = ShapedType::isDynamic(sq) ? 16 : sq * op.getGroupSize();
@@ -118,3 +120,57 @@ int64_t mlir::attn::defaultWarps(Tier tier, int64_t blockQ) {
 }
 
 int64_t mlir::attn::defaultStages(int sm) { return sm >= 80 ? 2 : 1; }
+
+// The mma tier's default 128-row tiles are the fastest once every SM has a
+// block, but a small problem (B1 H8 S512: 32 blocks for 132 SMs) leaves
+// most of the GPU idle. Measured on an H100 (bench/RESULTS.md), 64x64
+// tiles win there by 1.1-1.6x at D64 and D128 and lose by up to 1.4x on
+// grids of 2+ blocks per SM; where even the 64-row grid is short of the
+// SMs, 128-key tiles split among 8 warps shorten each warp's chain of
+// tiles: 32 rows at D64 (2 row warps, 4 key groups; B1 H8 S512 9.5
+// against 12.1 us on 64x64), 64 rows past D64 (4 and 2), where a 32-row
+// block's 136 KiB leave one block per SM (B1 H16 S512 D128: 64 rows 15.4
+// us, 32 rows 20.3, 64x64 16.0; causal B1 H8 S1024: 21.3, 27.3, 23.3).
+// So a kernel without a schedule of its own gets all of them; libattnrt
+// launches the first, largest first, whose grid has a block for every
+// multiprocessor, else the last (attnrt_attention.h).
+namespace {
+struct SmallGridTile {
+  const char *suffix;
+  int64_t rows, keys, warps;
+};
+constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
+                                             {"_tiny_grid", 32, 128, 8}};
+} // namespace
+
+SmallVector<AlternativeSchedule> mlir::attn::smallGridSchedules(AttentionOp op,
+                                                                int sm) {
+  // Only a prefill without a schedule of its own that attn-to-ptx puts on
+  // 128-row mma tiles.
+  const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+  if (op.getScheduleAttr() || defaultPrefillTier(sm) != Tier::MMA ||
+      tierOf(op, Tier::MMA) != Tier::MMA ||
+      prefillTiles(Tier::MMA, dims, sm).first <= kSmallGridTiles[0].rows)
+    return {};
+  SmallVector<AlternativeSchedule> schedules;
+  for (SmallGridTile tile : kSmallGridTiles) {
+    if (tile.warps && dims > 64)
+      tile.rows = 64;
+    // Halve the keys (down to 16 per group) until Q and two stages of K/V
+    // fit the chip's shared memory (64 rows and 128 keys at D128 take 144
+    // KiB); O's staging and the key groups' exchange reuse that space.
+    // libattnrt skips a kernel the GPU it runs on cannot fit: sm_80 code
+    // also runs on sm_86 and sm_89, which allow 99 KiB.
+    int64_t keys = tile.keys,
+            groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
+    while (keys / 2 >= 16 * groups &&
+           mmaTileSharedBytes(tile.rows, keys, op.getHeadDim(),
+                              op.getValueHeadDim(), /*stages=*/2) >
+               maxSharedMemoryBytes(sm))
+      keys /= 2;
+    schedules.push_back(
+        {tile.suffix,
+         ScheduleAttr::get(op.getContext(), tile.rows, keys, tile.warps, 0)});
+  }
+  return schedules;
+}

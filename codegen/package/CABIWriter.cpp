@@ -1,0 +1,378 @@
+//===- CABIWriter.cpp - a library's header and C tables -------------------===//
+
+#include "codegen/package/CABIWriter.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::package;
+
+namespace {
+
+// "[batch, 32, q_len, 128]"
+std::string shapeText(const Operand &operand) {
+  std::string s = "[";
+  for (auto [dim, role] : llvm::enumerate(operand.roles)) {
+    int64_t size = operand.type.getDimSize(dim);
+    s += dim ? ", " : "";
+    s += ShapedType::isDynamic(size) ? kSizeNames[role] : std::to_string(size);
+  }
+  return s + "]";
+}
+
+std::string sizeParams(const Kernel &kernel) {
+  std::string s;
+  for (int i = 0; i < NumSizes; ++i)
+    if (kernel.dynamicSize[i])
+      s += std::string(s.empty() ? "" : ", ") + "int64_t " + kSizeNames[i];
+  return s.empty() ? "void" : s;
+}
+
+std::string runParams(const Kernel &kernel) {
+  std::string s;
+  for (int arg = 0; arg < kernel.numArguments; ++arg)
+    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+      if (kernel.operands[o].argument == arg) {
+        bool output = o == ATTNRT_O || o == ATTNRT_LSE;
+        s += std::string("    ") + (output ? "void *" : "const void *") +
+             kOperandNames[o] + ", const int64_t *" + kOperandNames[o] +
+             "_strides,\n";
+      }
+  for (int i = 0; i < NumSizes; ++i)
+    if (kernel.dynamicSize[i])
+      s += std::string("    int64_t ") + kSizeNames[i] + ",\n";
+  return s + "    void *workspace, size_t workspace_bytes, void *stream";
+}
+
+std::string describeSpec(const Kernel &kernel) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
+    const Operand &operand = kernel.operands[o];
+    if (!operand.type)
+      continue;
+    os << " *   " << kOperandNames[o] << " " << shapeText(operand) << " "
+       << elementName(operand.type.getElementType());
+    if (!operand.type.getLayout().isIdentity())
+      os << ", layout " << operand.type.getLayout();
+    os << "\n";
+  }
+  os << " *   attributes:";
+  bool any = false;
+  for (NamedAttribute attr : kernel.op->getAttrs()) {
+    StringRef attrName = attr.getName().strref();
+    if (!llvm::is_contained({"scale", "mask", "softcap", "schedule"}, attrName))
+      continue;
+    os << " " << attrName << " = " << attr.getValue();
+    any = true;
+  }
+  os << (any ? "" : " (defaults)") << "\n *   code:";
+  for (const DeviceCode &code : kernel.code) {
+    os << " " << code.chip << " (" << code.launches.front().tierName();
+    // Prefill alternatives (attnrt_attention.h): the tiles the grid picks.
+    auto isPrefill = [](const KernelLaunch &l) {
+      return l.contract.getRole() == LaunchRole::Prefill;
+    };
+    if (llvm::count_if(code.launches, isPrefill) > 1) {
+      os << ", block_q";
+      for (const KernelLaunch &l : code.launches) {
+        os << (&l == &code.launches.front() ? " " : " or ") << l.blockQ();
+        if (l.contract.getThreads() != 128)
+          os << " (" << l.contract.getThreads() / 32 << " warps)";
+      }
+    }
+    os << (code.cubin.empty() ? ", PTX)" : ", cubin + PTX)");
+  }
+  os << "\n";
+  return s;
+}
+
+std::string upper(StringRef s) {
+  std::string u = s.str();
+  for (char &c : u)
+    c = llvm::toUpper(c);
+  return u;
+}
+
+std::string cString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Device code goes in with .incbin: megabytes of PTX as C initializers
+// would take the C compiler seconds. A NUL follows each image (PTX is text)
+// outside its size.
+std::string incbin(StringRef symbol, StringRef path) {
+  return ("__asm__(\".section .rodata\\n.balign 16\\n.hidden " + symbol +
+          "\\n.globl " + symbol + "\\n" + symbol + ":\\n.incbin \\\"" + path +
+          "\\\"\\n.byte 0\\n.previous\");\n" + "extern const unsigned char " +
+          symbol + "[];\n")
+      .str();
+}
+
+// "ATTNRT_SIZE_GROUP_ROWS": the runtime's name of an enum case.
+std::string cName(StringRef prefix, StringRef name) {
+  return (prefix + upper(name)).str();
+}
+
+std::string termsText(ArrayRef<LaunchTerm> terms) {
+  std::string s;
+  for (const LaunchTerm &t : terms)
+    s += (s.empty() ? "{" : ", {") + std::to_string(t.dim) + ", " +
+         cName("ATTNRT_SIZE_", stringifyLaunchSize(t.size)) + ", " +
+         std::to_string(t.value) + "}";
+  return s.empty() ? "{{0}}" : "{" + s + "}";
+}
+
+// One attnrt_launch_facts: `launch`'s contract, as attn-translate prints
+// it, then as data.
+std::string launchFacts(const KernelLaunch &launch) {
+  LaunchAttr c = launch.contract;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  std::string text;
+  llvm::raw_string_ostream(text) << c;
+  os << "    /* " << text << " */\n"
+     << "    {" << cString(launch.kernel) << ", "
+     << cName("ATTNRT_ROLE_", stringifyLaunchRole(c.getRole())) << ", "
+     << c.getThreads() << ", " << c.getShared() << ",\n     "
+     << c.getGrid().size() << ", " << termsText(c.getGrid()) << ",\n     "
+     << c.getParams().size() << ", {";
+  for (auto [i, p] : llvm::enumerate(c.getParams()))
+    os << (i ? ", " : "") << "{"
+       << cName("ATTNRT_PARAM_", stringifyLaunchParamKind(p.kind)) << ", "
+       << (p.kind == LaunchParamKind::Workspace
+               ? std::string("0")
+               : cName("ATTNRT_", stringifyLaunchOperand(p.operand)))
+       << "}";
+  os << "},\n     " << c.getWorkspaceRank() << ", "
+     << (c.hasWorkspace() ? c.getWorkspaceType().getIntOrFloatBitWidth() / 8
+                          : 0)
+     << ", " << c.getWorkspace().size() << ", " << termsText(c.getWorkspace())
+     << "},\n";
+  return s;
+}
+
+} // namespace
+
+std::string package::headerText(const Library &library) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  const std::string &name = library.name, &p = library.prefix;
+  std::string guard = upper(name) + "_ATTN_H";
+  os << "/* " << name << ".h - attention kernels made by attn-compile from "
+     << library.specFile << " for " << library.targets << ".\n"
+     << R"( *
+ * Each kernel has three functions. All return an ATTN_* code (0 on success);
+ * )" << p
+     << R"(_last_error() then says what was wrong, on the calling thread.
+ *
+ *   <kernel>_run(...)              launches the kernel on `stream` (a CUstream
+ *                                  or cudaStream_t; NULL: the default stream)
+ *                                  and returns once it is queued.
+ *   <kernel>_can_implement(sizes)  whether the sizes are ones it can do.
+ *   <kernel>_workspace_bytes(sizes, &bytes)
+ *                                  the workspace _run needs (0 for most;
+ *                                  split-K decode kernels need one, sized for
+ *                                  the current GPU).
+ *
+ * Arguments of _run:
+ *  - device pointers, one per operand, in the spec function's order, each
+ *    followed by its strides in elements (NULL: row-major). Q, K, V and O
+ *    must be 16-byte aligned, as must their strides in bytes (all but the
+ *    last, which is 1); the layout's static strides must match.
+ *  - the sizes the spec leaves dynamic (every size at least 1).
+ *  - the workspace (device memory, 16-byte aligned) and its size in bytes.
+ *  - the stream.
+ * The kernel runs on the GPU of the CUDA context current on the calling
+ * thread (the CUDA runtime's current device; device 0 if none is current);
+ * its code is loaded on first use per device, thread-safely. A call
+ * rejected by a check writes nothing. The CUDA driver is found at run time
+ * (libcuda.so.1, or $ATTNRT_CUDA_DRIVER); without one the functions return
+ * ATTN_ERROR_NO_DRIVER. Link with -ldl -lpthread.
+ */
+
+#ifndef )"
+     << guard << "\n#define " << guard << R"(
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ATTN_STATUS_CODES
+#define ATTN_STATUS_CODES
+)";
+#define EMIT_STATUS(code, value, text)                                         \
+  os << "#define " #code " " << value << " /* " << text << " */\n";
+  ATTN_STATUS_LIST(EMIT_STATUS)
+#undef EMIT_STATUS
+  os << "#endif\n\n"
+     << "/* A constant description of an ATTN_* code. */\n"
+     << "const char *" << p << "_status_string(int status);\n"
+     << "/* Why the calling thread's last call failed (\"\" if it did not). "
+        "*/\n"
+     << "const char *" << p << "_last_error(void);\n";
+  for (const Kernel &kernel : library.kernels) {
+    std::string fn = p + "_" + kernel.name;
+    os << "\n/* @" << kernel.name << "\n"
+       << describeSpec(kernel) << " */\n"
+       << "int " << fn << "_run(\n"
+       << runParams(kernel) << ");\n"
+       << "int " << fn << "_can_implement(" << sizeParams(kernel) << ");\n"
+       << "int " << fn << "_workspace_bytes(";
+    std::string sizes = sizeParams(kernel);
+    os << (sizes == "void" ? "" : sizes + ", ") << "size_t *bytes);\n";
+  }
+  os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+  return s;
+}
+
+// Whether libattnrt's tables can hold `launch`'s contract, and the
+// operands it passes are the kernel's: the contract is checked where it is
+// read, it is not rebuilt here. An error says what does not fit.
+std::string package::contractProblem(const Kernel &kernel,
+                                     const KernelLaunch &launch) {
+  LaunchAttr contract = launch.contract;
+  if (!contract)
+    return "it has no attn.launch contract";
+  if (contract.getGrid().size() > ATTNRT_MAX_LAUNCH_TERMS ||
+      contract.getWorkspace().size() > ATTNRT_MAX_LAUNCH_TERMS)
+    return "its grid or workspace has more than " +
+           std::to_string(ATTNRT_MAX_LAUNCH_TERMS) + " terms";
+  if (contract.getParams().size() > ATTNRT_MAX_LAUNCH_PARAMS)
+    return "it has more than " + std::to_string(ATTNRT_MAX_LAUNCH_PARAMS) +
+           " parameters";
+  if (contract.getWorkspaceRank() > ATTNRT_MAX_RANK)
+    return "its workspace has rank " +
+           std::to_string(contract.getWorkspaceRank());
+  for (const LaunchParam &param : contract.getParams())
+    if (param.kind != LaunchParamKind::Workspace &&
+        !kernel.operands[static_cast<int>(param.operand)].type)
+      return "it passes operand '" +
+             stringifyLaunchOperand(param.operand).str() +
+             "', which the kernel does not have";
+  return "";
+}
+
+std::string package::sourceText(const Library &library, StringRef codeDir) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  const std::string &name = library.name, &p = library.prefix;
+  os << "/* Generated by attn-compile from " << library.specFile << ". */\n"
+     << "#include \"" << name << ".h\"\n#include \"attnrt.h\"\n"
+     << "#include \"attnrt_attention.h\"\n\n"
+     << "const char *" << p << "_status_string(int status) {\n"
+     << "  return attnrt_attention_status_string(status);\n}\n"
+     << "const char *" << p << "_last_error(void) {\n"
+     << "  return attnrt_last_error();\n}\n";
+  for (const Kernel &kernel : library.kernels) {
+    std::string id = p + "_" + kernel.name;
+    // Device code and launches per target.
+    std::string codeTable;
+    int images = 0;
+    for (const DeviceCode &code : kernel.code) {
+      std::string launches = id + "_launches_" + code.chip;
+      os << "\nstatic const attnrt_launch_facts " << launches << "[] = {\n";
+      for (const KernelLaunch &l : code.launches)
+        os << launchFacts(l);
+      os << "};\n";
+      for (bool cubin : {true, false}) {
+        if (cubin && code.cubin.empty())
+          continue;
+        std::string symbol = id + "_" + code.chip + (cubin ? "_cubin" : "_ptx");
+        std::string path = (codeDir + "/" + kernel.name + "." + code.chip +
+                            (cubin ? ".cubin" : ".ptx"))
+                               .str();
+        os << incbin(symbol, path);
+        size_t size = cubin ? code.cubin.size() : code.ptx.size();
+        codeTable += "    {" + std::to_string(code.sm) + ", " +
+                     (code.archSpecific ? "1" : "0") + ", " +
+                     (cubin ? "1" : "0") + ", " + symbol + ", " +
+                     std::to_string(size) + ", " + launches + ", " +
+                     std::to_string(code.launches.size()) + "},\n";
+        ++images;
+      }
+    }
+    os << "\nstatic const attnrt_device_code " << id << "_code[] = {\n"
+       << codeTable << "};\n";
+    os << "static void *" << id << "_loaded[ATTNRT_MAX_DEVICES];\n";
+    os << "static const attnrt_attention_kernel " << id << "_kernel = {\n"
+       << "    " << cString(kernel.name) << ",\n    {\n";
+    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
+      const Operand &operand = kernel.operands[o];
+      if (!operand.type) {
+        os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << kOperandNames[o]
+           << " */\n";
+        continue;
+      }
+      bool rowMajor = operand.type.getLayout().isIdentity();
+      SmallVector<int64_t> strides(4, 0);
+      if (!rowMajor) {
+        auto [layoutStrides, offset] = operand.type.getStridesAndOffset();
+        for (auto [i, st] : llvm::enumerate(layoutStrides))
+          strides[i] = ShapedType::isDynamic(st) ? -1 : st;
+      }
+      os << "        {" << operand.type.getRank() << ", "
+         << operand.type.getElementTypeBitWidth() / 8 << ", "
+         << (rowMajor ? 1 : 0) << ", {" << strides[0] << ", " << strides[1]
+         << ", " << strides[2] << ", " << strides[3] << "}}, /* "
+         << kOperandNames[o] << " */\n";
+    }
+    os << "    },\n    " << (kernel.paged() ? 1 : 0) << ", " << id << "_code, "
+       << images << ", " << id << "_loaded};\n";
+    // Sizes of every operand from the dynamic sizes and the type.
+    os << "\nstatic void " << id
+       << "_sizes(attnrt_attention_call *call, const int64_t *dynamic) {\n";
+    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
+      const Operand &operand = kernel.operands[o];
+      for (auto [dim, role] : llvm::enumerate(operand.roles)) {
+        int64_t size = operand.type.getDimSize(dim);
+        os << "  call->sizes[" << o << "][" << dim << "] = ";
+        if (ShapedType::isDynamic(size))
+          os << "dynamic[" << role << "]; /* " << kSizeNames[role] << " */\n";
+        else
+          os << size << ";\n";
+      }
+    }
+    os << "}\n";
+    std::string dynamicInit =
+        "  const int64_t dynamic[" + std::to_string(NumSizes) + "] = {";
+    for (int i = 0; i < NumSizes; ++i)
+      dynamicInit += std::string(i ? ", " : "") +
+                     (kernel.dynamicSize[i] ? kSizeNames[i] : "0");
+    dynamicInit += "};\n";
+    std::string setUp = "  attnrt_attention_call call = {0};\n" + dynamicInit +
+                        "  " + id + "_sizes(&call, dynamic);\n";
+    // _run
+    os << "\nint " << id << "_run(\n" << runParams(kernel) << ") {\n" << setUp;
+    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+      if (kernel.operands[o].type)
+        os << "  call.data[" << o << "] = " << kOperandNames[o] << ";\n"
+           << "  call.strides[" << o << "] = (const long long *)"
+           << kOperandNames[o] << "_strides;\n";
+    os << "  call.workspace = workspace;\n"
+       << "  call.workspace_bytes = workspace_bytes;\n"
+       << "  call.stream = stream;\n"
+       << "  return attnrt_attention_run(&" << id << "_kernel, &call);\n}\n";
+    std::string sizes = sizeParams(kernel);
+    os << "\nint " << id << "_can_implement(" << sizes << ") {\n"
+       << setUp << "  return attnrt_attention_can_implement(&" << id
+       << "_kernel, &call);\n}\n";
+    os << "\nint " << id << "_workspace_bytes("
+       << (sizes == "void" ? "" : sizes + ", ") << "size_t *bytes) {\n"
+       << setUp << "  return attnrt_attention_workspace_bytes(&" << id
+       << "_kernel, &call, bytes);\n}\n";
+  }
+  static_assert(sizeof(long long) == sizeof(int64_t), "stride casts");
+  return s;
+}

@@ -1,0 +1,51 @@
+//===- JSONWriter.cpp - a library's kernels as JSON -----------------------===//
+
+#include "codegen/package/JSONWriter.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::package;
+
+std::string package::jsonText(const Library &library) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "{\n  \"library\": \"" << library.name << "\",\n  \"prefix\": \""
+     << library.prefix << "\",\n  \"kernels\": [";
+  for (auto [k, kernel] : llvm::enumerate(library.kernels)) {
+    os << (k ? "," : "") << "\n    {\"name\": \"" << kernel.name
+       << "\", \"tier\": \"" << kernel.code.front().launches.front().tierName()
+       << "\",\n     \"operands\": [";
+    bool first = true;
+    for (int arg = 0; arg < kernel.numArguments; ++arg)
+      for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
+        const Operand &operand = kernel.operands[o];
+        if (operand.argument != arg)
+          continue;
+        os << (first ? "" : ",") << "\n       {\"name\": \"" << kOperandNames[o]
+           << "\", \"dtype\": \"" << elementName(operand.type.getElementType())
+           << "\", \"shape\": [";
+        for (auto [dim, role] : llvm::enumerate(operand.roles)) {
+          int64_t size = operand.type.getDimSize(dim);
+          os << (dim ? ", " : "");
+          if (ShapedType::isDynamic(size))
+            os << "\"" << kSizeNames[role] << "\"";
+          else
+            os << size;
+        }
+        os << "]}";
+        first = false;
+      }
+    os << "],\n     \"sizes\": [";
+    first = true;
+    for (int i = 0; i < NumSizes; ++i)
+      if (kernel.dynamicSize[i]) {
+        os << (first ? "" : ", ") << "\"" << kSizeNames[i] << "\"";
+        first = false;
+      }
+    os << "]}";
+  }
+  os << "\n  ]\n}\n";
+  return s;
+}

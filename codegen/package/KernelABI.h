@@ -1,0 +1,98 @@
+//===- KernelABI.h - a kernel spec as its C functions see it ----*- C++ -*-===//
+//
+// What a packaged library's C functions take for one kernel function of a
+// spec: the operands libattnrt knows (attnrt_attention.h) in the
+// function's order, which size each of their dimensions is, and which of
+// those sizes the spec leaves dynamic. The writers turn it into text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_PACKAGE_KERNELABI_H
+#define ATTN_CODEGEN_PACKAGE_KERNELABI_H
+
+#include "attnrt_attention.h"
+#include "codegen/nvptx/KernelImage.h"
+#include "dialect/AttnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::attn::package {
+
+/// The C names of libattnrt's operands, indexed by ATTNRT_Q ... ATTNRT_LSE.
+extern const char *const kOperandNames[ATTNRT_NUM_OPERANDS];
+
+/// The size roles, in the order the C functions take them.
+enum Size {
+  Batch,
+  QHeads,
+  KVHeads,
+  QLen,
+  KVLen,
+  HeadDim,
+  VHeadDim,
+  NumBlocks,
+  BlockSize,
+  MaxBlocks,
+  NumSizes
+};
+/// The C names of the sizes, indexed by Size.
+extern const char *const kSizeNames[NumSizes];
+
+/// Which size each dimension of libattnrt's `operand` is.
+std::vector<Size> rolesOf(int operand, bool paged);
+
+struct Operand {
+  MemRefType type;         // null if the kernel does not have it
+  std::vector<Size> roles; // per dimension
+  int argument = -1;       // of the function
+};
+
+/// One target's code for a kernel.
+struct DeviceCode {
+  std::string chip;
+  int sm = 0;
+  bool archSpecific = false;
+  std::string ptx, cubin; // cubin empty without ptxas
+  std::vector<KernelLaunch> launches;
+};
+
+struct Kernel {
+  func::FuncOp func;
+  AttentionOp op;
+  std::string name;
+  Operand operands[ATTNRT_NUM_OPERANDS];
+  int64_t staticSize[NumSizes];
+  bool dynamicSize[NumSizes] = {};
+  std::vector<DeviceCode> code;
+  int numArguments = 0;
+  bool paged() const { return operands[ATTNRT_BLOCK_TABLE].type != nullptr; }
+};
+
+/// A library: its name (lib<name>.a, <name>.h), the prefix of its C
+/// functions, the spec's file name and targets as the header names them,
+/// and its kernels.
+struct Library {
+  std::string name, prefix, specFile, targets;
+  std::vector<Kernel> kernels;
+};
+
+/// Whether `s` can name a C function or file.
+bool isIdentifier(StringRef s);
+
+/// The kernel of `func`; an error on `func` if a C function cannot take
+/// its arguments.
+LogicalResult describeKernel(func::FuncOp func, Kernel &kernel);
+
+/// The kernel of every function with a body in `spec`, in order.
+FailureOr<std::vector<Kernel>> describeKernels(ModuleOp spec);
+
+/// "f16": an element type as the spec writes it.
+std::string elementName(Type t);
+
+} // namespace mlir::attn::package
+
+#endif // ATTN_CODEGEN_PACKAGE_KERNELABI_H
