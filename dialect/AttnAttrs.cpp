@@ -201,14 +201,11 @@ static LogicalResult verifyTerms(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   LaunchRole role, StringRef tier, int64_t threads,
+                   LaunchRole role, Tier tier, int64_t threads,
                    int64_t shared, ArrayRef<LaunchTerm> grid,
                    ArrayRef<LaunchParam> params,
                    ArrayRef<LaunchTerm> workspace, Type workspaceType,
                    int64_t blockQ, int64_t group) {
-  if (tier.empty())
-    return emitError() << "launch 'tier' must name the tier that built the "
-                          "kernel";
   if (threads < 1 || threads > 1024)
     return emitError() << "launch 'threads' must be in [1, 1024], got "
                        << threads;
@@ -374,12 +371,14 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
                              "decode_combine";
     return {};
   }
-  std::string tier;
+  StringRef tierName;
   int64_t threads, shared;
   SmallVector<LaunchTerm> grid, workspace;
   SmallVector<LaunchParam> params;
+  SMLoc tierLoc;
   if (parser.parseComma() || parser.parseKeyword("tier") ||
-      parser.parseEqual() || parser.parseString(&tier) ||
+      parser.parseEqual() || (tierLoc = parser.getCurrentLocation(), false) ||
+      parser.parseKeyword(&tierName) ||
       parser.parseComma() || parser.parseKeyword("threads") ||
       parser.parseEqual() || parser.parseInteger(threads) ||
       parser.parseComma() || parser.parseKeyword("shared") ||
@@ -416,15 +415,22 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return LaunchAttr::getChecked(emitError, ctx, *role, tier, threads, shared,
+  std::optional<Tier> tier = symbolizeTier(tierName);
+  if (!tier) {
+    parser.emitError(tierLoc) << "unknown launch tier '" << tierName
+                              << "'; expected wmma, mma or decode";
+    return {};
+  }
+  return LaunchAttr::getChecked(emitError, ctx, *role, *tier, threads, shared,
                                 grid, params, workspace, workspaceType, blockQ,
                                 group);
 }
 
 void LaunchAttr::print(AsmPrinter &printer) const {
   raw_ostream &os = printer.getStream();
-  os << "<" << stringifyLaunchRole(getRole()) << ", tier = \"" << getTier()
-     << "\", threads = " << getThreads() << ", shared = " << getShared()
+  os << "<" << stringifyLaunchRole(getRole())
+     << ", tier = " << stringifyTier(getTier())
+     << ", threads = " << getThreads() << ", shared = " << getShared()
      << ", grid = [";
   printDims(os, getGrid());
   os << "], params = [";

@@ -183,7 +183,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       are alternatives (attn-compile may lower several tilings of one
       kernel; the runtime launches one); `decode_split` then
       `decode_combine` run in that order.
-    - `tier`: the tier that built the kernel (informational).
+    - `tier`: the tier that built the kernel (`wmma`, `mma` or `decode`;
+      informational: headers and logs name it).
     - `threads` per block (x; y = z = 1) and `shared`: the dynamic shared
       memory in bytes.
     - `grid`: x, y, z, each a product of terms. A term is a named size,
@@ -206,10 +207,10 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       alternatives by `block_q`.
 
     ```mlir
-    #attn.launch<prefill, tier = "mma", threads = 128, shared = 68096,
+    #attn.launch<prefill, tier = mma, threads = 128, shared = 68096,
                  grid = [ceildiv(group_rows, 64), kv_heads, batch],
                  params = [q, k, v, o, lse], block_q = 64, group = 4>
-    #attn.launch<decode_split, tier = "decode", threads = 128, shared = 16640,
+    #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640,
                  grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)],
                  params = [q, k, v, block_table, kv_lens, workspace],
                  workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
@@ -217,7 +218,7 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
   }];
   let parameters = (ins
     "::mlir::attn::LaunchRole":$role,
-    StringRefParameter<"the tier that built the kernel">:$tier,
+    "::mlir::attn::Tier":$tier,
     "int64_t":$threads,
     "int64_t":$shared,
     ArrayRefParameter<"::mlir::attn::LaunchTerm", "grid terms, by dim">:$grid,

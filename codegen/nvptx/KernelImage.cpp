@@ -15,7 +15,7 @@ std::string KernelLaunch::tierName() const {
     return "unknown";
   switch (contract.getRole()) {
   case LaunchRole::Prefill:
-    return contract.getTier().str();
+    return stringifyTier(contract.getTier()).str();
   case LaunchRole::DecodeSplit:
     return "decode-split";
   case LaunchRole::DecodeCombine:

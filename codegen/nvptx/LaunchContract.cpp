@@ -45,7 +45,7 @@ static SmallVector<LaunchTerm> workspaceShape(MemRefType workspace) {
           LaunchTerm::constant(2, workspace.getDimSize(2))};
 }
 
-LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, StringRef tier,
+LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
                                      int64_t threads, int64_t sharedBytes,
                                      int64_t blockQ, int64_t group) {
   LaunchOperands operands = LaunchOperands::of(nest);
@@ -72,7 +72,7 @@ LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, int64_t threads,
                        LaunchTerm::of(2, LaunchSize::Batch),
                        LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeSplit,
-                         "decode", threads, sharedBytes, grid, params,
+                         Tier::Decode, threads, sharedBytes, grid, params,
                          workspaceShape(workspace),
                          workspace.getElementType(), blockQ, group);
 }
@@ -87,7 +87,7 @@ LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
   LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::Rows, rowsPerBlock),
                        LaunchTerm::constant(1, 1), LaunchTerm::constant(2, 1)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeCombine,
-                         "decode", threads, sharedBytes, grid, params,
+                         Tier::Decode, threads, sharedBytes, grid, params,
                          workspaceShape(workspace),
                          workspace.getElementType(), /*blockQ=*/0,
                          /*group=*/0);

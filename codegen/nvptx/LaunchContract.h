@@ -33,7 +33,7 @@ struct LaunchOperands {
 
 /// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
 /// head, batch); params q, k, v, [block_table], [kv_lens], o, [lse].
-LaunchAttr prefillLaunch(const L1Nest &nest, StringRef tier, int64_t threads,
+LaunchAttr prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
                          int64_t sharedBytes, int64_t blockQ, int64_t group);
 
 /// Split-K decode, first launch: one block per (split, K/V head, batch x Q

@@ -377,7 +377,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
   auto launch = gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize,
                                           operands);
   // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
-  setLaunchContract(launch, prefillLaunch(n, p.tierName(), p.threads,
+  setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
                                           p.smemBytes, p.br, p.group));
   n.forall.erase();
   return success();

@@ -3,102 +3,102 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
 // expected-error @+1 {{unknown launch role 'split'; expected prefill, decode_split or decode_combine}}
-func.func @f() attributes {l = #attn.launch<split, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<split, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----
 
-// expected-error @+1 {{launch 'tier' must name the tier that built the kernel}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
+// expected-error @+1 {{unknown launch tier 'wgmma'; expected wmma, mma or decode}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = wgmma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'threads' must be in [1, 1024], got 2048}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 2048, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 2048, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'shared' must be >= 0 bytes, got -1}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = -1, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = -1, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'grid' must have 3 dimensions (x, y, z), got 2}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [group_rows, batch], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [group_rows, batch], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'grid' term ceildiv(group_rows, 0) in dimension x must divide by a constant >= 1}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 0), kv_heads, batch], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 0), kv_heads, batch], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'grid' constant term in dimension z must be >= 1, got 0}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [group_rows, kv_heads, 0], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [group_rows, kv_heads, 0], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{unknown launch size 'heads'; expected batch, q_heads, kv_heads, q_len, kv_len, group_rows, rows or splits}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [group_rows, heads, batch], params = [q]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [group_rows, heads, batch], params = [q]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'params' must list the kernel's parameters, got none}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = []>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = []>} { return }
 
 // -----
 
 // expected-error @+1 {{unknown launch parameter 'x'; expected q, k, v, block_table, kv_lens, o, lse, workspace or tensor_map(operand)}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, x]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, x]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'params' names operand 'k' twice}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, k]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, k]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'params' names the workspace twice}}
-func.func @f() attributes {l = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace, workspace], workspace = [rows] : f32>} { return }
+func.func @f() attributes {l = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace, workspace], workspace = [rows] : f32>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'params' has a workspace parameter but the launch has no 'workspace' shape}}
-func.func @f() attributes {l = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace, o]>} { return }
+func.func @f() attributes {l = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace, o]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'workspace' shape is given but no parameter is the workspace}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], workspace = [rows] : f32>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], workspace = [rows] : f32>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'workspace' must have rank 1 to 4, got 5}}
-func.func @f() attributes {l = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace], workspace = [rows, 1, 1, 1, 1] : f32>} { return }
+func.func @f() attributes {l = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace], workspace = [rows, 1, 1, 1, 1] : f32>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'workspace' term ceildiv(splits, 0) in dimension 1 must divide by a constant >= 1}}
-func.func @f() attributes {l = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace], workspace = [rows, ceildiv(splits, 0)] : f32>} { return }
+func.func @f() attributes {l = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace], workspace = [rows, ceildiv(splits, 0)] : f32>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'workspace' element type must be an integer or float type}}
-func.func @f() attributes {l = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace], workspace = [rows] : index>} { return }
+func.func @f() attributes {l = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [workspace], workspace = [rows] : index>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'block_q' must be >= 0, got -64}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], block_q = -64>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], block_q = -64>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'group' must be >= 0, got -1}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], group = -1>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], group = -1>} { return }
 
 // -----
 
 // expected-error @+1 {{unknown launch field 'stages'; expected workspace, block_q or group}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = "mma", threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], stages = 2>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], stages = 2>} { return }
 
 // -----
 
@@ -131,7 +131,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{unknown attn attribute 'attn.lanuch'; attn declares attn.launch, attn.tier, attn.schedule, attn.kv_loop}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.lanuch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.lanuch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
     return
   }
 }
@@ -149,7 +149,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{unknown attn attribute 'attn.block_q'; attn declares attn.launch, attn.tier, attn.schedule, attn.kv_loop (launch facts are fields of attn.launch)}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>, attn.block_q = 4 : i64}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>, attn.block_q = 4 : i64}
     return
   }
 }
@@ -167,7 +167,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{'attn.launch' lists 3 params, but the launch passes 2 kernel operands}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, k, workspace], workspace = [rows, splits, 66] : f32>}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, k, workspace], workspace = [rows, splits, 66] : f32>}
     return
   }
 }
@@ -185,7 +185,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{'attn.launch' workspace has rank 2 and element type 'f32', but kernel operand #1 is 'memref<?x?x66xf32>'}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits] : f32>}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits] : f32>}
     return
   }
 }
@@ -203,7 +203,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{'attn.launch' workspace has rank 3 and element type 'f16', but kernel operand #1 is 'memref<?x?x66xf32>'}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f16>}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f16>}
     return
   }
 }
@@ -221,7 +221,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{'attn.launch' says threads = 256, but the launch's block has 128}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 256, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 256, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
     return
   }
 }
@@ -239,7 +239,7 @@ module attributes {gpu.container_module} {
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
     // expected-error @+1 {{'attn.launch' says shared = 0, but the launch asks for 1024 bytes}}
-    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 0, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 0, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
     return
   }
 }
@@ -247,4 +247,4 @@ module attributes {gpu.container_module} {
 // -----
 
 // expected-error @+1 {{'attn.launch' belongs on gpu.launch_func, not on 'func.func'}}
-func.func @f() attributes {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>} { return }
+func.func @f() attributes {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>} { return }

@@ -3,24 +3,24 @@
 // contract on a gpu.launch_func.
 // RUN: attn-opt %s | attn-opt | FileCheck %s
 
-// CHECK: c = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>
-// CHECK-SAME: p = #attn.launch<prefill, tier = "mma", threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>
-// CHECK-SAME: s = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
-// CHECK-SAME: t = #attn.launch<prefill, tier = "wgmma", threads = 384, shared = 0, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [tensor_map(q), k, v, o]>
+// CHECK: c = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>
+// CHECK-SAME: p = #attn.launch<prefill, tier = mma, threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>
+// CHECK-SAME: s = #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
+// CHECK-SAME: t = #attn.launch<prefill, tier = mma, threads = 384, shared = 0, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [tensor_map(q), k, v, o]>
 func.func @contracts() attributes {
-  p = #attn.launch<prefill, tier = "mma", threads = 128, shared = 68096,
+  p = #attn.launch<prefill, tier = mma, threads = 128, shared = 68096,
                    grid = [ceildiv(group_rows, 64), kv_heads, batch],
                    params = [q, k, v, o, lse], group = 4, block_q = 64>,
-  s = #attn.launch<decode_split, tier = "decode", threads = 128,
+  s = #attn.launch<decode_split, tier = decode, threads = 128,
                    shared = 16640,
                    grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)],
                    params = [q, k, v, block_table, kv_lens, workspace],
                    workspace = [rows, splits, 130] : f32, block_q = 4,
                    group = 4>,
-  c = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 16,
+  c = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16,
                    grid = [ceildiv(rows, 1), 1, 1], params = [workspace, o],
                    workspace = [rows, splits, 130] : f32, block_q = 0>,
-  t = #attn.launch<prefill, tier = "wgmma", threads = 384, shared = 0,
+  t = #attn.launch<prefill, tier = mma, threads = 384, shared = 0,
                    grid = [ceildiv(group_rows, 128), kv_heads, batch],
                    params = [tensor_map(q), k, v, o]>
 } {
@@ -28,7 +28,7 @@ func.func @contracts() attributes {
 }
 
 // CHECK-LABEL: func.func @host
-// CHECK: gpu.launch_func @kernels::@k {{.*}} {attn.launch = #attn.launch<prefill, tier = "wmma", threads = 128, shared = 1024, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o]>}
+// CHECK: gpu.launch_func @kernels::@k {{.*}} {attn.launch = #attn.launch<prefill, tier = wmma, threads = 128, shared = 1024, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o]>}
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
@@ -46,7 +46,7 @@ module attributes {gpu.container_module} {
         threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem
         args(%q : memref<?x8x?x64xf16>, %k : memref<?x2x?x64xf16>,
              %v : memref<?x2x?x64xf16>, %o : memref<?x8x?x64xf16>)
-        {attn.launch = #attn.launch<prefill, tier = "wmma", threads = 128,
+        {attn.launch = #attn.launch<prefill, tier = wmma, threads = 128,
            shared = 1024, grid = [ceildiv(group_rows, 64), kv_heads, batch],
            params = [q, k, v, o]>}
     return

@@ -14,9 +14,9 @@
 // CHECK-LABEL: func.func @paged_decode
 // CHECK-SAME: %[[WS:.*]]: memref<?x?x130xf32>)
 // CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_split
-// CHECK-SAME: #attn.launch<decode_split, tier = "decode", threads = 128
+// CHECK-SAME: #attn.launch<decode_split, tier = decode, threads = 128
 // CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_combine
-// CHECK-SAME: #attn.launch<decode_combine, tier = "decode", threads = 128
+// CHECK-SAME: #attn.launch<decode_combine, tier = decode, threads = 128
 // CHECK: gpu.func @paged_decode_decode_split(
 // CHECK-SAME: memref<?x?x130xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"

@@ -13,12 +13,12 @@
 // CHECK-LABEL: func.func @paged_decode
 // CHECK-SAME: %[[BT:[^:]*]]: memref<?x?xi32>, %[[LENS:[^:]*]]: memref<?xi32>, %[[O:[^:]*]]: memref<?x32x1x128xf16>, %[[WS:[^:]*]]: memref<?x?x130xf32>)
 // CHECK: %[[N:.*]] = memref.dim %[[WS]], %c1
-// CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_split blocks in (%[[N]], %c8, %{{.*}}) threads in (%c128, {{.*}}) dynamic_shared_memory_size %c16640_i32 args({{.*}}, %[[BT]] : memref<?x?xi32>, %[[LENS]] : memref<?xi32>, %[[WS]] : memref<?x?x130xf32>) {attn.launch = #attn.launch<decode_split, tier = "decode", threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>}
+// CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_split blocks in (%[[N]], %c8, %{{.*}}) threads in (%c128, {{.*}}) dynamic_shared_memory_size %c16640_i32 args({{.*}}, %[[BT]] : memref<?x?xi32>, %[[LENS]] : memref<?xi32>, %[[WS]] : memref<?x?x130xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>}
 // CHECK: %[[ROWS:.*]] = memref.dim %[[WS]], %c0{{.*}}
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[ROWS]], %c1{{.*}}
 // CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_combine blocks in (%[[BLOCKS]],
 // CHECK-SAME: args(%[[WS]] : memref<?x?x130xf32>, %[[O]] : memref<?x32x1x128xf16>)
-// CHECK-SAME: {attn.launch = #attn.launch<decode_combine, tier = "decode", threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>}
+// CHECK-SAME: {attn.launch = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>}
 
 // Split kernel: 16-byte loads of Q slices (4 rows), then per key a paged
 // K and V slice (block table entry j / 16), a 16-lane dot product reduced

@@ -19,7 +19,7 @@
 // CHECK-LABEL: func.func @gqa_causal_d128
 // CHECK: gpu.launch_func @attn_kernels::@gqa_causal_d128_mma
 // CHECK-SAME: threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c98304_i32
-// CHECK-SAME: {attn.launch = #attn.launch<prefill, tier = "mma", threads = 128, shared = 98304, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [q, k, v, o, lse], block_q = 128, group = 4>}
+// CHECK-SAME: {attn.launch = #attn.launch<prefill, tier = mma, threads = 128, shared = 98304, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [q, k, v, o, lse], block_q = 128, group = 4>}
 // CHECK-NOT: scf.forall
 
 // Kernel: Q and K/V rows of 128 elements unpadded (swizzled), copied with

@@ -17,7 +17,7 @@
 // CHECK-SAME: (%[[Q:.*]]: memref<?x8x?x64xf16>, %[[K:.*]]: memref<?x2x?x64xf16>, %[[V:.*]]: memref<?x2x?x64xf16>, %[[O:.*]]: memref<?x8x?x64xf16>, %[[L:.*]]: memref<?x8x?xf32>)
 // CHECK: %[[B:.*]] = memref.dim %[[Q]], %c0
 // CHECK: %[[TILES:.*]] = arith.ceildivsi
-// CHECK: gpu.launch_func @attn_kernels::@gqa_causal_wmma blocks in (%[[TILES]], %{{.*}}, %[[B]]) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c68096_i32 args(%[[Q]] : memref<?x8x?x64xf16>, %[[K]] : memref<?x2x?x64xf16>, %[[V]] : memref<?x2x?x64xf16>, %[[O]] : memref<?x8x?x64xf16>, %[[L]] : memref<?x8x?xf32>) {attn.launch = #attn.launch<prefill, tier = "wmma", threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>}
+// CHECK: gpu.launch_func @attn_kernels::@gqa_causal_wmma blocks in (%[[TILES]], %{{.*}}, %[[B]]) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c68096_i32 args(%[[Q]] : memref<?x8x?x64xf16>, %[[K]] : memref<?x2x?x64xf16>, %[[V]] : memref<?x2x?x64xf16>, %[[O]] : memref<?x8x?x64xf16>, %[[L]] : memref<?x8x?xf32>) {attn.launch = #attn.launch<prefill, tier = wmma, threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>}
 // CHECK-NOT: scf.forall
 // CHECK-NOT: attn.
 
