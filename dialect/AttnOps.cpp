@@ -238,6 +238,23 @@ public:
     if (failed(checkPositiveFinite("scale", op.getScale())) ||
         failed(checkPositiveFinite("softcap", op.getSoftcap())))
       return failure();
+    // Last, so the rules above name head dims and counts of 0 themselves.
+    for (auto [name, value] :
+         {std::pair<StringRef, Value>{"q", q}, {"k", k}, {"v", v}, {"o", o},
+          {"lse", lse}, {"block_table", table}, {"kv_lens", lens}})
+      if (value && failed(checkNoZeroDim(name, value)))
+        return failure();
+    return success();
+  }
+
+  /// A static 0 describes a kernel that can never do anything; an empty
+  /// batch is a run-time size (a dynamic dim), which the C ABI accepts.
+  LogicalResult checkNoZeroDim(StringRef name, Value v) {
+    ArrayRef<int64_t> shape = memrefOf(v).getShape();
+    for (auto [i, d] : llvm::enumerate(shape))
+      if (d == 0)
+        return op.emitOpError() << "operand '" << name << "' dim " << i
+                                << " is 0; a static dim must be at least 1";
     return success();
   }
 

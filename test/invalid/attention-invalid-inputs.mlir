@@ -93,3 +93,26 @@ func.func @f(%q: memref<1x8x16x64xf16>, %k: memref<1x8x16x64xf16>,
                  v(%v : memref<1x8x16x64xf16>) -> o(%o : memref<1x8x16x64xf16>)
   return
 }
+
+// -----
+
+// A static dim of 0 (here the batch): a kernel that could never run.
+// An empty batch is a dynamic size at run time instead. (issue 15)
+func.func @f(%q: memref<0x8x16x64xf16>, %k: memref<0x8x16x64xf16>,
+             %v: memref<0x8x16x64xf16>, %o: memref<0x8x16x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op operand 'q' dim 0 is 0; a static dim must be at least 1}}
+  attn.attention q(%q : memref<0x8x16x64xf16>) k(%k : memref<0x8x16x64xf16>)
+                 v(%v : memref<0x8x16x64xf16>) -> o(%o : memref<0x8x16x64xf16>)
+  return
+}
+
+// -----
+
+// The same for a static query length of 0 on O.
+func.func @f(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+             %v: memref<?x8x?x64xf16>, %o: memref<?x8x0x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op operand 'o' dim 2 is 0; a static dim must be at least 1}}
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>) -> o(%o : memref<?x8x0x64xf16>)
+  return
+}

@@ -96,7 +96,7 @@ void removeTemps() {
 
 // Exit with a message; attn-compile's own errors (not the spec's).
 [[noreturn]] void fatal(const llvm::Twine &message) {
-  llvm::errs() << "attn-compile: " << message << "\n";
+  llvm::errs() << "attn-compile: error: " << message << "\n";
   removeTemps();
   std::exit(1);
 }
@@ -194,7 +194,8 @@ int main(int argc, char **argv) {
   if (failed(kernels))
     return 1;
   if (kernels->empty())
-    fatal(inputFile + " has no kernel function");
+    fatal(inputFile + " has no kernel function (a func.func holding one "
+                      "attn.attention)");
   library.kernels = std::move(*kernels);
   timer.step("parse");
 

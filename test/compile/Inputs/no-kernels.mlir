@@ -1,0 +1,3 @@
+// A spec with no function at all: nothing to package.
+module {
+}
