@@ -465,11 +465,16 @@ int main(int argc, char **argv) {
         ++emptyRows;
         lseWrong += gotLse[i] != -kInf;
       } else {
-        lseErr = std::max(lseErr, std::abs(gotLse[i] - refLse[i]));
+        // Relative to the LSE's size: at a huge scale the LSE is huge too,
+        // and f32 carries it to about 7 digits, however exact O is.
+        lseErr = std::max(lseErr, std::abs(gotLse[i] - refLse[i]) /
+                                      std::max(1.0, std::abs(refLse[i])));
       }
     }
   }
-  double tol = tolerance > 0 ? double(tolerance) : elt.isF32() ? 1e-4 : 1e-2;
+  // O is only as precise as the narrowest of the inputs and O itself.
+  const bool allF32 = elt.isF32() && o->elt.isF32();
+  double tol = tolerance > 0 ? double(tolerance) : allF32 ? 1e-4 : 1e-2;
   const double lseTol = 1e-3;
   bool pass = relErr <= tol && unwritten == 0 && lseErr <= lseTol &&
               lseWrong == 0;
