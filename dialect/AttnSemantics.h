@@ -35,9 +35,12 @@ struct ScoreTransform {
   double scale;
   std::optional<double> softcap;
 
-  static ScoreTransform of(double scale, std::optional<APFloat> softcap) {
-    return {scale, softcap ? std::optional<double>(softcap->convertToDouble())
-                           : std::nullopt};
+  /// The transform `qk` applies (its scale and optional soft-cap).
+  static ScoreTransform of(QKOp qk) {
+    std::optional<APFloat> softcap = qk.getSoftcap();
+    return {qk.getScale().convertToDouble(),
+            softcap ? std::optional<double>(softcap->convertToDouble())
+                    : std::nullopt};
   }
   /// c of s = c * dot (c > 0: the verifier's scale > 0), or none with a
   /// soft-cap.

@@ -564,8 +564,7 @@ void MSLKernelEmitter::emitQK() {
 
 void MSLKernelEmitter::emitMask() {
   MaskAttr mask = n.mask.getMask();
-  ScoreTransform score = ScoreTransform::of(
-      n.qk.getScale().convertToDouble(), n.qk.getSoftcap());
+  ScoreTransform score = ScoreTransform::of(n.qk);
   // The mask's rules (AttnSemantics.h), printed as MSL expressions.
   TextExprs text;
   MaskRules<TextExprs> rules(text, mask);

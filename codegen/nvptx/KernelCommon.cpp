@@ -92,8 +92,7 @@ Value KernelEmitter::scoreFromDot(Value dot) {
 }
 
 ScoreTransform KernelEmitter::scoreTransform() {
-  return ScoreTransform::of(n.qk.getScale().convertToDouble(),
-                            n.qk.getSoftcap());
+  return ScoreTransform::of(n.qk);
 }
 
 std::optional<double> KernelEmitter::linearScoreScale() {

@@ -68,14 +68,21 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
   return {64, 32};
 }
 
+/// Query rows per K/V head (group x Sq), or none when Sq is dynamic.
+std::optional<int64_t> staticGroupRows(AttentionOp op) {
+  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  if (ShapedType::isDynamic(sq))
+    return std::nullopt;
+  return sq * op.getGroupSize();
+}
+
 /// The tier of `op`: its own attn.tier, else decode for few rows per K/V
 /// head, else `prefillTier`.
 Tier tierOf(AttentionOp op, Tier prefillTier) {
   if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName))
     return chosen.getValue();
-  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-  int64_t rows = ShapedType::isDynamic(sq) ? 0 : sq * op.getGroupSize();
-  return rows != 0 && fitsDecode(op, rows) ? Tier::Decode : prefillTier;
+  std::optional<int64_t> rows = staticGroupRows(op);
+  return rows && fitsDecode(op, *rows) ? Tier::Decode : prefillTier;
 }
 
 struct AttnSelectTierPass
@@ -95,10 +102,10 @@ struct AttnSelectTierPass
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {
-        int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-        int64_t rows = ShapedType::isDynamic(sq) ? 16 : sq * op.getGroupSize();
-        // The decode tier reads keys one at a time; the nest's K/V tile
-        // only bounds its loop.
+        // A Q tile of the group's rows (16, the tier's most, when Sq is
+        // dynamic and the user chose decode). The decode tier reads keys one
+        // at a time; the nest's K/V tile only bounds its loop.
+        int64_t rows = staticGroupRows(op).value_or(16);
         fillSchedule(op, static_cast<int64_t>(llvm::PowerOf2Ceil(rows)), 32,
                      0, 0);
         return;

@@ -197,8 +197,7 @@ Value decompose(Builder &b, QKOp op) {
                               nb, arith::AddFOp::create(nb, a[2], prod)
                                       .getResult());
                         })[0];
-  ScoreTransform score =
-      ScoreTransform::of(op.getScale().convertToDouble(), op.getSoftcap());
+  ScoreTransform score = ScoreTransform::of(op);
   return b.generic(2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
                    [&](Builder &nb, ValueRange a) {
                      Value x = a[0];

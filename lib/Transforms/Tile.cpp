@@ -72,9 +72,7 @@ std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, MaskAttr mask,
   // window [diagonal - left, diagonal + right] of the block's first and
   // last query bounds the keys.
   IndexExprs exprs{b};
-  Value shift = mask.isBottomRight()
-                    ? MaskRules<IndexExprs>(exprs, mask).shift(qLen, kvLen)
-                    : zero;
+  Value shift = MaskRules<IndexExprs>(exprs, mask).shift(qLen, kvLen);
   if (mask.hasLeftBound()) {
     Value diagonal = arith::AddIOp::create(b, firstQuery, shift);
     Value first =
