@@ -409,6 +409,12 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   }
   Value m = blockReduce(maxLoop.getResult(0), tid, scratch, /*max=*/true);
   Value shift = safeMax(m);
+  // Split s's weight in the merge, 2^(m_s - m) (m_s is the same address for
+  // every thread: one broadcast load).
+  auto splitWeight = [&](Value s) {
+    return exp2(subf(
+        memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}), shift));
+  };
   Value sumStride = idx(kThreads);
   Value noSum = f32(0);
   auto sumLoop =
@@ -417,8 +423,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(sumLoop.getBody());
     Value s = sumLoop.getInductionVar();
-    Value w = exp2(subf(memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}),
-                        shift));
+    Value w = splitWeight(s);
     Value ls = memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d + 1)});
     scf::YieldOp::create(kb,
                          ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(ls, w))});
@@ -448,9 +453,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(accLoop.getBody());
       Value s = accLoop.getInductionVar();
-      // m_s is the same address for every thread: one broadcast load.
-      Value w = exp2(subf(
-          memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}), shift));
+      Value w = splitWeight(s);
       Value a = memref::LoadOp::create(kb, ws, ValueRange{row, s, c});
       scf::YieldOp::create(
           kb, ValueRange{addf(accLoop.getRegionIterArg(0), mulf(a, w))});
