@@ -45,6 +45,12 @@ LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (left < 0 || right < 0)
       return emitError() << "mask 'window' extents must be >= 0, got left = "
                          << left << ", right = " << right;
+    // Sequence lengths are below 2^31, so a wider window sees no more keys;
+    // the bound keeps every backend's window arithmetic in range.
+    if (left > kMaxWindow || right > kMaxWindow)
+      return emitError() << "mask 'window' extents must be <= 2^31-1 (" << kMaxWindow
+                         << "), the longest sequence; got left = " << left
+                         << ", right = " << right;
     return success();
   }
   return emitError() << "unknown mask kind";

@@ -52,6 +52,8 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
   let extraClassDeclaration = [{
     /// Unbounded extent: `causal` and `none` use it for their open sides.
     static constexpr int64_t kUnbounded = -1;
+    /// Largest window extent: the longest sequence (dims are < 2^31).
+    static constexpr int64_t kMaxWindow = 2147483647;
     static MaskAttr getNone(::mlir::MLIRContext *ctx);
     bool isNone() const { return getKind() == MaskKind::None; }
     bool isBottomRight() const { return getAlign() == MaskAlign::BottomRight; }

@@ -1,6 +1,7 @@
 //===- AttnOps.cpp - attn operations --------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -65,6 +66,8 @@ public:
   /// Largest static dim accepted: sizes and strides travel as int32 on GPUs.
   static constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
   static constexpr int64_t kMaxHeadDim = 1024;
+  static constexpr int64_t kMaxStride = int64_t(1) << 40;
+  static constexpr int64_t kMaxSpan = int64_t(1) << 48;
 
   LogicalResult checkRank(StringRef name, Value v, int64_t rank,
                           StringRef layout) {
@@ -87,7 +90,72 @@ public:
     if (strides.back() != 1)
       return op.emitOpError() << "operand '" << name
                               << "' must have unit stride in its innermost dim";
+    return checkStrideRange(name, type, strides);
+  }
+
+  /// Static strides are in [0, 2^40] elements, and the elements that static
+  /// sizes and strides address span less than 2^48: with dims below 2^31,
+  /// no offset any backend computes in 64 bits can overflow.
+  LogicalResult checkStrideRange(StringRef name, MemRefType type,
+                                 ArrayRef<int64_t> strides) {
+    int64_t span = 0;
+    for (auto [i, stride] : llvm::enumerate(strides)) {
+      if (ShapedType::isDynamic(stride))
+        continue;
+      if (stride < 0 || stride > kMaxStride)
+        return op.emitOpError()
+               << "operand '" << name << "' stride " << i << " is " << stride
+               << "; static strides must be in [0, 2^40]";
+      int64_t size = type.getDimSize(i);
+      if (!ShapedType::isDynamic(size) && size > 0)
+        span += (size - 1) * stride; // < 2^31 * 2^40 per dim, 4 dims
+    }
+    if (span >= kMaxSpan)
+      return op.emitOpError()
+             << "operand '" << name << "' addresses " << span
+             << " elements past its first through its static sizes and "
+                "strides; the limit is 2^48";
     return success();
+  }
+
+  /// Written operands (o, lse) must give each element its own address. A
+  /// layout does when, taking its dims of size > 1 by increasing stride,
+  /// each stride exceeds the farthest offset of the dims before it. Dims
+  /// whose size or stride is dynamic are checked by the runtime instead.
+  LogicalResult checkNoAliasing(StringRef name, Value v) {
+    MemRefType type = memrefOf(v);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      return success(); // checkRank has refused it
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+      if (type.getDimSize(i) != 1)
+        dims.push_back(i);
+    llvm::sort(dims, [&](int64_t a, int64_t b) {
+      return std::pair(staticOr(strides[a], kMaxSpan), a) <
+             std::pair(staticOr(strides[b], kMaxSpan), b);
+    });
+    int64_t reach = 0; // the farthest offset of the dims taken so far
+    for (int64_t i : dims) {
+      int64_t stride = strides[i], size = type.getDimSize(i);
+      if (ShapedType::isDynamic(stride))
+        return success();
+      if (stride <= reach)
+        return op.emitOpError()
+               << "operand '" << name << "' has aliasing elements: dim " << i
+               << " has stride " << stride << " but the dims with smaller "
+               << "strides reach offset " << reach
+               << "; each element of an output needs its own address";
+      if (ShapedType::isDynamic(size))
+        return success();
+      reach += (size - 1) * stride;
+    }
+    return success();
+  }
+
+  static int64_t staticOr(int64_t x, int64_t fallback) {
+    return ShapedType::isDynamic(x) ? fallback : x;
   }
 
   LogicalResult checkStatic(StringRef name, Value v, int64_t dim,
@@ -236,7 +304,11 @@ public:
     }
 
     if (failed(checkPositiveFinite("scale", op.getScale())) ||
-        failed(checkPositiveFinite("softcap", op.getSoftcap())))
+        failed(checkPositiveFinite("softcap", op.getSoftcap())) ||
+        failed(checkScoreFactors()))
+      return failure();
+    if (failed(checkNoAliasing("o", o)) ||
+        (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
     // Last, so the rules above name head dims and counts of 0 themselves.
     for (auto [name, value] :
@@ -244,6 +316,34 @@ public:
           {"lse", lse}, {"block_table", table}, {"kv_lens", lens}})
       if (value && failed(checkNoZeroDim(name, value)))
         return failure();
+    return success();
+  }
+
+  /// The kernels fold scale and soft-cap into f32 constants with log2(e)
+  /// (AttnSemantics.h's ScoreTransform); each must be finite.
+  LogicalResult checkScoreFactors() {
+    double scale = op.getScaleOrDefault();
+    std::optional<APFloat> cap = op.getSoftcap();
+    auto finite = [](double x) {
+      return std::isfinite(static_cast<float>(x));
+    };
+    if (!cap && !finite(scale * kLog2E))
+      return op.emitOpError()
+             << "attribute 'scale' (" << scale
+             << ") times log2(e) overflows f32; scale must be below "
+             << std::numeric_limits<float>::max() / kLog2E;
+    if (!cap)
+      return success();
+    double softcap = cap->convertToDouble();
+    if (!finite(softcap * kLog2E))
+      return op.emitOpError()
+             << "attribute 'softcap' (" << softcap
+             << ") times log2(e) overflows f32; softcap must be below "
+             << std::numeric_limits<float>::max() / kLog2E;
+    if (!finite(scale / softcap))
+      return op.emitOpError() << "attribute 'scale' (" << scale
+                              << ") divided by 'softcap' (" << softcap
+                              << ") overflows f32";
     return success();
   }
 

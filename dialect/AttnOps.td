@@ -58,6 +58,19 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `softcap` (logits become `softcap * tanh(s / softcap)`), `schedule`
     (tile sizes for `attn-tile`; pass options give the defaults).
 
+    Limits, so that every backend's index and score arithmetic stays in
+    range (64-bit element offsets, f32 scores):
+    - static dims are in [1, 2^31-1], head dims at most 1024;
+    - static strides are in [0, 2^40] elements, and the elements an operand
+      addresses through its static sizes and strides span less than 2^48;
+    - window extents are at most 2^31-1 (the longest sequence);
+    - `scale * log2(e)`, `softcap * log2(e)` and `scale / softcap`, which
+      the kernels fold into f32 constants, must be finite in f32;
+    - `o` and `lse` are written, so their layouts must not alias: taking
+      the dims of size > 1 by increasing stride, each stride must exceed
+      the farthest offset of the dims before it. The verifier checks the
+      static part; the runtime checks the dynamic strides of each call.
+
     Example (Llama-3-8B-shaped causal prefill, GQA 32/8):
 
     ```mlir

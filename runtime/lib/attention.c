@@ -356,6 +356,38 @@ static void row_major_strides(const attnrt_operand_type *type,
   }
 }
 
+// An output's elements each need their own address. They have one when,
+// taking the dims of size > 1 by increasing stride, each stride exceeds the
+// farthest offset of the dims before it (the verifier's rule for static
+// layouts, dialect/AttnOps.cpp).
+static int check_no_aliasing(const attnrt_attention_kernel *kernel,
+                             const char *name, int rank,
+                             const long long *sizes,
+                             const long long *strides) {
+  int order[ATTNRT_MAX_RANK], n = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] == 1)
+      continue;
+    int at = n++;
+    while (at > 0 && strides[order[at - 1]] > strides[d]) {
+      order[at] = order[at - 1];
+      --at;
+    }
+    order[at] = d;
+  }
+  double reach = 0; // the farthest offset of the dims taken so far
+  for (int i = 0; i < n; ++i) {
+    int d = order[i];
+    if ((double)strides[d] <= reach)
+      return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
+                    "%s's elements alias: stride %d is %lld but the dims with "
+                    "smaller strides reach offset %.0f",
+                    name, d, strides[d], reach);
+    reach += (double)(sizes[d] - 1) * (double)strides[d];
+  }
+  return ATTN_SUCCESS;
+}
+
 // The strides the kernel gets for `operand`, checked against its layout.
 static int strides_of(const attnrt_attention_kernel *kernel,
                       const attnrt_attention_call *call, int operand,
@@ -363,6 +395,7 @@ static int strides_of(const attnrt_attention_kernel *kernel,
   const attnrt_operand_type *type = &kernel->operands[operand];
   const char *name = operand_names[operand];
   long long row_major[ATTNRT_MAX_RANK];
+  int result;
   row_major_strides(type, call->sizes[operand], row_major);
   for (int d = 0; d < type->rank; ++d) {
     strides[d] = call->strides[operand] ? call->strides[operand][d]
@@ -377,6 +410,20 @@ static int strides_of(const attnrt_attention_kernel *kernel,
       return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
                     "%s stride %d is negative (%lld)", name, d, strides[d]);
   }
+  // The farthest element: below 2^62 bytes, so no offset overflows.
+  double span = 0;
+  for (int d = 0; d < type->rank; ++d)
+    span += (double)(call->sizes[operand][d] - 1) * (double)strides[d];
+  if (span * type->element_bytes >= 0x1p62)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
+                  "%s's strides reach %.3g elements past its start, too far "
+                  "to address",
+                  name, span);
+  if ((operand == ATTNRT_O || operand == ATTNRT_LSE) &&
+      (result = check_no_aliasing(kernel, name, type->rank,
+                                  call->sizes[operand], strides)) !=
+          ATTN_SUCCESS)
+    return result;
   size_t align = alignment_of(operand, type);
   if ((uintptr_t)call->data[operand] % align)
     return REJECT(ATTN_ERROR_MISALIGNED, kernel,

@@ -30,12 +30,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -67,6 +69,15 @@ static cl::opt<int64_t> numSplits("num-splits", cl::init(0),
 static cl::opt<int64_t> kvChunk("kv-chunk", cl::init(0),
                                 cl::desc("split-K: keys per split"));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("RNG seed (default: fresh)"));
+static cl::opt<int64_t> maxMemoryMiB(
+    "max-memory-mib",
+    cl::desc("refuse runs whose host buffers need more MiB (default 4096)"),
+    cl::init(4096));
+static cl::opt<double> maxWork(
+    "max-work",
+    cl::desc("refuse runs with more multiply-adds B*Hq*Sq*Sk*(D+Dv) "
+             "(default 2^31; the float64 reference computes them all)"),
+    cl::init(0x1p31));
 static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("max ||o - ref|| / ||ref|| (default 1e-4 for f32, 1e-2 else)"),
@@ -76,6 +87,12 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string shortDouble(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", x);
+  return text;
+}
 
 int fail(const Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
@@ -153,37 +170,61 @@ struct Buffer {
   }
 };
 
-/// Allocates a buffer for `type` with the given logical shape. Static
-/// strides are kept; a dynamic stride is made large enough that the dims do
-/// not overlap (e.g. the batch stride of a [B, S, H, D] view).
-FailureOr<Buffer> allocate(MemRefType type, ArrayRef<int64_t> shape) {
+/// The bytes a buffer for `type` with the given logical shape needs, and its
+/// strides: static strides are kept; a dynamic stride is made large enough
+/// that the dims do not overlap (e.g. the batch stride of a [B, S, H, D]
+/// view). Fails when the size does not fit in 63 bits.
+struct Extent {
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+FailureOr<Extent> extentOf(MemRefType type, ArrayRef<int64_t> shape) {
+  Extent e;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(e.strides, offset)))
+    return failure();
+  e.offset = ShapedType::isDynamic(offset) ? 0 : offset;
+  std::optional<int64_t> extent = 1; // span of the static-stride dims
+  for (size_t i = 0; i < shape.size() && extent; ++i) {
+    if (ShapedType::isDynamic(e.strides[i]))
+      continue;
+    std::optional<int64_t> x = llvm::checkedMul(e.strides[i], shape[i]);
+    extent = x ? std::optional<int64_t>(std::max(*extent, *x)) : std::nullopt;
+  }
+  for (int64_t i = shape.size() - 1; i >= 0 && extent; --i) {
+    if (ShapedType::isDynamic(e.strides[i])) {
+      e.strides[i] = *extent;
+      extent = llvm::checkedMul(*extent, shape[i]);
+    }
+  }
+  std::optional<int64_t> span = e.offset + 1;
+  for (size_t i = 0; i < shape.size() && span && extent; ++i) {
+    std::optional<int64_t> x = llvm::checkedMul(shape[i] - 1, e.strides[i]);
+    span = x ? llvm::checkedAdd(*span, *x) : std::nullopt;
+  }
+  std::optional<int64_t> bytes;
+  if (span && extent)
+    bytes = llvm::checkedMul<int64_t>(*span, type.getElementTypeBitWidth() / 8);
+  if (!bytes)
+    return failure();
+  e.bytes = *bytes;
+  return e;
+}
+
+/// Allocates the buffer `extent` describes.
+Buffer allocate(MemRefType type, ArrayRef<int64_t> shape, Extent extent) {
   Buffer buf;
   buf.elt = type.getElementType();
   buf.shape.assign(shape.begin(), shape.end());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return failure();
-  buf.offset = ShapedType::isDynamic(offset) ? 0 : offset;
-  int64_t extent = 1; // span of the static-stride dims, in elements
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (!ShapedType::isDynamic(strides[i]))
-      extent = std::max(extent, strides[i] * shape[i]);
-  for (int64_t i = shape.size() - 1; i >= 0; --i) {
-    if (ShapedType::isDynamic(strides[i])) {
-      strides[i] = extent;
-      extent *= shape[i];
-    }
-  }
-  buf.strides = strides;
-  int64_t span = buf.offset + 1;
-  for (size_t i = 0; i < shape.size(); ++i)
-    span += (shape[i] - 1) * strides[i];
-  buf.bytes.assign(std::max<int64_t>(span, 1) * buf.width(), 0);
+  buf.strides = extent.strides;
+  buf.offset = extent.offset;
+  buf.bytes.assign(extent.bytes, 0);
   int64_t base = reinterpret_cast<int64_t>(buf.bytes.data());
   buf.descriptor = {base, base, buf.offset};
   buf.descriptor.insert(buf.descriptor.end(), shape.begin(), shape.end());
-  buf.descriptor.insert(buf.descriptor.end(), strides.begin(), strides.end());
+  buf.descriptor.insert(buf.descriptor.end(), buf.strides.begin(),
+                        buf.strides.end());
   return buf;
 }
 
@@ -355,15 +396,27 @@ int main(int argc, char **argv) {
     p.blockTable = blockTable.data();
   }
 
+  // The reference's work, checked before anything is allocated: static
+  // head counts and head dims are not bounded like --batch and the lengths.
+  const double work = double(p.batch) * p.qHeads * p.qLen * p.kvLen *
+                      double(p.headDim + p.valueHeadDim);
+  if (work > maxWork)
+    return fail("the run needs " + shortDouble(work) +
+                " multiply-adds (B*Hq*Sq*Sk*(D+Dv)), more than --max-work=" +
+                shortDouble(maxWork));
+
   // Buffers, in argument order.
   const int64_t B = p.batch, Hq = p.qHeads, Hkv = p.kvHeads;
   const int64_t kvRows = op.isPaged() ? p.blockSize : p.kvLen;
   const int64_t kvOuter = op.isPaged() ? p.numBlocks : B;
   SmallVector<Buffer> buffers;
   Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr;
+  SmallVector<SmallVector<int64_t>> shapes;
+  SmallVector<Extent> extents;
+  std::optional<int64_t> totalBytes = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto type = cast<MemRefType>(func.getArgument(i).getType());
-    SmallVector<int64_t> shape;
+    SmallVector<int64_t> &shape = shapes.emplace_back();
     switch (roles[i]) {
     case Role::Q: shape = {B, Hq, p.qLen, p.headDim}; break;
     case Role::K: shape = {kvOuter, Hkv, kvRows, p.headDim}; break;
@@ -378,11 +431,25 @@ int main(int argc, char **argv) {
         return fail("argument " + Twine(i) + " dim " + Twine(d) + " is " +
                     Twine(type.getDimSize(d)) + " in the spec but the run "
                     "needs " + Twine(shape[d]));
-    FailureOr<Buffer> buf = allocate(type, shape);
-    if (failed(buf))
-      return fail("argument " + Twine(i) + " has no strided layout");
-    buffers.push_back(std::move(*buf));
+    FailureOr<Extent> extent = extentOf(type, shape);
+    if (failed(extent))
+      return fail("argument " + Twine(i) + " would need more than 2^63 "
+                  "bytes");
+    extents.push_back(*extent);
+    totalBytes = llvm::checkedAdd(totalBytes.value_or(INT64_MAX),
+                                  extent->bytes);
   }
+  // Checked before allocating: a static size or stride can ask for far
+  // more memory than a CPU check should take.
+  const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
+  if (!totalBytes || *totalBytes > limit)
+    return fail("the run's buffers need " +
+                (totalBytes ? Twine(*totalBytes >> 20) + " MiB"
+                            : Twine("more than 2^63 bytes")) +
+                ", more than --max-memory-mib=" + Twine(maxMemoryMiB));
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    buffers.push_back(allocate(cast<MemRefType>(func.getArgument(i).getType()),
+                               shapes[i], extents[i]));
   for (unsigned i = 0; i < buffers.size(); ++i) {
     Buffer &buf = buffers[i];
     switch (roles[i]) {
