@@ -8,7 +8,9 @@
 //   abi_check fake                the fake driver: launches are recorded
 //   abi_check unsupported-device  the fake driver, a library without code
 //                                 for its GPU
-//   abi_check gpu                 a real GPU
+//   abi_check gpu                 a real GPU; four host threads also
+//                                 make the first calls at once, each on
+//                                 its own stream
 //
 // Every rejected call must return its code before touching memory: on a
 // GPU the outputs are poisoned first and checked untouched after each.
@@ -480,6 +482,20 @@ static void check_strided(void) {
          attn_strided_run(o.ptr, strides, q.ptr, odd, k.ptr, strides, v.ptr,
                           strides, B, S, S, NULL, 0, NULL),
          ATTN_ERROR_MISALIGNED, "q stride 0");
+  // O's batches overlap: batch 1 starts at batch 0's row 25.
+  const int64_t overlapping[4] = {S * 128, 64, 256, 1};
+  expect("strided_run(o batches overlap)",
+         attn_strided_run(o.ptr, overlapping, q.ptr, strides, k.ptr, strides,
+                          v.ptr, strides, B, S, S, NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_STRIDE,
+         "o's elements alias: stride 0 is 6400 but the dims with smaller "
+         "strides reach offset 12799");
+  // Q may overlap itself (it is only read), but not reach past 2^62 bytes.
+  const int64_t far[4] = {(int64_t)1 << 61, 64, 256, 1};
+  expect("strided_run(q batch stride 2^61)",
+         attn_strided_run(o.ptr, strides, q.ptr, far, k.ptr, strides, v.ptr,
+                          strides, B, S, S, NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_STRIDE, "too far to address");
   expect_untouched("strided_run(rejected)", o);
   expect("strided_run(valid)",
          attn_strided_run(o.ptr, strides, q.ptr, strides, k.ptr, strides, v.ptr,
@@ -543,6 +559,86 @@ static void check_devices_and_threads(void) {
   attnrt_set_device(0);
 }
 
+// A real GPU: four host threads make the process's first calls of the
+// prefill kernel at once, each on a stream of its own, so the lazy, locked
+// module loading races for real. Each thread's O and LSE must equal, bit
+// for bit, those of a call made alone afterwards, and be fully written.
+struct gpu_thread {
+  struct buffer q, k, v, o, lse;
+  int64_t batch, q_len, kv_len;
+  int status;
+  const char *failure;
+};
+
+static void *call_prefill_on_own_stream(void *argument) {
+  struct gpu_thread *t = argument;
+  attnrt_stream *stream = NULL;
+  if (attnrt_set_device(0) != ATTNRT_SUCCESS ||
+      attnrt_stream_create(&stream) != ATTNRT_SUCCESS) {
+    t->failure = "attnrt_stream_create";
+    return NULL;
+  }
+  t->status = attn_prefill_run(t->q.ptr, NULL, t->k.ptr, NULL, t->v.ptr, NULL,
+                               t->o.ptr, NULL, t->lse.ptr, NULL, t->batch,
+                               t->q_len, t->kv_len, NULL, 0, stream);
+  if (attnrt_stream_synchronize(stream) != ATTNRT_SUCCESS)
+    t->failure = "attnrt_stream_synchronize";
+  attnrt_stream_destroy(stream);
+  return NULL;
+}
+
+static int same_bytes(struct buffer a, struct buffer b) {
+  unsigned char *x = malloc(a.bytes), *y = malloc(b.bytes);
+  attnrt_memcpy_dtoh(x, (attnrt_deviceptr)(uintptr_t)a.ptr, a.bytes);
+  attnrt_memcpy_dtoh(y, (attnrt_deviceptr)(uintptr_t)b.ptr, b.bytes);
+  int same = a.bytes == b.bytes && !memcmp(x, y, a.bytes);
+  free(x);
+  free(y);
+  return same;
+}
+
+static void check_gpu_threads(void) {
+  enum { N = 4 };
+  const int64_t B = 2, Sq = 300, Sk = 333;
+  struct buffer q = make(B * 4 * Sq * 64 * 2, 0), k = make(B * 2 * Sk * 64 * 2, 0),
+                v = make(B * 2 * Sk * 64 * 2, 0);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  struct gpu_thread threads[N];
+  pthread_t ids[N];
+  for (int i = 0; i < N; ++i) {
+    threads[i] = (struct gpu_thread){q, k, v, make(B * 4 * Sq * 64 * 2, 0xFF),
+                                     make(B * 4 * Sq * 4, 0xFF), B, Sq, Sk, -1,
+                                     NULL};
+    pthread_create(&ids[i], NULL, call_prefill_on_own_stream, &threads[i]);
+  }
+  for (int i = 0; i < N; ++i)
+    pthread_join(ids[i], NULL);
+  struct gpu_thread alone = {q, k, v, make(B * 4 * Sq * 64 * 2, 0xFF),
+                             make(B * 4 * Sq * 4, 0xFF), B, Sq, Sk, -1, NULL};
+  call_prefill_on_own_stream(&alone);
+  check(alone.status == ATTN_SUCCESS && !alone.failure,
+        "prefill_run alone on its own stream", attn_last_error());
+  for (int i = 0; i < N; ++i) {
+    char line[256];
+    snprintf(line, sizeof line,
+             "thread %d of %d: first call on its own stream -> %s%s%s", i, N,
+             code_name(threads[i].status), threads[i].failure ? ", " : "",
+             threads[i].failure ? threads[i].failure : "");
+    check(threads[i].status == ATTN_SUCCESS && !threads[i].failure, line,
+          NULL);
+    snprintf(line, sizeof line,
+             "thread %d of %d: O and LSE identical to the call made alone", i,
+             N);
+    check(same_bytes(threads[i].o, alone.o) &&
+              same_bytes(threads[i].lse, alone.lse),
+          line, NULL);
+    snprintf(line, sizeof line, "thread %d of %d", i, N);
+    expect_written(line, threads[i].o);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *modes[] = {"no-driver", "no-device", "fake", "unsupported-device",
                          "gpu"};
@@ -560,6 +656,8 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   srand(2026);
   check_status_strings();
+  if (mode == GPU) // first: the threads must make the first calls
+    check_gpu_threads();
   if (mode == FAKE)
     check_devices_and_threads();
   check_prefill();

@@ -24,6 +24,12 @@ KERNELS = {
     "gqa4_d96_causal_br": (8, 2, 96, 96, (-1, 0, True), None, None, True),
     "mha_d256_softcap": (2, 2, 256, 256, None, 0.0625, 50.0, True),
     "gqa2_d128_dv64": (4, 2, 128, 64, (-1, 0, False), None, None, True),
+    # Window extents at the verifier's limit, 2^31-1 (issue 15: 2^63-1
+    # overflowed): every key on that side is in the window.
+    "gqa4_d64_window_max": (8, 2, 64, 64, (2147483647, 2147483647, False),
+                            None, None, True),
+    "mha_d128_window_left_max_br": (4, 4, 128, 128, (2147483647, 0, True),
+                                    None, None, True),
 }
 
 # Other schedules of some of them: (block_q, block_kv[, warps, stages]).
@@ -76,6 +82,9 @@ DECODE_KERNELS = {
                                 4, 0, False),
     "dec_bf16_paged16_gqa4_d128": (8, 2, 128, 128, (-1, 0, True), None, None,
                                    True, 1, 16, True, None, "bf16"),
+    "dec_gqa4_d128_window_max_br": (8, 2, 128, 128,
+                                    (2147483647, 2147483647, True), None,
+                                    None, True, 1, 0, False),
 }
 # (B, Sk, splits): splits 0 lets the host choose from Sk and the SM count.
 DECODE_SIZES = [(1, 1, 0), (2, 239, 1), (2, 239, 3), (1, 1000, 16),
