@@ -47,8 +47,12 @@ def default_cache_dir():
 def find_compiler(compiler=None):
     """attn-compile: the argument, $ATTN_COMPILE, PATH, then this checkout's
     build folders ($ATTN_BUILD_DIR/bin, build/bin). None if not found."""
-    candidates = [compiler, os.environ.get("ATTN_COMPILE")]
-    candidates.append(shutil.which("attn-compile"))
+    if compiler:
+        if os.path.isfile(compiler) and os.access(compiler, os.X_OK):
+            return os.path.abspath(compiler)
+        raise CompileError(f"attn-compile not found at {compiler!r}")
+    candidates = [os.environ.get("ATTN_COMPILE"),
+                  shutil.which("attn-compile")]
     if os.environ.get("ATTN_BUILD_DIR"):
         candidates.append(os.path.join(os.environ["ATTN_BUILD_DIR"], "bin",
                                        "attn-compile"))
@@ -56,8 +60,6 @@ def find_compiler(compiler=None):
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
-    if compiler:
-        raise CompileError(f"attn-compile not found at {compiler!r}")
     return None
 
 

@@ -8,6 +8,7 @@ is written static, which selects attn's decode kernels.
     text = facts.spec_text("attention")
 """
 import dataclasses
+import hashlib
 import math
 import re
 from typing import Optional, Tuple
@@ -103,6 +104,18 @@ class AttentionFacts:
             return f"<window {self.window[0]}, {self.window[1]}{br}>"
         return None
 
+    def library_name(self):
+        """The library attn.torch.attention() compiles these facts into."""
+        digest = hashlib.sha256(self.spec_text().encode()).hexdigest()[:12]
+        return f"attention_{digest}"
+
+    def compile(self, **kwargs):
+        """attn.compile of this spec under library_name(); the kernel is
+        `attention`. kwargs: targets, cache_dir, compiler."""
+        from .compiler import compile
+        return compile(self.spec_text("attention"), name=self.library_name(),
+                       **kwargs)
+
     def spec_text(self, name="attention"):
         """The spec: one func.func @name around one attn.attention."""
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -153,3 +166,61 @@ class AttentionFacts:
                 f"func.func @{name}(\n    {args}) {{\n"
                 f"  {body}\n"
                 f"  return\n}}\n")
+
+
+def mask_options(causal=False, window=None, align="bottom_right"):
+    """(mask, window_left, window_right) for attention()'s options:
+    `causal`, `window` (an int w: (w, 0); (left, right) with None or -1
+    for an unbounded side) and `align`. -1: unbounded."""
+    if align not in ALIGNS:
+        raise ValueError(f"attention: align must be 'bottom_right' or "
+                         f"'top_left', got {align!r}")
+    if window is None:
+        return ("causal" if causal else "none"), -1, -1
+    if isinstance(window, int):
+        window = (window, 0)
+    try:
+        left, right = window
+    except (TypeError, ValueError):
+        raise ValueError(f"attention: window must be an int or (left, right),"
+                         f" got {window!r}") from None
+    left = -1 if left is None else int(left)
+    right = -1 if right is None else int(right)
+    if causal:
+        if right not in (0, -1):
+            raise ValueError(f"attention: causal=True with window right "
+                             f"extent {right}; causal means right = 0")
+        right = 0
+    if left < -1 or right < -1:
+        raise ValueError(f"attention: window extents must be >= 0 (or -1 / "
+                         f"None for unbounded), got {window!r}")
+    if left == -1:
+        if right == -1:
+            return "none", -1, -1
+        if right == 0:
+            return "causal", -1, -1
+        raise ValueError("attention: a window unbounded on the left must "
+                         "have right extent 0 (causal) or be unbounded")
+    if right == -1:
+        raise ValueError("attention: a window bounded on the left needs a "
+                         "bounded right extent")
+    return "window", left, right
+
+
+def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
+                      kv_lens=False, strided=False, mask="none",
+                      align="bottom_right", window_left=-1, window_right=-1,
+                      scale=None, softcap=None, lse=False):
+    """The AttentionFacts attn.torch.attention() compiles for tensors of
+    these shapes ([B, H, S, D]; K/V [num_blocks, Hkv, block_size, D] when
+    paged) and options (mask_options' result; scale/softcap 0 or None:
+    default / none)."""
+    return AttentionFacts(
+        dtype=dtype, hq=int(q_shape[1]), hkv=int(k_shape[1]),
+        d=int(q_shape[3]),
+        dv=None if v_shape[3] == q_shape[3] else int(v_shape[3]),
+        q_len=1 if q_shape[2] == 1 else None, mask=mask, align=align,
+        window=(window_left, window_right) if mask == "window" else None,
+        scale=scale or None, softcap=softcap or None,
+        block_size=int(k_shape[2]) if paged else None,
+        kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided))

@@ -20,7 +20,6 @@ result is a new contiguous [B, Hq, Sq, Dv] tensor.
 register() makes each kernel of a compiled library a custom op taking its
 input operands in spec order and returning its outputs (o, then lse).
 """
-import hashlib
 import math
 import os
 import re
@@ -32,7 +31,7 @@ import torch
 
 from . import compiler
 from .library import AttnError  # noqa: F401  (re-exported)
-from .spec import AttentionFacts
+from .spec import AttentionFacts, facts_from_shapes, mask_options
 
 _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
                 torch.float32: "f32"}
@@ -42,17 +41,15 @@ _TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16,
 _lock = threading.Lock()
 _kernels = {}
 
+# Tests set this: outputs are filled with NaN before each kernel runs, so
+# an element the kernel does not write shows.
+POISON_OUTPUTS = False
+
 
 def default_targets():
     """$ATTN_TARGETS (comma-separated), else attn.DEFAULT_TARGETS."""
     env = os.environ.get("ATTN_TARGETS")
     return tuple(env.split(",")) if env else compiler.DEFAULT_TARGETS
-
-
-def library_name(facts):
-    """The library attention() compiles for these facts."""
-    digest = hashlib.sha256(facts.spec_text().encode()).hexdigest()[:12]
-    return f"attention_{digest}"
 
 
 def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
@@ -65,49 +62,10 @@ def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
         with _lock:
             kernel = _kernels.get(key)
             if kernel is None:
-                lib = compiler.compile(facts.spec_text("attention"),
-                                       targets=targets, cache_dir=cache_dir,
-                                       compiler=compiler_path,
-                                       name=library_name(facts))
+                lib = facts.compile(targets=targets, cache_dir=cache_dir,
+                                    compiler=compiler_path)
                 kernel = _kernels[key] = lib.kernels["attention"]
     return kernel
-
-
-def _mask_args(causal, window, align):
-    """(mask, window_left, window_right) for attention()'s options."""
-    if align not in ("bottom_right", "top_left"):
-        raise ValueError(f"attention: align must be 'bottom_right' or "
-                         f"'top_left', got {align!r}")
-    if window is None:
-        return ("causal" if causal else "none"), -1, -1
-    if isinstance(window, int):
-        window = (window, 0)
-    try:
-        left, right = window
-    except (TypeError, ValueError):
-        raise ValueError(f"attention: window must be an int or (left, right),"
-                         f" got {window!r}") from None
-    left = -1 if left is None else int(left)
-    right = -1 if right is None else int(right)
-    if causal:
-        if right not in (0, -1):
-            raise ValueError(f"attention: causal=True with window right "
-                             f"extent {right}; causal means right = 0")
-        right = 0
-    if left < -1 or right < -1:
-        raise ValueError(f"attention: window extents must be >= 0 (or -1 / "
-                         f"None for unbounded), got {window!r}")
-    if left == -1:
-        if right == -1:
-            return "none", -1, -1
-        if right == 0:
-            return "causal", -1, -1
-        raise ValueError("attention: a window unbounded on the left must "
-                         "have right extent 0 (causal) or be unbounded")
-    if right == -1:
-        raise ValueError("attention: a window bounded on the left needs a "
-                         "bounded right extent")
-    return "window", left, right
 
 
 def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
@@ -133,16 +91,12 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
         if t is not None and (t.dtype.is_floating_point or t.is_complex()):
             raise TypeError(f"attention: {name} must be an integer tensor, "
                             f"got {t.dtype}")
-    strided = not all(t.is_contiguous() for t in (q, k, v))
-    return AttentionFacts(
-        dtype=_DTYPE_NAMES[q.dtype], hq=int(q.shape[1]), hkv=int(k.shape[1]),
-        d=int(q.shape[3]),
-        dv=None if v.shape[3] == q.shape[3] else int(v.shape[3]),
-        q_len=1 if q.shape[2] == 1 else None, mask=mask, align=align,
-        window=(window_left, window_right) if mask == "window" else None,
-        scale=scale or None, softcap=softcap or None,
-        block_size=int(k.shape[2]) if block_table is not None else None,
-        kv_lens=kv_lens is not None, lse=return_lse, strided=strided)
+    return facts_from_shapes(
+        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
+        paged=block_table is not None, kv_lens=kv_lens is not None,
+        strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
+        align=align, window_left=window_left, window_right=window_right,
+        scale=scale, softcap=softcap, lse=return_lse)
 
 
 def _outputs(q, v, return_lse):
@@ -177,6 +131,9 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         tensors["kv_lens"] = kv_lens.to(torch.int32).contiguous()
     if return_lse:
         tensors["lse"] = lse
+    if POISON_OUTPUTS:
+        o.fill_(math.nan)
+        lse.fill_(math.nan)
     kernel_for(facts)(**tensors)
     return o, lse
 
@@ -204,7 +161,7 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
     logits s into softcap * tanh(s / softcap). Returns O [B, Hq, Sq, Dv],
     and with return_lse=True also LSE [B, Hq, Sq] (f32; -inf for a row
     that sees no key)."""
-    mask, left, right = _mask_args(causal, window, align)
+    mask, left, right = mask_options(causal, window, align)
     for name, value in (("scale", scale), ("softcap", softcap)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ValueError(f"attention: {name} must be positive and "
@@ -264,6 +221,9 @@ def _register_kernel(kernel, qualname):
     def real(*args):
         tensors = dict(zip(inputs, args))
         out = make(tensors)
+        if POISON_OUTPUTS:
+            for t in out.values():
+                t.fill_(math.nan)
         if all(t.numel() for t in out.values()):
             kernel(**tensors, **out)
         result = tuple(out[n] for n in outputs)
