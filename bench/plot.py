@@ -14,6 +14,8 @@ import sys
 
 NAMES = {"attn": "attn", "flash": "FA2 (SDPA flash)",
          "cudnn": "cuDNN (SDPA)", "flex": "FlexAttention (compiled)"}
+COLORS = {"attn": "tab:blue", "flash": "tab:orange", "cudnn": "tab:green",
+          "flex": "tab:red"}
 
 
 def chart(records, kind, metric, unit, title, path):
@@ -26,6 +28,9 @@ def chart(records, kind, metric, unit, title, path):
     impls = [i for i in NAMES if any(r["impl"] == i for r in rows)]
     impls += sorted({r["impl"] for r in rows} - set(impls))
     value = {(r["label"], r["impl"]): r[metric] for r in rows}
+    # An implementation that ran no shape gets no bar and no legend entry.
+    impls = [i for i in impls
+             if any(value.get((label, i)) is not None for label in labels)]
     width = 0.8 / max(1, len(impls))
     fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(labels) * len(impls)
                                         / 2 + 3), 5))
@@ -35,13 +40,17 @@ def chart(records, kind, metric, unit, title, path):
               if value.get((label, impl)) is not None]
         ys = [value[(label, impl)] for label in labels
               if value.get((label, impl)) is not None]
-        ax.bar(xs, ys, width, label=NAMES.get(impl, impl))
+        name = NAMES.get(impl, impl)
+        if len(ys) < len(labels):
+            name += f" (n/a on {len(labels) - len(ys)})"
+        ax.bar(xs, ys, width, label=name, color=COLORS.get(impl))
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel(unit)
-    ax.set_title(title)
+    ax.set_title(title, pad=28)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, ncol=len(impls), loc="lower center",
+              bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

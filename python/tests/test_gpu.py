@@ -125,9 +125,11 @@ def test_attention_cases():
         gen = torch.Generator(device="cuda").manual_seed(1000 + n)
         q, k, v, k_arg, v_arg, table, lens = make_case(c, gen)
         try:
-            facts = at.facts_for(q, k_arg, v_arg, table, lens,
-                                 *mask_options(c["causal"], c["window"],
-                                               c["align"]),
+            mask, left, right = mask_options(c["causal"], c["window"],
+                                             c["align"])
+            facts = at.facts_for(q, k_arg, v_arg, table, lens, mask=mask,
+                                 align=c["align"], window_left=left,
+                                 window_right=right,
                                  scale=c["scale"] or 0.0,
                                  softcap=c["softcap"] or 0.0,
                                  return_lse=c["lse"])
@@ -139,8 +141,6 @@ def test_attention_cases():
                                   return_lse=c["lse"])
             o, lse = result if c["lse"] else (result, None)
             torch.cuda.synchronize()
-            mask, left, right = mask_options(c["causal"], c["window"],
-                                             c["align"])
             ref_o, ref_lse = reference(q, k, v, lens, mask, c["align"], left,
                                        right, c["scale"], c["softcap"])
             tol = 2e-2 if c["dtype"] == "bf16" else 1e-2
