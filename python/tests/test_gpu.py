@@ -22,11 +22,16 @@ import attn
 import gpu_cases
 
 
+_attn_torch = None  # attn.torch, once need_cuda() imported it
+
+
 def need_cuda():
+    global _attn_torch
     if not HAVE_CUDA:
         raise unittest.SkipTest("needs PyTorch with a CUDA GPU")
     import attn.torch
     attn.torch.POISON_OUTPUTS = True
+    _attn_torch = attn.torch
     return attn.torch
 
 
@@ -272,8 +277,7 @@ class Layer(torch.nn.Module if torch else object):
         k, v = self.wkv(h).view(b, s, 2, self.hkv, self.d).unbind(2)
         k, v = k.transpose(1, 2), v.transpose(1, 2)
         if self.use_attn:
-            import attn.torch
-            a = attn.torch.attention(q, k, v, causal=True, align="top_left")
+            a = _attn_torch.attention(q, k, v, causal=True, align="top_left")
         else:
             g = self.hq // self.hkv
             a = torch.nn.functional.scaled_dot_product_attention(
