@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
 """attn's generated kernels, called through their attn-compile library,
-against PyTorch SDPA's flash (FlashAttention-2) and cuDNN backends in the
-same run, on the shape grid of DESIGN.md:
+against PyTorch SDPA's flash (FlashAttention-2) and cuDNN backends and
+compiled FlexAttention (torch.compile(flex_attention), causal through a
+block mask, GQA through enable_gqa) in the same run, on the shape grid of
+DESIGN.md:
 
     attn-compile bench/kernels.mlir --shared -o out/bench     # here
-    python3 bench/compare.py out/bench/libkernels.so          # on the GPU
+    python3 bench/compare.py out/bench/libkernels.so [--json out.json]
+    python3 bench/plot.py out.json -o bench/                  # PNG charts
 
 f16; CUDA events, median of 30 runs after 5 warm-ups, each after an L2
 flush (bench/peers.py).
 FLOPs 4 B Hq Sq Sk D (halved for causal); bytes K and V read once plus Q
 and O. Each attn output is also compared with the flash backend's
-(max relative difference), so a fast wrong kernel shows. Prints a
-markdown table.
+(max relative difference), so a fast wrong kernel shows; so is Flex's.
+Prints a markdown table; --json also writes one record per shape and
+implementation (bench/plot.py reads it). A peer that cannot run a shape
+(Flex on some decode rows) shows n/a, with the reason on stderr and in
+the record's "note".
 """
+import argparse
+import json
 import os
 import sys
 
@@ -20,11 +28,26 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "examples", "python"))
-from attn_library import AttnLibrary  # noqa: E402
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _here)
+# The attn package: python/ in the repository, or beside this file in a
+# GPU bundle.
+for _p in (os.path.join(_here, "..", "python"), os.path.join(_here, "python")):
+    if os.path.isdir(os.path.join(_p, "attn")):
+        sys.path.insert(0, os.path.abspath(_p))
+        break
+from attn.library import Library  # noqa: E402
 from peers import median_ms  # noqa: E402
+
+try:
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
+    import torch._dynamo
+    # One compiled graph per shape: keep them all.
+    torch._dynamo.config.cache_size_limit = 256
+    _flex = torch.compile(flex_attention, dynamic=False)
+except ImportError as e:  # PyTorch before 2.5
+    _flex, _flex_missing = None, str(e)
 
 # (label, kernel, B, Hq, Hkv, Sq, Sk, D, causal)
 PREFILL = []
@@ -49,6 +72,25 @@ PEERS = [("flash", SDPBackend.FLASH_ATTENTION),
          ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
 
+def _causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def run_flex(q, k, v, causal, hq, hkv):
+    """(fn, None) running compiled Flex on these tensors, or (None, why)."""
+    if _flex is None:
+        return None, f"no flex_attention ({_flex_missing})"
+    try:
+        mask = (create_block_mask(_causal, None, None, q.shape[2], k.shape[2],
+                                  device="cuda") if causal else None)
+        kwargs = {"enable_gqa": True} if hq != hkv else {}
+        fn = lambda: _flex(q, k, v, block_mask=mask, **kwargs)
+        fn()
+        return fn, None
+    except Exception as e:  # a shape Flex does not take
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+
+
 def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
     q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.float16)
     k = torch.randn(b, hkv, sk, d, device="cuda", dtype=torch.float16)
@@ -57,6 +99,7 @@ def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
     call = lib.kernels[kernel].prepare(q=q, k=k, v=v, o=o)
     times = {"attn": median_ms(call)}
     outputs = {"attn": o}
+    notes = {}
     for name, backend in PEERS:
         try:
             with sdpa_kernel(backend):
@@ -66,16 +109,26 @@ def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
                 times[name] = median_ms(fn)
         except RuntimeError as e:
             times[name] = None
-            print(f"# {label}: {name} unavailable: {str(e).splitlines()[0]}",
+            notes[name] = str(e).splitlines()[0]
+            print(f"# {label}: {name} unavailable: {notes[name]}",
                   file=sys.stderr)
-    diff = None
+    fn, why = run_flex(q, k, v, causal, hq, hkv)
+    if fn is None:
+        times["flex"] = None
+        notes["flex"] = why
+        print(f"# {label}: flex unavailable: {why}", file=sys.stderr)
+    else:
+        outputs["flex"] = fn()
+        times["flex"] = median_ms(fn)
+    diffs = {}
     if "flash" in outputs:
         ref = outputs["flash"].float()
-        diff = float((o.float() - ref).abs().max() /
-                     ref.abs().max().clamp_min(1e-6))
+        for name, out in outputs.items():
+            diffs[name] = float((out.float() - ref).abs().max() /
+                                ref.abs().max().clamp_min(1e-6))
     flops = 4.0 * b * hq * sq * sk * d / (2 if causal else 1)
     nbytes = 2.0 * (2 * q.numel() + k.numel() + v.numel())
-    return times, flops, nbytes, diff
+    return times, flops, nbytes, diffs, notes
 
 
 def fmt(ms, flops, nbytes, decode):
@@ -91,27 +144,50 @@ def ratio(a, b):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(f"usage: {sys.argv[0]} path/to/libkernels.so", file=sys.stderr)
-        return 2
-    lib = AttnLibrary(sys.argv[1])
+    parser = argparse.ArgumentParser(description="attn vs SDPA and Flex")
+    parser.add_argument("library", help="path/to/libkernels.so")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    torch.cuda.init()  # the library runs on PyTorch's CUDA context
+    lib = Library(args.library)
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"CUDA {torch.version.cuda}")
-    print("| shape | attn | FA2 (flash) | cuDNN | attn/FA2 | attn/cuDNN | "
-          "max diff vs FA2 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| shape | attn | FA2 (flash) | cuDNN | Flex (compiled) | "
+          "attn/FA2 | attn/cuDNN | attn/Flex | max diff vs FA2 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     worst = 0.0
+    records = []
     for shape in PREFILL + DECODE:
         decode = shape[1].startswith("decode")
-        times, flops, nbytes, diff = run_shape(lib, *shape)
+        times, flops, nbytes, diffs, notes = run_shape(lib, *shape)
+        diff = diffs.get("attn")
         worst = max(worst, diff or 0.0)
         print(f"| {shape[0]} | {fmt(times['attn'], flops, nbytes, decode)} | "
               f"{fmt(times['flash'], flops, nbytes, decode)} | "
               f"{fmt(times['cudnn'], flops, nbytes, decode)} | "
+              f"{fmt(times['flex'], flops, nbytes, decode)} | "
               f"{ratio(times['attn'], times['flash'])} | "
               f"{ratio(times['attn'], times['cudnn'])} | "
+              f"{ratio(times['attn'], times['flex'])} | "
               f"{'n/a' if diff is None else f'{diff:.1e}'} |", flush=True)
+        label, kernel, b, hq, hkv, sq, sk, d, causal = shape
+        for impl, ms in times.items():
+            records.append({
+                "label": label, "kernel": kernel, "impl": impl,
+                "kind": "decode" if decode else "prefill", "B": b, "Hq": hq,
+                "Hkv": hkv, "Sq": sq, "Sk": sk, "D": d, "causal": causal,
+                "ms": ms,
+                "tflops": flops / (ms * 1e-3) / 1e12 if ms else None,
+                "tbps": nbytes / (ms * 1e-3) / 1e12 if ms else None,
+                "max_rel_diff_vs_flash": diffs.get(impl),
+                "note": notes.get(impl)})
         torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(),
+                       "torch": torch.__version__, "cuda": torch.version.cuda,
+                       "records": records}, f, indent=1)
+        print(f"# wrote {args.json}")
     # f16 outputs of two correct kernels differ by a few f16 ulps.
     if worst > 2e-2:
         print(f"FAIL: attn differs from FA2 by {worst:.1e}")

@@ -52,6 +52,17 @@ $cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
 cp "$root/examples/python/attn_library.py" \
   "$root/examples/python/check_kernels.py" "$root/bench/compare.py" \
   "$root/bench/autotune.py" "$out/"
+# The Python package (python/attn) with its tests, and a cache holding
+# every kernel the GPU tests compile: the GPU machine has no attn-compile.
+mkdir -p "$out/python"
+cp -r "$root/python/attn" "$root/python/tests" "$root/python/tools" "$out/python/"
+find "$out/python" -name __pycache__ -prune -exec rm -rf {} +
+mkdir -p "$out/examples"  # the spec files test_gpu.py compiles (cache hits)
+cp "$root/examples/llama3_8b_prefill.mlir" "$root/examples/paged_decode.mlir" \
+  "$root/examples/gemma2_softcap.mlir" "$out/examples/"
+python3 "$root/python/tools/prefill_cache.py" "$out/attn-cache" \
+  --compiler "$compile" > "$out/prefill-cache.log"
+cp "$root/bench/plot.py" "$out/"
 # The schedule candidates of the benchmark's prefill kernels.
 python3 "$root/bench/autotune.py" build "$root/bench/kernels.mlir" "$out/tune" \
   --attn-compile "$compile" > /dev/null

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what attn needs to build and test on Debian 12 (bookworm):
-# LLVM/MLIR 22, clang 22, CMake, Ninja. Idempotent; runs as root or via sudo.
+# LLVM/MLIR 22, clang 22, CMake, Ninja, pytest (python/tests). Idempotent;
+# runs as root or via sudo.
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
-          cmake ninja-build python3)
+          cmake ninja-build python3 python3-pytest)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -22,14 +22,25 @@ timeout 60 ./llama3_prefill; echo "llama3_prefill rc=$?"
 timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
 tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
 timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
+echo "== python/attn GPU tests: kernels, attn.torch, a layer under torch.compile"
+# Kernels come from the cache pack-gpu.sh filled; pytest where installed.
+runner="python3 python/tests/run_gpu_tests.py"
+python3 -c "import pytest" 2>/dev/null &&
+  runner="python3 -m pytest -q -p no:cacheprovider python/tests/test_gpu.py"
+ATTN_CACHE_DIR="$PWD/attn-cache" PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1 \
+  timeout 240 $runner > "$out/python-gpu.log" 2>&1
+echo "python gpu tests rc=$?"; grep -E "PASS|FAIL|passed|failed|Error" "$out/python-gpu.log" | tail -25
 [ "${1:-}" = "--no-bench" ] && exit 0
 fi
 timeout 150 ./attn_gpu_test bench bench.txt . > "$out/bench.log" 2>/dev/null
 echo "bench rc=$?"; grep -oE "^(TIMED|PASS|FAIL) [^:]*:|median=.*" "$out/bench.log" | paste - - | cut -c1-150
 PYTHONUNBUFFERED=1 timeout 120 python3 peers.py > "$out/peers.log" 2>&1
 echo "peers rc=$?"; cat "$out/peers.log"
-PYTHONUNBUFFERED=1 timeout 240 python3 compare.py lib/libkernels.so > "$out/compare.log" 2>&1
+PYTHONUNBUFFERED=1 timeout 300 python3 compare.py lib/libkernels.so \
+  --json "$out/compare.json" > "$out/compare.log" 2>&1
 echo "compare rc=$?"; cat "$out/compare.log"
+python3 -c "import matplotlib" 2>/dev/null &&
+  python3 plot.py "$out/compare.json" -o "$out" && echo "plots in $out"
 for shape in "4 4096" "32 512"; do
   set -- $shape
   PYTHONUNBUFFERED=1 timeout 120 python3 autotune.py run tune/libvariants.so \

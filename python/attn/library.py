@@ -1,0 +1,321 @@
+"""The ctypes layer over an attn-compile shared library (lib<name>.so and
+its <name>.json). It needs no PyTorch: a kernel takes duck-typed tensors
+(anything with .shape, .stride(), .data_ptr() and .dtype) or raw pointers
+(Kernel.run). With PyTorch CUDA tensors it also allocates the workspace
+and launches on the tensors' device and current stream.
+
+    lib = Library("out/libspec.so")           # reads out/spec.json
+    lib.my_kernel(q=q, k=k, v=v, o=o)         # tensors by operand name
+
+A nonzero status from the C ABI raises AttnError with the library's
+message; the library checks pointers, strides, alignment and sizes itself
+and writes nothing when it refuses a call.
+"""
+import ctypes
+import json
+import os
+import sys
+
+# The C ABI's status codes (attn-compile's header, ATTN_*).
+STATUS_NAMES = {
+    0: "ATTN_SUCCESS",
+    1: "ATTN_ERROR_NULL_POINTER",
+    2: "ATTN_ERROR_MISALIGNED",
+    3: "ATTN_ERROR_UNSUPPORTED_SIZE",
+    4: "ATTN_ERROR_UNSUPPORTED_STRIDE",
+    5: "ATTN_ERROR_WORKSPACE_TOO_SMALL",
+    6: "ATTN_ERROR_NO_DRIVER",
+    7: "ATTN_ERROR_NO_DEVICE",
+    8: "ATTN_ERROR_UNSUPPORTED_DEVICE",
+    9: "ATTN_ERROR_LAUNCH_FAILED",
+    10: "ATTN_ERROR_RUNTIME",
+}
+
+# Operands the kernel writes; the others it reads.
+OUTPUTS = ("o", "lse")
+
+_TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16",
+                 "torch.float32": "f32", "torch.int32": "i32"}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}
+
+
+class AttnError(RuntimeError):
+    """A call the library refused or that failed: `code` is the ATTN_*
+    status, `status` its name, `message` the library's attn_last_error()."""
+
+    def __init__(self, code, status, message):
+        super().__init__(f"{status} ({code}): {message}")
+        self.code = code
+        self.status = status
+        self.message = message
+        # Older name of `status`, kept for examples/python.
+        self.name = status
+
+
+def dtype_name(dtype):
+    """'f16', 'bf16', 'f32' or 'i32' for a torch dtype or such a name."""
+    text = str(dtype)
+    if text in ELEMENT_BYTES:
+        return text
+    return _TORCH_DTYPES.get(text, text)
+
+
+def _is_torch_tensor(t):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(t, torch.Tensor)
+
+
+class Kernel:
+    """One kernel of a library: call it with tensors by operand name."""
+
+    def __init__(self, library, spec):
+        self.library = library
+        self.name = spec["name"]
+        self.tier = spec["tier"]
+        self.operands = spec["operands"]
+        self.sizes = spec["sizes"]
+        self.inputs = [o for o in self.operands if o["name"] not in OUTPUTS]
+        self.outputs = [o for o in self.operands if o["name"] in OUTPUTS]
+        lib, symbol = library.lib, f"{library.prefix}_{self.name}"
+        i64, ptr = ctypes.c_int64, ctypes.c_void_p
+        self._run = getattr(lib, symbol + "_run")
+        self._run.restype = ctypes.c_int
+        self._run.argtypes = ([ptr, ctypes.POINTER(i64)] * len(self.operands) +
+                              [i64] * len(self.sizes) +
+                              [ptr, ctypes.c_size_t, ptr])
+        self._can_implement = getattr(lib, symbol + "_can_implement")
+        self._can_implement.restype = ctypes.c_int
+        self._can_implement.argtypes = [i64] * len(self.sizes)
+        self._workspace_bytes = getattr(lib, symbol + "_workspace_bytes")
+        self._workspace_bytes.restype = ctypes.c_int
+        self._workspace_bytes.argtypes = ([i64] * len(self.sizes) +
+                                          [ctypes.POINTER(ctypes.c_size_t)])
+
+    def __repr__(self):
+        shapes = ", ".join(f"{o['name']}{o['shape']} {o['dtype']}"
+                           for o in self.operands)
+        return f"<attn kernel {self.name} ({self.tier}): {shapes}>"
+
+    # -- sizes ------------------------------------------------------------
+    def size_values(self, tensors):
+        """The dynamic sizes by name, read off the tensors' shapes (which
+        may be symbolic); checks ranks, static dims and dtypes."""
+        values = {}
+        for operand in self.operands:
+            name = operand["name"]
+            if name not in tensors:
+                continue
+            t, shape = tensors[name], operand["shape"]
+            if len(t.shape) != len(shape):
+                raise ValueError(f"{self.name}: {name} has {len(t.shape)} "
+                                 f"dims, the kernel takes {shape}")
+            if dtype_name(t.dtype) != operand["dtype"]:
+                raise ValueError(f"{self.name}: {name} is {t.dtype}, the "
+                                 f"kernel takes {operand['dtype']}")
+            for dim, size in enumerate(shape):
+                actual = t.shape[dim]
+                if isinstance(size, int):
+                    if actual != size:
+                        raise ValueError(
+                            f"{self.name}: {name} dim {dim} is {actual}, "
+                            f"the kernel is built for {size}")
+                elif size not in values:
+                    values[size] = actual
+                elif values[size] != actual:
+                    raise ValueError(f"{self.name}: {name} dim {dim} is "
+                                     f"{actual}, but {size} is "
+                                     f"{values[size]} elsewhere")
+        return values
+
+    def output_shapes(self, sizes):
+        """{output name: (shape, dtype name)} for sizes by name."""
+        return {o["name"]: ([sizes[d] if isinstance(d, str) else d
+                             for d in o["shape"]], o["dtype"])
+                for o in self.outputs}
+
+    def _size_list(self, sizes):
+        if isinstance(sizes, dict):
+            missing = [n for n in self.sizes if n not in sizes]
+            if missing:
+                raise ValueError(f"{self.name}: sizes {missing} not given")
+            return [int(sizes[n]) for n in self.sizes]
+        sizes = [int(s) for s in sizes]
+        if len(sizes) != len(self.sizes):
+            raise ValueError(f"{self.name}: takes sizes {self.sizes}, got "
+                             f"{len(sizes)} values")
+        return sizes
+
+    # -- the C functions ----------------------------------------------------
+    def check(self, code):
+        if code != 0:
+            self.library.raise_error(code)
+
+    def can_implement(self, *sizes, **named):
+        """Whether the kernel can do these sizes (positional in the order
+        of `self.sizes`, or by name)."""
+        values = self._size_list(named if named else sizes)
+        return self._can_implement(*values) == 0
+
+    def workspace_bytes(self, sizes):
+        """The workspace _run needs for these sizes (a list in the order of
+        `self.sizes`, or a dict by name)."""
+        nbytes = ctypes.c_size_t(0)
+        self.check(self._workspace_bytes(*self._size_list(sizes),
+                                         ctypes.byref(nbytes)))
+        return nbytes.value
+
+    def run(self, pointers, strides, sizes, workspace=0, workspace_bytes=0,
+            stream=0):
+        """The raw C call: pointers {operand: int}, strides {operand:
+        sequence of ints or None for row-major}, sizes (list or dict),
+        workspace pointer and size, stream (a CUstream as an int; 0: the
+        default stream). Raises AttnError on a nonzero status."""
+        args = []
+        for operand in self.operands:
+            name = operand["name"]
+            st = strides.get(name) if strides else None
+            args.append(ctypes.c_void_p(int(pointers.get(name) or 0)))
+            args.append(None if st is None else
+                        (ctypes.c_int64 * len(st))(*[int(s) for s in st]))
+        args += self._size_list(sizes)
+        args += [ctypes.c_void_p(int(workspace or 0)), int(workspace_bytes),
+                 ctypes.c_void_p(int(stream or 0))]
+        self.check(self._run(*args))
+
+    # -- tensors ------------------------------------------------------------
+    def prepare(self, stream=None, workspace=None, **tensors):
+        """The ctypes arguments of one call, checked; calling the result
+        launches. Reusable for timing loops. With PyTorch tensors the
+        workspace is allocated on their device and the launch goes to the
+        device's current stream at call time; otherwise pass
+        `workspace=(pointer, bytes)` where the kernel needs one, and
+        `stream` (an int CUstream; default 0)."""
+        names = {o["name"] for o in self.operands}
+        missing = names - tensors.keys()
+        if missing:
+            raise ValueError(f"{self.name}: missing {sorted(missing)}")
+        unknown = tensors.keys() - names
+        if unknown:
+            raise ValueError(f"{self.name}: no operand {sorted(unknown)}; "
+                             f"it takes {[o['name'] for o in self.operands]}")
+        first = tensors[self.operands[0]["name"]]
+        use_torch = _is_torch_tensor(first)
+        sizes = self.size_values(tensors)
+        size_list = [int(sizes[n]) for n in self.sizes]
+        keep = []
+        if use_torch:
+            import torch
+            device = first.device
+            if device.type != "cuda":
+                raise ValueError(f"{self.name}: tensors are on {device}; the "
+                                 "kernel runs on a CUDA device")
+            for operand in self.operands:
+                t = tensors[operand["name"]]
+                if t.device != device:
+                    raise ValueError(f"{self.name}: {operand['name']} is on "
+                                     f"{t.device}, {self.operands[0]['name']} "
+                                     f"on {device}")
+            with torch.cuda.device(device):
+                nbytes = self.workspace_bytes(size_list)
+                ws = (torch.empty(nbytes, dtype=torch.uint8, device=device)
+                      if nbytes and workspace is None else None)
+            keep.append(ws)
+            if ws is not None:
+                workspace = (ws.data_ptr(), nbytes)
+        else:
+            device = None
+            nbytes = self.workspace_bytes(size_list) if workspace is None \
+                else None
+            if workspace is None and nbytes:
+                raise ValueError(f"{self.name}: needs a workspace of {nbytes} "
+                                 "bytes; pass workspace=(pointer, bytes)")
+        args = []
+        for operand in self.operands:
+            t = tensors[operand["name"]]
+            contiguous = getattr(t, "is_contiguous", None)
+            if contiguous is not None and contiguous():
+                strides = None  # row-major: NULL
+            else:
+                strides = (ctypes.c_int64 * len(t.shape))(*t.stride())
+                keep.append(strides)
+            args += [ctypes.c_void_p(t.data_ptr()), strides]
+        args += size_list
+        ws_ptr, ws_bytes = workspace if workspace else (0, 0)
+        args += [ctypes.c_void_p(int(ws_ptr)), int(ws_bytes)]
+        return Call(self, device, args, keep, stream)
+
+    def __call__(self, stream=None, workspace=None, **tensors):
+        self.prepare(stream=stream, workspace=workspace, **tensors)()
+
+
+class Call:
+    """A prepared launch; each call queues the kernel once."""
+
+    def __init__(self, kernel, device, args, keep, stream=None):
+        self.kernel, self.device, self.args, self.keep = (kernel, device, args,
+                                                          keep)
+        self.stream = stream
+
+    def __call__(self):
+        if self.device is None:
+            self.kernel.check(self.kernel._run(
+                *self.args, ctypes.c_void_p(int(self.stream or 0))))
+            return
+        import torch
+        with torch.cuda.device(self.device):
+            stream = (self.stream if self.stream is not None else
+                      torch.cuda.current_stream(self.device).cuda_stream)
+            self.kernel.check(
+                self.kernel._run(*self.args, ctypes.c_void_p(int(stream))))
+
+
+class Library:
+    """A loaded attn-compile shared library: `kernels` by name, and each
+    kernel as an attribute."""
+
+    def __init__(self, so_path, json_path=None):
+        if json_path is None:
+            base = os.path.basename(so_path)
+            if not (base.startswith("lib") and base.endswith(".so")):
+                raise ValueError(f"{so_path}: expected lib<name>.so, or pass "
+                                 "json_path")
+            json_path = os.path.join(os.path.dirname(so_path),
+                                     base[3:-3] + ".json")
+        with open(json_path) as f:
+            meta = json.load(f)
+        self.path = os.path.abspath(so_path)
+        self.name = meta["library"]
+        self.meta = meta
+        self.lib = ctypes.CDLL(self.path)
+        self.prefix = meta["prefix"]
+        self._status_string = getattr(self.lib, f"{self.prefix}_status_string")
+        self._status_string.restype = ctypes.c_char_p
+        self._status_string.argtypes = [ctypes.c_int]
+        self._last_error = getattr(self.lib, f"{self.prefix}_last_error")
+        self._last_error.restype = ctypes.c_char_p
+        self._last_error.argtypes = []
+        self.kernels = {}
+        for spec in meta["kernels"]:
+            kernel = Kernel(self, spec)
+            self.kernels[kernel.name] = kernel
+            if not hasattr(self, kernel.name):
+                setattr(self, kernel.name, kernel)
+
+    def __repr__(self):
+        return f"<attn library {self.name} {sorted(self.kernels)}>"
+
+    def __getitem__(self, name):
+        return self.kernels[name]
+
+    def status_string(self, code):
+        return (self._status_string(code) or b"").decode()
+
+    def last_error(self):
+        return (self._last_error() or b"").decode()
+
+    def raise_error(self, code):
+        """Raises AttnError for a nonzero status, with the calling thread's
+        last error message."""
+        status = STATUS_NAMES.get(code, f"ATTN_STATUS_{code}")
+        message = self.last_error() or self.status_string(code)
+        raise AttnError(code, status, message)

@@ -1,0 +1,226 @@
+"""Writes kernel specs (attn.attention at L0) from the static facts of an
+attention call: element type, head counts, head dims, mask, scale,
+soft-cap, paging, LSE, layout. Batch and sequence lengths stay dynamic
+(`?`), so one compiled kernel serves every such call; a query length of 1
+is written static, which selects attn's decode kernels.
+
+    facts = AttentionFacts(dtype="f16", hq=32, hkv=8, d=128, causal=True)
+    text = facts.spec_text("attention")
+"""
+import dataclasses
+import hashlib
+import math
+import re
+from typing import Optional, Tuple
+
+DTYPES = ("f16", "bf16", "f32")
+ALIGNS = ("bottom_right", "top_left")
+MASKS = ("none", "causal", "window")
+
+
+def _float(x):
+    """An MLIR float literal (it needs a '.'), exact for an f32 value."""
+    x = float(x)
+    text = repr(x)
+    if "." in text and "e" not in text:
+        return text
+    return f"{x:.9e}"
+
+
+@dataclasses.dataclass(frozen=True)
+class AttentionFacts:
+    """What a kernel is built for. `q_len` None: dynamic query length (a
+    static 1 for decode). `block_size`: K/V are a paged cache with pages of
+    that many rows (needs `kv_lens`). `window`: (left, right) key extents
+    around the query's diagonal. `strided`: every Q/K/V/O dim but the head
+    dim has a run-time stride (views such as [B, S, H, D] memory seen as
+    [B, H, S, D]); otherwise the buffers are row-major."""
+    dtype: str
+    hq: int
+    hkv: int
+    d: int
+    dv: Optional[int] = None
+    q_len: Optional[int] = None
+    mask: str = "none"
+    align: str = "bottom_right"
+    window: Optional[Tuple[int, int]] = None
+    scale: Optional[float] = None
+    softcap: Optional[float] = None
+    block_size: Optional[int] = None
+    kv_lens: bool = False
+    lse: bool = False
+    strided: bool = False
+
+    def __post_init__(self):
+        def bad(msg):
+            raise ValueError(f"attention: {msg}")
+        if self.dtype not in DTYPES:
+            bad(f"dtype {self.dtype!r} is not one of {DTYPES}")
+        for name in ("hq", "hkv", "d"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                bad(f"{name} must be a positive int, got {value!r}")
+        if self.dv is not None and (not isinstance(self.dv, int)
+                                    or self.dv < 1):
+            bad(f"dv must be a positive int, got {self.dv!r}")
+        if self.hq % self.hkv:
+            bad(f"query heads ({self.hq}) must be a multiple of K/V heads "
+                f"({self.hkv})")
+        if self.q_len is not None and (not isinstance(self.q_len, int)
+                                       or self.q_len < 1):
+            bad(f"q_len must be None or a positive int, got {self.q_len!r}")
+        if self.mask not in MASKS:
+            bad(f"mask {self.mask!r} is not one of {MASKS}")
+        if self.align not in ALIGNS:
+            bad(f"align {self.align!r} is not one of {ALIGNS}")
+        if (self.mask == "window") != (self.window is not None):
+            bad("window (left, right) is given exactly when mask is 'window'")
+        if self.window is not None:
+            if (len(self.window) != 2 or
+                    not all(isinstance(w, int) and w >= 0
+                            for w in self.window)):
+                bad(f"window must be (left, right) ints >= 0, got "
+                    f"{self.window!r}")
+        for name in ("scale", "softcap"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                bad(f"{name} must be positive and finite, got {value!r}")
+        if self.block_size is not None:
+            if not isinstance(self.block_size, int) or self.block_size < 1:
+                bad(f"block_size must be a positive int, got "
+                    f"{self.block_size!r}")
+            if not self.kv_lens:
+                bad("a paged K/V cache (block_size) needs kv_lens")
+
+    @property
+    def value_dim(self):
+        return self.dv if self.dv is not None else self.d
+
+    def mask_text(self):
+        br = ", bottom_right" if self.align == "bottom_right" else ""
+        if self.mask == "causal":
+            return f"<causal{br}>"
+        if self.mask == "window":
+            return f"<window {self.window[0]}, {self.window[1]}{br}>"
+        return None
+
+    def library_name(self):
+        """The library attn.torch.attention() compiles these facts into."""
+        digest = hashlib.sha256(self.spec_text().encode()).hexdigest()[:12]
+        return f"attention_{digest}"
+
+    def compile(self, **kwargs):
+        """attn.compile of this spec under library_name(); the kernel is
+        `attention`. kwargs: targets, cache_dir, compiler."""
+        from .compiler import compile
+        return compile(self.spec_text("attention"), name=self.library_name(),
+                       **kwargs)
+
+    def spec_text(self, name="attention"):
+        """The spec: one func.func @name around one attn.attention."""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"attention: kernel name {name!r} is not a C "
+                             "identifier")
+        sq = "?" if self.q_len is None else str(self.q_len)
+        layout4 = ", strided<[?, ?, ?, 1]>" if self.strided else ""
+
+        def ty(dims, elt, layout=""):
+            return f"memref<{'x'.join(str(d) for d in dims)}x{elt}{layout}>"
+        kv_seq = str(self.block_size) if self.block_size else "?"
+        operands = [
+            ("q", ty(["?", self.hq, sq, self.d], self.dtype, layout4)),
+            ("k", ty(["?", self.hkv, kv_seq, self.d], self.dtype, layout4)),
+            ("v", ty(["?", self.hkv, kv_seq, self.value_dim], self.dtype,
+                     layout4)),
+        ]
+        if self.block_size:
+            operands.append(("block_table", "memref<?x?xi32>"))
+        if self.kv_lens:
+            operands.append(("kv_lens", "memref<?xi32>"))
+        operands.append(("o", ty(["?", self.hq, sq, self.value_dim],
+                                 self.dtype, layout4)))
+        if self.lse:
+            operands.append(("lse", ty(["?", self.hq, sq], "f32")))
+        types = dict(operands)
+        args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
+        op = ["attn.attention " + " ".join(
+            f"{n}(%{n} : {types[n]})" for n in ("q", "k", "v"))]
+        for n in ("block_table", "kv_lens"):
+            if n in types:
+                op.append(f"{n}(%{n} : {types[n]})")
+        op.append(f"-> o(%o : {types['o']})")
+        if self.lse:
+            op.append(f"lse(%lse : {types['lse']})")
+        attrs = []
+        if self.scale is not None:
+            attrs.append(f"scale = {_float(self.scale)}")
+        mask = self.mask_text()
+        if mask:
+            attrs.append(f"mask = {mask}")
+        if self.softcap is not None:
+            attrs.append(f"softcap = {_float(self.softcap)}")
+        if attrs:
+            op.append(" ".join(attrs))
+        body = "\n      ".join(op)
+        return (f"// Written by attn.spec from {self!r}\n"
+                f"func.func @{name}(\n    {args}) {{\n"
+                f"  {body}\n"
+                f"  return\n}}\n")
+
+
+def mask_options(causal=False, window=None, align="bottom_right"):
+    """(mask, window_left, window_right) for attention()'s options:
+    `causal`, `window` (an int w: (w, 0); (left, right) with None or -1
+    for an unbounded side) and `align`. -1: unbounded."""
+    if align not in ALIGNS:
+        raise ValueError(f"attention: align must be 'bottom_right' or "
+                         f"'top_left', got {align!r}")
+    if window is None:
+        return ("causal" if causal else "none"), -1, -1
+    if isinstance(window, int):
+        window = (window, 0)
+    try:
+        left, right = window
+    except (TypeError, ValueError):
+        raise ValueError(f"attention: window must be an int or (left, right),"
+                         f" got {window!r}") from None
+    left = -1 if left is None else int(left)
+    right = -1 if right is None else int(right)
+    if causal:
+        if right not in (0, -1):
+            raise ValueError(f"attention: causal=True with window right "
+                             f"extent {right}; causal means right = 0")
+        right = 0
+    if left < -1 or right < -1:
+        raise ValueError(f"attention: window extents must be >= 0 (or -1 / "
+                         f"None for unbounded), got {window!r}")
+    if left == -1:
+        if right == -1:
+            return "none", -1, -1
+        if right == 0:
+            return "causal", -1, -1
+        raise ValueError("attention: a window unbounded on the left must "
+                         "have right extent 0 (causal) or be unbounded")
+    if right == -1:
+        raise ValueError("attention: a window bounded on the left needs a "
+                         "bounded right extent")
+    return "window", left, right
+
+
+def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
+                      kv_lens=False, strided=False, mask="none",
+                      align="bottom_right", window_left=-1, window_right=-1,
+                      scale=None, softcap=None, lse=False):
+    """The AttentionFacts attn.torch.attention() compiles for tensors of
+    these shapes ([B, H, S, D]; K/V [num_blocks, Hkv, block_size, D] when
+    paged) and options (mask_options' result; scale/softcap 0 or None:
+    default / none)."""
+    return AttentionFacts(
+        dtype=dtype, hq=int(q_shape[1]), hkv=int(k_shape[1]),
+        d=int(q_shape[3]),
+        dv=None if v_shape[3] == q_shape[3] else int(v_shape[3]),
+        q_len=1 if q_shape[2] == 1 else None, mask=mask, align=align,
+        window=(window_left, window_right) if mask == "window" else None,
+        scale=scale or None, softcap=softcap or None,
+        block_size=int(k_shape[2]) if paged else None,
+        kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided))

@@ -1,0 +1,247 @@
+"""attn's kernels as PyTorch custom ops (torch.library.custom_op), with fake
+implementations, so torch.compile(fullgraph=True) captures a model that
+calls them without a graph break.
+
+    import attn.torch
+    o = attn.torch.attention(q, k, v, causal=True)        # like SDPA
+    o, lse = attn.torch.attention(q, k, v, return_lse=True)
+    o = attn.torch.attention(q, k_cache, v_cache, block_table=table,
+                             kv_lens=lens, causal=True)   # paged decode
+
+attention() writes a spec for the tensors' static facts (dtype, head
+counts and dims, mask, scale, soft-cap, paging, layout), compiles it once
+through attn.compile (cached on disk) and runs it on the current stream.
+Tensors are [B, H, S, D] (views of [B, S, H, D] memory work too); the
+result is a new contiguous [B, Hq, Sq, Dv] tensor.
+
+    ops = attn.torch.register(attn.compile("spec.mlir"))
+    o, lse = ops.my_kernel(q, k, v)      # torch.ops.attn_spec.my_kernel
+
+register() makes each kernel of a compiled library a custom op taking its
+input operands in spec order and returning its outputs (o, then lse).
+"""
+import math
+import os
+import re
+import threading
+import types
+from typing import Optional, Tuple
+
+import torch
+
+from . import compiler
+from .library import AttnError  # noqa: F401  (re-exported)
+from .spec import AttentionFacts, facts_from_shapes, mask_options
+
+_DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
+                torch.float32: "f32"}
+_TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16,
+                 "f32": torch.float32, "i32": torch.int32}
+
+_lock = threading.Lock()
+_kernels = {}
+
+# Tests set this: outputs are filled with NaN before each kernel runs, so
+# an element the kernel does not write shows.
+POISON_OUTPUTS = False
+
+
+def default_targets():
+    """$ATTN_TARGETS (comma-separated), else attn.DEFAULT_TARGETS."""
+    env = os.environ.get("ATTN_TARGETS")
+    return tuple(env.split(",")) if env else compiler.DEFAULT_TARGETS
+
+
+def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
+    """The compiled kernel for AttentionFacts (compiled once per process,
+    and once per cache)."""
+    targets = tuple(targets or default_targets())
+    key = (facts, targets, cache_dir)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        with _lock:
+            kernel = _kernels.get(key)
+            if kernel is None:
+                lib = facts.compile(targets=targets, cache_dir=cache_dir,
+                                    compiler=compiler_path)
+                kernel = _kernels[key] = lib.kernels["attention"]
+    return kernel
+
+
+def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
+              align="bottom_right", window_left=-1, window_right=-1,
+              scale=0.0, softcap=0.0, return_lse=False):
+    """The AttentionFacts attention() compiles for these tensors/options;
+    raises ValueError/TypeError for what no kernel can take."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"attention: {name} must be 4-D "
+                             f"[B, H, S, D], got shape {tuple(t.shape)}")
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        raise TypeError(f"attention: q is {q.dtype}; attn's GPU kernels take "
+                        "torch.float16 or torch.bfloat16")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"attention: {name} is {t.dtype} but q is "
+                            f"{q.dtype}")
+    if block_table is not None and kv_lens is None:
+        raise ValueError("attention: a paged K/V cache (block_table) needs "
+                         "kv_lens")
+    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
+        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
+            raise TypeError(f"attention: {name} must be an integer tensor, "
+                            f"got {t.dtype}")
+    return facts_from_shapes(
+        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
+        paged=block_table is not None, kv_lens=kv_lens is not None,
+        strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
+        align=align, window_left=window_left, window_right=window_right,
+        scale=scale, softcap=softcap, lse=return_lse)
+
+
+def _outputs(q, v, return_lse):
+    b, hq, sq = q.shape[0], q.shape[1], q.shape[2]
+    o = q.new_empty((b, hq, sq, v.shape[3]))
+    lse = q.new_empty((b, hq, sq) if return_lse else (0,),
+                      dtype=torch.float32)
+    return o, lse
+
+
+@torch.library.custom_op("attn::attention", mutates_args=(),
+                         device_types="cuda")
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               block_table: Optional[torch.Tensor],
+               kv_lens: Optional[torch.Tensor], mask: str, align: str,
+               window_left: int, window_right: int, scale: float,
+               softcap: float, return_lse: bool
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
+    facts = facts_for(q, k, v, block_table, kv_lens, mask, align,
+                      window_left, window_right, scale, softcap, return_lse)
+    o, lse = _outputs(q, v, return_lse)
+    if o.numel() == 0:
+        return o, lse
+    if block_table is None and k.shape[2] == 0:
+        o.zero_()  # no keys: O = 0, LSE = -inf
+        lse.fill_(-math.inf)
+        return o, lse
+    tensors = {"q": q, "k": k, "v": v, "o": o}
+    if block_table is not None:
+        tensors["block_table"] = block_table.to(torch.int32).contiguous()
+    if kv_lens is not None:
+        tensors["kv_lens"] = kv_lens.to(torch.int32).contiguous()
+    if return_lse:
+        tensors["lse"] = lse
+    if POISON_OUTPUTS:
+        o.fill_(math.nan)
+        lse.fill_(math.nan)
+    kernel_for(facts)(**tensors)
+    return o, lse
+
+
+@_attention.register_fake
+def _attention_fake(q, k, v, block_table, kv_lens, mask, align, window_left,
+                    window_right, scale, softcap, return_lse):
+    return _outputs(q, v, return_lse)
+
+
+def attention(q, k, v, *, causal=False, window=None, softcap=None,
+              scale=None, block_table=None, kv_lens=None,
+              align="bottom_right", return_lse=False):
+    """Scaled dot-product attention with attn's kernels.
+
+    q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D] (Hq a multiple of Hkv: GQA), or
+    with `block_table` [B, max_blocks] (int32) paged caches
+    [num_blocks, Hkv, block_size, D] and `kv_lens` [B] each sequence's
+    length (kv_lens alone: variable lengths up to Sk). f16 or bf16.
+    `causal`: query i sees keys j <= i + Sk - Sq (`align="bottom_right"`,
+    FlashAttention's convention, right for decode and chunked prefill) or
+    j <= i (`align="top_left"`, SDPA's is_causal). `window`: (left, right)
+    key extents around that diagonal (an int w: (w, 0)); None or -1 for
+    an unbounded side. `scale` defaults to 1/sqrt(D); `softcap` turns the
+    logits s into softcap * tanh(s / softcap). Returns O [B, Hq, Sq, Dv],
+    and with return_lse=True also LSE [B, Hq, Sq] (f32; -inf for a row
+    that sees no key)."""
+    mask, left, right = mask_options(causal, window, align)
+    for name, value in (("scale", scale), ("softcap", softcap)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"attention: {name} must be positive and "
+                             f"finite, got {value!r}")
+    o, lse = _attention(q, k, v, block_table, kv_lens, mask, align, left,
+                        right, float(scale or 0.0), float(softcap or 0.0),
+                        bool(return_lse))
+    return (o, lse) if return_lse else o
+
+
+# -- the kernels of a compiled library as custom ops ------------------------
+_registered = {}
+
+
+def register(library, namespace=None):
+    """Registers each kernel of `library` (from attn.compile or
+    attn.Library) as the custom op torch.ops.<namespace>.<kernel>, which
+    takes the input operands positionally in spec order (q, k, v, then
+    block_table and kv_lens where the spec has them) and returns the
+    outputs: O, or (O, LSE) when the spec has an LSE. The namespace
+    defaults to attn_<library name>. Returns a namespace of the ops."""
+    namespace = namespace or "attn_" + re.sub(r"\W", "_", library.name)
+    ops = {}
+    for kernel in library.kernels.values():
+        qualname = f"{namespace}::{kernel.name}"
+        with _lock:
+            op = _registered.get(qualname)
+            if op is None:
+                op = _registered[qualname] = _register_kernel(kernel,
+                                                              qualname)
+            elif _registered[qualname]._attn_kernel_path != \
+                    kernel.library.path:
+                raise ValueError(f"attn.torch.register: {qualname} is "
+                                 f"already registered for another library; "
+                                 f"pass another namespace")
+        ops[kernel.name] = op
+    return types.SimpleNamespace(**ops)
+
+
+def _register_kernel(kernel, qualname):
+    inputs = [o["name"] for o in kernel.inputs]
+    outputs = [o["name"] for o in kernel.outputs]
+    if not outputs:
+        raise ValueError(f"{kernel.name}: no output operand")
+    returns = ("Tensor" if len(outputs) == 1 else
+               "(" + ", ".join("Tensor" for _ in outputs) + ")")
+    schema = "(" + ", ".join(f"Tensor {n}" for n in inputs) + ") -> " + returns
+
+    def make(tensors):
+        sizes = kernel.size_values(tensors)
+        shapes = kernel.output_shapes(sizes)
+        first = tensors[inputs[0]]
+        return {n: first.new_empty(shapes[n][0],
+                                   dtype=_TORCH_DTYPES[shapes[n][1]])
+                for n in outputs}
+
+    def real(*args):
+        tensors = dict(zip(inputs, args))
+        out = make(tensors)
+        if POISON_OUTPUTS:
+            for t in out.values():
+                t.fill_(math.nan)
+        if all(t.numel() for t in out.values()):
+            kernel(**tensors, **out)
+        result = tuple(out[n] for n in outputs)
+        return result[0] if len(result) == 1 else result
+
+    def fake(*args):
+        out = make(dict(zip(inputs, args)))
+        result = tuple(out[n] for n in outputs)
+        return result[0] if len(result) == 1 else result
+
+    # Functions with the operands' names as parameters (custom_op binds
+    # arguments by the schema's names).
+    params = ", ".join(inputs)
+    scope = {"_real": real, "_fake": fake}
+    exec(f"def real_fn({params}):\n    return _real({params})\n"
+         f"def fake_fn({params}):\n    return _fake({params})\n", scope)
+    op = torch.library.custom_op(qualname, scope["real_fn"], mutates_args=(),
+                                 device_types="cuda", schema=schema)
+    op.register_fake(scope["fake_fn"])
+    op._attn_kernel_path = kernel.library.path
+    return op

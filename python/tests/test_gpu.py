@@ -1,0 +1,315 @@
+"""GPU tests of attn's Python package (skipped without PyTorch or CUDA):
+library kernels and attn.torch.attention against a float64 reference on
+fresh random inputs, outputs poisoned with NaN first and every element
+checked written; errors for bad strides, dtypes and alignment; a small
+transformer layer under torch.compile(fullgraph=True) against SDPA.
+
+Runs under pytest or standalone (python3 run_gpu_tests.py); no fixtures.
+Kernels come from attn.compile's cache: on a machine without attn-compile,
+fill it first (python/tools/prefill_cache.py) and set ATTN_CACHE_DIR.
+"""
+import math
+import unittest
+
+try:
+    import torch
+    HAVE_CUDA = torch.cuda.is_available()
+except ImportError:  # CI machines without PyTorch
+    torch = None
+    HAVE_CUDA = False
+
+import attn
+import gpu_cases
+
+
+_attn_torch = None  # attn.torch, once need_cuda() imported it
+
+
+def need_cuda():
+    global _attn_torch
+    if not HAVE_CUDA:
+        raise unittest.SkipTest("needs PyTorch with a CUDA GPU")
+    import attn.torch
+    attn.torch.POISON_OUTPUTS = True
+    _attn_torch = attn.torch
+    return attn.torch
+
+
+def reference(q, k, v, kv_lens=None, mask="none", align="bottom_right",
+              left=-1, right=-1, scale=None, softcap=None):
+    """float64 attention of [B, H, S, D] tensors; GQA by head groups; key j
+    visible from query i when i + shift - left <= j <= i + shift + right
+    (-1: unbounded; causal: right 0) and j < the sequence's length, with
+    shift = len - Sq (bottom_right) or 0. Rows with no key: O 0, LSE -inf."""
+    b, hq, sq, d = q.shape
+    group = hq // k.shape[1]
+    k = k.double().repeat_interleave(group, dim=1)
+    v = v.double().repeat_interleave(group, dim=1)
+    s = q.double() @ k.transpose(-1, -2) * (scale or 1 / math.sqrt(d))
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    sk = k.shape[2]
+    lens = (kv_lens.long().to(q.device) if kv_lens is not None
+            else torch.full((b,), sk, device=q.device))
+    lens = lens.view(b, 1, 1, 1)
+    i = torch.arange(sq, device=q.device).view(1, 1, sq, 1)
+    j = torch.arange(sk, device=q.device).view(1, 1, 1, sk)
+    diag = i + (lens - sq if align == "bottom_right" else 0)
+    hidden = j >= lens
+    if mask == "causal":
+        right, left = 0, -1
+    if mask in ("causal", "window"):
+        hidden |= j > diag + right
+        if left >= 0:
+            hidden |= j < diag - left
+    s = s.masked_fill(hidden, -math.inf)
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
+    return p @ v, lse
+
+
+def check_close(label, o, ref_o, lse=None, ref_lse=None, tol=1e-2):
+    unwritten = int(torch.isnan(o).sum())
+    assert unwritten == 0, f"{label}: {unwritten} elements of O not written"
+    rel = float((o.double() - ref_o).norm() / ref_o.norm().clamp_min(1e-30))
+    assert rel <= tol, f"{label}: O rel_err {rel:.2e} > {tol}"
+    if lse is not None:
+        assert int(torch.isnan(lse).sum()) == 0, f"{label}: LSE not written"
+        finite = torch.isfinite(ref_lse)
+        assert bool((lse[~finite] == -math.inf).all()), label
+        err = float((lse.double() - ref_lse)[finite].abs().max())
+        assert err <= 1e-3 * max(1.0, float(ref_lse[finite].abs().max())), \
+            f"{label}: LSE err {err:.2e}"
+
+
+def rand(gen, *shape, dtype=torch.float16 if torch else None):
+    return (torch.rand(*shape, generator=gen, device="cuda") * 2 - 1).to(
+        dtype)
+
+
+def make_case(c, gen):
+    """Tensors for a gpu_cases case: q, k, v as attention() takes them, the
+    contiguous K/V for the reference, block_table and kv_lens."""
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[c["dtype"]]
+    B, Hq, Hkv, Sq, Sk, D, Dv = (c[n] for n in
+                                 ("B", "Hq", "Hkv", "Sq", "Sk", "D", "Dv"))
+    if c["layout"] == "bshd":
+        q = rand(gen, B, Sq, Hq, D, dtype=dtype).transpose(1, 2)
+        k = rand(gen, B, Sk, Hkv, D, dtype=dtype).transpose(1, 2)
+        v = rand(gen, B, Sk, Hkv, Dv, dtype=dtype).transpose(1, 2)
+    else:
+        q = rand(gen, B, Hq, Sq, D, dtype=dtype)
+        k = rand(gen, B, Hkv, Sk, D, dtype=dtype)
+        v = rand(gen, B, Hkv, Sk, Dv, dtype=dtype)
+    lens = table = None
+    if c["kv_lens"]:
+        lens = torch.randint(1, Sk + 1, (B,), generator=gen, device="cuda")
+        lens[0] = Sk
+        lens = lens.int()
+    k_arg, v_arg = k, v
+    if c["block"]:
+        bs = c["block"]
+        max_blocks = (Sk + bs - 1) // bs
+        num_blocks = B * max_blocks + 3
+        k_arg = rand(gen, num_blocks, Hkv, bs, D, dtype=dtype)
+        v_arg = rand(gen, num_blocks, Hkv, bs, Dv, dtype=dtype)
+        table = torch.randperm(num_blocks, generator=gen, device="cuda")[
+            :B * max_blocks].view(B, max_blocks).int()
+        def gather(cache, dim):
+            return cache[table.long()].permute(0, 2, 1, 3, 4).reshape(
+                B, Hkv, max_blocks * bs, dim)
+        k, v = gather(k_arg, D), gather(v_arg, Dv)
+    return q, k, v, k_arg, v_arg, table, lens
+
+
+def test_attention_cases():
+    at = need_cuda()
+    from attn.spec import mask_options
+    failures = []
+    for n, c in enumerate(gpu_cases.CASES):
+        gen = torch.Generator(device="cuda").manual_seed(1000 + n)
+        q, k, v, k_arg, v_arg, table, lens = make_case(c, gen)
+        try:
+            mask, left, right = mask_options(c["causal"], c["window"],
+                                             c["align"])
+            facts = at.facts_for(q, k_arg, v_arg, table, lens, mask=mask,
+                                 align=c["align"], window_left=left,
+                                 window_right=right,
+                                 scale=c["scale"] or 0.0,
+                                 softcap=c["softcap"] or 0.0,
+                                 return_lse=c["lse"])
+            assert facts == gpu_cases.case_facts(c), (facts, c)
+            result = at.attention(q, k_arg, v_arg, causal=c["causal"],
+                                  window=c["window"], align=c["align"],
+                                  softcap=c["softcap"], scale=c["scale"],
+                                  block_table=table, kv_lens=lens,
+                                  return_lse=c["lse"])
+            o, lse = result if c["lse"] else (result, None)
+            torch.cuda.synchronize()
+            ref_o, ref_lse = reference(q, k, v, lens, mask, c["align"], left,
+                                       right, c["scale"], c["softcap"])
+            tol = 2e-2 if c["dtype"] == "bf16" else 1e-2
+            check_close(c["name"], o, ref_o, lse, ref_lse, tol)
+            print(f"PASS {c['name']}")
+        except Exception as e:  # report every case, then fail
+            print(f"FAIL {c['name']}: {type(e).__name__}: {e}")
+            failures.append(f"{c['name']}: {e}")
+    assert not failures, "\n".join(failures)
+
+
+def test_library_kernels_and_ops():
+    """attn.compile'd example libraries: the llama3 prefill as a custom op
+    (torch.ops), the strided gemma2 and paged decode kernels called
+    directly with poisoned outputs."""
+    at = need_cuda()
+    paths = {p.split("/")[-1][:-5]: p for p in gpu_cases.SPEC_FILES}
+    prefill = attn.compile(paths["llama3_8b_prefill"])
+    ops = at.register(prefill)
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    q, k, v = (rand(gen, 2, 32, 300, 128), rand(gen, 2, 8, 310, 128),
+               rand(gen, 2, 8, 310, 128))
+    o, lse = ops.llama3_8b_prefill(q, k, v)
+    assert o is not None and tuple(lse.shape) == (2, 32, 300)
+    torch.cuda.synchronize()
+    ref_o, ref_lse = reference(q, k, v, mask="causal")
+    check_close("llama3 op", o, ref_o, lse, ref_lse)
+    assert torch.ops.attn_llama3_8b_prefill.llama3_8b_prefill is not None
+
+    gemma = attn.compile(paths["gemma2_softcap"])
+    def bshd(h, s):
+        return rand(gen, 1, s, h, 256).transpose(1, 2)
+    q, k, v = bshd(8, 257), bshd(4, 257), bshd(4, 257)
+    o = torch.full((1, 257, 8, 256), math.nan, dtype=torch.float16,
+                   device="cuda").transpose(1, 2)
+    gemma.gemma2_softcap(q=q, k=k, v=v, o=o)
+    torch.cuda.synchronize()
+    check_close("gemma2 strided", o, reference(
+        q, k, v, mask="causal", align="top_left", scale=0.0625,
+        softcap=50.0)[0])
+
+    decode = attn.compile(paths["paged_decode"])
+    c = gpu_cases.case("paged", B=5, Hq=32, Hkv=8, Sq=1, Sk=900, D=128,
+                       causal=True, block=16)
+    q, k, v, k_arg, v_arg, table, lens = make_case(c, gen)
+    o = torch.full_like(q, math.nan)
+    decode.paged_decode(q=q, k=k_arg, v=v_arg, block_table=table,
+                        kv_lens=lens, o=o)
+    torch.cuda.synchronize()
+    check_close("paged_decode", o, reference(q, k, v, lens, "causal")[0])
+
+
+def test_errors():
+    at = need_cuda()
+    paths = {p.split("/")[-1][:-5]: p for p in gpu_cases.SPEC_FILES}
+    lib = attn.compile(paths["llama3_8b_prefill"])
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    # [B, S, H, D] memory viewed as [B, H, S, D]: the spec is row-major.
+    q = rand(gen, 1, 64, 32, 128).transpose(1, 2)
+    k = rand(gen, 1, 8, 64, 128)
+    o = torch.full((1, 32, 64, 128), math.nan, dtype=torch.float16,
+                   device="cuda")
+    lse = torch.full((1, 32, 64), math.nan, device="cuda")
+    try:
+        lib.llama3_8b_prefill(q=q, k=k, v=k, o=o, lse=lse)
+        raise AssertionError("a transposed q was accepted")
+    except attn.AttnError as e:
+        assert e.status == "ATTN_ERROR_UNSUPPORTED_STRIDE", e
+        assert "q stride" in e.message, e
+    torch.cuda.synchronize()
+    assert bool(torch.isnan(o).all()) and bool(torch.isnan(lse).all())
+    # Misaligned: q starts 1 element (2 bytes) into its storage.
+    flat = rand(gen, 32 * 64 * 128 + 1)
+    q = flat[1:].view(1, 32, 64, 128)
+    try:
+        lib.llama3_8b_prefill(q=q, k=k, v=k, o=o, lse=lse)
+        raise AssertionError("a misaligned q was accepted")
+    except attn.AttnError as e:
+        assert e.status == "ATTN_ERROR_MISALIGNED" and "q" in e.message, e
+    # Through attention(): a head dim with stride 2.
+    c = gpu_cases.CASES[4]  # the strided softcap case: same kernel
+    wide = rand(gen, 2, 300, 8, 256)
+    q = wide[..., ::2].transpose(1, 2)
+    k = rand(gen, 2, 300, 4, 128).transpose(1, 2)
+    try:
+        at.attention(q, k, k, causal=True, softcap=c["softcap"],
+                     scale=c["scale"])
+        raise AssertionError("a head dim of stride 2 was accepted")
+    except attn.AttnError as e:
+        assert e.status == "ATTN_ERROR_UNSUPPORTED_STRIDE", e
+    for bad, kind, text in [
+            (dict(q=q.float()), TypeError, "float16 or torch.bfloat16"),
+            (dict(k=k.bfloat16()), TypeError, "k is torch.bfloat16"),
+            (dict(q=q[0]), ValueError, "4-D")]:
+        args = dict(q=rand(gen, 1, 8, 16, 128), k=rand(gen, 1, 4, 16, 128))
+        args.update(bad)
+        try:
+            at.attention(args["q"], args["k"], args["k"] if "k" not in bad
+                         else rand(gen, 1, 4, 16, 128))
+            raise AssertionError(f"{bad.keys()} accepted")
+        except kind as e:
+            assert text in str(e), e
+    try:
+        at.attention(q, k, k, window=(4, 2), causal=True)
+        raise AssertionError("causal with a right window accepted")
+    except ValueError as e:
+        assert "causal" in str(e)
+
+
+class Layer(torch.nn.Module if torch else object):
+    """Pre-norm transformer layer: GQA attention (causal) and a GELU MLP."""
+
+    def __init__(self, dim, hq, hkv, d, use_attn):
+        super().__init__()
+        self.hq, self.hkv, self.d, self.use_attn = hq, hkv, d, use_attn
+        self.norm1 = torch.nn.LayerNorm(dim)
+        self.norm2 = torch.nn.LayerNorm(dim)
+        self.wq = torch.nn.Linear(dim, hq * d, bias=False)
+        self.wkv = torch.nn.Linear(dim, 2 * hkv * d, bias=False)
+        self.wo = torch.nn.Linear(hq * d, dim, bias=False)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, 4 * dim),
+                                       torch.nn.GELU(),
+                                       torch.nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        h = self.norm1(x)
+        q = self.wq(h).view(b, s, self.hq, self.d).transpose(1, 2)
+        k, v = self.wkv(h).view(b, s, 2, self.hkv, self.d).unbind(2)
+        k, v = k.transpose(1, 2), v.transpose(1, 2)
+        if self.use_attn:
+            a = _attn_torch.attention(q, k, v, causal=True, align="top_left")
+        else:
+            g = self.hq // self.hkv
+            a = torch.nn.functional.scaled_dot_product_attention(
+                q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+                is_causal=True)
+        x = x + self.wo(a.transpose(1, 2).reshape(b, s, -1))
+        return x + self.mlp(self.norm2(x))
+
+
+def test_transformer_layer_compiled():
+    need_cuda()
+    import torch._dynamo
+    L = gpu_cases.LAYER
+    torch.manual_seed(0)
+    ours = Layer(L["dim"], L["Hq"], L["Hkv"], L["D"], True).cuda().half()
+    ref = Layer(L["dim"], L["Hq"], L["Hkv"], L["D"], False).cuda().half()
+    ref.load_state_dict(ours.state_dict())
+    x = torch.randn(L["B"], L["S"], L["dim"], device="cuda",
+                    dtype=torch.float16)
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    compiled = torch.compile(ours, fullgraph=True)  # a graph break raises
+    with torch.no_grad():
+        y = compiled(x)
+        y2 = compiled(x)
+        want = ref(x)
+    torch.cuda.synchronize()
+    breaks = dict(torch._dynamo.utils.counters["graph_break"])
+    assert not breaks, f"graph breaks: {breaks}"
+    assert torch.equal(y, y2)
+    assert int(torch.isnan(y).sum()) == 0
+    rel = float((y.float() - want.float()).norm() / want.float().norm())
+    assert rel < 1e-2, f"compiled layer vs SDPA: rel_err {rel:.2e}"
+    print(f"PASS transformer layer under torch.compile(fullgraph=True): "
+          f"rel_err vs SDPA {rel:.1e}")

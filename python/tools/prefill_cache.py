@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Fills an attn cache with every kernel the GPU tests (python/tests/
+test_gpu.py) compile, where attn-compile runs, so the cache can be copied
+to a GPU machine without LLVM:
+
+    python3 python/tools/prefill_cache.py gpu-bundle/attn-cache
+    # there: ATTN_CACHE_DIR=attn-cache PYTHONPATH=python python3 -m pytest ...
+
+--list prints the entries without compiling. attn-compile is found as
+attn.compile finds it (--compiler, $ATTN_COMPILE, PATH, build/bin).
+"""
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+import attn  # noqa: E402
+import gpu_cases  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cache_dir")
+    parser.add_argument("--targets", default=",".join(attn.DEFAULT_TARGETS))
+    parser.add_argument("--compiler")
+    parser.add_argument("--list", action="store_true",
+                        help="print the cache keys, compile nothing")
+    args = parser.parse_args()
+    targets = args.targets.split(",")
+    jobs = [(os.path.relpath(p, gpu_cases.REPO),
+             dict(spec=p)) for p in gpu_cases.SPEC_FILES]
+    for facts in gpu_cases.all_facts():
+        jobs.append((repr(facts), dict(spec=facts.spec_text("attention"),
+                                       name=facts.library_name())))
+    start = time.time()
+    for label, job in jobs:
+        if args.list:
+            text, name = attn.compiler._read_spec(job["spec"])
+            key = attn.cache_key(text, targets, job.get("name", name))
+            print(f"{key} {label}")
+            continue
+        t = time.time()
+        lib = attn.compile(targets=targets, cache_dir=args.cache_dir,
+                           compiler=args.compiler, **job)
+        print(f"{os.path.basename(lib.cache_entry)} {time.time() - t:5.1f}s "
+              f"{label}", flush=True)
+    if not args.list:
+        print(f"{len(jobs)} libraries in {args.cache_dir} "
+              f"({time.time() - start:.0f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
