@@ -47,6 +47,12 @@ config.substitutions.append(
 
 # The C compiler that built libattnrt, for programs that link what
 # attn-compile generates.
-config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(
+    ("%cc", " ".join(filter(None, [config.c_compiler,
+                                   config.sanitizer_link_flags]))))
+# An ATTN_SANITIZE build: libraries attn-compile makes hold instrumented
+# libattnrt objects, which an uninstrumented host (Python) cannot load.
+if config.sanitizer_link_flags:
+    config.available_features.add("sanitizer")
 config.substitutions.append(
     ("%attnrt_include", os.path.join(config.attn_src_root, "runtime", "include")))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds attn with -DATTN_FUZZ=ON in build-fuzz/ (ASan + UBSan + libFuzzer)
+# and runs fuzz/attn-fuzz over a seed corpus of every spec in examples/ and
+# test/ (split at `// -----`), with fuzz/attn.dict. Extra arguments go to
+# libFuzzer, e.g.  scripts/fuzz.sh -runs=1000000  or  -max_total_time=7200.
+# New corpus entries land in build-fuzz/corpus/; crashes in build-fuzz/.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${ATTN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DATTN_FUZZ=ON
+fi
+ninja -C "$build" -j "${ATTN_JOBS:-2}" attn-fuzz
+
+seeds="$build/seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds" "$build/corpus"
+python3 - "$root" "$seeds" <<'PY'
+import pathlib, sys
+root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+n = 0
+for f in sorted(list(root.glob("examples/*.mlir")) + list(root.glob("test/**/*.mlir"))):
+    for part in f.read_text(errors="replace").split("// -----"):
+        if "attn." in part and len(part.encode()) <= 8192:
+            (out / f"{n:04d}.mlir").write_text(part)
+            n += 1
+print(f"fuzz.sh: {n} seeds")
+PY
+cd "$build"
+# libMLIR.so is not instrumented: its containers cannot be checked.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_container_overflow=0:detect_leaks=1}"
+exec ./bin/attn-fuzz -dict="$root/fuzz/attn.dict" -max_len=8192 \
+  -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 "$@" corpus "$seeds"
