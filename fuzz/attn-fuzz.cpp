@@ -29,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -58,12 +59,16 @@ const DialectRegistry &registry() {
   return *registry;
 }
 
-/// Counts the error diagnostics of a context and keeps them off stderr.
+/// Counts the error diagnostics of a context and keeps them off stderr
+/// (ATTN_FUZZ_VERBOSE=1 prints them, to see what an input does).
 struct ErrorCounter {
   explicit ErrorCounter(MLIRContext &context)
       : handler(&context, [this](Diagnostic &diag) {
           if (diag.getSeverity() == DiagnosticSeverity::Error)
             ++errors;
+          static const bool verbose = std::getenv("ATTN_FUZZ_VERBOSE");
+          if (verbose)
+            llvm::errs() << "attn-fuzz: diagnostic: " << diag << "\n";
           return success();
         }) {}
   int errors = 0;
@@ -90,7 +95,11 @@ void lower(ModuleOp module, ErrorCounter &counter, llvm::StringRef pipeline,
     std::abort();
   }
   int before = counter.errors;
-  if (failed(pm.run(*copy)) && counter.errors == before)
+  bool ok = succeeded(pm.run(*copy));
+  if (std::getenv("ATTN_FUZZ_VERBOSE"))
+    llvm::errs() << "attn-fuzz: " << pipeline << (ok ? ": ok" : ": failed")
+                 << "\n";
+  if (!ok && counter.errors == before)
     silentFailure(pipeline, spec);
 }
 
@@ -101,6 +110,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 8192)
     return 0;
   llvm::StringRef spec(reinterpret_cast<const char *>(data), size);
+  // MLIR 22's parser crashes on dense arrays of `index` (README, "Known
+  // issues"); no attn code is involved, so such inputs are not findings.
+  std::string squeezed;
+  for (char c : spec)
+    if (!llvm::isSpace(c))
+      squeezed += c;
+  if (llvm::StringRef(squeezed).contains("array<index"))
+    return 0;
   MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
   ErrorCounter counter(context);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(spec, &context);
