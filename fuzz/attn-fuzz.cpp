@@ -120,7 +120,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
   ErrorCounter counter(context);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(spec, &context);
+  // MLIR's lexer relies on the NUL after its buffer, which every tool's
+  // file reading provides; libFuzzer's bytes have none.
+  std::string text = spec.str();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(llvm::StringRef(text), &context);
   if (!module)
     return 0;
   // Only specs: the lowerings start from attn.attention.
