@@ -59,9 +59,10 @@ def reference(q, k, v, kv_lens=None, mask="none", align="bottom_right",
     if mask == "causal":
         right, left = 0, -1
     if mask in ("causal", "window"):
-        hidden |= j > diag + right
+        # Not in place: the mask grows from [B, 1, 1, Sk] to [B, 1, Sq, Sk].
+        hidden = hidden | (j > diag + right)
         if left >= 0:
-            hidden |= j < diag - left
+            hidden = hidden | (j < diag - left)
     s = s.masked_fill(hidden, -math.inf)
     lse = torch.logsumexp(s, dim=-1)
     p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
