@@ -164,6 +164,27 @@ std::string defaultLibraryName(StringRef specPath) {
   return name;
 }
 
+// libattnrt's headers and archive, which every library takes in.
+struct RuntimePaths {
+  std::string include, archive;
+};
+
+// Beside an installed attn-compile (P/bin/attn-compile: P/include/attn,
+// P/lib/libattnrt.a), else where the build put them.
+RuntimePaths findRuntime(const char *argv0) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findRuntime));
+  StringRef prefix =
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe));
+  RuntimePaths installed{(prefix + "/include/attn").str(),
+                         (prefix + "/lib/libattnrt.a").str()};
+  if (!prefix.empty() &&
+      llvm::sys::fs::exists(installed.include + "/attnrt.h") &&
+      llvm::sys::fs::exists(installed.archive))
+    return installed;
+  return {ATTN_RUNTIME_INCLUDE_DIR, ATTN_RUNTIME_ARCHIVE};
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -177,6 +198,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "attn-compile: kernel specs to a static library with a C ABI\n");
   StepTimer timer;
+  const RuntimePaths runtime = findRuntime(argv[0]);
 
   DialectRegistry registry;
   registry.insert<attn::AttnDialect>();
@@ -311,27 +333,27 @@ int main(int argc, char **argv) {
   // The runtime's header: its device memory and stream helpers are in
   // the library too.
   if (std::error_code ec = llvm::sys::fs::copy_file(
-          ATTN_RUNTIME_INCLUDE_DIR "/attnrt.h", outputDir + "/attnrt.h"))
+          runtime.include + "/attnrt.h", outputDir + "/attnrt.h"))
     fatal("cannot copy attnrt.h: " + ec.message());
   std::string sourcePath = (tempDir + "/" + name + ".c").str();
   check(writeFile(sourcePath, sourceText(library, tempDir)));
   std::string object = (tempDir + "/" + name + ".o").str();
   check(runProgram(ccPath, {"-std=gnu11", "-O2", "-fPIC", "-c", sourcePath,
                             "-o", object, "-I" + outputDir,
-                            "-I" ATTN_RUNTIME_INCLUDE_DIR}));
+                            "-I" + runtime.include}));
   timer.step("compile the C");
 
   // libattnrt's objects first, then the kernels: one archive to link.
   std::string archive = outputDir + "/lib" + name + ".a";
   llvm::sys::fs::remove(archive);
   if (std::error_code ec =
-          llvm::sys::fs::copy_file(ATTN_RUNTIME_ARCHIVE, archive))
-    fatal("cannot copy " ATTN_RUNTIME_ARCHIVE ": " + ec.message());
+          llvm::sys::fs::copy_file(runtime.archive, archive))
+    fatal("cannot copy " + runtime.archive + ": " + ec.message());
   check(runProgram(arPath, {"rs", archive, object}));
   if (shared)
     check(runProgram(ccPath, {"-shared", "-o",
                               outputDir + "/lib" + name + ".so", object,
-                              "-Wl,--whole-archive", ATTN_RUNTIME_ARCHIVE,
+                              "-Wl,--whole-archive", runtime.archive,
                               "-Wl,--no-whole-archive", "-ldl", "-lpthread"}));
   timer.step("archive");
 
