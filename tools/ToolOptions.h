@@ -11,7 +11,7 @@
 //     usual ones (MlirOptMain, mlirTranslateMain: --mlir-print-ir-*,
 //     --mlir-timing, the pass list, ...).
 // An option counts as the tool's own when its object lies in the
-// executable's image rather than in a shared library (dladdr), so an
+// executable's image rather than in a shared library, so an
 // option added to a tool shows up without further registration.
 //
 // --version prints "attn <version> (LLVM <version>)".
@@ -27,7 +27,10 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace mlir::attn::tools {
@@ -36,23 +39,50 @@ inline void printVersion(llvm::raw_ostream &os) {
   os << "attn " ATTN_VERSION " (LLVM " LLVM_VERSION_STRING ")\n";
 }
 
-/// The start of the loaded object (executable or shared library) that
-/// holds `address`; null if none does (the heap).
-inline const void *imageOf(const void *address) {
-  Dl_info info;
-  if (!dladdr(address, &info))
-    return nullptr;
-  return info.dli_fbase;
+/// The address ranges (PT_LOAD segments) of the loaded object, executable
+/// or shared library, that holds `address`. (dladdr would say too, but
+/// it scans libLLVM.so's symbols on each call: ~1 s for all options.)
+struct Segments {
+  const void *address;
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  bool contains(const void *p) const {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    for (auto [begin, end] : ranges)
+      if (a >= begin && a < end)
+        return true;
+    return false;
+  }
+};
+inline Segments segmentsOf(const void *address) {
+  Segments found{address, {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto &found = *static_cast<Segments *>(data);
+        Segments object{found.address, {}};
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto &header = info->dlpi_phdr[i];
+          if (header.p_type == PT_LOAD)
+            object.ranges.push_back(
+                {info->dlpi_addr + header.p_vaddr,
+                 info->dlpi_addr + header.p_vaddr + header.p_memsz});
+        }
+        if (!object.contains(found.address))
+          return 0;
+        found = std::move(object);
+        return 1;
+      },
+      &found);
+  return found;
 }
 
 /// See the file comment. `category` must be the tool's own, defined in
 /// its executable like its options.
 inline void setUpToolOptions(llvm::cl::OptionCategory &category) {
-  const void *executable = imageOf(&category);
+  const Segments executable = segmentsOf(&category);
   std::vector<llvm::cl::Option *> shown;
   for (auto &entry : llvm::cl::getRegisteredOptions()) {
     llvm::cl::Option *option = entry.second;
-    if (executable && imageOf(option) == executable)
+    if (executable.contains(option))
       option->addCategory(category);
     if (option->getOptionHiddenFlag() == llvm::cl::NotHidden)
       shown.push_back(option);
