@@ -6,3 +6,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh"
 bash "$root/scripts/build.sh" check-attn
+# The installed tree: find_package(attn) from an outside project, and the
+# installed tools (scripts/check-install.sh).
+bash "$root/scripts/check-install.sh"

@@ -51,6 +51,14 @@ struct Operand {
   int argument = -1;       // of the function
 };
 
+/// What attn-select-tier chose for one kernel function of a target's
+/// module: the tier and the filled-in schedule.
+struct TierChoice {
+  std::string function;
+  Tier tier;
+  ScheduleAttr schedule;
+};
+
 /// One target's code for a kernel.
 struct DeviceCode {
   std::string chip;
@@ -58,6 +66,8 @@ struct DeviceCode {
   bool archSpecific = false;
   std::string ptx, cubin; // cubin empty without ptxas
   std::vector<KernelLaunch> launches;
+  /// The kernel's own choice first, then its small-grid alternatives'.
+  std::vector<TierChoice> choices;
 };
 
 struct Kernel {

@@ -6,6 +6,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -55,6 +56,26 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
   addAlternatives(*module, kernel, code.sm);
 
+  // attn-to-ptx starts with attn-select-tier; running it first here lets
+  // attn-compile say what it chose (attn-to-ptx's run keeps the choices).
+  PassManager select(module->getContext());
+  AttnSelectTierOptions selectOptions;
+  selectOptions.prefill = stringifyTier(defaultPrefillTier(code.sm)).str();
+  selectOptions.sm = code.sm;
+  select.addNestedPass<func::FuncOp>(createAttnSelectTier(selectOptions));
+  if (failed(select.run(*module)))
+    return func.emitError("attn-compile: @")
+           << kernel.name << " cannot be compiled for " << chip
+           << " (see above)";
+  module->walk([&](AttentionOp op) {
+    auto tier = op->getAttrOfType<TierAttr>(kTierAttrName);
+    if (!tier || !op.getScheduleAttr())
+      return;
+    code.choices.push_back(
+        {op->getParentOfType<func::FuncOp>().getSymName().str(),
+         tier.getValue(), op.getScheduleAttr()});
+  });
+
   PassManager pm(module->getContext());
   std::string pipeline = "attn-to-ptx{chip=" + chip.str();
   if (!cudaPath.empty())
@@ -87,4 +108,59 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
     sorted.push_back(std::move(code.launches[i]));
   code.launches = std::move(sorted);
   return code;
+}
+
+// "tile 128x64 warps 4 stages 2"; the decode tier has rows per block only.
+static std::string describeSchedule(Tier tier, ScheduleAttr s) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (tier == Tier::Decode) {
+    os << "rows " << s.getBlockQ();
+    return text;
+  }
+  os << "tile " << s.getBlockQ() << "x" << s.getBlockKv() << " warps "
+     << s.getWarps() << " stages " << s.getStages();
+  return text;
+}
+
+std::string package::describeChoices(const Kernel &kernel,
+                                     const DeviceCode &code) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << kernel.name << " " << code.chip << ": ";
+  if (code.choices.empty())
+    return text + "no attn.attention";
+  const TierChoice &own = code.choices.front();
+  os << stringifyTier(own.tier) << " " << describeSchedule(own.tier,
+                                                            own.schedule);
+  // Why: what the spec asked for, else the selection pass's rule.
+  AttentionOp op = kernel.op;
+  os << " (";
+  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  if (op->hasAttr(kTierAttrName))
+    os << "tier set in the spec";
+  else if (own.tier == Tier::Decode)
+    os << sq * op.getGroupSize() << " query rows per K/V head";
+  else
+    os << code.chip << "'s prefill tier, "
+       << (ShapedType::isDynamic(sq)
+               ? std::string("dynamic Sq")
+               : std::to_string(sq * op.getGroupSize()) +
+                     " query rows per K/V head");
+  if (own.tier != Tier::Decode) {
+    int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+    if (op.getScheduleAttr())
+      os << "; schedule from the spec";
+    else
+      os << "; default tile for D" << dims << " on " << code.chip;
+  }
+  os << ")";
+  if (code.choices.size() > 1) {
+    os << "; small-grid alternatives:";
+    for (auto [i, alternative] :
+         llvm::enumerate(ArrayRef(code.choices).drop_front()))
+      os << (i ? ", " : " ")
+         << describeSchedule(alternative.tier, alternative.schedule);
+  }
+  return text;
 }

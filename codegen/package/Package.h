@@ -16,9 +16,19 @@ namespace mlir::attn::package {
 /// `kernel`'s function of `spec` through attn-to-ptx for `chip` (libdevice
 /// from `cudaPath`, if given), in one module with the alternatives
 /// libattnrt chooses among (smallGridSchedules): the PTX and the launches,
-/// largest block_q first. Errors go to the spec's diagnostics.
+/// largest block_q first, and what attn-select-tier chose. Errors go to the
+/// spec's diagnostics. Safe to call for several kernels and chips at once
+/// on one multithreaded context: it only reads `spec`.
 FailureOr<DeviceCode> lowerKernel(ModuleOp spec, const Kernel &kernel,
                                   StringRef chip, StringRef cudaPath);
+
+/// One line for attn-compile to print: the tier and tile `kernel` got
+/// for `code`'s target and why, and its small-grid alternatives.
+///   "prefill_h16_d128 sm_90: mma tile 128x64 warps 4 stages 2 (sm_90's
+///    prefill tier, dynamic Sq; default tile for D128 on sm_90); small-grid
+///    alternatives: tile 64x64 warps 4 stages 2, tile 64x128 warps 8
+///    stages 2"
+std::string describeChoices(const Kernel &kernel, const DeviceCode &code);
 
 } // namespace mlir::attn::package
 

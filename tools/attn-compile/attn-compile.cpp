@@ -18,6 +18,15 @@
 // The packaging itself is codegen/package; this file runs it and the
 // external tools (ptxas, the C compiler, the archiver).
 //
+// Each (kernel, target) is lowered and put through ptxas on its own, -j of
+// them at once (default: one per hardware thread), on one multithreaded
+// MLIRContext; results and diagnostics are gathered in kernel and target
+// order, so the files and messages do not depend on -j. For each it
+// prints (unless --quiet) the tier and schedule attn-select-tier chose and
+// why, on stderr:
+//
+//   attn-compile: prefill sm_90: mma tile 128x64 warps 4 stages 2 (...)
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/nvptx/Passes.h"
@@ -27,9 +36,11 @@
 #include "codegen/package/Toolchain.h"
 #include "dialect/AttnDialect.h"
 #include "lib/Transforms/Passes.h"
+#include "tools/ToolOptions.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -42,9 +53,12 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn::package;
@@ -83,6 +97,17 @@ static cl::opt<bool> keepTemps("keep-temps",
                                         "cubins in <out>/<name>.tmp"));
 static cl::opt<bool> timing("time",
                             cl::desc("print how long each step took"));
+static cl::opt<unsigned>
+    jobs("j", cl::Prefix,
+         cl::desc("-j N or --jobs=N: kernels and targets lowered (and "
+                  "ptxas runs) at once; 0: one per hardware thread. The "
+                  "files written do not depend on it"),
+         cl::init(0));
+static cl::alias jobsLong("jobs", cl::desc("alias for -j"), cl::aliasopt(jobs));
+static cl::opt<bool> quiet("quiet",
+                           cl::desc("do not print the tier and tile each "
+                                    "kernel got"));
+static cl::OptionCategory attnCompileCategory("attn-compile options");
 
 namespace {
 
@@ -139,10 +164,32 @@ std::string defaultLibraryName(StringRef specPath) {
   return name;
 }
 
+// libattnrt's headers and archive, which every library takes in.
+struct RuntimePaths {
+  std::string include, archive;
+};
+
+// Beside an installed attn-compile (P/bin/attn-compile: P/include/attn,
+// P/lib/libattnrt.a), else where the build put them.
+RuntimePaths findRuntime(const char *argv0) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findRuntime));
+  StringRef prefix =
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe));
+  RuntimePaths installed{(prefix + "/include/attn").str(),
+                         (prefix + "/lib/libattnrt.a").str()};
+  if (!prefix.empty() &&
+      llvm::sys::fs::exists(installed.include + "/attnrt.h") &&
+      llvm::sys::fs::exists(installed.archive))
+    return installed;
+  return {ATTN_RUNTIME_INCLUDE_DIR, ATTN_RUNTIME_ARCHIVE};
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  attn::tools::setUpToolOptions(attnCompileCategory);
   registerAllPasses();
   attn::registerAttnPasses();
   attn::registerAttnNVPTXPasses();
@@ -151,6 +198,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "attn-compile: kernel specs to a static library with a C ABI\n");
   StepTimer timer;
+  const RuntimePaths runtime = findRuntime(argv[0]);
 
   DialectRegistry registry;
   registry.insert<attn::AttnDialect>();
@@ -158,7 +206,18 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   registerAllToLLVMIRTranslations(registry);
-  MLIRContext context(registry);
+  // Kernels and targets are lowered on the context's thread pool, -j
+  // threads; the pass managers' own parallel work shares it.
+  unsigned threads = jobs ? jobs.getValue()
+                          : llvm::hardware_concurrency().compute_thread_count();
+  std::optional<llvm::DefaultThreadPool> pool;
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  if (threads > 1) {
+    pool.emplace(llvm::hardware_concurrency(threads));
+    context.setThreadPool(*pool);
+  }
+  // Every dialect is loaded before any thread starts: loading one while
+  // others run passes is not safe.
   context.loadAllAvailableDialects();
   // The spec's own lines say where; the lowered IR would bury them.
   context.printOpOnDiagnostic(false);
@@ -210,25 +269,63 @@ int main(int argc, char **argv) {
     fatal("cannot create a temporary directory: " + ec.message());
   }
   std::string ptxas = noCubin ? "" : findPtxas(ptxasPath);
+  // One task a (kernel, target): lower it, then run ptxas on its PTX. The
+  // tasks only read the spec, each writes its own result and files, and
+  // parallelForEach replays their diagnostics in task order, so what is
+  // printed and written does not depend on -j.
+  struct Task {
+    Kernel *kernel;
+    StringRef chip;
+    FailureOr<DeviceCode> code = failure();
+    std::string error; // attn-compile's own (ptxas, files)
+  };
+  std::vector<Task> tasks;
   for (Kernel &kernel : library.kernels)
-    for (StringRef chip : chips) {
-      FailureOr<DeviceCode> code = lowerKernel(*spec, kernel, chip, cudaPath);
-      if (failed(code))
-        return 1;
-      // The library's C takes the PTX (and the cubin) in with .incbin.
-      std::string base = (tempDir + "/" + kernel.name + "." + chip).str();
-      check(writeFile(base + ".ptx", code->ptx));
-      if (!ptxas.empty()) {
-        check(runProgram(ptxas, {"-arch=" + chip.str(), "-O3", base + ".ptx",
-                                 "-o", base + ".cubin"}));
-        code->cubin = check(readFile(base + ".cubin"));
-      }
-      for (const attn::KernelLaunch &l : code->launches)
-        if (std::string problem = contractProblem(kernel, l); !problem.empty())
-          fatal("internal error: cannot describe the launch of " + l.kernel +
-                " to libattnrt: " + problem + " (" + l.describe() + ")");
-      kernel.code.push_back(std::move(*code));
+    for (StringRef chip : chips)
+      tasks.push_back(Task{&kernel, chip, failure(), ""});
+  parallelForEach(&context, tasks, [&](Task &task) {
+    task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath);
+    if (failed(task.code))
+      return;
+    // The library's C takes the PTX (and the cubin) in with .incbin.
+    std::string base =
+        (tempDir + "/" + task.kernel->name + "." + task.chip).str();
+    llvm::Error error = writeFile(base + ".ptx", task.code->ptx);
+    if (!error && !ptxas.empty())
+      error = runProgram(ptxas, {"-arch=" + task.chip.str(), "-O3",
+                                 base + ".ptx", "-o", base + ".cubin"});
+    if (!error && !ptxas.empty()) {
+      llvm::Expected<std::string> cubin = readFile(base + ".cubin");
+      if (cubin)
+        task.code->cubin = std::move(*cubin);
+      else
+        error = cubin.takeError();
     }
+    if (error)
+      task.error = llvm::toString(std::move(error));
+  });
+  bool lowered = true;
+  for (Task &task : tasks) {
+    if (failed(task.code)) {
+      lowered = false;
+      continue;
+    }
+    if (!task.error.empty())
+      fatal(task.error);
+    for (const attn::KernelLaunch &l : task.code->launches)
+      if (std::string problem = contractProblem(*task.kernel, l);
+          !problem.empty())
+        fatal("internal error: cannot describe the launch of " + l.kernel +
+              " to libattnrt: " + problem + " (" + l.describe() + ")");
+  }
+  if (!lowered)
+    return 1;
+  for (Task &task : tasks) {
+    if (!quiet)
+      llvm::errs() << "attn-compile: " << describeChoices(*task.kernel, *task.code)
+                   << "\n";
+    task.kernel->code.push_back(std::move(*task.code));
+  }
   timer.step("lower to PTX" + std::string(ptxas.empty() ? "" : " + ptxas"));
 
   check(writeFile(outputDir + "/" + name + ".h", headerText(library)));
@@ -236,27 +333,27 @@ int main(int argc, char **argv) {
   // The runtime's header: its device memory and stream helpers are in
   // the library too.
   if (std::error_code ec = llvm::sys::fs::copy_file(
-          ATTN_RUNTIME_INCLUDE_DIR "/attnrt.h", outputDir + "/attnrt.h"))
+          runtime.include + "/attnrt.h", outputDir + "/attnrt.h"))
     fatal("cannot copy attnrt.h: " + ec.message());
   std::string sourcePath = (tempDir + "/" + name + ".c").str();
   check(writeFile(sourcePath, sourceText(library, tempDir)));
   std::string object = (tempDir + "/" + name + ".o").str();
   check(runProgram(ccPath, {"-std=gnu11", "-O2", "-fPIC", "-c", sourcePath,
                             "-o", object, "-I" + outputDir,
-                            "-I" ATTN_RUNTIME_INCLUDE_DIR}));
+                            "-I" + runtime.include}));
   timer.step("compile the C");
 
   // libattnrt's objects first, then the kernels: one archive to link.
   std::string archive = outputDir + "/lib" + name + ".a";
   llvm::sys::fs::remove(archive);
   if (std::error_code ec =
-          llvm::sys::fs::copy_file(ATTN_RUNTIME_ARCHIVE, archive))
-    fatal("cannot copy " ATTN_RUNTIME_ARCHIVE ": " + ec.message());
+          llvm::sys::fs::copy_file(runtime.archive, archive))
+    fatal("cannot copy " + runtime.archive + ": " + ec.message());
   check(runProgram(arPath, {"rs", archive, object}));
   if (shared)
     check(runProgram(ccPath, {"-shared", "-o",
                               outputDir + "/lib" + name + ".so", object,
-                              "-Wl,--whole-archive", ATTN_RUNTIME_ARCHIVE,
+                              "-Wl,--whole-archive", runtime.archive,
                               "-Wl,--no-whole-archive", "-ldl", "-lpthread"}));
   timer.step("archive");
 

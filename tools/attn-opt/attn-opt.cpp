@@ -9,6 +9,7 @@
 #include "dialect/AttnDialect.h"
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Transforms/Passes.h"
+#include "tools/ToolOptions.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -17,7 +18,11 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+// attn-opt has no options of its own; MlirOptMain registers mlir-opt's.
+static llvm::cl::OptionCategory attnOptCategory("attn-opt options");
+
 int main(int argc, char **argv) {
+  mlir::attn::tools::setUpToolOptions(attnOptCategory);
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
   mlir::attn::registerPipelines();

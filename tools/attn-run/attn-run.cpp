@@ -16,6 +16,7 @@
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Reference/HostFloat.h"
 #include "lib/Reference/Reference.h"
+#include "tools/ToolOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -256,8 +257,11 @@ FailureOr<int64_t> resolve(MemRefType type, unsigned dim, int64_t value,
 
 } // namespace
 
+static cl::OptionCategory attnRunCategory("attn-run options");
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  mlir::attn::tools::setUpToolOptions(attnRunCategory);
   cl::ParseCommandLineOptions(argc, argv, "attn CPU runner and checker\n");
   registerAllPasses();
   llvm::InitializeNativeTarget();

@@ -22,6 +22,7 @@
 #include "codegen/msl/MSLEmitter.h"
 #include "codegen/nvptx/KernelImage.h"
 #include "dialect/AttnDialect.h"
+#include "tools/ToolOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -88,7 +89,10 @@ static LogicalResult writeMSL(Operation *op, raw_ostream &os) {
   return success();
 }
 
+static llvm::cl::OptionCategory attnTranslateCategory("attn-translate options");
+
 int main(int argc, char **argv) {
+  attn::tools::setUpToolOptions(attnTranslateCategory);
   TranslateFromMLIRRegistration ptx(
       "attn-ptx", "write the PTX of attn's kernels with their launch facts",
       writePTX, [](DialectRegistry &registry) {
