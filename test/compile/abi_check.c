@@ -109,8 +109,16 @@ struct buffer {
   size_t bytes;
 };
 
+// Every buffer made, released at exit (LeakSanitizer checks sanitizer builds).
+static struct buffer made[64];
+static int num_made;
+
 static struct buffer make(size_t bytes, unsigned char fill) {
   struct buffer b = {NULL, bytes};
+  if (num_made == (int)(sizeof made / sizeof *made)) {
+    printf("FAIL: more than %d buffers\n", num_made);
+    exit(1);
+  }
   if (mode == FAKE || mode == GPU) {
     attnrt_deviceptr p = 0;
     if (attnrt_malloc(&p, bytes) != ATTNRT_SUCCESS ||
@@ -123,7 +131,18 @@ static struct buffer make(size_t bytes, unsigned char fill) {
     b.ptr = aligned_alloc(256, (bytes + 255) / 256 * 256);
     memset(b.ptr, fill, bytes);
   }
+  made[num_made++] = b;
   return b;
+}
+
+static void release_all(void) {
+  for (int i = 0; i < num_made; ++i) {
+    if (mode == FAKE || mode == GPU)
+      attnrt_free((attnrt_deviceptr)(uintptr_t)made[i].ptr);
+    else
+      free(made[i].ptr);
+  }
+  num_made = 0;
 }
 
 static void fill_random(struct buffer b, int halves) {
@@ -666,5 +685,6 @@ int main(int argc, char **argv) {
   check_decode();
   check_strided();
   printf("%d passed, %d failed\n", passed, failed);
+  release_all();
   return failed ? 1 : 0;
 }
