@@ -30,7 +30,8 @@ std::string sizeParams(const Kernel &kernel) {
   return s.empty() ? "void" : s;
 }
 
-std::string runParams(const Kernel &kernel) {
+/// _run's parameters; `splits` adds _run_splits' count before the workspace.
+std::string runParams(const Kernel &kernel, bool splits = false) {
   std::string s;
   for (int arg = 0; arg < kernel.numArguments; ++arg)
     for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
@@ -43,7 +44,23 @@ std::string runParams(const Kernel &kernel) {
   for (int i = 0; i < NumSizes; ++i)
     if (kernel.dynamicSize[i])
       s += std::string("    int64_t ") + kSizeNames[i] + ",\n";
+  if (splits)
+    s += "    int64_t num_splits,\n";
   return s + "    void *workspace, size_t workspace_bytes, void *stream";
+}
+
+/// The arguments that pass _run's parameters on to _run_splits.
+std::string runArguments(const Kernel &kernel) {
+  std::string s;
+  for (int arg = 0; arg < kernel.numArguments; ++arg)
+    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+      if (kernel.operands[o].argument == arg)
+        s += std::string(kOperandNames[o]) + ", " + kOperandNames[o] +
+             "_strides, ";
+  for (int i = 0; i < NumSizes; ++i)
+    if (kernel.dynamicSize[i])
+      s += std::string(kSizeNames[i]) + ", ";
+  return s;
 }
 
 std::string describeSpec(const Kernel &kernel) {
@@ -182,6 +199,15 @@ std::string package::headerText(const Library &library) {
  *                                  the workspace _run needs (0 for most;
  *                                  split-K decode kernels need one, sized for
  *                                  the current GPU).
+ *   <kernel>_run_splits(..., num_splits, workspace, bytes, stream) and
+ *   <kernel>_workspace_bytes_splits(sizes, num_splits, &bytes)
+ *                                  the same with the count of K/V splits of
+ *                                  a split-K kernel fixed by the caller
+ *                                  (0: chosen as by _run). With a fixed
+ *                                  count each sequence's output depends on
+ *                                  its own inputs alone, bit for bit, not on
+ *                                  the batch it runs in or the GPU's size.
+ *                                  Kernels without splits take 0 or 1.
  *
  * Arguments of _run:
  *  - device pointers, one per operand, in the spec function's order, each
@@ -231,7 +257,12 @@ extern "C" {
        << "int " << fn << "_can_implement(" << sizeParams(kernel) << ");\n"
        << "int " << fn << "_workspace_bytes(";
     std::string sizes = sizeParams(kernel);
-    os << (sizes == "void" ? "" : sizes + ", ") << "size_t *bytes);\n";
+    std::string leading = sizes == "void" ? "" : sizes + ", ";
+    os << leading << "size_t *bytes);\n"
+       << "int " << fn << "_run_splits(\n"
+       << runParams(kernel, /*splits=*/true) << ");\n"
+       << "int " << fn << "_workspace_bytes_splits(" << leading
+       << "int64_t num_splits, size_t *bytes);\n";
   }
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return s;
@@ -353,8 +384,10 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
     dynamicInit += "};\n";
     std::string setUp = "  attnrt_attention_call call = {0};\n" + dynamicInit +
                         "  " + id + "_sizes(&call, dynamic);\n";
-    // _run
-    os << "\nint " << id << "_run(\n" << runParams(kernel) << ") {\n" << setUp;
+    // _run_splits, and _run as the runtime's choice of splits
+    os << "\nint " << id << "_run_splits(\n"
+       << runParams(kernel, /*splits=*/true) << ") {\n"
+       << setUp;
     for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
       if (kernel.operands[o].type)
         os << "  call.data[" << o << "] = " << kOperandNames[o] << ";\n"
@@ -363,15 +396,28 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
     os << "  call.workspace = workspace;\n"
        << "  call.workspace_bytes = workspace_bytes;\n"
        << "  call.stream = stream;\n"
+       << "  call.num_splits = num_splits;\n"
        << "  return attnrt_attention_run(&" << id << "_kernel, &call);\n}\n";
+    os << "\nint " << id << "_run(\n" << runParams(kernel) << ") {\n"
+       << "  return " << id << "_run_splits(" << runArguments(kernel)
+       << "0, workspace, workspace_bytes, stream);\n}\n";
     std::string sizes = sizeParams(kernel);
+    std::string leading = sizes == "void" ? "" : sizes + ", ";
     os << "\nint " << id << "_can_implement(" << sizes << ") {\n"
        << setUp << "  return attnrt_attention_can_implement(&" << id
        << "_kernel, &call);\n}\n";
-    os << "\nint " << id << "_workspace_bytes("
-       << (sizes == "void" ? "" : sizes + ", ") << "size_t *bytes) {\n"
-       << setUp << "  return attnrt_attention_workspace_bytes(&" << id
+    os << "\nint " << id << "_workspace_bytes_splits(" << leading
+       << "int64_t num_splits, size_t *bytes) {\n"
+       << setUp << "  call.num_splits = num_splits;\n"
+       << "  return attnrt_attention_workspace_bytes(&" << id
        << "_kernel, &call, bytes);\n}\n";
+    os << "\nint " << id << "_workspace_bytes(" << leading
+       << "size_t *bytes) {\n"
+       << "  return " << id << "_workspace_bytes_splits(";
+    for (int i = 0; i < NumSizes; ++i)
+      if (kernel.dynamicSize[i])
+        os << kSizeNames[i] << ", ";
+    os << "0, bytes);\n}\n";
   }
   static_assert(sizeof(long long) == sizeof(int64_t), "stride casts");
   return s;

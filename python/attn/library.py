@@ -78,17 +78,20 @@ class Kernel:
         self.outputs = [o for o in self.operands if o["name"] in OUTPUTS]
         lib, symbol = library.lib, f"{library.prefix}_{self.name}"
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
-        self._run = getattr(lib, symbol + "_run")
+        # The _splits entry points: _run and _workspace_bytes with the count
+        # of K/V splits (0: the runtime chooses) as one more argument.
+        self._run = getattr(lib, symbol + "_run_splits")
         self._run.restype = ctypes.c_int
         self._run.argtypes = ([ptr, ctypes.POINTER(i64)] * len(self.operands) +
-                              [i64] * len(self.sizes) +
+                              [i64] * len(self.sizes) + [i64] +
                               [ptr, ctypes.c_size_t, ptr])
         self._can_implement = getattr(lib, symbol + "_can_implement")
         self._can_implement.restype = ctypes.c_int
         self._can_implement.argtypes = [i64] * len(self.sizes)
-        self._workspace_bytes = getattr(lib, symbol + "_workspace_bytes")
+        self._workspace_bytes = getattr(lib,
+                                        symbol + "_workspace_bytes_splits")
         self._workspace_bytes.restype = ctypes.c_int
-        self._workspace_bytes.argtypes = ([i64] * len(self.sizes) +
+        self._workspace_bytes.argtypes = ([i64] * len(self.sizes) + [i64] +
                                           [ctypes.POINTER(ctypes.c_size_t)])
 
     def __repr__(self):
@@ -156,20 +159,24 @@ class Kernel:
         values = self._size_list(named if named else sizes)
         return self._can_implement(*values) == 0
 
-    def workspace_bytes(self, sizes):
+    def workspace_bytes(self, sizes, num_splits=0):
         """The workspace _run needs for these sizes (a list in the order of
-        `self.sizes`, or a dict by name)."""
+        `self.sizes`, or a dict by name) and count of K/V splits (0: the
+        runtime's choice for this GPU)."""
         nbytes = ctypes.c_size_t(0)
         self.check(self._workspace_bytes(*self._size_list(sizes),
+                                         int(num_splits),
                                          ctypes.byref(nbytes)))
         return nbytes.value
 
     def run(self, pointers, strides, sizes, workspace=0, workspace_bytes=0,
-            stream=0):
+            stream=0, num_splits=0):
         """The raw C call: pointers {operand: int}, strides {operand:
         sequence of ints or None for row-major}, sizes (list or dict),
         workspace pointer and size, stream (a CUstream as an int; 0: the
-        default stream). Raises AttnError on a nonzero status."""
+        default stream), the count of K/V splits (0: the runtime chooses;
+        a fixed count makes each sequence's result independent of the
+        batch). Raises AttnError on a nonzero status."""
         args = []
         for operand in self.operands:
             name = operand["name"]
@@ -178,12 +185,13 @@ class Kernel:
             args.append(None if st is None else
                         (ctypes.c_int64 * len(st))(*[int(s) for s in st]))
         args += self._size_list(sizes)
+        args += [int(num_splits)]
         args += [ctypes.c_void_p(int(workspace or 0)), int(workspace_bytes),
                  ctypes.c_void_p(int(stream or 0))]
         self.check(self._run(*args))
 
     # -- tensors ------------------------------------------------------------
-    def prepare(self, stream=None, workspace=None, **tensors):
+    def prepare(self, stream=None, workspace=None, num_splits=0, **tensors):
         """The ctypes arguments of one call, checked; calling the result
         launches. Reusable for timing loops. With PyTorch tensors the
         workspace is allocated on their device and the launch goes to the
@@ -216,7 +224,7 @@ class Kernel:
                                      f"{t.device}, {self.operands[0]['name']} "
                                      f"on {device}")
             with torch.cuda.device(device):
-                nbytes = self.workspace_bytes(size_list)
+                nbytes = self.workspace_bytes(size_list, num_splits)
                 ws = (torch.empty(nbytes, dtype=torch.uint8, device=device)
                       if nbytes and workspace is None else None)
             keep.append(ws)
@@ -224,8 +232,8 @@ class Kernel:
                 workspace = (ws.data_ptr(), nbytes)
         else:
             device = None
-            nbytes = self.workspace_bytes(size_list) if workspace is None \
-                else None
+            nbytes = (self.workspace_bytes(size_list, num_splits)
+                      if workspace is None else None)
             if workspace is None and nbytes:
                 raise ValueError(f"{self.name}: needs a workspace of {nbytes} "
                                  "bytes; pass workspace=(pointer, bytes)")
@@ -239,13 +247,14 @@ class Kernel:
                 strides = (ctypes.c_int64 * len(t.shape))(*t.stride())
                 keep.append(strides)
             args += [ctypes.c_void_p(t.data_ptr()), strides]
-        args += size_list
+        args += size_list + [int(num_splits)]
         ws_ptr, ws_bytes = workspace if workspace else (0, 0)
         args += [ctypes.c_void_p(int(ws_ptr)), int(ws_bytes)]
         return Call(self, device, args, keep, stream)
 
-    def __call__(self, stream=None, workspace=None, **tensors):
-        self.prepare(stream=stream, workspace=workspace, **tensors)()
+    def __call__(self, stream=None, workspace=None, num_splits=0, **tensors):
+        self.prepare(stream=stream, workspace=workspace, num_splits=num_splits,
+                     **tensors)()
 
 
 class Call:

@@ -186,6 +186,11 @@ typedef struct attnrt_attention_call {
   void *workspace;
   size_t workspace_bytes;
   void *stream; /* a CUstream / cudaStream_t; NULL: the default stream */
+  /* K/V splits of a split-K kernel: 0 lets the runtime choose from the
+     sizes and the GPU; N >= 1 fixes them, so that each sequence's result
+     depends on its own data alone (not on the batch or the GPU). Kernels
+     without a split-K launch take 0 or 1. */
+  long long num_splits;
 } attnrt_attention_call;
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):

@@ -214,19 +214,28 @@ static int has_workspace(const attnrt_device_code *code) {
   return 0;
 }
 
-// The count of K/V splits for `p` on this GPU, where a contract names
-// `splits` (else 1): the policy (attnrt_decode_splits) weighs the blocks
-// of one split of the decode_split launch's grid against the GPU.
-static long long splits_of(const attnrt_device_code *code,
-                           const struct problem *p, int multiprocessors) {
+// Whether a launch of `code` depends on the count of K/V splits.
+static int splits_named(const attnrt_device_code *code) {
   int named = 0;
   for (int i = 0; i < code->num_launches; ++i) {
     const attnrt_launch_facts *launch = &code->launches[i];
     named |= names_splits(launch->grid, launch->num_grid_terms) ||
              names_splits(launch->workspace, launch->num_workspace_terms);
   }
-  if (!named)
+  return named;
+}
+
+// The count of K/V splits for `p` on this GPU, where a contract names
+// `splits` (else 1): the caller's count when it fixed one, else the policy
+// (attnrt_decode_splits), which weighs the blocks of one split of the
+// decode_split launch's grid against the GPU.
+static long long splits_of(const attnrt_device_code *code,
+                           const struct problem *p, int multiprocessors,
+                           long long requested) {
+  if (!splits_named(code))
     return 1;
+  if (requested > 0)
+    return requested;
   struct problem one = *p;
   one.size[ATTNRT_SIZE_SPLITS] = 1;
   for (int i = 0; i < code->num_launches; ++i) {
@@ -314,6 +323,18 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
       if (result != ATTN_SUCCESS)
         return result;
     }
+  if (call->num_splits < 0)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "num_splits is %lld; 0 lets the runtime choose, N >= 1 "
+                  "fixes the count",
+                  call->num_splits);
+  if (call->num_splits > 1)
+    for (int c = 0; c < kernel->num_code; ++c)
+      if (!splits_named(&kernel->code[c]))
+        return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                      "num_splits is %lld, but the kernel has no split-K "
+                      "launch (0 or 1)",
+                      call->num_splits);
   struct problem p = problem_of(kernel, call);
   if (p.size[ATTNRT_SIZE_Q_HEADS] % p.size[ATTNRT_SIZE_KV_HEADS] != 0)
     return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
@@ -609,8 +630,8 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
     return result;
   struct problem p = problem_of(kernel, call);
-  p.size[ATTNRT_SIZE_SPLITS] =
-      splits_of(loaded->code, &p, loaded->multiprocessors);
+  p.size[ATTNRT_SIZE_SPLITS] = splits_of(
+      loaded->code, &p, loaded->multiprocessors, call->num_splits);
   *bytes = workspace_bytes_of(loaded->code, &p);
   return ATTN_SUCCESS;
 }
@@ -665,7 +686,8 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     return result;
   const attnrt_device_code *code = loaded->code;
   struct problem p = problem_of(kernel, call);
-  long long splits = splits_of(code, &p, loaded->multiprocessors);
+  long long splits =
+      splits_of(code, &p, loaded->multiprocessors, call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;
   if (has_workspace(code)) {
     size_t needed = workspace_bytes_of(code, &p);

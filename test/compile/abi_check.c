@@ -110,7 +110,7 @@ struct buffer {
 };
 
 // Every buffer made, released at exit (LeakSanitizer checks sanitizer builds).
-static struct buffer made[64];
+static struct buffer made[128];
 static int num_made;
 
 static struct buffer make(size_t bytes, unsigned char fill) {
@@ -481,6 +481,108 @@ static void check_decode(void) {
   expect_written("decode_run(valid)", o);
 }
 
+// Whether bytes [offset, offset + n) of `a` equal the first n of `b`.
+static int same_range(struct buffer a, size_t offset, struct buffer b,
+                      size_t n) {
+  unsigned char *x = malloc(a.bytes), *y = malloc(b.bytes);
+  attnrt_memcpy_dtoh(x, (attnrt_deviceptr)(uintptr_t)a.ptr, a.bytes);
+  attnrt_memcpy_dtoh(y, (attnrt_deviceptr)(uintptr_t)b.ptr, b.bytes);
+  int same = offset + n <= a.bytes && n <= b.bytes && !memcmp(x + offset, y, n);
+  free(x);
+  free(y);
+  return same;
+}
+
+// _run_splits and _workspace_bytes_splits: a count of K/V splits the caller
+// fixes. On a GPU, a sequence decoded alone and inside a batch of four must
+// give the same bits with a fixed count.
+static void check_fixed_splits(void) {
+  const int64_t B = 4, max_blocks = 40, num_blocks = B * max_blocks + 3;
+  const size_t q_row = 8 * 64 * 2, o_row = 8 * 64 * 2;
+  struct buffer q = make(B * q_row, 0), k = make(num_blocks * 2 * 16 * 64 * 2, 0),
+                v = make(num_blocks * 2 * 16 * 64 * 2, 0),
+                table = make(B * max_blocks * 4, 0), lens = make(B * 4, 0),
+                o = make(B * o_row, 0xFF), o1 = make(o_row, 0xFF);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  int32_t host_table[4 * 40], host_lens[4] = {300, 640, 517, 2};
+  for (int i = 0; i < B * max_blocks; ++i)
+    host_table[i] = (i * 11 + 5) % (int)num_blocks;
+  if (mode == FAKE || mode == GPU) {
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)table.ptr, host_table,
+                       sizeof host_table);
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)lens.ptr, host_lens,
+                       sizeof host_lens);
+  }
+  size_t bytes = 0;
+  expect("decode_workspace_bytes_splits(-1)",
+         attn_decode_workspace_bytes_splits(B, num_blocks, max_blocks, -1,
+                                            &bytes),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "num_splits is -1");
+  struct buffer pq = make(4 * 10 * 64 * 2, 0), pk = make(2 * 10 * 64 * 2, 0),
+                po = make(4 * 10 * 64 * 2, 0xFF), plse = make(4 * 10 * 4, 0xFF);
+  expect("prefill_run_splits(2): no split-K launch",
+         attn_prefill_run_splits(pq.ptr, NULL, pk.ptr, NULL, pk.ptr, NULL,
+                                 po.ptr, NULL, plse.ptr, NULL, 1, 10, 10, 2,
+                                 NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "has no split-K launch");
+  expect_untouched("prefill_run_splits(2)", po);
+  expect("decode_workspace_bytes_splits(7)",
+         attn_decode_workspace_bytes_splits(B, num_blocks, max_blocks, 7,
+                                            &bytes),
+         valid_code(), NULL);
+  if (mode != FAKE && mode != GPU)
+    return;
+  char line[256];
+  // 32 rows (4 sequences x 8 heads) x 7 splits x (64 + 2) floats.
+  snprintf(line, sizeof line, "decode workspace for 7 splits is %zu bytes",
+           bytes);
+  check(bytes == (size_t)(32 * 7 * 66 * 4), line, NULL);
+  struct buffer workspace = make(bytes, 0);
+  expect("decode_run_splits(7)",
+         attn_decode_run_splits(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL,
+                                table.ptr, NULL, lens.ptr, NULL, o.ptr, NULL, B,
+                                num_blocks, max_blocks, 7, workspace.ptr,
+                                bytes, NULL),
+         ATTN_SUCCESS, NULL);
+  if (mode == FAKE) {
+    const struct fake_cuda_state *s = fake();
+    const long long ws_sizes[3] = {32, 7, 66}, ws_strides[3] = {7 * 66, 66, 1};
+    check(is_memref(s, 0, workspace.ptr, 3, ws_sizes, ws_strides),
+          "decode combine got the caller's 7 splits", NULL);
+    return;
+  }
+  expect_written("decode_run_splits(7)", o);
+  // Sequence 2 alone: its rows of q, block_table and kv_lens.
+  expect("decode_run_splits(7), sequence 2 alone",
+         attn_decode_run_splits(q.ptr + 2 * q_row, NULL, k.ptr, NULL, v.ptr,
+                                NULL, table.ptr + 2 * max_blocks * 4, NULL,
+                                lens.ptr + 2 * 4, NULL, o1.ptr, NULL, 1,
+                                num_blocks, max_blocks, 7, workspace.ptr, bytes,
+                                NULL),
+         ATTN_SUCCESS, NULL);
+  attnrt_synchronize();
+  check(same_range(o, 2 * o_row, o1, o_row),
+        "7 splits: sequence 2 alone is bit-identical to sequence 2 in the "
+        "batch of 4",
+        NULL);
+  // The runtime's own choice depends on the batch; say whether it changed
+  // the bits here (information, not a check).
+  size_t chosen_bytes = 0;
+  attn_decode_workspace_bytes(1, num_blocks, max_blocks, &chosen_bytes);
+  struct buffer chosen = make(chosen_bytes ? chosen_bytes : 16, 0);
+  attn_decode_run(q.ptr + 2 * q_row, NULL, k.ptr, NULL, v.ptr, NULL,
+                  table.ptr + 2 * max_blocks * 4, NULL, lens.ptr + 2 * 4, NULL,
+                  o1.ptr, NULL, 1, num_blocks, max_blocks, chosen.ptr,
+                  chosen_bytes, NULL);
+  attnrt_synchronize();
+  printf("INFO: with the runtime's split count, sequence 2 alone is %s "
+         "sequence 2 in the batch\n",
+         same_range(o, 2 * o_row, o1, o_row) ? "bit-identical to"
+                                             : "not bit-identical to");
+}
+
 // strided: [B, S, H, D] memory seen as [B, H, S, D]; layout strides
 // [?, 64, 256, 1].
 static void check_strided(void) {
@@ -683,6 +785,7 @@ int main(int argc, char **argv) {
   if (mode == FAKE)
     check_prefill_tiles();
   check_decode();
+  check_fixed_splits();
   check_strided();
   printf("%d passed, %d failed\n", passed, failed);
   release_all();
