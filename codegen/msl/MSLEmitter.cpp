@@ -6,7 +6,8 @@
 //
 //   attn.load_q       cooperative copy into threadgroup memory (zero rows
 //                     past the end), then Q fragments into registers
-//   attn.init_state   m = -inf, l = 0 per lane; acc as simdgroup_float8x8
+//   attn.init_state   m = ATTN_NO_SCORE, l = 0 per lane; acc as
+//                     simdgroup_float8x8
 //   attn.load_kv      cooperative copy of a K and a V tile (contiguous or
 //                     through the block table), zero past the length
 //   attn.qk           simdgroup_multiply_accumulate on 8x8 fragments
@@ -16,6 +17,13 @@
 //   attn.pv           acc *= rescale on thread_elements(), acc += P.V
 //   attn.merge        key-parallel simdgroups (decode) merge in threadgroup
 //                     memory; split-K partials merge in a second kernel
+//
+// Metal compiles with fast math by default (no infinities or NaNs), so the
+// kernels use none: a masked score and the running max of a row that has
+// seen no key are the finite ATTN_NO_SCORE (-FLT_MAX / 2, as llama.cpp);
+// masked keys and empty states get weight 0 by select, never through exp2;
+// the LSE of an empty row, -inf, is stored from its bits. The soft-cap calls
+// precise::tanh (Metal's fast tanh is NaN past |x| ~ 45), exp2 is fast::.
 //   attn.finalize +   acc / l, LSE, stored straight from the fragments
 //   store_o/store_lse
 //
@@ -513,7 +521,7 @@ void MSLKernelEmitter::emitLoadQ() {
 void MSLKernelEmitter::emitInitState() {
   body << "\n  // attn.init_state: this lane's row keeps m and l; acc is "
           "8x8 fragments.\n";
-  body << "  float m = -INFINITY, l = 0.0f;\n";
+  body << "  float m = ATTN_NO_SCORE, l = 0.0f;\n";
   body << "  simdgroup_float8x8 acc[" << p.dv / 8 << "];\n";
   body << "  for (int dn = 0; dn < " << p.dv / 8 << "; ++dn)\n";
   body << "    acc[dn] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n";
@@ -570,13 +578,13 @@ void MSLKernelEmitter::emitMask() {
   MaskRules<TextExprs> rules(text, mask);
   body << "\n    // attn.mask: scores in base-2 units";
   body << (score.softcap ? " after the soft-cap" : "")
-       << "; keys past kv_len or hidden by the mask are -inf.\n";
+       << "; keys past kv_len or hidden by the mask are ATTN_NO_SCORE.\n";
   if (!mask.isNone())
     body << "    const int query = (" << row0 << " + my_row) / " << s.group
          << ";\n"
          << "    const int diagonal = "
          << text.add("query", rules.shift(qLen, kvLen)) << ";\n";
-  body << "    float row_max = -INFINITY;\n";
+  body << "    float row_max = ATTN_NO_SCORE;\n";
   body << "    for (int nb = 0; nb < " << p.bc / 8 << "; ++nb)\n";
   body << "      for (int e = 0; e < 2; ++e) {\n";
   body << "        float x = s[nb].thread_elements()[e];\n";
@@ -584,13 +592,14 @@ void MSLKernelEmitter::emitMask() {
     body << "        x *= " << floatLiteral(*c) << ";\n";
   } else {
     body << "        x = " << floatLiteral(score.tanhOutputFactor())
-         << " * tanh(x * " << floatLiteral(score.tanhInputFactor()) << ");\n";
+         << " * precise::tanh(x * " << floatLiteral(score.tanhInputFactor())
+         << ");\n";
   }
   body << "        const int key = kv_start + key_block * " << p.bc
        << " + nb * 8 + frag_col + e;\n";
   body << "        const bool visible = "
        << rules.visibleFromDiagonal("key", "diagonal", kvLen) << ";\n";
-  body << "        x = visible ? x : -INFINITY;\n";
+  body << "        x = visible ? x : ATTN_NO_SCORE;\n";
   body << "        s[nb].thread_elements()[e] = x;\n";
   body << "        row_max = max(row_max, x);\n";
   body << "      }\n";
@@ -602,16 +611,19 @@ void MSLKernelEmitter::emitOnlineSoftmax() {
   body << "    row_max = max(row_max, simd_shuffle_xor(row_max, 1));\n";
   body << "    row_max = max(row_max, simd_shuffle_xor(row_max, 8));\n";
   body << "    const float m_new = max(m, row_max);\n";
-  body << "    // A row that has seen no key keeps m = -inf and yields no "
-          "NaN.\n";
-  body << "    const float m_safe = m_new == -INFINITY ? 0.0f : m_new;\n";
-  body << "    const float rescale = exp2(m - m_safe);\n";
+  body << "    // A row that has seen no key keeps m = ATTN_NO_SCORE, l = 0, "
+          "acc = 0;\n";
+  body << "    // masked keys and empty states get weight 0 by select, not "
+          "through exp2.\n";
+  body << "    const float rescale = m > ATTN_NO_SCORE ? fast::exp2(m - m_new) "
+          ": 0.0f;\n";
   body << "    float row_sum = 0.0f;\n";
   body << "    " << fragType() << " prob[" << p.bc / 8 << "];\n";
   body << "    for (int nb = 0; nb < " << p.bc / 8 << "; ++nb)\n";
   body << "      for (int e = 0; e < 2; ++e) {\n";
-  body << "        const float pe = exp2(s[nb].thread_elements()[e] - "
-          "m_safe);\n";
+  body << "        const float x = s[nb].thread_elements()[e];\n";
+  body << "        const float pe = x > ATTN_NO_SCORE ? fast::exp2(x - m_new) "
+          ": 0.0f;\n";
   body << "        row_sum += pe;\n";
   body << "        prob[nb].thread_elements()[e] = " << elt() << "(pe);\n";
   body << "      }\n";
@@ -653,7 +665,7 @@ void MSLKernelEmitter::emitFinalizeFromFragments() {
     body << "    if ((lane & 9) == 0) // one lane per row\n";
     body << "      lse["
          << qRowOffset("lse", n.storeLse.getLse(), query, head, s.hq, 1)
-         << "] = l > 0.0f ? M_LN2_F * (m + log2(l)) : -INFINITY;\n";
+         << "] = attn_lse(m, l);\n";
   }
   body << "  }\n";
 }
@@ -699,7 +711,7 @@ void MSLKernelEmitter::emitMergeKeyBlocks() {
   body << "  for (int i = int(tid); i < " << p.br * p.dv
        << "; i += " << p.threads << ") {\n";
   body << "    const int r = i / " << p.dv << ", c = i % " << p.dv << ";\n";
-  body << "    float mr = -INFINITY, lr = 0.0f, ar = 0.0f;\n";
+  body << "    float mr = ATTN_NO_SCORE, lr = 0.0f, ar = 0.0f;\n";
   body << "    for (int b = 0; b < " << kb << "; ++b)\n";
   body << "      attn_merge(mr, lr, ar, part_max[b * " << p.br
        << " + r], part_sum[b * " << p.br << " + r], part_acc[(b * " << p.br
@@ -731,7 +743,7 @@ void MSLKernelEmitter::emitStoreElement() {
     body << "    if (c == 0)\n";
     body << "      lse["
          << qRowOffset("lse", n.storeLse.getLse(), query, head, s.hq, 1)
-         << "] = lr > 0.0f ? M_LN2_F * (mr + log2(lr)) : -INFINITY;\n";
+         << "] = attn_lse(mr, lr);\n";
   }
 }
 
@@ -828,7 +840,7 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
   body << "    const int r = i / " << p.dv << ", c = i % " << p.dv << ";\n";
   body << "    const int f = " << row0 << " + r;\n";
   body << "    if (f >= q_rows)\n      continue;\n";
-  body << "    float mr = -INFINITY, lr = 0.0f, ar = 0.0f;\n";
+  body << "    float mr = ATTN_NO_SCORE, lr = 0.0f, ar = 0.0f;\n";
   body << "    for (int split = 0; split < " << s.splits << "; ++split) {\n";
   body << "      const ulong record = (records + split) * " << p.br * (p.dv + 2)
        << ";\n";
@@ -909,6 +921,35 @@ struct FunctionFacts {
   Plan plan;
   SmallVector<LaunchFacts> kernels;
 };
+
+/// What the kernels of a function need from Metal. simdgroup_matrix needs
+/// MSL 2.3 and an Apple7-class GPU (M1, A14) or newer; bfloat needs MSL 3.1.
+/// They are correct under Metal's default fast math (no infinities or NaNs
+/// relied on), so a host may keep it: math_mode "fast".
+struct MetalNeeds {
+  int version = 230; // __METAL_VERSION__: 230 = MSL 2.3
+  StringRef gpuFamily = "apple7";
+  StringRef mathMode = "fast";
+  std::string versionText() const {
+    return std::to_string(version / 100) + "." +
+           std::to_string(version / 10 % 10);
+  }
+};
+
+MetalNeeds needsOf(const Spec &s) {
+  MetalNeeds needs;
+  if (s.elt.isBF16() || s.outElt.isBF16())
+    needs.version = 310;
+  return needs;
+}
+
+/// The file compiles once, so it needs the most any of its kernels needs.
+MetalNeeds needsOf(ArrayRef<FunctionFacts> functions) {
+  MetalNeeds needs;
+  for (const FunctionFacts &f : functions)
+    needs.version = std::max(needs.version, needsOf(f.spec).version);
+  return needs;
+}
 
 LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
                                 const MSLOptions &options, raw_ostream &os,
@@ -1086,12 +1127,33 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
       for (auto &[role, idx] : k.buffers)
         os << " " << role << "=" << idx;
       os << "\n";
+      MetalNeeds needs = needsOf(f.spec);
+      os << "//   msl_version=" << needs.versionText()
+         << " gpu_family=" << needs.gpuFamily << " math_mode=" << needs.mathMode
+         << "\n";
     }
-  os << "\n";
+  MetalNeeds needs = needsOf(functions);
+  os << "//\n"
+        "// Needs MSL "
+     << needs.versionText()
+     << " or newer (MTLCompileOptions.languageVersion): simdgroup_matrix\n"
+        "// needs 2.3"
+     << (needs.version >= 310 ? ", bfloat 3.1" : "")
+     << ", on an Apple7-family GPU (M1, A14) or newer. Correct under\n"
+        "// Metal's default fast math (fastMathEnabled): no infinity or NaN "
+        "is relied on.\n\n";
+  os << "#if defined(__METAL_VERSION__) && __METAL_VERSION__ < "
+     << needs.version << "\n"
+     << "#error \"these kernels need MSL " << needs.versionText()
+     << " or newer\"\n#endif\n\n";
 }
 
 void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
-  os << "{\n  \"tier\": \"msl\",\n  \"functions\": [";
+  MetalNeeds fileNeeds = needsOf(functions);
+  os << "{\n  \"tier\": \"msl\",\n  \"msl_version\": \""
+     << fileNeeds.versionText() << "\", \"gpu_family\": \""
+     << fileNeeds.gpuFamily << "\", \"math_mode\": \"" << fileNeeds.mathMode
+     << "\",\n  \"functions\": [";
   for (auto [fi, f] : llvm::enumerate(functions)) {
     Spec s = f.spec;
     MaskAttr mask = s.op.getMaskOrNone();
@@ -1125,11 +1187,15 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
          << ", \"floats\": \"B * " << s.hkv << " * "
          << "ceil(" << s.group << " * Sq / " << f.plan.br << ") * " << s.splits
          << " * " << f.plan.br * (f.plan.dv + 2) << "\"},\n";
+    MetalNeeds needs = needsOf(s);
     os << "      \"kernels\": [";
     for (auto [ki, k] : llvm::enumerate(f.kernels)) {
       os << (ki ? "," : "") << "\n        {\"name\": \"" << k.name
          << "\", \"kind\": \"" << kindName(k.kind)
          << "\", \"pass\": " << (k.kind == KernelKind::Merge ? 2 : 1)
+         << ",\n         \"msl_version\": \"" << needs.versionText()
+         << "\", \"gpu_family\": \"" << needs.gpuFamily
+         << "\", \"math_mode\": \"" << needs.mathMode << "\""
          << ",\n         \"threads_per_threadgroup\": [" << k.threads
          << ", 1, 1], \"block_q\": " << k.blockQ
          << ", \"block_kv\": " << k.blockKV << ", \"splits\": " << k.splits
@@ -1165,16 +1231,31 @@ inline int attn_ceil_div(int a, int b) {
   return q * b != a && (a < 0) == (b < 0) ? q + 1 : q;
 }
 
+// Metal compiles with fast math by default, which assumes no infinities:
+// a masked score, and the running max m of a row that has seen no key, is
+// this finite sentinel. Scores are far above it; a state with m equal to it
+// has l = 0 and acc = 0 and gets weight 0.
+#define ATTN_NO_SCORE (-FLT_MAX / 2.0f)
+
 // attn.merge on one element: folds the partial state (m1, l1, a1) into
-// (m, l, a); an empty partial (m1 = -inf, l1 = 0) is the identity.
+// (m, l, a); an empty partial (m1 = ATTN_NO_SCORE, l1 = 0, a1 = 0) is the
+// identity.
 inline void attn_merge(thread float &m, thread float &l, thread float &a,
                        float m1, float l1, float a1) {
   const float m_new = max(m, m1);
-  const float m_safe = m_new == -INFINITY ? 0.0f : m_new;
-  const float s0 = exp2(m - m_safe), s1 = exp2(m1 - m_safe);
+  const float s0 = m > ATTN_NO_SCORE ? fast::exp2(m - m_new) : 0.0f;
+  const float s1 = m1 > ATTN_NO_SCORE ? fast::exp2(m1 - m_new) : 0.0f;
   l = l * s0 + l1 * s1;
   a = a * s0 + a1 * s1;
   m = m_new;
+}
+
+// attn.finalize's LSE, ln(sum of exp(scores)), from base-2 (m, l); -inf for
+// a row that saw no key (l = 0). The -inf is made from its bits and only
+// stored: no floating-point operation sees it, so fast math cannot fold it.
+inline float attn_lse(float m, float l) {
+  return as_type<float>(l > 0.0f ? as_type<uint>(M_LN2_F * (m + log2(l)))
+                                 : 0xff800000u);
 }
 
 )";

@@ -707,6 +707,13 @@ inline MatrixCoord lane_element_coord(uint lane, uint e) {
   return {(q & 4) + (lane / 2) % 4, (q & 2) * 2 + (lane % 2) * 2 + e};
 }
 
+// Metal's fast tanh, as reported: the exp ratio in float, NaN once e^2x
+// overflows (x > ~44.4).
+inline float fast_tanh(float x) {
+  const float e = std::exp(2.0f * x);
+  return (e - 1.0f) / (e + 1.0f);
+}
+
 } // namespace detail
 } // namespace attn_msl
 
@@ -735,7 +742,22 @@ ATTN_MSL_FLOAT_UNARY(log2, std::log2(v))
 ATTN_MSL_FLOAT_UNARY(log10, std::log10(v))
 ATTN_MSL_FLOAT_UNARY(sqrt, std::sqrt(v))
 ATTN_MSL_FLOAT_UNARY(rsqrt, 1.0f / std::sqrt(v))
-ATTN_MSL_FLOAT_UNARY(tanh, std::tanh(v))
+// tanh: precise::tanh is the C library's. fast::tanh is modelled as Metal's
+// fast one, (e^2x - 1) / (e^2x + 1) in float: NaN past |x| ~ 44.4, where
+// e^2x overflows (TVM PR #16438, candle PR #2475). Plain tanh is the fast one
+// when the kernel is compiled for fast math (ATTN_MSL_FAST_MATH, set by
+// msl-emu-cc.sh with ATTN_MSL_MATH=fast), as in Metal, else the precise one.
+ATTN_MSL_FLOAT_UNARY(attn_msl_precise_tanh, std::tanh(v))
+ATTN_MSL_FLOAT_UNARY(attn_msl_fast_tanh, ::attn_msl::detail::fast_tanh(v))
+template <class T,
+          std::enable_if_t<::attn_msl::detail::is_float_like<T>, int> = 0>
+inline T tanh(T x) {
+#ifdef ATTN_MSL_FAST_MATH
+  return attn_msl_fast_tanh(x);
+#else
+  return attn_msl_precise_tanh(x);
+#endif
+}
 ATTN_MSL_FLOAT_UNARY(sin, std::sin(v))
 ATTN_MSL_FLOAT_UNARY(cos, std::cos(v))
 ATTN_MSL_FLOAT_UNARY(fabs, std::fabs(v))
@@ -886,7 +908,8 @@ template <class To, class From> inline To as_type(const From &from) {
   return to;
 }
 
-// fast:: and precise:: variants compute the same thing here.
+// fast:: and precise:: variants compute the same thing here, except tanh
+// (above).
 #define ATTN_MSL_MATH_NAMES                                                    \
   using metal::exp;                                                            \
   using metal::exp2;                                                           \
@@ -896,7 +919,6 @@ template <class To, class From> inline To as_type(const From &from) {
   using metal::log10;                                                          \
   using metal::sqrt;                                                           \
   using metal::rsqrt;                                                          \
-  using metal::tanh;                                                           \
   using metal::sin;                                                            \
   using metal::cos;                                                            \
   using metal::fabs;                                                           \
@@ -918,9 +940,19 @@ template <class To, class From> inline To as_type(const From &from) {
   using metal::clamp;
 namespace fast {
 ATTN_MSL_MATH_NAMES
+template <class T,
+          std::enable_if_t<::attn_msl::detail::is_float_like<T>, int> = 0>
+inline T tanh(T x) {
+  return metal::attn_msl_fast_tanh(x);
+}
 } // namespace fast
 namespace precise {
 ATTN_MSL_MATH_NAMES
+template <class T,
+          std::enable_if_t<::attn_msl::detail::is_float_like<T>, int> = 0>
+inline T tanh(T x) {
+  return metal::attn_msl_precise_tanh(x);
+}
 } // namespace precise
 #undef ATTN_MSL_MATH_NAMES
 

@@ -11,6 +11,14 @@
 # errors name the original file. Threadgroup arrays declared inside a kernel
 # body would silently be per-thread in C++, so they are refused here.
 # CXX overrides the compiler (default clang++-22).
+#
+# ATTN_MSL_MATH=fast compiles the kernel as Metal does by default (fast math):
+# the kernel file's own arithmetic under clang's fast-math flags (no NaNs or
+# infinities assumed, so comparisons with them may fold away; reassociation,
+# contraction), any use of an infinity or NaN in it an error
+# (-Werror=nan-infinity-disabled), and plain tanh as Metal's fast tanh
+# (ATTN_MSL_FAST_MATH). The host program and the emulator stay IEEE.
+# ATTN_MSL_MATH=ieee (the default) compiles everything IEEE.
 set -euo pipefail
 
 usage() {
@@ -31,11 +39,29 @@ if in_body=$(grep -nE '^[[:space:]]*threadgroup[[:space:]]+[A-Za-z_][A-Za-z0-9_:
   exit 1
 fi
 
+math=${ATTN_MSL_MATH:-ieee}
+math_flags=()
+case $math in
+ieee) ;;
+fast) math_flags=(-DATTN_MSL_FAST_MATH=1 -Werror=nan-infinity-disabled) ;;
+*)
+  echo "$0: ATTN_MSL_MATH must be ieee or fast, got '$math'" >&2
+  exit 2
+  ;;
+esac
+
 mkdir -p "$(dirname "$exe")"
 rewritten="$exe.kernel.inc"
 {
+  if [[ $math == fast ]]; then
+    # The emulator first, so that only the kernel is compiled with fast math.
+    printf '#include "metal_emulator.h"\n'
+    printf '#pragma float_control(precise, off, push)\n'
+  fi
   printf '#line 1 "%s"\n' "$kernel"
   sed -E 's/\[\[[[:space:]]*threadgroup[[:space:]]*\(/[[ATTN_MSL_THREADGROUP_PARAM(/g' "$kernel"
+  [[ $math == fast ]] && printf '\n#pragma float_control(pop)\n'
+  true
 } >"$rewritten"
 
 # Per-operation rounding for half and bfloat, as on the GPU (clang would
@@ -45,4 +71,4 @@ exec "$cxx" -std=c++17 -O1 -g -pthread -Wall -Wno-unknown-attributes \
   -Xclang -fbfloat16-excess-precision=none \
   -I"$runtime_dir/include" -I"$runtime_dir" \
   -DATTN_MSL_KERNEL_SOURCE="\"$(realpath "$rewritten")\"" \
-  "$host" -o "$exe" "$@"
+  ${math_flags[@]+"${math_flags[@]}"} "$host" -o "$exe" "$@"

@@ -5,7 +5,8 @@
 #
 # NAME.metal + NAME.cpp: a kernel file and its host program; it passes when
 # the program exits 0. compile-fail-*.metal: must fail to compile with the
-# text of its `// EXPECT-COMPILE-ERROR:` line in the compiler's output.
+# text of its `// EXPECT-COMPILE-ERROR:` line in the compiler's output, in
+# the math mode of its `// EMULATOR-MATH:` line (default ieee).
 # Ends with "N passed, M failed" and exits non-zero if anything failed.
 set -uo pipefail
 
@@ -49,6 +50,10 @@ for kernel in "$test_dir"/*.metal; do
   run_test "$name" "$kernel" "$test_dir/$name.cpp"
 done
 
+# Metal's default fast math (msl-emu-cc.sh's ATTN_MSL_MATH=fast).
+ATTN_MSL_MATH=fast run_test "fast-math-fast" "$test_dir/fast-math.metal" \
+  "$test_dir/fast-math.cpp"
+
 # The portable ucontext fibers, used where the x86-64 switch is not.
 run_test "errors-ucontext" "$test_dir/errors.metal" "$test_dir/errors.cpp" \
   -DATTN_MSL_USE_UCONTEXT
@@ -62,7 +67,8 @@ for kernel in "$test_dir"/compile-fail-*.metal; do
   if [[ -z $expected ]]; then
     echo "no EXPECT-COMPILE-ERROR line" >"$log"
     fail "$name" "$log"
-  elif bash "$compile" "$kernel" "$test_dir/compile-fail-host.cpp" \
+  elif ATTN_MSL_MATH=$(sed -n 's|^// EMULATOR-MATH: ||p' "$kernel") \
+      bash "$compile" "$kernel" "$test_dir/compile-fail-host.cpp" \
       -o "$build_dir/$name" >"$log" 2>&1; then
     echo "compiled, but should have failed with: $expected" >>"$log"
     fail "$name" "$log"

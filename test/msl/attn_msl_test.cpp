@@ -383,7 +383,7 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   }
 
   // Every element written; error norms; empty rows.
-  double diff = 0, norm = 0, worstLse = 0;
+  double diff = 0, norm = 0, worstLse = 0, maxAbs = 0;
   long unwritten = 0, emptyRows = 0;
   for (size_t row = 0; ok && row < lse.size(); ++row) {
     const bool empty = std::isinf(lseRef[row]);
@@ -397,6 +397,7 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
       if (empty)
         EXPECT(out == 0, "row %zu sees no key but o = %g", row, out);
       diff += (out - ref) * (out - ref);
+      maxAbs = std::max(maxAbs, std::fabs(out - ref));
       norm += ref * ref;
     }
     if (hasLse) {
@@ -417,9 +418,10 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
     EXPECT(rel <= tolerance, "relative error %.3g > %.0e", rel, tolerance);
     EXPECT(worstLse <= 1e-3, "LSE error %.3g > 1e-3", worstLse);
   }
-  std::printf("%s %s: rel %.3g (tol %.0e), lse err %.3g, %ld empty rows\n",
-              ok ? "PASS" : "FAIL", label.c_str(), rel, tolerance, worstLse,
-              emptyRows);
+  std::printf("%s %s: rel %.3g (tol %.0e), max abs %.3g, lse err %.3g, %ld "
+              "empty rows\n",
+              ok ? "PASS" : "FAIL", label.c_str(), rel, tolerance, maxAbs,
+              worstLse, emptyRows);
   std::fflush(stdout);
   return ok;
 }

@@ -7,6 +7,11 @@
 #       -- FUNCTION:B:Sq:Sk...
 #
 # Prints one PASS/FAIL line per case and ends with "N passed, M failed".
+#
+# ATTN_MSL_MATH=fast compiles the kernels as Metal does by default, with
+# fast math (runtime/msl/msl-emu-cc.sh), in WORK_DIR/fast-math.
+# ATTN_MSL_TEST_EDIT, a sed script, edits the .metal before it is compiled:
+# the planted bugs of fast-math.test.
 set -euo pipefail
 
 [[ $# -ge 5 ]] || { echo "usage: $0 WORK_DIR ATTN_TRANSLATE SPEC [options] -- CASES" >&2; exit 2; }
@@ -21,12 +26,16 @@ done
 
 test_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 root=$(cd "$test_dir/../.." && pwd -P)
+[[ ${ATTN_MSL_MATH:-ieee} == fast ]] && work=$work/fast-math
 mkdir -p "$work"
 name=$(basename "$spec" .mlir)
 metal="$work/$name.metal" facts="$work/$name.json" table="$work/$name.kernels.inc"
 
 "$translate" --attn-to-msl "$spec" "${options[@]}" \
   --msl-launch-json="$facts" -o "$metal"
+if [[ -n ${ATTN_MSL_TEST_EDIT:-} ]]; then
+  sed -i -e "$ATTN_MSL_TEST_EDIT" "$metal"
+fi
 # The host names each kernel at compile time: ATTN_MSL_KERNEL(name).
 sed -nE 's/^kernel void ([A-Za-z_][A-Za-z0-9_]*)\(.*/  {"\1", ATTN_MSL_KERNEL(\1)},/p' \
   "$metal" >"$table"
