@@ -1,17 +1,39 @@
 #!/usr/bin/env bash
 # Builds attn with -DATTN_FUZZ=ON in build-fuzz/ (ASan + UBSan + libFuzzer)
-# and runs fuzz/attn-fuzz over a seed corpus of every spec in examples/ and
-# test/ (split at `// -----`), with fuzz/attn.dict. Extra arguments go to
-# libFuzzer, e.g.  scripts/fuzz.sh -runs=1000000  or  -max_total_time=7200.
-# New corpus entries land in build-fuzz/corpus/; crashes in build-fuzz/.
+# and runs one of its fuzz targets; extra arguments go to libFuzzer:
+#   scripts/fuzz.sh [text] -max_total_time=600
+#       fuzz/attn-fuzz on spec text: a seed corpus of every spec in
+#       examples/ and test/ (split at `// -----`), with fuzz/attn.dict;
+#       new entries in build-fuzz/corpus/
+#   scripts/fuzz.sh specs -runs=100000
+#       fuzz/attn-fuzz-specs on specs built from the input bytes; corpus in
+#       build-fuzz/corpus-specs/
+# Crashes land in build-fuzz/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+mode=text
+case "${1:-}" in
+  text|specs) mode="$1"; shift ;;
+esac
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DATTN_FUZZ=ON
 fi
-ninja -C "$build" -j "${ATTN_JOBS:-2}" attn-fuzz
+target=attn-fuzz
+[ "$mode" = specs ] && target=attn-fuzz-specs
+ninja -C "$build" -j "${ATTN_JOBS:-2}" "$target"
+
+# libMLIR.so is not instrumented: its containers cannot be checked, and the
+# poisoning that LLVM's inline allocators do in instrumented code is not
+# undone by its uninstrumented copies (false use-after-poison reports).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_container_overflow=0:allow_user_poisoning=0:detect_leaks=1}"
+cd "$build"
+if [ "$mode" = specs ]; then
+  mkdir -p corpus-specs
+  exec ./bin/attn-fuzz-specs -max_len=256 -timeout=60 -rss_limit_mb=4096 \
+    -print_final_stats=1 "$@" corpus-specs
+fi
 
 seeds="$build/seeds"
 rm -rf "$seeds"
@@ -27,10 +49,5 @@ for f in sorted(list(root.glob("examples/*.mlir")) + list(root.glob("test/**/*.m
             n += 1
 print(f"fuzz.sh: {n} seeds")
 PY
-cd "$build"
-# libMLIR.so is not instrumented: its containers cannot be checked, and the
-# poisoning that LLVM's inline allocators do in instrumented code is not
-# undone by its uninstrumented copies (false use-after-poison reports).
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_container_overflow=0:allow_user_poisoning=0:detect_leaks=1}"
 exec ./bin/attn-fuzz -dict="$root/fuzz/attn.dict" -max_len=8192 \
   -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 "$@" corpus "$seeds"
