@@ -106,6 +106,9 @@ Spec generate(FuzzedDataProvider &in) {
   if (in.ConsumeBool())
     s.lse = "memref<" + b + "x" + std::to_string(hq) + "x" + sq + "xf32>";
 
+  // In the order the op prints them: scale, mask, softcap, schedule.
+  if (in.ConsumeBool())
+    s.attrs += std::string(" scale = ") + pick(in, floats);
   const std::string align = in.ConsumeBool() ? ", bottom_right" : "";
   switch (in.ConsumeIntegralInRange<int>(0, 3)) {
   case 0:
@@ -117,8 +120,6 @@ Spec generate(FuzzedDataProvider &in) {
     s.attrs += " mask = <window " + std::to_string(pick(in, extents)) + ", " +
                std::to_string(pick(in, extents)) + align + ">";
   }
-  if (in.ConsumeBool())
-    s.attrs += std::string(" scale = ") + pick(in, floats);
   if (in.ConsumeIntegralInRange<int>(0, 2) == 0)
     s.attrs += std::string(" softcap = ") + pick(in, floats);
   if (in.ConsumeIntegralInRange<int>(0, 2) == 0)
