@@ -71,38 +71,28 @@ Spec generate(FuzzedDataProvider &in) {
     return ", strided<[?, " + std::to_string(hd) + ", " +
            std::to_string(heads * hd) + ", 1]>";
   };
-  auto memref = [](const std::string &shape, const std::string &t,
-                   const std::string &layout) {
-    return "memref<" + shape + "x" + t + layout + ">";
+  // A [outer, heads, rows, hd] memref of `t`, strided as above unless
+  // `contiguous`.
+  auto memref = [&](const std::string &outer, int64_t heads,
+                    const std::string &rows, int64_t hd, const std::string &t,
+                    bool contiguous) {
+    return "memref<" + outer + "x" + std::to_string(heads) + "x" + rows +
+           "x" + std::to_string(hd) + "x" + t +
+           (contiguous ? std::string() : layout(heads, hd)) + ">";
   };
   Spec s;
-  s.q = memref(b + "x" + std::to_string(hq) + "x" + sq + "x" +
-                   std::to_string(d),
-               elt, layout(hq, d));
-  s.o = memref(b + "x" + std::to_string(hq) + "x" + sq + "x" +
-                   std::to_string(dv),
-               outElt, layout(hq, dv));
-  if (paged) {
-    const std::string rows = std::to_string(pick(in, blockSizes));
-    s.k = memref("?x" + std::to_string(hkv) + "x" + rows + "x" +
-                     std::to_string(d),
-                 elt, "");
-    s.v = memref("?x" + std::to_string(hkv) + "x" + rows + "x" +
-                     std::to_string(dv),
-                 elt, "");
+  s.q = memref(b, hq, sq, d, elt, false);
+  s.o = memref(b, hq, sq, dv, outElt, false);
+  // Paged: [num_blocks, Hkv, block_size, D] caches, always contiguous.
+  const std::string outer = paged ? "?" : b;
+  const std::string rows = paged ? std::to_string(pick(in, blockSizes))
+                                 : dim(in, pick(in, lengths));
+  s.k = memref(outer, hkv, rows, d, elt, paged);
+  s.v = memref(outer, hkv, rows, dv, elt, paged);
+  if (paged)
     s.table = "memref<" + b + "x?xi32>";
+  if (paged || in.ConsumeBool())
     s.lens = "memref<" + b + "xi32>";
-  } else {
-    const std::string sk = dim(in, pick(in, lengths));
-    s.k = memref(b + "x" + std::to_string(hkv) + "x" + sk + "x" +
-                     std::to_string(d),
-                 elt, layout(hkv, d));
-    s.v = memref(b + "x" + std::to_string(hkv) + "x" + sk + "x" +
-                     std::to_string(dv),
-                 elt, layout(hkv, dv));
-    if (in.ConsumeBool())
-      s.lens = "memref<" + b + "xi32>";
-  }
   if (in.ConsumeBool())
     s.lse = "memref<" + b + "x" + std::to_string(hq) + "x" + sq + "xf32>";
 
