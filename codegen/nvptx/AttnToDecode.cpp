@@ -61,16 +61,20 @@ public:
     outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
     vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
     Operation *op = n.forall;
-    if (d != dv)
-      return op->emitError() << "the split-K decode tier needs D == Dv; got D = "
-                             << d << ", Dv = " << dv;
-    lanesPerKey = d / vec;
-    if (d % vec || lanesPerKey < 1 || lanesPerKey > kWarp ||
-        kWarp % lanesPerKey)
+    // A key's K and V rows are read in 16-byte slices by a power of two of
+    // lanes: D = 40 takes 8 lanes, 5 of them reading K.
+    if (d % vec || dv % vec)
       return op->emitError()
-             << "the split-K decode tier reads a key with 16-byte loads by "
-                "1 to 32 lanes: D must be "
-             << vec << " times a power of two up to 32; got D = " << d;
+             << "the split-K decode tier reads K and V in 16-byte slices: D "
+                "and Dv must be multiples of "
+             << vec << "; got D = " << d << ", Dv = " << dv;
+    lanesPerKey = llvm::PowerOf2Ceil(std::max(d, dv) / vec);
+    if (lanesPerKey > kWarp)
+      return op->emitError()
+             << "the split-K decode tier reads a key with at most 32 lanes "
+                "of 16 bytes: D and Dv must be at most "
+             << kWarp * vec << "; got D = " << d << ", Dv = " << dv;
+    width = lanesPerKey * vec;
     if (rows > 16)
       return op->emitError() << "the split-K decode tier keeps at most 16 "
                                 "query rows per block in registers; got "
@@ -83,7 +87,7 @@ public:
                 "schedule sets warps = "
              << schedule.getWarps() << ", stages = " << schedule.getStages();
     keyGroups = kThreads / lanesPerKey;
-    smemBytes = keyGroups * rows * (d + 2) * 4;
+    smemBytes = keyGroups * rows * (width + 2) * 4;
     return success();
   }
 
@@ -94,22 +98,38 @@ private:
   LogicalResult buildSplit(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
   void buildCombine(gpu::GPUFuncOp kernel);
   Value blockReduce(Value x, Value tid, Value scratch, bool max);
-  Value loadSlice(Value src, ValueRange indices) {
+  /// This lane's 16-byte slice of a row `rowWidth` elements wide at
+  /// `indices` (all but the column), in f32; zeros for a lane past the row
+  /// (it reads the row's first slice, which its neighbours read anyway).
+  Value loadSlice(Value src, SmallVector<Value> indices, int64_t rowWidth) {
+    Value inRow, at = col;
+    if (rowWidth < width) {
+      inRow = lt(col, idx(rowWidth));
+      at = arith::SelectOp::create(*b, inRow, col, idx(0));
+    }
+    indices.push_back(at);
     auto type = VectorType::get({vec}, elt);
     Value x = vector::LoadOp::create(*b, type, src, indices,
                                      /*nontemporal=*/false, llvm::Align(16));
-    if (elt.isF32())
+    auto f32Type = VectorType::get({vec}, b->getF32Type());
+    if (!elt.isF32())
+      x = arith::ExtFOp::create(*b, f32Type, x);
+    if (!inRow)
       return x;
-    return arith::ExtFOp::create(*b, VectorType::get({vec}, b->getF32Type()),
-                                 x);
+    Value zero = arith::ConstantOp::create(
+        *b, f32Type, DenseElementsAttr::get(f32Type, b->getF32FloatAttr(0)));
+    return arith::SelectOp::create(*b, inRow, x, zero);
   }
   Value subf(Value x, Value y) { return arith::SubFOp::create(*b, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(*b, x, y); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }
 
+  /// `width`: the lanes' slices of a key, lanesPerKey * vec >= D, Dv.
   int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
-          keyGroups = 1, smemBytes = 0;
+          width = 0, keyGroups = 1, smemBytes = 0;
   Type elt, outElt;
+  /// This lane's first column.
+  Value col;
 };
 
 LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
@@ -156,7 +176,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
 
   Value keyGroup = arith::DivUIOp::create(kb, tid, idx(lanesPerKey));
   Value lane = arith::RemUIOp::create(kb, tid, idx(lanesPerKey));
-  Value col = mul(lane, idx(vec));
+  col = mul(lane, idx(vec));
   auto f32Vec = VectorType::get({vec}, kb.getF32Type());
   Value zeroVec = arith::ConstantOp::create(
       kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(0)));
@@ -171,7 +191,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     Value firstHead = mul(kvHead, idx(group));
     Value head = add(firstHead, arith::RemUIOp::create(kb, fc, idx(group)));
     Value query = arith::DivUIOp::create(kb, fc, idx(group));
-    Value slice = loadSlice(q, ValueRange{batch, head, query, col});
+    Value slice = loadSlice(q, {batch, head, query}, d);
     qSlices.push_back(arith::SelectOp::create(kb, valid, slice, zeroVec));
     queries.push_back(query);
   }
@@ -190,7 +210,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
-    auto kvSlice = [&](LoadKVOp load, Value j) {
+    auto kvSlice = [&](LoadKVOp load, Value j, int64_t rowWidth) {
       Value src = map.lookup(load.getSrc());
       if (Value table = load.getBlockTable()) {
         int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
@@ -198,11 +218,10 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
             kb, map.lookup(table),
             ValueRange{batch, arith::DivUIOp::create(kb, j, idx(bs))});
         Value block = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
-        return loadSlice(src, ValueRange{block, kvHead,
-                                         arith::RemUIOp::create(kb, j, idx(bs)),
-                                         col});
+        Value inBlock = arith::RemUIOp::create(kb, j, idx(bs));
+        return loadSlice(src, {block, kvHead, inBlock}, rowWidth);
       }
-      return loadSlice(src, ValueRange{batch, kvHead, j, col});
+      return loadSlice(src, {batch, kvHead, j}, rowWidth);
     };
     SmallVector<Value> keys, inSplit, kSlices, vSlices;
     for (int64_t u = 0; u < kUnroll; ++u) {
@@ -211,8 +230,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       inSplit.push_back(lt(slot, splitHi));
       keys.push_back(arith::MinSIOp::create(
           kb, slot, arith::SubIOp::create(kb, splitHi, idx(1))));
-      kSlices.push_back(kvSlice(n.loadK, keys.back()));
-      vSlices.push_back(kvSlice(n.loadV, keys.back()));
+      kSlices.push_back(kvSlice(n.loadK, keys.back(), d));
+      vSlices.push_back(kvSlice(n.loadV, keys.back(), dv));
     }
     SmallVector<Value> results(loop.getRegionIterArgs());
     for (int64_t u = 0; u < kUnroll; ++u) {
@@ -265,8 +284,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   Value smem = gpu::DynamicSharedMemoryOp::create(
       kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
                           MemRefLayoutAttrInterface{}, wg));
-  // [key group][row][d | m | l]
-  auto stateType = MemRefType::get({keyGroups, rows, d + 2}, kb.getF32Type(),
+  // [key group][row][width | m | l]
+  auto stateType = MemRefType::get({keyGroups, rows, width + 2}, kb.getF32Type(),
                                    MemRefLayoutAttrInterface{}, wg);
   Value states =
       memref::ViewOp::create(kb, stateType, smem, idx(0), ValueRange{});
@@ -278,21 +297,21 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(first.thenBlock());
     memref::StoreOp::create(kb, loop.getResult(3 * r), states,
-                            ValueRange{keyGroup, idx(r), idx(d)});
+                            ValueRange{keyGroup, idx(r), idx(width)});
     memref::StoreOp::create(kb, loop.getResult(3 * r + 1), states,
-                            ValueRange{keyGroup, idx(r), idx(d + 1)});
+                            ValueRange{keyGroup, idx(r), idx(width + 1)});
   }
   gpu::BarrierOp::create(kb);
 
-  // Thread t merges elements t, t + 128, ... of the [rows, d] partial.
+  // Thread t merges elements t, t + 128, ... of the [rows, Dv] partial.
   Value hq = idx(cast<MemRefType>(q.getType()).getDimSize(1));
-  for (int64_t e = 0; e * kThreads < rows * d; ++e) {
+  for (int64_t e = 0; e * kThreads < rows * dv; ++e) {
     Value flat = add(tid, idx(e * kThreads));
-    auto inRange = scf::IfOp::create(kb, lt(flat, idx(rows * d)));
+    auto inRange = scf::IfOp::create(kb, lt(flat, idx(rows * dv)));
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(inRange.thenBlock());
-    Value r = arith::DivUIOp::create(kb, flat, idx(d));
-    Value c = arith::RemUIOp::create(kb, flat, idx(d));
+    Value r = arith::DivUIOp::create(kb, flat, idx(dv));
+    Value c = arith::RemUIOp::create(kb, flat, idx(dv));
     Value from = idx(0), to = idx(keyGroups), by = idx(1);
     Value noMax = f32(-INFINITY);
     auto maxLoop = scf::ForOp::create(kb, from, to, by, ValueRange{noMax});
@@ -300,7 +319,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(maxLoop.getBody());
       Value mg = memref::LoadOp::create(
-          kb, states, ValueRange{maxLoop.getInductionVar(), r, idx(d)});
+          kb, states, ValueRange{maxLoop.getInductionVar(), r, idx(width)});
       scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
                                    kb, maxLoop.getRegionIterArg(0), mg)});
     }
@@ -314,9 +333,10 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       kb.setInsertionPointToStart(sumLoop.getBody());
       Value kg = sumLoop.getInductionVar();
       Value w = exp2(subf(
-          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(d)}),
+          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width)}),
           shift));
-      Value lg = memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(d + 1)});
+      Value lg =
+          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width + 1)});
       Value ag = memref::LoadOp::create(kb, states, ValueRange{kg, r, c});
       scf::YieldOp::create(
           kb, ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(lg, w)),
@@ -335,9 +355,9 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     auto first = scf::IfOp::create(
         kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, c, idx(0)));
     kb.setInsertionPointToStart(first.thenBlock());
-    memref::StoreOp::create(kb, m, wsArg, ValueRange{wsRow, split, idx(d)});
+    memref::StoreOp::create(kb, m, wsArg, ValueRange{wsRow, split, idx(dv)});
     memref::StoreOp::create(kb, sumLoop.getResult(0), wsArg,
-                            ValueRange{wsRow, split, idx(d + 1)});
+                            ValueRange{wsRow, split, idx(dv + 1)});
   }
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
@@ -403,7 +423,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(maxLoop.getBody());
     Value ms = memref::LoadOp::create(
-        kb, ws, ValueRange{row, maxLoop.getInductionVar(), idx(d)});
+        kb, ws, ValueRange{row, maxLoop.getInductionVar(), idx(dv)});
     scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
                                  kb, maxLoop.getRegionIterArg(0), ms)});
   }
@@ -413,7 +433,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   // every thread: one broadcast load).
   auto splitWeight = [&](Value s) {
     return exp2(subf(
-        memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d)}), shift));
+        memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(dv)}), shift));
   };
   Value sumStride = idx(kThreads);
   Value noSum = f32(0);
@@ -424,7 +444,7 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
     kb.setInsertionPointToStart(sumLoop.getBody());
     Value s = sumLoop.getInductionVar();
     Value w = splitWeight(s);
-    Value ls = memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(d + 1)});
+    Value ls = memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(dv + 1)});
     scf::YieldOp::create(kb,
                          ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(ls, w))});
   }
@@ -439,8 +459,8 @@ void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
   Value bh = arith::DivUIOp::create(kb, row, qLen);
   Value head = arith::RemUIOp::create(kb, bh, hq);
   Value batch = arith::DivUIOp::create(kb, bh, hq);
-  Value width = idx(d), colStride = idx(kThreads);
-  auto cols = scf::ForOp::create(kb, tid, width, colStride);
+  Value columns = idx(dv), colStride = idx(kThreads);
+  auto cols = scf::ForOp::create(kb, tid, columns, colStride);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(cols.getBody());
@@ -482,7 +502,7 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   Location loc = n.forall.getLoc();
   Type f32Type = Float32Type::get(ctx);
   auto wsType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, d + 2}, f32Type);
+      {ShapedType::kDynamic, ShapedType::kDynamic, dv + 2}, f32Type);
   if (failed(func.insertArgument(func.getNumArguments(), wsType, {}, loc)))
     return func.emitError("cannot append the workspace argument");
   Value ws = func.getArgument(func.getNumArguments() - 1);

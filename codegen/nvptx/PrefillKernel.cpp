@@ -37,7 +37,7 @@ Value PrefillKernel::view(Value byteOffset, ArrayRef<int64_t> shape,
 }
 
 void PrefillKernel::copyTile(
-    Value dst, int64_t rows, int64_t width, Value src,
+    Value dst, int64_t rows, int64_t width, int64_t srcWidth, Value src,
     function_ref<std::pair<Value, SmallVector<Value>>(Value)> source) {
   const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
   auto vecType = VectorType::get({8}, p.elt);
@@ -48,7 +48,15 @@ void PrefillKernel::copyTile(
       Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
       Value col = mul(chunk, idx(8));
       auto [valid, indices] = source(row);
-      indices.push_back(col);
+      Value srcCol = col;
+      if (srcWidth < width) {
+        // The padding columns past the source row read nothing (chunk 0's
+        // address) and are written as zeros.
+        Value inRow = lt(col, idx(srcWidth));
+        valid = arith::AndIOp::create(*b, valid, inRow);
+        srcCol = arith::SelectOp::create(*b, inRow, col, idx(0));
+      }
+      indices.push_back(srcCol);
       Value dstCol = p.swizzles(width) ? swizzleColumn(*b, row, col) : col;
       if (p.cpAsync) {
         // Rows past the end copy 0 source bytes: cp.async zero-fills them.
@@ -141,11 +149,13 @@ void PrefillKernel::copyKV(Value start, Value stage, bool commit) {
 void PrefillKernel::copyKVRows(Value start, Value stage, bool inside) {
   Value kDst = view(stageOffset(p.kOff, stage, p.kStage), {p.bc, p.inputRow(p.d)}, p.elt);
   Value vDst = view(stageOffset(p.vOff, stage, p.vStage), {p.bc, p.inputRow(p.dv)}, p.elt);
-  for (auto [load, dst, width] :
-       {std::tuple<LoadKVOp, Value, int64_t>{n.loadK, kDst, p.d},
-        {n.loadV, vDst, p.dv}}) {
+  for (auto [load, dst, width, srcWidth] :
+       {std::tuple<LoadKVOp, Value, int64_t, int64_t>{n.loadK, kDst, p.d,
+                                                      p.headDim},
+        {n.loadV, vDst, p.dv, p.valueHeadDim}}) {
     LoadKVOp l = load;
-    copyTile(dst, p.bc, width, map.lookup(l.getSrc()), [&](Value row) {
+    copyTile(dst, p.bc, width, srcWidth, map.lookup(l.getSrc()),
+             [&](Value row) {
       SmallVector<Value> indices;
       Value valid = kvIndices(l, row, indices, start, inside);
       return std::make_pair(valid, indices);
@@ -177,7 +187,9 @@ void PrefillKernel::forEachOutputChunk(
     Value thread, int64_t count, Value firstRow, int64_t rows,
     int64_t perChunk, const Output &out,
     function_ref<void(Value row, Value col)> body) {
-  const int64_t chunksPerRow = p.dv / perChunk, chunks = rows * chunksPerRow;
+  // Only O's own columns: the padding past Dv is never written.
+  const int64_t chunksPerRow = p.valueHeadDim / perChunk,
+                chunks = rows * chunksPerRow;
   for (int64_t i = 0; i * count < chunks; ++i) {
     Value c = add(thread, idx(i * count));
     Value row =
@@ -261,7 +273,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
 
   // Prologue: Q tile, first K/V tile; Q fragments once.
   Value q = map.lookup(n.loadQ.getQ());
-  copyTile(qs, p.br, p.d, q, [&](Value r) {
+  copyTile(qs, p.br, p.d, p.headDim, q, [&](Value r) {
     Value f = add(*row0, r);
     Value valid = lt(f, rows);
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));

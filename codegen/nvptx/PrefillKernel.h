@@ -116,7 +116,8 @@ private:
   /// Copies a [rows, width] tile from global memory to `dst`; `source`
   /// gives, for tile row r, whether it exists and the global indices of
   /// its first element (the innermost index is the column).
-  void copyTile(Value dst, int64_t rows, int64_t width, Value src,
+  void copyTile(Value dst, int64_t rows, int64_t width, int64_t srcWidth,
+                Value src,
                 function_ref<std::pair<Value, SmallVector<Value>>(Value)>
                     source);
   void copyKV(Value start, Value stage, bool commit = true);

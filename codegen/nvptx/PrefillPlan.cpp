@@ -7,6 +7,8 @@
 #include "codegen/nvptx/Target.h"
 #include "codegen/nvptx/TileMMA.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -70,9 +72,11 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   auto kTile = cast<RankedTensorType>(n.loadK.getTile().getType());
   auto vTile = cast<RankedTensorType>(n.loadV.getTile().getType());
   p.br = qTile.getDimSize(0);
-  p.d = qTile.getDimSize(1);
+  p.headDim = qTile.getDimSize(1);
+  p.valueHeadDim = vTile.getDimSize(1);
+  p.d = llvm::alignTo(p.headDim, 16);
+  p.dv = llvm::alignTo(p.valueHeadDim, 16);
   p.bc = kTile.getDimSize(0);
-  p.dv = vTile.getDimSize(1);
   p.group = n.loadQ.getGroup();
   p.elt = qTile.getElementType();
   p.outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
@@ -92,11 +96,12 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                            << " tier needs tile sizes that are "
                               "multiples of 16 up to 128; got block_q = "
                            << p.br << ", block_kv = " << p.bc;
-  if (p.d % 16 || p.dv % 16)
+  // Rows of 16-byte chunks: a multiple of 8 elements (f16 and bf16).
+  if (p.headDim % 8 || p.valueHeadDim % 8)
     return op->emitError() << "the " << tier
                            << " tier needs head dims that are "
-                              "multiples of 16; got D = "
-                           << p.d << ", Dv = " << p.dv;
+                              "multiples of 8; got D = "
+                           << p.headDim << ", Dv = " << p.valueHeadDim;
   if (failed(planWarps(p, op)))
     return failure();
   // Byte offsets of the shared tiles, each 128-byte aligned.
@@ -154,7 +159,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   if (p.smemBytes > maxSharedMemoryBytes(sm))
     return op->emitError()
            << "the " << tier << " tier needs " << p.smemBytes
-           << " bytes of shared memory for D = " << d << ", Dv = " << dv
+           << " bytes of shared memory for D = " << p.headDim
+           << ", Dv = " << p.valueHeadDim
            << ", tiles " << br << "x" << bc << ", " << p.stages
            << " K/V stage(s); sm_" << sm << " allows "
            << maxSharedMemoryBytes(sm);
@@ -165,7 +171,9 @@ int64_t mlir::attn::mmaTileSharedBytes(int64_t blockQ, int64_t blockKv,
                                        int64_t d, int64_t dv, int64_t stages) {
   // As planPrefill lays out Q, then `stages` K tiles, then V tiles.
   auto tile = [](int64_t rows, int64_t width) {
-    return roundedTo128(rows * inputRowOf(width, SharedLayout::Swizzled) * 2);
+    return roundedTo128(
+        rows * inputRowOf(llvm::alignTo(width, 16), SharedLayout::Swizzled) *
+        2);
   };
   return tile(blockQ, d) + roundedTo128(stages * tile(blockKv, d)) +
          roundedTo128(stages * tile(blockKv, dv));

@@ -71,8 +71,12 @@ int64_t inputRowOf(int64_t width, SharedLayout layout);
 struct PrefillPlan {
   PrefillParts parts;
   int sm = 0;
-  /// Tile sizes, head dims, GQA group, element types.
-  int64_t br = 0, bc = 0, d = 0, dv = 0, group = 1;
+  /// Tile sizes, head dims, GQA group, element types. `d` and `dv` are
+  /// the head dims the MMAs see: the operands' (`headDim`, `valueHeadDim`,
+  /// multiples of 8) rounded up to 16. The copies zero-fill the padding
+  /// columns of Q/K/V in shared memory and the epilogue never writes them.
+  int64_t br = 0, bc = 0, d = 0, dv = 0, headDim = 0, valueHeadDim = 0,
+          group = 1;
   Type elt, outElt;
   /// Warps split the rows first (rowWarps, mTiles 16-row m-tiles each),
   /// then the keys of each K/V tile (kvGroups groups of bcw keys).

@@ -21,17 +21,20 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The decode tier's limits (AttnToDecode.cpp): at most 16 rows per block,
-/// D == Dv read by 1..32 lanes of 16 bytes each.
-bool fitsDecode(AttentionOp op, int64_t rows) {
-  if (rows > 16 || op.getHeadDim() != op.getValueHeadDim())
-    return false;
+/// The decode tier's limits (AttnToDecode.cpp): K and V rows of 16-byte
+/// slices, at most 32 per key. Rows past 16 (group x Sq) are tiled in
+/// 16-row Q tiles, each streaming the K/V range once.
+bool fitsDecode(AttentionOp op) {
   Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
   int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
-  int64_t lanes = op.getHeadDim() / vec;
-  return op.getHeadDim() % vec == 0 && lanes >= 1 && lanes <= 32 &&
-         32 % lanes == 0;
+  int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
+  return d % vec == 0 && dv % vec == 0 && std::max(d, dv) <= 32 * vec;
 }
+
+/// The most query tokens per sequence the decode tier takes by default.
+constexpr int64_t kDecodeMaxQueries = 16;
+/// The decode tier's Q tile: at most 16 rows, kept in registers.
+constexpr int64_t kDecodeMaxRows = 16;
 
 /// Fills the schedule fields the op leaves unset (0), keeping the rest.
 void fillSchedule(AttentionOp op, int64_t blockQ, int64_t blockKv,
@@ -76,13 +79,16 @@ std::optional<int64_t> staticGroupRows(AttentionOp op) {
   return sq * op.getGroupSize();
 }
 
-/// The tier of `op`: its own attn.tier, else decode for few rows per K/V
-/// head, else `prefillTier`.
+/// The tier of `op`: its own attn.tier, else decode for a static Sq of at
+/// most 16 queries (any group size), else `prefillTier`.
 Tier tierOf(AttentionOp op, Tier prefillTier) {
   if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName))
     return chosen.getValue();
-  std::optional<int64_t> rows = staticGroupRows(op);
-  return rows && fitsDecode(op, *rows) ? Tier::Decode : prefillTier;
+  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  return !ShapedType::isDynamic(sq) && sq <= kDecodeMaxQueries &&
+                 fitsDecode(op)
+             ? Tier::Decode
+             : prefillTier;
 }
 
 struct AttnSelectTierPass
@@ -102,10 +108,12 @@ struct AttnSelectTierPass
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {
-        // A Q tile of the group's rows (16, the tier's most, when Sq is
-        // dynamic and the user chose decode). The decode tier reads keys one
-        // at a time; the nest's K/V tile only bounds its loop.
-        int64_t rows = staticGroupRows(op).value_or(16);
+        // A Q tile of the group's rows, at most 16 (the tier's most, also
+        // when Sq is dynamic and the user chose decode). The decode tier
+        // reads keys one at a time; the nest's K/V tile only bounds its
+        // loop.
+        int64_t rows = std::min(staticGroupRows(op).value_or(kDecodeMaxRows),
+                                kDecodeMaxRows);
         fillSchedule(op, static_cast<int64_t>(llvm::PowerOf2Ceil(rows)), 32,
                      0, 0);
         return;

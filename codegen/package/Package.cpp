@@ -140,13 +140,16 @@ std::string package::describeChoices(const Kernel &kernel,
   if (op->hasAttr(kTierAttrName))
     os << "tier set in the spec";
   else if (own.tier == Tier::Decode)
-    os << sq * op.getGroupSize() << " query rows per K/V head";
+    os << "Sq " << sq << " <= 16, " << sq * op.getGroupSize()
+       << " query rows per K/V head";
+  else if (ShapedType::isDynamic(sq))
+    os << code.chip << "'s prefill tier, dynamic Sq";
+  else if (sq > 16)
+    os << code.chip << "'s prefill tier, Sq " << sq << " > 16";
   else
-    os << code.chip << "'s prefill tier, "
-       << (ShapedType::isDynamic(sq)
-               ? std::string("dynamic Sq")
-               : std::to_string(sq * op.getGroupSize()) +
-                     " query rows per K/V head");
+    os << code.chip << "'s prefill tier, D " << op.getHeadDim() << " / Dv "
+       << op.getValueHeadDim()
+       << " not in the decode tier's 16-byte slices (at most 32 per key)";
   if (own.tier != Tier::Decode) {
     int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
     if (op.getScheduleAttr())

@@ -30,6 +30,14 @@ KERNELS = {
                             None, None, True),
     "mha_d128_window_left_max_br": (4, 4, 128, 128, (2147483647, 0, True),
                                     None, None, True),
+    # Head dims that are multiples of 8, not 16 (issue 19): padded to 16
+    # in shared memory, never read or written past the row.
+    "gqa4_d40_causal": (8, 2, 40, 40, (-1, 0, False), None, None, True),
+    "mha_d72_window_br": (4, 4, 72, 72, (64, 0, True), None, None, True),
+    "gqa2_d104_softcap": (4, 2, 104, 104, None, 0.1, 30.0, True),
+    "gqa4_d40_dv72": (8, 2, 40, 72, None, None, None, False),
+    "mqa_d72_dv40_causal_br": (4, 1, 72, 40, (-1, 0, True), None, None, True),
+    "mha_d136_dv120": (2, 2, 136, 120, None, None, None, True),
 }
 
 # Other schedules of some of them: (block_q, block_kv[, warps, stages]).
@@ -55,16 +63,23 @@ SCHEDULED_KERNELS = {"gqa4_d64_causal_t32x64": ("gqa4_d64_causal", (32, 64)),
                      # 3 K/V stages in flight; 1 (loaded in the loop).
                      "gqa2_d128_causal_s3": ("gqa2_d128_causal",
                                              (128, 64, 0, 3)),
-                     "mha_d64_s1": ("mha_d64", (64, 64, 0, 1))}
+                     "mha_d64_s1": ("mha_d64", (64, 64, 0, 1)),
+                     # Padded head dims with key groups and a 3-stage ring.
+                     "mha_d72_window_br_w8": ("mha_d72_window_br",
+                                              (64, 64, 8, 0)),
+                     "gqa4_d40_causal_s3": ("gqa4_d40_causal",
+                                            (128, 64, 0, 3))}
 
 # bf16 prefill: the same kinds of spec; the wmma tier runs them on mma.sync.
 BF16_KERNELS = ["gqa4_d64_causal", "gqa8_d128_causal_br", "gqa4_d128_softcap",
-                "mqa_d64_window_br", "gqa4_d64_dv128", "mha_d256_softcap"]
+                "mqa_d64_window_br", "gqa4_d64_dv128", "mha_d256_softcap",
+                "gqa2_d104_softcap"]
 
 # f16 inputs with an f32 O (dtype "f16:f32"): the mma tier stages O as
 # f32, over the warp's Q rows where it fits (D128, Dv64), else over all of
 # shared memory after a block barrier.
-F32_OUT_KERNELS = ["gqa4_d64_causal", "gqa4_d128_softcap", "gqa2_d128_dv64"]
+F32_OUT_KERNELS = ["gqa4_d64_causal", "gqa4_d128_softcap", "gqa2_d128_dv64",
+                   "gqa4_d40_dv72"]
 
 DECODE_KERNELS = {
     "dec_gqa4_d128": (8, 2, 128, 128, None, None, None, True, 1, 0, False),
@@ -85,6 +100,23 @@ DECODE_KERNELS = {
     "dec_gqa4_d128_window_max_br": (8, 2, 128, 128,
                                     (2147483647, 2147483647, True), None,
                                     None, True, 1, 0, False),
+    # Issue 18's decode shapes: any group size (more than 16 rows take
+    # several 16-row Q tiles), up to 16 queries, head dims that are
+    # multiples of 8, Dv != D.
+    "dec_mqa64_d128": (64, 1, 128, 128, None, None, None, True, 1, 0, False),
+    "specdec4_gqa8_d128_causal": (16, 2, 128, 128, (-1, 0, True), None, None,
+                                  True, 4, 0, True),
+    "specdec16_gqa4_d64_causal_paged16": (8, 2, 64, 64, (-1, 0, True), None,
+                                          None, True, 16, 16, False),
+    "dec_gqa4_d40": (8, 2, 40, 40, None, None, None, True, 1, 0, False),
+    "dec_gqa4_d72_dv40_paged16": (8, 2, 72, 40, None, None, None, True, 1,
+                                  16, True),
+    "dec_mha_d104_softcap": (4, 4, 104, 104, None, 0.1, 30.0, True, 1, 0,
+                             False),
+    "dec_gqa2_d64_dv256": (4, 2, 64, 256, None, None, None, True, 2, 0,
+                           False),
+    "dec_bf16_gqa8_d80_causal": (8, 1, 80, 80, (-1, 0, True), None, None,
+                                 True, 3, 0, False, None, "bf16"),
 }
 # (B, Sk, splits): splits 0 lets the host choose from Sk and the SM count.
 DECODE_SIZES = [(1, 1, 0), (2, 239, 1), (2, 239, 3), (1, 1000, 16),

@@ -1,5 +1,7 @@
-// attn-select-tier: few static query rows per K/V head -> decode (with a
-// Q tile of those rows, rounded up to a power of two); otherwise the
+// attn-select-tier: a static Sq of at most 16 queries -> decode (with a
+// Q tile of the group's rows, rounded up to a power of two, at most 16:
+// more rows take more Q tiles), when K and V rows are 16-byte slices, at
+// most 32 per key (D, Dv multiples of 8 up to 256 for f16); otherwise the
 // prefill tier it is told (mma by default). It fills in every schedule
 // field the op leaves at 0: tiles, warps and stages.
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" | FileCheck %s --check-prefix=WMMA
@@ -30,14 +32,71 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
   return
 }
 
-// A dynamic query length, too many rows, or D != Dv: the prefill tier.
+// Eight queries of a GQA-4 group: 32 rows, two 16-row Q tiles.
+// MMA-LABEL: func.func @long_rows
+// MMA: schedule = <block_q = 16, block_kv = 32>
+// MMA-SAME: {attn.tier = #attn.tier<decode>}
+func.func @long_rows(%q: memref<?x8x8x64xf16>, %k: memref<?x2x?x64xf16>,
+                     %v: memref<?x2x?x64xf16>, %o: memref<?x8x8x64xf16>) {
+  attn.attention q(%q : memref<?x8x8x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x8x64xf16>)
+  return
+}
+
+// MQA: 64 query heads over one K/V head, four Q tiles.
+// MMA-LABEL: func.func @mqa
+// MMA: schedule = <block_q = 16, block_kv = 32>
+// MMA-SAME: {attn.tier = #attn.tier<decode>}
+func.func @mqa(%q: memref<?x64x1x128xf16>, %k: memref<?x1x?x128xf16>,
+               %v: memref<?x1x?x128xf16>, %o: memref<?x64x1x128xf16>) {
+  attn.attention q(%q : memref<?x64x1x128xf16>) k(%k : memref<?x1x?x128xf16>)
+                 v(%v : memref<?x1x?x128xf16>) -> o(%o : memref<?x64x1x128xf16>)
+  return
+}
+
+// D != Dv, and head dims that are not 8 times a power of two.
+// MMA-LABEL: func.func @decode_dv_differs
+// MMA: schedule = <block_q = 4, block_kv = 32>
+// MMA-SAME: {attn.tier = #attn.tier<decode>}
+// MMA-LABEL: func.func @decode_d40
+// MMA: schedule = <block_q = 4, block_kv = 32> {attn.tier = #attn.tier<decode>}
+func.func @decode_dv_differs(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
+                             %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
+  attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x128xf16>) -> o(%o : memref<?x8x1x128xf16>)
+  return
+}
+func.func @decode_d40(%q: memref<?x8x1x40xf16>, %k: memref<?x2x?x40xf16>,
+                      %v: memref<?x2x?x40xf16>, %o: memref<?x8x1x40xf16>) {
+  attn.attention q(%q : memref<?x8x1x40xf16>) k(%k : memref<?x2x?x40xf16>)
+                 v(%v : memref<?x2x?x40xf16>) -> o(%o : memref<?x8x1x40xf16>)
+  return
+}
+
+// A dynamic query length, more than 16 queries, or a head dim past the
+// decode tier's 32 slices: the prefill tier.
+// MMA-LABEL: func.func @seventeen_queries
+// MMA: {attn.tier = #attn.tier<mma>}
+// MMA-LABEL: func.func @d264
+// MMA: {attn.tier = #attn.tier<mma>}
+func.func @seventeen_queries(%q: memref<?x2x17x64xf16>, %k: memref<?x2x?x64xf16>,
+                             %v: memref<?x2x?x64xf16>, %o: memref<?x2x17x64xf16>) {
+  attn.attention q(%q : memref<?x2x17x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x2x17x64xf16>)
+  return
+}
+func.func @d264(%q: memref<?x2x1x264xf16>, %k: memref<?x2x?x264xf16>,
+                %v: memref<?x2x?x264xf16>, %o: memref<?x2x1x264xf16>) {
+  attn.attention q(%q : memref<?x2x1x264xf16>) k(%k : memref<?x2x?x264xf16>)
+                 v(%v : memref<?x2x?x264xf16>) -> o(%o : memref<?x2x1x264xf16>)
+  return
+}
+
 // The wmma tier's tiles: 64 x 32, one warp per 16 rows; two cp.async
 // stages, one on Turing (no cp.async).
 // WMMA-LABEL: func.func @prefill
 // WMMA: schedule = <block_q = 64, block_kv = 32, warps = 4, stages = 2>
 // WMMA-SAME: {attn.tier = #attn.tier<wmma>}
-// WMMA-LABEL: func.func @long_rows
-// WMMA: {attn.tier = #attn.tier<wmma>}
 // WMMA-LABEL: func.func @dv_differs
 // WMMA: {attn.tier = #attn.tier<wmma>}
 // TURING-LABEL: func.func @prefill
@@ -60,16 +119,10 @@ func.func @prefill(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
                  v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x?x64xf16>)
   return
 }
-func.func @long_rows(%q: memref<?x8x8x64xf16>, %k: memref<?x2x?x64xf16>,
-                     %v: memref<?x2x?x64xf16>, %o: memref<?x8x8x64xf16>) {
-  attn.attention q(%q : memref<?x8x8x64xf16>) k(%k : memref<?x2x?x64xf16>)
-                 v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x8x64xf16>)
-  return
-}
-func.func @dv_differs(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
-                      %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
-  attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)
-                 v(%v : memref<?x2x?x128xf16>) -> o(%o : memref<?x8x1x128xf16>)
+func.func @dv_differs(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
+                      %v: memref<?x2x?x128xf16>, %o: memref<?x8x?x128xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x128xf16>) -> o(%o : memref<?x8x?x128xf16>)
   return
 }
 

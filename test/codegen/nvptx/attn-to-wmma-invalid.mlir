@@ -19,11 +19,11 @@ func.func @f32(%q: memref<?x4x?x64xf32>, %k: memref<?x4x?x64xf32>,
 
 // -----
 
-func.func @d40(%q: memref<?x4x?x40xf16>, %k: memref<?x4x?x40xf16>,
-               %v: memref<?x4x?x40xf16>, %o: memref<?x4x?x40xf16>) {
-  // expected-error @+1 {{the wmma tier needs head dims that are multiples of 16; got D = 40, Dv = 40}}
-  attn.attention q(%q : memref<?x4x?x40xf16>) k(%k : memref<?x4x?x40xf16>)
-                 v(%v : memref<?x4x?x40xf16>) -> o(%o : memref<?x4x?x40xf16>)
+func.func @d36(%q: memref<?x4x?x36xf16>, %k: memref<?x4x?x36xf16>,
+               %v: memref<?x4x?x36xf16>, %o: memref<?x4x?x36xf16>) {
+  // expected-error @+1 {{the wmma tier needs head dims that are multiples of 8; got D = 36, Dv = 36}}
+  attn.attention q(%q : memref<?x4x?x36xf16>) k(%k : memref<?x4x?x36xf16>)
+                 v(%v : memref<?x4x?x36xf16>) -> o(%o : memref<?x4x?x36xf16>)
   return
 }
 

@@ -1,0 +1,53 @@
+// Head dims that are multiples of 8 but not of 16 (D 40, 72, 104 are real
+// models'). The prefill tiers pad them to 16 in shared memory: the copies
+// read the row's 16-byte chunks and zero-fill the rest (a cp.async of 0
+// source bytes), the MMAs run over the padded width, and the epilogue
+// writes only O's own columns. The decode tier reads them with a power of
+// two of 16-byte lanes per key, the lanes past the row reading zeros.
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma | FileCheck %s --check-prefix=WMMA
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode | FileCheck %s --check-prefix=DECODE
+
+// Q/K/V rows of 40 in shared rows of 48 + 8 padding; the chunk at column
+// 40 copies 0 bytes (zeros).
+// MMA-LABEL: gpu.func @prefill_d40_mma
+// MMA: %[[C40:.*]] = arith.constant 40 : index
+// MMA: %[[IN:.*]] = arith.cmpi slt, %[[COL:.*]], %[[C40]] : index
+// MMA: %[[VALID:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
+// MMA: %[[SRC:.*]] = arith.select %[[IN]], %[[COL]], %{{.*}} : index
+// MMA: %[[N:.*]] = arith.select %[[VALID]], %{{.*}}, %{{.*}} : index
+// MMA: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %[[SRC]]], %{{.*}}, 8, %[[N]] {bypassL1} : memref<?x8x?x40xf16> to memref<128x56xf16, #gpu.address_space<workgroup>>
+// MMA: memref<64x56xf16, #gpu.address_space<workgroup>>
+// Five 16-byte chunks of O per row, not six.
+// MMA: arith.constant 5 : index
+// MMA: vector.store %{{.*}}, %arg3[{{.*}}] {alignment = 16 : i64} : memref<?x8x?x40xf16>, vector<8xf16>
+// WMMA-LABEL: gpu.func @prefill_d40_wmma
+// WMMA: nvgpu.device_async_copy {{.*}} : memref<?x8x?x40xf16> to memref<64x56xf16, #gpu.address_space<workgroup>>
+// WMMA: vector.store %{{.*}}, %arg3[{{.*}}] {alignment = 16 : i64} : memref<?x8x?x40xf16>, vector<8xf16>
+func.func @prefill_d40(%q: memref<?x8x?x40xf16>, %k: memref<?x2x?x40xf16>,
+                       %v: memref<?x2x?x40xf16>, %o: memref<?x8x?x40xf16>) {
+  attn.attention q(%q : memref<?x8x?x40xf16>) k(%k : memref<?x2x?x40xf16>)
+                 v(%v : memref<?x2x?x40xf16>) -> o(%o : memref<?x8x?x40xf16>)
+                 mask = <causal>
+  return
+}
+
+// D 40, Dv 72: 16 lanes per key (9 slices of V, 5 of K), 8 key groups;
+// the workspace holds Dv + 2 floats per split.
+// DECODE-LABEL: func.func @decode_d40_dv72
+// DECODE: gpu.launch_func @attn_kernels::@decode_d40_dv72_decode_split {{.*}} shared = 16640, {{.*}} workspace = [rows, splits, 74] : f32
+// DECODE-LABEL: gpu.func @decode_d40_dv72_decode_split
+// DECODE: %[[LANE:.*]] = arith.remui %thread_id_x, %c16{{.*}} : index
+// DECODE: %[[COL:.*]] = arith.muli %[[LANE]], %{{.*}} : index
+// DECODE: %[[INK:.*]] = arith.cmpi slt, %[[COL]], %c40{{.*}} : index
+// DECODE: %[[AT:.*]] = arith.select %[[INK]], %[[COL]], %{{.*}} : index
+// DECODE: vector.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]]
+// DECODE: %[[INV:.*]] = arith.cmpi slt, %[[COL]], %c72{{.*}} : index
+// DECODE: vector.load %arg2[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x2x?x72xf16>
+// DECODE: arith.select %[[INV]]
+func.func @decode_d40_dv72(%q: memref<?x8x1x40xf16>, %k: memref<?x2x?x40xf16>,
+                           %v: memref<?x2x?x72xf16>, %o: memref<?x8x1x72xf16>) {
+  attn.attention q(%q : memref<?x8x1x40xf16>) k(%k : memref<?x2x?x40xf16>)
+                 v(%v : memref<?x2x?x72xf16>) -> o(%o : memref<?x8x1x72xf16>)
+  return
+}

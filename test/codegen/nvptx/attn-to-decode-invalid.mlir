@@ -1,0 +1,45 @@
+// What the split-K decode tier cannot do is refused with a diagnostic that
+// names the rule (here for specs that chose the tier themselves).
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode -split-input-file -verify-diagnostics
+
+func.func @d36(%q: memref<?x4x1x36xf16>, %k: memref<?x4x?x36xf16>,
+               %v: memref<?x4x?x36xf16>, %o: memref<?x4x1x36xf16>) {
+  // expected-error @+1 {{the split-K decode tier reads K and V in 16-byte slices: D and Dv must be multiples of 8; got D = 36, Dv = 36}}
+  attn.attention q(%q : memref<?x4x1x36xf16>) k(%k : memref<?x4x?x36xf16>)
+                 v(%v : memref<?x4x?x36xf16>) -> o(%o : memref<?x4x1x36xf16>)
+                 {attn.tier = #attn.tier<decode>}
+  return
+}
+
+// -----
+
+func.func @dv264(%q: memref<?x4x1x64xf16>, %k: memref<?x4x?x64xf16>,
+                 %v: memref<?x4x?x264xf16>, %o: memref<?x4x1x264xf16>) {
+  // expected-error @+1 {{the split-K decode tier reads a key with at most 32 lanes of 16 bytes: D and Dv must be at most 256; got D = 64, Dv = 264}}
+  attn.attention q(%q : memref<?x4x1x64xf16>) k(%k : memref<?x4x?x64xf16>)
+                 v(%v : memref<?x4x?x264xf16>) -> o(%o : memref<?x4x1x264xf16>)
+                 {attn.tier = #attn.tier<decode>}
+  return
+}
+
+// -----
+
+func.func @rows32(%q: memref<?x8x4x64xf16>, %k: memref<?x1x?x64xf16>,
+                  %v: memref<?x1x?x64xf16>, %o: memref<?x8x4x64xf16>) {
+  // expected-error @+1 {{the split-K decode tier keeps at most 16 query rows per block in registers; got block_q = 32}}
+  attn.attention q(%q : memref<?x8x4x64xf16>) k(%k : memref<?x1x?x64xf16>)
+                 v(%v : memref<?x1x?x64xf16>) -> o(%o : memref<?x8x4x64xf16>)
+                 schedule = <block_q = 32>
+  return
+}
+
+// -----
+
+func.func @warps(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
+                 %v: memref<?x2x?x64xf16>, %o: memref<?x8x1x64xf16>) {
+  // expected-error @+1 {{the split-K decode tier picks its own warps and stages; the schedule sets warps = 4, stages = 0}}
+  attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x1x64xf16>)
+                 schedule = <warps = 4>
+  return
+}
