@@ -17,6 +17,12 @@
 // RUN: attn-run %s --func=decode_mha_d32_f32 --batch=1 --kv-len=1
 // RUN: attn-run %s --func=spec_decode_gqa4_d64_f16_causal_br --batch=2 --q-len=4 --kv-len=400 --num-splits=3
 // RUN: attn-run %s --func=spec_decode_gqa4_d64_f16_causal_br --batch=1 --q-len=4 --kv-len=400 --kv-chunk=64 --block-kv=32
+// The GPU decode tier's shapes (issue 18): MQA and speculative decode under
+// GQA-8 in 16-row Q tiles, head dims that are multiples of 8, Dv != D.
+// RUN: attn-run %s --func=decode_mqa64_d128_f16 --batch=2 --kv-len=700 --num-splits=5 --block-q=16
+// RUN: attn-run %s --func=spec_decode_gqa8_d128_f16_causal_br --batch=2 --q-len=4 --kv-len=333 --num-splits=3 --block-q=16
+// RUN: attn-run %s --func=spec_decode_gqa8_d128_f16_causal_br --batch=1 --q-len=16 --kv-len=40 --num-splits=7 --block-q=16
+// RUN: attn-run %s --func=decode_gqa4_d40_dv72_bf16_lens --batch=3 --kv-len=290 --num-splits=4 --kv-lens=1,290,77
 // RUN: attn-run %s --func=prefill_split_gqa4_d80_f32_window --batch=1 --q-len=130 --kv-len=130 --num-splits=3 --block-q=32 --block-kv=16
 
 func.func @decode_gqa4_d128_f16(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>, %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>, %lse: memref<?x8x1xf32>) {
@@ -49,3 +55,21 @@ func.func @prefill_split_gqa4_d80_f32_window(%q: memref<?x4x?x80xf32>, %k: memre
   return
 }
 
+
+func.func @decode_mqa64_d128_f16(%q: memref<?x64x1x128xf16>, %k: memref<?x1x?x128xf16>, %v: memref<?x1x?x128xf16>, %o: memref<?x64x1x128xf16>, %lse: memref<?x64x1xf32>) {
+  attn.attention q(%q : memref<?x64x1x128xf16>) k(%k : memref<?x1x?x128xf16>) v(%v : memref<?x1x?x128xf16>)
+      -> o(%o : memref<?x64x1x128xf16>) lse(%lse : memref<?x64x1xf32>)
+  return
+}
+
+func.func @spec_decode_gqa8_d128_f16_causal_br(%q: memref<?x16x?x128xf16>, %k: memref<?x2x?x128xf16>, %v: memref<?x2x?x128xf16>, %o: memref<?x16x?x128xf16>, %lse: memref<?x16x?xf32>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x2x?x128xf16>) v(%v : memref<?x2x?x128xf16>)
+      -> o(%o : memref<?x16x?x128xf16>) lse(%lse : memref<?x16x?xf32>) mask = <causal, bottom_right>
+  return
+}
+
+func.func @decode_gqa4_d40_dv72_bf16_lens(%q: memref<?x8x1x40xbf16>, %k: memref<?x2x?x40xbf16>, %v: memref<?x2x?x72xbf16>, %lens: memref<?xi32>, %o: memref<?x8x1x72xbf16>, %lse: memref<?x8x1xf32>) {
+  attn.attention q(%q : memref<?x8x1x40xbf16>) k(%k : memref<?x2x?x40xbf16>) v(%v : memref<?x2x?x72xbf16>) kv_lens(%lens : memref<?xi32>)
+      -> o(%o : memref<?x8x1x72xbf16>) lse(%lse : memref<?x8x1xf32>)
+  return
+}
