@@ -68,6 +68,12 @@ DECODE = [(f"decode B{b} Sk{sk}", "decode_h32_kv8_d128", b, 32, 8, 1, sk, 128,
            False)
           for b, sk in [(1, 4096), (1, 16384), (1, 131072), (8, 16384),
                         (64, 4096)]]
+# Issue 18's other decode rows: MQA (Hq 64, Hkv 1) and speculative decode
+# (Sq 4 under GQA-8, no mask: SDPA's is_causal would align top-left).
+DECODE += [(f"decode MQA Hq64 B{b} Sk16384", "decode_h64_kv1_d128", b, 64, 1,
+            1, 16384, 128, False) for b in (1, 8)]
+DECODE += [(f"decode spec Sq4 GQA-8 B{b} Sk16384", "decode_spec4_h32_kv4_d128",
+            b, 32, 4, 4, 16384, 128, False) for b in (1, 8)]
 PEERS = [("flash", SDPBackend.FLASH_ATTENTION),
          ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
