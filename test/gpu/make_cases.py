@@ -118,6 +118,26 @@ DECODE_KERNELS = {
     "dec_bf16_gqa8_d80_causal": (8, 1, 80, 80, (-1, 0, True), None, None,
                                  True, 3, 0, False, None, "bf16"),
 }
+# Paged prefill (chunked prefill: new queries against a paged cache that
+# holds the earlier tokens too, bottom-right causal), on the prefill tiers:
+# name -> (kernel as in KERNELS, block_size, lens[, dtype]).
+PAGED_PREFILL_KERNELS = {
+    "paged1_gqa4_d64_causal_br": ((8, 2, 64, 64, (-1, 0, True), None, None,
+                                   True), 1, True),
+    "paged16_gqa4_d128_causal_br": ((8, 2, 128, 128, (-1, 0, True), None,
+                                     None, True), 16, True),
+    "paged64_mha_d128_window_br": ((4, 4, 128, 128, (100, 0, True), None,
+                                    None, True), 64, False),
+    "paged16_gqa2_d72_softcap": ((4, 2, 72, 72, None, 0.1, 30.0, True), 16,
+                                 True),
+    "paged64_bf16_gqa8_d64_causal_br": ((8, 1, 64, 64, (-1, 0, True), None,
+                                         None, True), 64, True, "bf16"),
+}
+# (B, Sq, Sk): chunks of new queries against longer caches, a chunk longer
+# than the cache (its first rows see no key), single tokens.
+PAGED_PREFILL_SIZES = [(2, 64, 300), (1, 129, 1000), (3, 17, 77),
+                       (1, 300, 200), (2, 1, 33), (1, 512, 2048)]
+
 # (B, Sk, splits): splits 0 lets the host choose from Sk and the SM count.
 DECODE_SIZES = [(1, 1, 0), (2, 239, 1), (2, 239, 3), (1, 1000, 16),
                 (3, 777, 0), (1, 4097, 0), (2, 50, 16)]
@@ -247,6 +267,18 @@ def main(out):
             lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} 0 0 0 {dtype}")
+    for name, (kernel, bs, lens, *rest) in PAGED_PREFILL_KERNELS.items():
+        hq, hkv, d, dv, mask, scale, softcap, lse = kernel
+        dtype = rest[0] if rest else "f16"
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, *kernel, block_size=bs, lens=lens,
+                         dtype=dtype))
+        left, right, br = mask if mask else (-1, -1, False)
+        sc = scale if scale else d ** -0.5
+        for b, sq, sk in PAGED_PREFILL_SIZES:
+            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
+                         f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
+                         f"{b} {sq} {sk} {bs} {int(lens)} 0 {dtype}")
     for name, kernel in DECODE_KERNELS.items():
         hq, hkv, d, dv, mask, scale, softcap, lse, sq, bs, lens = kernel[:11]
         dtype = kernel[12] if len(kernel) > 12 else "f16"
@@ -276,7 +308,8 @@ def main(out):
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(bench) + "\n")
-    print(f"{len(prefill) + len(DECODE_KERNELS)} kernels, {len(lines) - 1} "
+    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS)}"
+          f" kernels, {len(lines) - 1} "
           f"cases in {out}")
 
 

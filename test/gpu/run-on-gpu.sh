@@ -11,9 +11,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [ "${1:-}" != "--bench-only" ]; then
 awk 'NR==1 || ($14<=257 && $15<=300)' cases.txt > sanitize.txt
 awk 'NR==1 || $14==17 || $14==203 || ($15==239 && $18==3)' cases.txt > race.txt
-timeout 150 ./attn_gpu_test check cases.txt . > "$out/check.log" 2> "$out/check.err"
+timeout 300 ./attn_gpu_test check cases.txt . > "$out/check.log" 2> "$out/check.err"
 echo "check rc=$?"; tail -1 "$out/check.log"; grep -v "^PASS" "$out/check.log" | head -20
-timeout 150 compute-sanitizer --tool memcheck ./attn_gpu_test check sanitize.txt . > "$out/memcheck.log" 2>&1
+timeout 300 compute-sanitizer --tool memcheck ./attn_gpu_test check sanitize.txt . > "$out/memcheck.log" 2>&1
 echo "memcheck rc=$?"; tail -2 "$out/memcheck.log"
 timeout 200 compute-sanitizer --tool racecheck ./attn_gpu_test check race.txt . > "$out/racecheck.log" 2>&1
 echo "racecheck rc=$?"; tail -2 "$out/racecheck.log"
