@@ -24,6 +24,8 @@
 
 #include "codegen/nvptx/KernelCommon.h"
 #include "codegen/nvptx/LaunchContract.h"
+#include "codegen/nvptx/PrefillKernel.h"
+#include "codegen/nvptx/SplitCombine.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -43,7 +45,6 @@ using namespace mlir::attn::nvptx;
 namespace {
 
 constexpr int64_t kThreads = 128;
-constexpr int64_t kCombineRowsPerBlock = 1; // one block per row
 constexpr int64_t kUnroll = 2;              // keys per group per trip
 
 class DecodeKernels : public KernelEmitter {
@@ -96,8 +97,6 @@ public:
 
 private:
   LogicalResult buildSplit(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
-  void buildCombine(gpu::GPUFuncOp kernel);
-  Value blockReduce(Value x, Value tid, Value scratch, bool max);
   /// This lane's 16-byte slice of a row `rowWidth` elements wide at
   /// `indices` (all but the column), in f32; zeros for a lane past the row
   /// (it reads the row's first slice, which its neighbours read anyway).
@@ -364,178 +363,33 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   return success();
 }
 
-/// Block-wide max or sum of one f32 per thread: shuffles within each warp,
-/// then the warps' results through `scratch` (one slot per warp).
-Value DecodeKernels::blockReduce(Value x, Value tid, Value scratch, bool max) {
-  ImplicitLocOpBuilder &kb = *b;
-  auto combine = [&](Value a, Value c) -> Value {
-    return max ? arith::MaxNumFOp::create(kb, a, c).getResult() : addf(a, c);
-  };
-  for (int64_t off = kWarp / 2; off >= 1; off /= 2)
-    x = combine(x, gpu::ShuffleOp::create(kb, x, off, kWarp,
-                                          gpu::ShuffleMode::XOR)
-                       .getShuffleResult());
-  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
-  Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
-  Value firstLane =
-      arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0));
-  auto first = scf::IfOp::create(kb, firstLane);
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(first.thenBlock());
-    memref::StoreOp::create(kb, x, scratch, ValueRange{warp});
-  }
-  gpu::BarrierOp::create(kb);
-  Value result = memref::LoadOp::create(kb, scratch, ValueRange{idx(0)});
-  for (int64_t w = 1; w < kThreads / kWarp; ++w)
-    result = combine(result,
-                     memref::LoadOp::create(kb, scratch, ValueRange{idx(w)}));
-  // Every thread has read the slots before they are written again.
-  gpu::BarrierOp::create(kb);
-  return result;
-}
-
-void DecodeKernels::buildCombine(gpu::GPUFuncOp kernel) {
-  // One block per output row: the threads share the splits for m and l
-  // and take one column each for the accumulator, so the loads over the
-  // splits are independent and coalesced.
-  ImplicitLocOpBuilder &kb = *b;
-  MLIRContext *ctx = kb.getContext();
-  Value ws = kernel.getArgument(0), o = kernel.getArgument(1);
-  Value lse = n.storeLse ? kernel.getArgument(2) : Value();
-  Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
-  Value row = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
-                          MemRefLayoutAttrInterface{}, wg));
-  Value scratch = memref::ViewOp::create(
-      kb,
-      MemRefType::get({kThreads / kWarp}, kb.getF32Type(),
-                      MemRefLayoutAttrInterface{}, wg),
-      smem, idx(0), ValueRange{});
-  Value splits = memref::DimOp::create(kb, ws, 1);
-  Value stride = idx(kThreads);
-  Value noMax = f32(-INFINITY);
-  auto maxLoop =
-      scf::ForOp::create(kb, tid, splits, stride, ValueRange{noMax});
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(maxLoop.getBody());
-    Value ms = memref::LoadOp::create(
-        kb, ws, ValueRange{row, maxLoop.getInductionVar(), idx(dv)});
-    scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
-                                 kb, maxLoop.getRegionIterArg(0), ms)});
-  }
-  Value m = blockReduce(maxLoop.getResult(0), tid, scratch, /*max=*/true);
-  Value shift = safeMax(m);
-  // Split s's weight in the merge, 2^(m_s - m) (m_s is the same address for
-  // every thread: one broadcast load).
-  auto splitWeight = [&](Value s) {
-    return exp2(subf(
-        memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(dv)}), shift));
-  };
-  Value sumStride = idx(kThreads);
-  Value noSum = f32(0);
-  auto sumLoop =
-      scf::ForOp::create(kb, tid, splits, sumStride, ValueRange{noSum});
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(sumLoop.getBody());
-    Value s = sumLoop.getInductionVar();
-    Value w = splitWeight(s);
-    Value ls = memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(dv + 1)});
-    scf::YieldOp::create(kb,
-                         ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(ls, w))});
-  }
-  Value l = blockReduce(sumLoop.getResult(0), tid, scratch, /*max=*/false);
-  Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
-  Value inverse = arith::DivFOp::create(kb, f32(1), l);
-  Value inv = arith::SelectOp::create(kb, seen, inverse, f32(0));
-  // row = (b * Hq + head) * Sq + query
-  Value qLen = memref::DimOp::create(kb, o, 2);
-  Value hq = idx(cast<MemRefType>(o.getType()).getDimSize(1));
-  Value query = arith::RemUIOp::create(kb, row, qLen);
-  Value bh = arith::DivUIOp::create(kb, row, qLen);
-  Value head = arith::RemUIOp::create(kb, bh, hq);
-  Value batch = arith::DivUIOp::create(kb, bh, hq);
-  Value columns = idx(dv), colStride = idx(kThreads);
-  auto cols = scf::ForOp::create(kb, tid, columns, colStride);
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(cols.getBody());
-    Value c = cols.getInductionVar();
-    Value accFrom = idx(0), accBy = idx(1);
-    Value noAcc = f32(0);
-    auto accLoop =
-        scf::ForOp::create(kb, accFrom, splits, accBy, ValueRange{noAcc});
-    {
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(accLoop.getBody());
-      Value s = accLoop.getInductionVar();
-      Value w = splitWeight(s);
-      Value a = memref::LoadOp::create(kb, ws, ValueRange{row, s, c});
-      scf::YieldOp::create(
-          kb, ValueRange{addf(accLoop.getRegionIterArg(0), mulf(a, w))});
-    }
-    Value x = mulf(accLoop.getResult(0), inv);
-    if (!outElt.isF32())
-      x = arith::TruncFOp::create(kb, outElt, x);
-    memref::StoreOp::create(kb, x, o, ValueRange{batch, head, query, c});
-  }
-  if (lse) {
-    auto first = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, tid, idx(0)));
-    kb.setInsertionPointToStart(first.thenBlock());
-    Value log2Sum = addf(m, math::Log2Op::create(kb, l));
-    Value x = mulf(log2Sum, f32(kLn2));
-    x = arith::SelectOp::create(kb, seen, x, f32(-INFINITY));
-    memref::StoreOp::create(kb, x, lse, ValueRange{batch, head, query});
-  }
-  kb.setInsertionPointToEnd(&kernel.front());
-  gpu::ReturnOp::create(kb);
-}
-
 LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
                                    StringRef name) {
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
-  Type f32Type = Float32Type::get(ctx);
-  auto wsType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, dv + 2}, f32Type);
-  if (failed(func.insertArgument(func.getNumArguments(), wsType, {}, loc)))
-    return func.emitError("cannot append the workspace argument");
-  Value ws = func.getArgument(func.getNumArguments() - 1);
+  FailureOr<Value> ws = appendWorkspace(func, dv);
+  if (failed(ws))
+    return failure();
+  auto wsType = cast<MemRefType>(ws->getType());
 
   SmallVector<Value> splitOperands = inputOperands(n);
-  SmallVector<Value> combineOperands{ws, n.storeO.getO()};
-  if (n.storeLse)
-    combineOperands.push_back(n.storeLse.getLse());
-
-  SymbolTable symbols(module);
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto makeKernel = [&](StringRef kernelName, ValueRange operands) {
-    auto type = FunctionType::get(ctx, operands.getTypes(), TypeRange{});
-    auto kernel = gpu::GPUFuncOp::create(mb, loc, kernelName, type);
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                    UnitAttr::get(ctx));
-    kernel.setKnownBlockSizeAttr(
-        DenseI32ArrayAttr::get(ctx, {int32_t(kThreads), 1, 1}));
-    symbols.insert(kernel);
-    return kernel;
-  };
   SmallVector<Value> splitArgs(splitOperands);
-  splitArgs.push_back(ws);
-  auto splitKernel = makeKernel((name + "_split").str(), splitArgs);
-  auto combineKernel = makeKernel((name + "_combine").str(), combineOperands);
+  splitArgs.push_back(*ws);
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto type = FunctionType::get(ctx, ValueRange(splitArgs).getTypes(), {});
+  auto splitKernel =
+      gpu::GPUFuncOp::create(mb, loc, (name + "_split").str(), type);
+  splitKernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                       UnitAttr::get(ctx));
+  splitKernel.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {int32_t(kThreads), 1, 1}));
+  SymbolTable(module).insert(splitKernel);
 
   ImplicitLocOpBuilder kb(loc, ctx);
   b = &kb; // KernelEmitter's helpers build here
   kb.setInsertionPointToStart(&splitKernel.front());
   if (failed(buildSplit(splitKernel, splitOperands)))
     return failure();
-  kb.setInsertionPointToStart(&combineKernel.front());
-  buildCombine(combineKernel);
 
   // Host: the split launch, then the combine launch.
   ImplicitLocOpBuilder hb(loc, n.forall);
@@ -544,7 +398,7 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
     return getValueOrCreateConstantIndexOp(hb, loc, ofr);
   };
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(hb, v); };
-  Value splits = memref::DimOp::create(hb, ws, 1);
+  Value splits = memref::DimOp::create(hb, *ws, 1);
   Value qTiles = asIndex(ubs[0]);
   Value batches = asIndex(ubs[2]);
   Value zTiles = arith::MulIOp::create(hb, qTiles, batches);
@@ -554,28 +408,36 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
       arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
   auto split = gpu::LaunchFuncOp::create(hb, splitKernel, splitGrid, block,
                                          splitSmem, splitArgs);
-  setLaunchContract(split, decodeSplitLaunch(n, kThreads, smemBytes, rows,
-                                             group, wsType));
-  Value rowsTotal = memref::DimOp::create(hb, ws, 0);
-  Value combineBlocks = arith::CeilDivSIOp::create(
-      hb, rowsTotal, cst(kCombineRowsPerBlock));
-  gpu::KernelDim3 combineGrid{combineBlocks, cst(1), cst(1)};
-  // The combine kernel's shared memory: one f32 per warp (its scratch).
-  const int64_t combineSmemBytes = kThreads / kWarp * 4;
-  Value combineSmem =
-      arith::ConstantOp::create(hb, hb.getI32IntegerAttr(combineSmemBytes));
-  auto combine = gpu::LaunchFuncOp::create(hb, combineKernel, combineGrid,
-                                           block, combineSmem,
-                                           combineOperands);
-  setLaunchContract(combine,
-                    decodeCombineLaunch(n, kThreads, combineSmemBytes,
-                                        kCombineRowsPerBlock, wsType));
+  setLaunchContract(split, decodeSplitLaunch(n, Tier::Decode, kThreads,
+                                             smemBytes, rows, group, wsType));
+  if (failed(nvptx::buildCombine(n, module, name, *ws)))
+    return failure();
   n.forall.erase();
   return success();
 }
 
+/// The tensor-core split kernel: the mma tier's parts in split-K form.
+LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
+                                   gpu::GPUModuleOp kernels, StringRef name,
+                                   int sm) {
+  PrefillParts parts{Tier::MMA, MmaProvider::MmaSync, SharedLayout::Swizzled,
+                     CopyPipeline::CpAsyncRing, ScoreStage::Registers};
+  FailureOr<PrefillPlan> plan = planPrefill(nest, parts, sm);
+  if (failed(plan))
+    return failure();
+  plan->splitKV = true;
+  FailureOr<Value> ws = appendWorkspace(func, plan->valueHeadDim);
+  if (failed(ws))
+    return failure();
+  std::unique_ptr<PrefillKernel> kernel =
+      createRegisterScoreKernel(nest, *plan);
+  return kernel->build(kernels, name, *ws);
+}
+
 struct AttnToDecodePass
     : mlir::attn::impl::AttnToDecodeBase<AttnToDecodePass> {
+  using AttnToDecodeBase::AttnToDecodeBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto nests = findNests(module);
@@ -586,14 +448,28 @@ struct AttnToDecodePass
           decode.push_back(nest);
     if (decode.empty())
       return;
+    FailureOr<int> sm = parseChip(chip);
+    if (failed(sm)) {
+      module.emitError() << "option 'chip' must be sm_XY with XY in "
+                            "[70, 120] (e.g. sm_80, sm_90a), got '"
+                         << chip << "'";
+      return signalPassFailure();
+    }
     gpu::GPUModuleOp kernels = getKernelModule(module);
     for (auto [func, forall] : decode) {
       FailureOr<L1Nest> nest = matchNest(forall, getArgument());
       if (failed(nest))
         return signalPassFailure();
+      std::string name = (func.getSymName() + "_decode").str();
+      auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
+      if (decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
+                              *sm)) {
+        if (failed(buildTensorCoreSplit(*nest, func, kernels, name, *sm)))
+          return signalPassFailure();
+        continue;
+      }
       DecodeKernels k(*nest);
-      if (failed(k.plan()) ||
-          failed(k.build(kernels, func, (func.getSymName() + "_decode").str())))
+      if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }
   }

@@ -60,7 +60,8 @@ LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
                          blockQ, group);
 }
 
-LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, int64_t threads,
+LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
+                                         int64_t threads,
                                          int64_t sharedBytes, int64_t blockQ,
                                          int64_t group, MemRefType workspace) {
   LaunchOperands operands = LaunchOperands::of(nest);
@@ -72,7 +73,7 @@ LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, int64_t threads,
                        LaunchTerm::of(2, LaunchSize::Batch),
                        LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeSplit,
-                         Tier::Decode, threads, sharedBytes, grid, params,
+                         tier, threads, sharedBytes, grid, params,
                          workspaceShape(workspace),
                          workspace.getElementType(), blockQ, group);
 }

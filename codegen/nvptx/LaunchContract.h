@@ -38,8 +38,9 @@ LaunchAttr prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
 
 /// Split-K decode, first launch: one block per (split, K/V head, batch x Q
 /// tile); params q, k, v, [block_table], [kv_lens], workspace. `workspace`
-/// is the type of the workspace operand, [rows, splits, Dv + 2].
-LaunchAttr decodeSplitLaunch(const L1Nest &nest, int64_t threads,
+/// is the type of the workspace operand, [rows, splits, Dv + 2]; `tier`
+/// the kernel's (decode, or mma for the tensor-core split kernel).
+LaunchAttr decodeSplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,
                              int64_t sharedBytes, int64_t blockQ,
                              int64_t group, MemRefType workspace);
 

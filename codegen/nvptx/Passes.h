@@ -35,6 +35,14 @@ int64_t defaultWarps(Tier tier, int64_t blockQ);
 /// loaded synchronously, which also keeps D = 128 inside Turing's 64 KiB.
 int64_t defaultStages(int sm);
 
+/// The decode tier's two split kernels: the SIMT one keeps its Q tile's
+/// rows in registers, at most kDecodeSimtMaxRows of them before it spills
+/// (measured on an H100: 16 rows of D128 ran MQA at 0.08 TB/s); Q tiles
+/// of more rows go to the tensor-core split kernel (the mma tier's
+/// skeleton in its split-K form), which needs f16/bf16 and sm_80.
+inline constexpr int64_t kDecodeSimtMaxRows = 8;
+bool decodeOnTensorCores(int64_t blockQ, Type elt, int sm);
+
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
 /// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;
 /// O's staging and the key groups' exchange reuse that space).

@@ -111,11 +111,24 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
     the LSE. The workspace `memref<R x N x (Dv+2) x f32>` (R = B*Hq*Sq)
     is appended to the host function's arguments; N, its dim 1, is the
     split count the caller chooses at run time.
+
+    A Q tile of more than 8 rows (MQA, speculative decode under large
+    groups) spills the SIMT kernel's registers; with f16/bf16 inputs on
+    sm_80+ its split kernel is the mma tier's skeleton in split-K form
+    instead (mma.sync over 16-64 query rows and 64-key tiles, each block
+    over its split's tiles), writing the same workspace for the same
+    combine kernel.
   }];
-  let dependentDialects = ["gpu::GPUDialect", "NVVM::NVVMDialect",
-                           "LLVM::LLVMDialect", "vector::VectorDialect",
-                           "math::MathDialect", "memref::MemRefDialect",
-                           "scf::SCFDialect", "arith::ArithDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "target chip, sm_XY: whether the tensor-core split kernel "
+           "(sm_80+) is available">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "vector::VectorDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
 }
 
 def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",

@@ -72,7 +72,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
     pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   else
     pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  pm.addPass(createAttnToDecode());
+  pm.addPass(createAttnToDecode(AttnToDecodeOptions{options.chip}));
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.

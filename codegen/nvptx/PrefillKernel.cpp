@@ -10,9 +10,11 @@
 #include "codegen/nvptx/PrefillKernel.h"
 
 #include "codegen/nvptx/LaunchContract.h"
+#include "codegen/nvptx/SplitCombine.h"
 #include "codegen/nvptx/Target.h"
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -205,20 +207,27 @@ void PrefillKernel::forEachOutputChunk(
     body(row, col);
   }
 }
-LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
+LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
+                                   Value hostWorkspace) {
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
 
-  // Kernel arguments: the attention operands, in a fixed order.
+  // Kernel arguments: the attention operands, in a fixed order; the
+  // split-K form writes the workspace instead of O and the LSE.
   SmallVector<Value> operands = inputOperands(n);
-  operands.push_back(n.storeO.getO());
-  if (n.storeLse)
-    operands.push_back(n.storeLse.getLse());
+  if (p.splitKV) {
+    operands.push_back(hostWorkspace);
+  } else {
+    operands.push_back(n.storeO.getO());
+    if (n.storeLse)
+      operands.push_back(n.storeLse.getLse());
+  }
 
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
   auto funcType =
       FunctionType::get(ctx, ValueRange(operands).getTypes(), TypeRange{});
-  auto kernel = gpu::GPUFuncOp::create(moduleBuilder, loc, name, funcType);
+  std::string symbol = (name + (p.splitKV ? "_split" : "")).str();
+  auto kernel = gpu::GPUFuncOp::create(moduleBuilder, loc, symbol, funcType);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                   UnitAttr::get(ctx));
   kernel.setKnownBlockSizeAttr(
@@ -229,13 +238,30 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
 
-  // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
-  map.map(n.forall.getInductionVar(0),
-          gpu::BlockIdOp::create(kb, gpu::Dimension::z));
-  map.map(n.forall.getInductionVar(1),
-          gpu::BlockIdOp::create(kb, gpu::Dimension::y));
-  map.map(n.forall.getInductionVar(2),
-          gpu::BlockIdOp::create(kb, gpu::Dimension::x));
+  if (p.splitKV) {
+    // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
+    workspace = kernel.getArgument(operands.size() - 1);
+    split = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
+    map.map(n.forall.getInductionVar(1),
+            gpu::BlockIdOp::create(kb, gpu::Dimension::y));
+    FailureOr<Value> qTiles = materialize(getValueOrCreateConstantIndexOp(
+        kb, loc, n.forall.getMixedUpperBound()[2]));
+    if (failed(qTiles))
+      return failure();
+    Value z = gpu::BlockIdOp::create(kb, gpu::Dimension::z);
+    map.map(n.forall.getInductionVar(0),
+            arith::DivUIOp::create(kb, z, *qTiles));
+    map.map(n.forall.getInductionVar(2),
+            arith::RemUIOp::create(kb, z, *qTiles));
+  } else {
+    // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
+    map.map(n.forall.getInductionVar(0),
+            gpu::BlockIdOp::create(kb, gpu::Dimension::z));
+    map.map(n.forall.getInductionVar(1),
+            gpu::BlockIdOp::create(kb, gpu::Dimension::y));
+    map.map(n.forall.getInductionVar(2),
+            gpu::BlockIdOp::create(kb, gpu::Dimension::x));
+  }
   tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
   smem = gpu::DynamicSharedMemoryOp::create(
       kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
@@ -254,10 +280,24 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
       failed(materialize(n.loadK.getKvHead())))
     return failure();
   kvLen = *len;
+  if (p.splitKV) {
+    // This split's keys: [lo + s * per, min(hi, lo + (s + 1) * per)), per
+    // a whole number of K/V tiles so that no tile straddles two splits.
+    Value splits = memref::DimOp::create(kb, workspace, 1);
+    Value range = arith::SubIOp::create(kb, *hi, *lo);
+    Value length = arith::MaxSIOp::create(kb, range, idx(0));
+    Value tiles = arith::CeilDivSIOp::create(kb, length, idx(p.bc));
+    Value perTiles = arith::CeilDivSIOp::create(kb, tiles, splits);
+    Value per = mul(perTiles, idx(p.bc));
+    Value first = add(*lo, mul(split, per));
+    Value end = add(first, per);
+    lo = first;
+    hi = Value(arith::MinSIOp::create(kb, end, *hi));
+  }
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value rows = mul(*qLen, idx(p.group));
-  Output out{batch, kvHead, *row0, rows};
+  Output out{batch, kvHead, *row0, rows, *qLen};
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.
@@ -372,7 +412,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
 
-  // Host: launch one block per (Q tile, K/V head, batch).
+  // Host: launch one block per (Q tile, K/V head, batch), or per (split,
+  // K/V head, batch x Q tile) and then the combine kernel.
   ImplicitLocOpBuilder hb(loc, n.forall);
   SmallVector<OpFoldResult> ubs = n.forall.getMixedUpperBound();
   auto asIndex = [&](OpFoldResult ofr) -> Value {
@@ -382,15 +423,28 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name) {
         hb, cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
   };
   gpu::KernelDim3 grid{asIndex(ubs[2]), asIndex(ubs[1]), asIndex(ubs[0])};
+  if (p.splitKV) {
+    Value zTiles = arith::MulIOp::create(hb, grid.x, grid.z);
+    grid = {memref::DimOp::create(hb, hostWorkspace, 1), grid.y, zTiles};
+  }
   Value one = arith::ConstantIndexOp::create(hb, 1);
   gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, p.threads), one, one};
   Value smemSize = arith::ConstantOp::create(
       hb, hb.getI32IntegerAttr(static_cast<int32_t>(p.smemBytes)));
   auto launch = gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize,
                                           operands);
-  // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
-  setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
-                                          p.smemBytes, p.br, p.group));
+  if (p.splitKV) {
+    setLaunchContract(
+        launch, decodeSplitLaunch(n, p.parts.tier, p.threads, p.smemBytes,
+                                  p.br, p.group,
+                                  cast<MemRefType>(hostWorkspace.getType())));
+    if (failed(buildCombine(n, module, name, hostWorkspace)))
+      return failure();
+  } else {
+    // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
+    setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
+                                            p.smemBytes, p.br, p.group));
+  }
   n.forall.erase();
   return success();
 }

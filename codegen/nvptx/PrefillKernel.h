@@ -40,8 +40,11 @@ public:
       : KernelEmitter(nest), p(plan) {}
   virtual ~PrefillKernel() = default;
 
-  /// Emits the kernel into `module` and replaces the nest by a launch.
-  LogicalResult build(gpu::GPUModuleOp module, StringRef name);
+  /// Emits the kernel into `module` and replaces the nest by a launch; in
+  /// the split-K form (p.splitKV), by the split launch writing `workspace`
+  /// (a host function argument) and the combine launch.
+  LogicalResult build(gpu::GPUModuleOp module, StringRef name,
+                      Value workspace = {});
 
 protected:
   /// What one K/V tile's step of the loop works on.
@@ -53,9 +56,9 @@ protected:
     ValueRange state;       // the loop's: softmax state, then acc tiles
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`
-  /// (group * Sq), in batch `batch` and K/V head `kvHead`.
+  /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`.
   struct Output {
-    Value batch, kvHead, row0, rows;
+    Value batch, kvHead, row0, rows, queries;
   };
   /// Where this thread's warp works: its rows and its keys.
   struct WarpPlace {
@@ -109,6 +112,8 @@ protected:
 
   const PrefillPlan &p;
   Value smem, tid, kvLen;
+  /// The split-K form's split index and workspace (kernel argument).
+  Value split, workspace;
 
 private:
   // The copy pipeline: Q and K/V tiles into shared memory.

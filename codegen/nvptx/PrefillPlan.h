@@ -85,6 +85,11 @@ struct PrefillPlan {
   SmallVector<WarpGroup, 1> roles;
   /// K/V tiles in flight.
   int64_t stages = 0;
+  /// The split-K form (the decode tier's tensor-core split kernel): block
+  /// (x, y, z) = (split, K/V head, batch x Q tile), each block over its
+  /// split's K/V tiles, its rows' partial states written to the workspace
+  /// (SplitCombine.h) instead of O and the LSE. Register score stage only.
+  bool splitKV = false;
   bool cpAsync = false;
   /// Byte offsets in shared memory: Q, K and V stages (kStage, vStage
   /// bytes each), the score-stage tiles (S, P, rescale), O's staging tile,

@@ -76,6 +76,16 @@ private:
                                 ValueRange theirs);
   void storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
                           Value warpRow, const Output &out, bool kvDone);
+  void storeSplitState(MmaSyncTileMMA &tiles, ValueRange state,
+                       Value warpRow, const Output &out);
+  /// The epilogue's store: O and the LSE, or the split-K form's state.
+  void store(MmaSyncTileMMA &tiles, ValueRange state, Value warpRow,
+             const Output &out, bool kvDone) {
+    if (p.splitKV)
+      storeSplitState(tiles, state, warpRow, out);
+    else
+      storeFromRegisters(tiles, state, warpRow, out, kvDone);
+  }
 };
 
 } // namespace
@@ -109,8 +119,8 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
                                    const Output &out) {
   auto &mma = static_cast<MmaSyncTileMMA &>(tiles);
   if (p.kvGroups == 1)
-    return storeFromRegisters(mma, loop.getResults(), place.warpRow, out,
-                              /*kvDone=*/false);
+    return store(mma, loop.getResults(), place.warpRow, out,
+                 /*kvDone=*/false);
   // The first group merges the others' states into its own and stores.
   gpu::BarrierOp::create(*b); // every warp is done with K/V and Q
   Value kvGroup = place.kvGroup;
@@ -133,7 +143,7 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
   SmallVector<Value> state(loop.getResults());
   for (int64_t from = 1; from < p.kvGroups; ++from)
     state = mergeState(mma, state, sharedState(from, place.rowWarp));
-  storeFromRegisters(mma, state, place.warpRow, out, /*kvDone=*/true);
+  store(mma, state, place.warpRow, out, /*kvDone=*/true);
 }
 
 /// Combines `values` pairwise, so a row's max or sum takes log2(n)
@@ -506,6 +516,62 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
     vector::StoreOp::create(*b, x, o, at, /*nontemporal=*/false,
                             llvm::Align(16));
   });
+}
+
+/// The split-K form's epilogue: no normalization and no staging. Each
+/// thread writes its rows' accumulator pairs (f32, at their mma.sync
+/// positions) and the lane of a row's first column its m and l into the
+/// workspace at [row, split] (SplitCombine.h). Padding columns past Dv
+/// are not written.
+void RegisterScoreKernel::storeSplitState(MmaSyncTileMMA &tiles,
+                                          ValueRange state, Value warpRow,
+                                          const Output &out) {
+  const int64_t nState = 4 * p.mTiles, dv16 = p.dv / 16;
+  const int64_t hq =
+      cast<MemRefType>(n.loadQ.getQ().getType()).getDimSize(1);
+  auto pairType = VectorType::get({2}, b->getF32Type());
+  Value firstColumn = arith::CmpIOp::create(
+      *b, arith::CmpIPredicate::eq, tiles.laneColumn(), idx(0));
+  for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+    SmallVector<SmallVector<Value>> acc;
+    for (int64_t nb = 0; nb < dv16; ++nb) {
+      acc.emplace_back();
+      for (int64_t e = 0; e < 8; ++e)
+        acc.back().push_back(vector::ExtractOp::create(
+            *b, state[nState + mt * dv16 + nb], ArrayRef<int64_t>{e}));
+    }
+    for (int64_t h = 0; h < 2; ++h) {
+      // l summed over the quad that holds the row's columns (every lane).
+      Value l = xorReduce(state[4 * mt + 2 + h], {1, 2}, /*isMax=*/false);
+      Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
+      auto inside =
+          scf::IfOp::create(*b, lt(add(out.row0, row), out.rows),
+                            /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(*b);
+      b->setInsertionPointToStart(inside.thenBlock());
+      SmallVector<Value> at = outputIndices(out, row);
+      Value bh = add(mul(at[0], idx(hq)), at[1]);
+      Value wsRow = add(mul(bh, out.queries), at[2]);
+      for (int64_t nb = 0; nb < dv16; ++nb)
+        for (int64_t half = 0; half < 2; ++half) {
+          if (16 * nb + 8 * half >= p.valueHeadDim)
+            continue;
+          int64_t e = 4 * half + 2 * h;
+          Value pair = vector::FromElementsOp::create(
+              *b, pairType, ValueRange{acc[nb][e], acc[nb][e + 1]});
+          Value col = add(tiles.laneColumn(), idx(16 * nb + 8 * half));
+          vector::StoreOp::create(*b, pair, workspace,
+                                  ValueRange{wsRow, split, col},
+                                  /*nontemporal=*/false, llvm::Align(8));
+        }
+      auto writer = scf::IfOp::create(*b, firstColumn, /*withElseRegion=*/false);
+      b->setInsertionPointToStart(writer.thenBlock());
+      memref::StoreOp::create(*b, state[4 * mt + h], workspace,
+                              ValueRange{wsRow, split, idx(p.valueHeadDim)});
+      memref::StoreOp::create(
+          *b, l, workspace, ValueRange{wsRow, split, idx(p.valueHeadDim + 1)});
+    }
+  }
 }
 
 std::unique_ptr<PrefillKernel>

@@ -108,14 +108,23 @@ struct AttnSelectTierPass
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {
-        // A Q tile of the group's rows, at most 16 (the tier's most, also
-        // when Sq is dynamic and the user chose decode). The decode tier
-        // reads keys one at a time; the nest's K/V tile only bounds its
-        // loop.
-        int64_t rows = std::min(staticGroupRows(op).value_or(kDecodeMaxRows),
-                                kDecodeMaxRows);
-        fillSchedule(op, static_cast<int64_t>(llvm::PowerOf2Ceil(rows)), 32,
-                     0, 0);
+        int64_t rows = staticGroupRows(op).value_or(kDecodeMaxRows);
+        int64_t pow2 = static_cast<int64_t>(llvm::PowerOf2Ceil(rows));
+        Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+        int64_t tensorCoreRows = std::clamp<int64_t>(pow2, 16, 64);
+        if (rows > kDecodeSimtMaxRows &&
+            decodeOnTensorCores(tensorCoreRows, elt, sm)) {
+          // Tensor-core split kernel: a Q tile of the group's rows, 16 to
+          // 64 (one m-tile per warp), 64 keys per tile; four warps, which
+          // split each tile's keys where there are fewer than 64 rows.
+          fillSchedule(op, tensorCoreRows, 64, 4, defaultStages(sm));
+          return;
+        }
+        // SIMT split kernel: a Q tile of the group's rows, at most 16 (the
+        // kernel's most, also when Sq is dynamic and the user chose
+        // decode). It reads keys one at a time; the nest's K/V tile only
+        // bounds its loop.
+        fillSchedule(op, std::min(pow2, kDecodeMaxRows), 32, 0, 0);
         return;
       }
       int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
@@ -135,6 +144,11 @@ int64_t mlir::attn::defaultWarps(Tier tier, int64_t blockQ) {
 }
 
 int64_t mlir::attn::defaultStages(int sm) { return sm >= 80 ? 2 : 1; }
+
+bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type elt, int sm) {
+  return blockQ > kDecodeSimtMaxRows && (elt.isF16() || elt.isBF16()) &&
+         sm >= 80;
+}
 
 // The mma tier's default 128-row tiles are the fastest once every SM has a
 // block, but a small problem (B1 H8 S512: 32 blocks for 132 SMs) leaves

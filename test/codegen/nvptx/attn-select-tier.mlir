@@ -1,7 +1,10 @@
-// attn-select-tier: a static Sq of at most 16 queries -> decode (with a
-// Q tile of the group's rows, rounded up to a power of two, at most 16:
-// more rows take more Q tiles), when K and V rows are 16-byte slices, at
-// most 32 per key (D, Dv multiples of 8 up to 256 for f16); otherwise the
+// attn-select-tier: a static Sq of at most 16 queries -> decode, when K
+// and V rows are 16-byte slices, at most 32 per key (D, Dv multiples of 8
+// up to 256 for f16), with a Q tile of the group's rows rounded up to a
+// power of two: up to 8 for the SIMT split kernel, 16 to 64 for the
+// tensor-core one (f16/bf16 on sm_80+; more rows take more Q tiles); the
+// SIMT kernel also takes up to 16 where there are no tensor cores.
+// Otherwise the
 // prefill tier it is told (mma by default). It fills in every schedule
 // field the op leaves at 0: tiles, warps and stages.
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" | FileCheck %s --check-prefix=WMMA
@@ -21,10 +24,15 @@ func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
   return
 }
 
-// Three queries of a GQA-4 group: 12 rows, a 16-row tile.
+// Three queries of a GQA-4 group: 12 rows, more than the SIMT split
+// kernel keeps in registers (8): the tensor-core split kernel's 16-row
+// tile of 64 keys on four warps; on Turing (no mma.sync) the SIMT one.
 // MMA-LABEL: func.func @speculative
-// MMA: schedule = <block_q = 16, block_kv = 32>
+// MMA: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 2>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
+// TURING-LABEL: func.func @speculative
+// TURING: schedule = <block_q = 16, block_kv = 32>
+// TURING-SAME: {attn.tier = #attn.tier<decode>}
 func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
                        %v: memref<?x2x?x64xbf16>, %o: memref<?x8x3x64xbf16>) {
   attn.attention q(%q : memref<?x8x3x64xbf16>) k(%k : memref<?x2x?x64xbf16>)
@@ -32,10 +40,14 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
   return
 }
 
-// Eight queries of a GQA-4 group: 32 rows, two 16-row Q tiles.
+// Eight queries of a GQA-4 group: 32 rows, one 32-row tile (at most 64);
+// on Turing two 16-row SIMT Q tiles.
 // MMA-LABEL: func.func @long_rows
-// MMA: schedule = <block_q = 16, block_kv = 32>
+// MMA: schedule = <block_q = 32, block_kv = 64, warps = 4, stages = 2>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
+// TURING-LABEL: func.func @long_rows
+// TURING: schedule = <block_q = 16, block_kv = 32>
+// TURING-SAME: {attn.tier = #attn.tier<decode>}
 func.func @long_rows(%q: memref<?x8x8x64xf16>, %k: memref<?x2x?x64xf16>,
                      %v: memref<?x2x?x64xf16>, %o: memref<?x8x8x64xf16>) {
   attn.attention q(%q : memref<?x8x8x64xf16>) k(%k : memref<?x2x?x64xf16>)
@@ -43,9 +55,9 @@ func.func @long_rows(%q: memref<?x8x8x64xf16>, %k: memref<?x2x?x64xf16>,
   return
 }
 
-// MQA: 64 query heads over one K/V head, four Q tiles.
+// MQA: 64 query heads over one K/V head, one 64-row tile.
 // MMA-LABEL: func.func @mqa
-// MMA: schedule = <block_q = 16, block_kv = 32>
+// MMA: schedule = <block_q = 64, block_kv = 64, warps = 4, stages = 2>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 func.func @mqa(%q: memref<?x64x1x128xf16>, %k: memref<?x1x?x128xf16>,
                %v: memref<?x1x?x128xf16>, %o: memref<?x64x1x128xf16>) {

@@ -24,11 +24,12 @@ func.func @dv264(%q: memref<?x4x1x64xf16>, %k: memref<?x4x?x64xf16>,
 
 // -----
 
-func.func @rows32(%q: memref<?x8x4x64xf16>, %k: memref<?x1x?x64xf16>,
-                  %v: memref<?x1x?x64xf16>, %o: memref<?x8x4x64xf16>) {
+// f32 inputs have no tensor-core split kernel.
+func.func @rows32(%q: memref<?x8x4x64xf32>, %k: memref<?x1x?x64xf32>,
+                  %v: memref<?x1x?x64xf32>, %o: memref<?x8x4x64xf32>) {
   // expected-error @+1 {{the split-K decode tier keeps at most 16 query rows per block in registers; got block_q = 32}}
-  attn.attention q(%q : memref<?x8x4x64xf16>) k(%k : memref<?x1x?x64xf16>)
-                 v(%v : memref<?x1x?x64xf16>) -> o(%o : memref<?x8x4x64xf16>)
+  attn.attention q(%q : memref<?x8x4x64xf32>) k(%k : memref<?x1x?x64xf32>)
+                 v(%v : memref<?x1x?x64xf32>) -> o(%o : memref<?x8x4x64xf32>)
                  schedule = <block_q = 32>
   return
 }
