@@ -231,9 +231,19 @@ attnrt_status attnrt_memset_d8(attnrt_deviceptr dst, unsigned char value,
 /* The split count for attn's split-K decode kernels (the workspace's dim 1):
    as many splits as keep the grid within one wave of four thread blocks
    per multiprocessor (a wave and a bit leaves most SMs idle for the last
-   part), each split keeping at least 128 keys, and at least one. `blocks_per_split` is
-   batch x K/V heads x Q tiles (the split grid's y * z); sizes below 1 count
-   as 1. A pure function: no driver needed. */
+   part), each split keeping at least max(128, 16 x rows_per_block) keys,
+   and at least one. Each block of a split writes rows_per_block partial
+   rows of Dv + 2 floats that the combine kernel reads back; 16 keys a row
+   keep that under 1/8 of the K/V bytes the split reads (f16). On an H100,
+   MQA (64 rows a block) at B8 Sk16k wrote half as many workspace bytes as
+   it read K/V bytes with 128 keys a split. `blocks_per_split` is batch x
+   K/V heads x Q tiles (the split grid's y * z); sizes below 1 count as 1.
+   Pure functions: no driver needed. attnrt_decode_splits is the count for
+   up to 8 rows a block. */
+long long attnrt_decode_split_count(int multiprocessor_count,
+                                    long long blocks_per_split,
+                                    long long kv_len,
+                                    long long rows_per_block);
 long long attnrt_decode_splits(int multiprocessor_count,
                                long long blocks_per_split, long long kv_len);
 

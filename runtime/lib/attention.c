@@ -244,11 +244,15 @@ static long long splits_of(const attnrt_device_code *code,
       continue;
     long long grid[3];
     grid_of(launch, &one, grid);
-    return attnrt_decode_splits(multiprocessors,
-                                saturating_mul(grid[0],
-                                               saturating_mul(grid[1],
-                                                              grid[2])),
-                                p->size[ATTNRT_SIZE_KV_LEN]);
+    // Rows a block: the Q tile the grid divides the group's rows by.
+    long long rows = 1;
+    for (int t = 0; t < launch->num_grid_terms; ++t)
+      if (launch->grid[t].size == ATTNRT_SIZE_GROUP_ROWS)
+        rows = launch->grid[t].value;
+    return attnrt_decode_split_count(
+        multiprocessors,
+        saturating_mul(grid[0], saturating_mul(grid[1], grid[2])),
+        p->size[ATTNRT_SIZE_KV_LEN], rows);
   }
   return 1;
 }

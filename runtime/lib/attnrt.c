@@ -1189,16 +1189,28 @@ attnrt_status attnrt_event_elapsed_ms(float *milliseconds, attnrt_event *start,
   return ATTNRT_SUCCESS;
 }
 
-long long attnrt_decode_splits(int multiprocessor_count,
-                               long long blocks_per_split, long long kv_len) {
-  const long long kBlocksPerSM = 4, kMinKeysPerSplit = 128;
+long long attnrt_decode_split_count(int multiprocessor_count,
+                                    long long blocks_per_split,
+                                    long long kv_len,
+                                    long long rows_per_block) {
+  const long long kBlocksPerSM = 4, kMinKeysPerSplit = 128, kKeysPerRow = 16;
   long long sms = multiprocessor_count > 0 ? multiprocessor_count : 1;
   long long blocks = blocks_per_split > 0 ? blocks_per_split : 1;
   long long keys = kv_len > 0 ? kv_len : 1;
+  long long least = kMinKeysPerSplit;
+  if (rows_per_block > least / kKeysPerRow)
+    least = rows_per_block < (1LL << 40) ? kKeysPerRow * rows_per_block
+                                         : (1LL << 44);
   // Whole waves: on an H100, 9 splits x 64 blocks (576 > 528 slots) ran
   // at 1.68 TB/s where 8 splits (512 blocks) ran at 2.50.
   long long fill = kBlocksPerSM * sms / blocks;
-  long long most = (keys + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
+  long long most = (keys + least - 1) / least;
   long long splits = fill < most ? fill : most;
   return splits > 0 ? splits : 1;
+}
+
+long long attnrt_decode_splits(int multiprocessor_count,
+                               long long blocks_per_split, long long kv_len) {
+  return attnrt_decode_split_count(multiprocessor_count, blocks_per_split,
+                                   kv_len, 0);
 }
