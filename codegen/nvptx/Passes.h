@@ -41,6 +41,8 @@ int64_t defaultStages(int sm);
 /// of more rows go to the tensor-core split kernel (the mma tier's
 /// skeleton in its split-K form), which needs f16/bf16 and sm_80.
 inline constexpr int64_t kDecodeSimtMaxRows = 8;
+/// The most queries per sequence the decode tier takes by default.
+inline constexpr int64_t kDecodeMaxQueries = 16;
 bool decodeOnTensorCores(int64_t blockQ, Type elt, int sm);
 
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
@@ -60,6 +62,12 @@ struct AlternativeSchedule {
 /// small to fill the GPU, among which libattnrt chooses at run time
 /// (SelectTier.cpp says why these).
 SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm);
+
+/// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
+/// also gets a decode-tier kernel that libraries launch instead of the
+/// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages
+/// both; its C functions choose by q_len).
+bool decodesAtRunTime(AttentionOp op);
 
 /// Registers `attn-to-ptx`.
 void registerNVPTXPipelines();

@@ -31,8 +31,6 @@ bool fitsDecode(AttentionOp op) {
   return d % vec == 0 && dv % vec == 0 && std::max(d, dv) <= 32 * vec;
 }
 
-/// The most query tokens per sequence the decode tier takes by default.
-constexpr int64_t kDecodeMaxQueries = 16;
 /// The decode tier's Q tile: at most 16 rows, kept in registers.
 constexpr int64_t kDecodeMaxRows = 16;
 
@@ -108,7 +106,8 @@ struct AttnSelectTierPass
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {
-        int64_t rows = staticGroupRows(op).value_or(kDecodeMaxRows);
+        // With a dynamic Sq, a Q tile for one query a sequence (decode).
+        int64_t rows = staticGroupRows(op).value_or(op.getGroupSize());
         int64_t pow2 = static_cast<int64_t>(llvm::PowerOf2Ceil(rows));
         Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
         int64_t tensorCoreRows = std::clamp<int64_t>(pow2, 16, 64);
@@ -144,6 +143,12 @@ int64_t mlir::attn::defaultWarps(Tier tier, int64_t blockQ) {
 }
 
 int64_t mlir::attn::defaultStages(int sm) { return sm >= 80 ? 2 : 1; }
+
+bool mlir::attn::decodesAtRunTime(AttentionOp op) {
+  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  return ShapedType::isDynamic(sq) && !op->hasAttr(kTierAttrName) &&
+         fitsDecode(op);
+}
 
 bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type elt, int sm) {
   return blockQ > kDecodeSimtMaxRows && (elt.isF16() || elt.isBF16()) &&

@@ -196,9 +196,12 @@ std::string package::headerText(const Library &library) {
  *                                  and returns once it is queued.
  *   <kernel>_can_implement(sizes)  whether the sizes are ones it can do.
  *   <kernel>_workspace_bytes(sizes, &bytes)
- *                                  the workspace _run needs (0 for most;
- *                                  split-K decode kernels need one, sized for
- *                                  the current GPU).
+ *                                  the workspace _run needs for these sizes
+ *                                  (0 for most; split-K decode kernels need
+ *                                  one, sized for the current GPU). A kernel
+ *                                  with a dynamic q_len runs its split-K
+ *                                  decode code for q_len 1 to 16 (see its
+ *                                  line below): ask with the call's sizes.
  *   <kernel>_run_splits(..., num_splits, workspace, bytes, stream) and
  *   <kernel>_workspace_bytes_splits(sizes, num_splits, &bytes)
  *                                  the same with the count of K/V splits of
@@ -250,8 +253,12 @@ extern "C" {
      << "const char *" << p << "_last_error(void);\n";
   for (const Kernel &kernel : library.kernels) {
     std::string fn = p + "_" + kernel.name;
-    os << "\n/* @" << kernel.name << "\n"
-       << describeSpec(kernel) << " */\n"
+    os << "\n/* @" << kernel.name << "\n" << describeSpec(kernel);
+    if (!kernel.decodeCode.empty())
+      os << " * q_len 1 to " << kernel.decodeCode.front().maxQLen
+         << " runs split-K decode code, which needs a workspace\n"
+            " * (_workspace_bytes); longer queries run the prefill code.\n";
+    os << " */\n"
        << "int " << fn << "_run(\n"
        << runParams(kernel) << ");\n"
        << "int " << fn << "_can_implement(" << sizeParams(kernel) << ");\n"
@@ -308,59 +315,82 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
      << "  return attnrt_last_error();\n}\n";
   for (const Kernel &kernel : library.kernels) {
     std::string id = p + "_" + kernel.name;
-    // Device code and launches per target.
-    std::string codeTable;
-    int images = 0;
-    for (const DeviceCode &code : kernel.code) {
-      std::string launches = id + "_launches_" + code.chip;
-      os << "\nstatic const attnrt_launch_facts " << launches << "[] = {\n";
-      for (const KernelLaunch &l : code.launches)
-        os << launchFacts(l);
-      os << "};\n";
-      for (bool cubin : {true, false}) {
-        if (cubin && code.cubin.empty())
+    // Device code and launches per target; a dynamic-Sq kernel's
+    // decode-tier code beside them, as a second kernel of the same
+    // operands that the functions below pick for short queries.
+    auto emitKernel = [&](const std::vector<DeviceCode> &codes,
+                          const std::string &kid, StringRef fileTag) {
+      std::string codeTable;
+      int images = 0;
+      for (const DeviceCode &code : codes) {
+        std::string launches = kid + "_launches_" + code.chip;
+        os << "\nstatic const attnrt_launch_facts " << launches << "[] = {\n";
+        for (const KernelLaunch &l : code.launches)
+          os << launchFacts(l);
+        os << "};\n";
+        for (bool cubin : {true, false}) {
+          if (cubin && code.cubin.empty())
+            continue;
+          std::string symbol =
+              kid + "_" + code.chip + (cubin ? "_cubin" : "_ptx");
+          std::string path = (codeDir + "/" + kernel.name + fileTag +
+                              code.chip + (cubin ? ".cubin" : ".ptx"))
+                                 .str();
+          os << incbin(symbol, path);
+          size_t size = cubin ? code.cubin.size() : code.ptx.size();
+          codeTable += "    {" + std::to_string(code.sm) + ", " +
+                       (code.archSpecific ? "1" : "0") + ", " +
+                       (cubin ? "1" : "0") + ", " + symbol + ", " +
+                       std::to_string(size) + ", " + launches + ", " +
+                       std::to_string(code.launches.size()) + "},\n";
+          ++images;
+        }
+      }
+      os << "\nstatic const attnrt_device_code " << kid << "_code[] = {\n"
+         << codeTable << "};\n";
+      os << "static void *" << kid << "_loaded[ATTNRT_MAX_DEVICES];\n";
+      os << "static const attnrt_attention_kernel " << kid << "_kernel = {\n"
+         << "    " << cString(kernel.name) << ",\n    {\n";
+      for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
+        const Operand &operand = kernel.operands[o];
+        if (!operand.type) {
+          os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << kOperandNames[o]
+             << " */\n";
           continue;
-        std::string symbol = id + "_" + code.chip + (cubin ? "_cubin" : "_ptx");
-        std::string path = (codeDir + "/" + kernel.name + "." + code.chip +
-                            (cubin ? ".cubin" : ".ptx"))
-                               .str();
-        os << incbin(symbol, path);
-        size_t size = cubin ? code.cubin.size() : code.ptx.size();
-        codeTable += "    {" + std::to_string(code.sm) + ", " +
-                     (code.archSpecific ? "1" : "0") + ", " +
-                     (cubin ? "1" : "0") + ", " + symbol + ", " +
-                     std::to_string(size) + ", " + launches + ", " +
-                     std::to_string(code.launches.size()) + "},\n";
-        ++images;
+        }
+        bool rowMajor = operand.type.getLayout().isIdentity();
+        SmallVector<int64_t> strides(4, 0);
+        if (!rowMajor) {
+          auto [layoutStrides, offset] = operand.type.getStridesAndOffset();
+          for (auto [i, st] : llvm::enumerate(layoutStrides))
+            strides[i] = ShapedType::isDynamic(st) ? -1 : st;
+        }
+        os << "        {" << operand.type.getRank() << ", "
+           << operand.type.getElementTypeBitWidth() / 8 << ", "
+           << (rowMajor ? 1 : 0) << ", {" << strides[0] << ", " << strides[1]
+           << ", " << strides[2] << ", " << strides[3] << "}}, /* "
+           << kOperandNames[o] << " */\n";
       }
+      os << "    },\n    " << (kernel.paged() ? 1 : 0) << ", " << kid
+         << "_code, " << images << ", " << kid << "_loaded};\n";
+    };
+    emitKernel(kernel.code, id, ".");
+    if (!kernel.decodeCode.empty())
+      emitKernel(kernel.decodeCode, id + "_decode", ".decode.");
+    // Which kernel a call runs.
+    os << "\nstatic const attnrt_attention_kernel *" << id
+       << "_for(const attnrt_attention_call *call) {\n";
+    if (!kernel.decodeCode.empty()) {
+      int64_t most = kernel.decodeCode.front().maxQLen;
+      os << "  /* q_len 1 to " << most
+         << ": the split-K decode code, not the prefill code. */\n"
+         << "  long long q_len = call->sizes[ATTNRT_Q][2];\n"
+         << "  if (q_len >= 1 && q_len <= " << most << ")\n"
+         << "    return &" << id << "_decode_kernel;\n";
+    } else {
+      os << "  (void)call;\n";
     }
-    os << "\nstatic const attnrt_device_code " << id << "_code[] = {\n"
-       << codeTable << "};\n";
-    os << "static void *" << id << "_loaded[ATTNRT_MAX_DEVICES];\n";
-    os << "static const attnrt_attention_kernel " << id << "_kernel = {\n"
-       << "    " << cString(kernel.name) << ",\n    {\n";
-    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
-      const Operand &operand = kernel.operands[o];
-      if (!operand.type) {
-        os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << kOperandNames[o]
-           << " */\n";
-        continue;
-      }
-      bool rowMajor = operand.type.getLayout().isIdentity();
-      SmallVector<int64_t> strides(4, 0);
-      if (!rowMajor) {
-        auto [layoutStrides, offset] = operand.type.getStridesAndOffset();
-        for (auto [i, st] : llvm::enumerate(layoutStrides))
-          strides[i] = ShapedType::isDynamic(st) ? -1 : st;
-      }
-      os << "        {" << operand.type.getRank() << ", "
-         << operand.type.getElementTypeBitWidth() / 8 << ", "
-         << (rowMajor ? 1 : 0) << ", {" << strides[0] << ", " << strides[1]
-         << ", " << strides[2] << ", " << strides[3] << "}}, /* "
-         << kOperandNames[o] << " */\n";
-    }
-    os << "    },\n    " << (kernel.paged() ? 1 : 0) << ", " << id << "_code, "
-       << images << ", " << id << "_loaded};\n";
+    os << "  return &" << id << "_kernel;\n}\n";
     // Sizes of every operand from the dynamic sizes and the type.
     os << "\nstatic void " << id
        << "_sizes(attnrt_attention_call *call, const int64_t *dynamic) {\n";
@@ -397,20 +427,20 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
        << "  call.workspace_bytes = workspace_bytes;\n"
        << "  call.stream = stream;\n"
        << "  call.num_splits = num_splits;\n"
-       << "  return attnrt_attention_run(&" << id << "_kernel, &call);\n}\n";
+       << "  return attnrt_attention_run(" << id << "_for(&call), &call);\n}\n";
     os << "\nint " << id << "_run(\n" << runParams(kernel) << ") {\n"
        << "  return " << id << "_run_splits(" << runArguments(kernel)
        << "0, workspace, workspace_bytes, stream);\n}\n";
     std::string sizes = sizeParams(kernel);
     std::string leading = sizes == "void" ? "" : sizes + ", ";
     os << "\nint " << id << "_can_implement(" << sizes << ") {\n"
-       << setUp << "  return attnrt_attention_can_implement(&" << id
-       << "_kernel, &call);\n}\n";
+       << setUp << "  return attnrt_attention_can_implement(" << id
+       << "_for(&call), &call);\n}\n";
     os << "\nint " << id << "_workspace_bytes_splits(" << leading
        << "int64_t num_splits, size_t *bytes) {\n"
        << setUp << "  call.num_splits = num_splits;\n"
-       << "  return attnrt_attention_workspace_bytes(&" << id
-       << "_kernel, &call, bytes);\n}\n";
+       << "  return attnrt_attention_workspace_bytes(" << id
+       << "_for(&call), &call, bytes);\n}\n";
     os << "\nint " << id << "_workspace_bytes(" << leading
        << "size_t *bytes) {\n"
        << "  return " << id << "_workspace_bytes_splits(";

@@ -68,6 +68,9 @@ struct DeviceCode {
   std::vector<KernelLaunch> launches;
   /// The kernel's own choice first, then its small-grid alternatives'.
   std::vector<TierChoice> choices;
+  /// Decode-tier code of a kernel with a dynamic Sq: launched in place of
+  /// the prefill code for q_len <= maxQLen (0: always the code).
+  int64_t maxQLen = 0;
 };
 
 struct Kernel {
@@ -78,6 +81,9 @@ struct Kernel {
   int64_t staticSize[NumSizes];
   bool dynamicSize[NumSizes] = {};
   std::vector<DeviceCode> code;
+  /// For a dynamic Sq (decodesAtRunTime): the decode tier's code per
+  /// target, which the C functions launch for q_len <= its maxQLen.
+  std::vector<DeviceCode> decodeCode;
   int numArguments = 0;
   bool paged() const { return operands[ATTNRT_BLOCK_TABLE].type != nullptr; }
 };

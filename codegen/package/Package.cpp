@@ -44,7 +44,8 @@ void addAlternatives(ModuleOp module, const Kernel &kernel, int sm) {
 } // namespace
 
 FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
-                                           StringRef chip, StringRef cudaPath) {
+                                           StringRef chip, StringRef cudaPath,
+                                           bool runTimeDecode) {
   func::FuncOp func = kernel.func; // emitError is not const
   DeviceCode code;
   code.chip = chip.str();
@@ -54,7 +55,18 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   code.sm = *sm;
   code.archSpecific = chip.ends_with("a");
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
-  addAlternatives(*module, kernel, code.sm);
+  if (runTimeDecode) {
+    // The spec's schedule is the prefill kernel's; the decode tier picks
+    // its own.
+    module->walk([&](AttentionOp op) {
+      op->setAttr(kTierAttrName,
+                  TierAttr::get(op.getContext(), Tier::Decode));
+      op->removeAttr(op.getScheduleAttrName());
+    });
+    code.maxQLen = kDecodeMaxQueries;
+  } else {
+    addAlternatives(*module, kernel, code.sm);
+  }
 
   // attn-to-ptx starts with attn-select-tier; running it first here lets
   // attn-compile say what it chose (attn-to-ptx's run keeps the choices).
@@ -64,9 +76,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   selectOptions.sm = code.sm;
   select.addNestedPass<func::FuncOp>(createAttnSelectTier(selectOptions));
   if (failed(select.run(*module)))
-    return func.emitError("attn-compile: @")
-           << kernel.name << " cannot be compiled for " << chip
-           << " (see above)";
+    return failure();
   module->walk([&](AttentionOp op) {
     auto tier = op->getAttrOfType<TierAttr>(kTierAttrName);
     if (!tier || !op.getScheduleAttr())
@@ -84,9 +94,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   if (failed(parsePassPipeline(pipeline, pm)))
     return func.emitError("attn-compile: bad pipeline ") << pipeline;
   if (failed(pm.run(*module)))
-    return func.emitError("attn-compile: @")
-           << kernel.name << " cannot be compiled for " << chip
-           << " (see above)";
+    return failure();
   FailureOr<std::string> ptx = collectPTX(*module);
   if (failed(ptx))
     return failure();
@@ -116,6 +124,8 @@ static std::string describeSchedule(Tier tier, ScheduleAttr s) {
   llvm::raw_string_ostream os(text);
   if (tier == Tier::Decode) {
     os << "rows " << s.getBlockQ();
+    if (s.getWarps())
+      os << " on tensor cores, " << s.getBlockKv() << "-key tiles";
     return text;
   }
   os << "tile " << s.getBlockQ() << "x" << s.getBlockKv() << " warps "
@@ -139,6 +149,9 @@ std::string package::describeChoices(const Kernel &kernel,
   int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
   if (op->hasAttr(kTierAttrName))
     os << "tier set in the spec";
+  else if (own.tier == Tier::Decode && code.maxQLen)
+    os << "dynamic Sq: launched for q_len <= " << code.maxQLen
+       << " in place of the prefill kernel";
   else if (own.tier == Tier::Decode)
     os << "Sq " << sq << " <= 16, " << sq * op.getGroupSize()
        << " query rows per K/V head";

@@ -17,10 +17,16 @@ namespace mlir::attn::package {
 /// from `cudaPath`, if given), in one module with the alternatives
 /// libattnrt chooses among (smallGridSchedules): the PTX and the launches,
 /// largest block_q first, and what attn-select-tier chose. Errors go to the
-/// spec's diagnostics. Safe to call for several kernels and chips at once
-/// on one multithreaded context: it only reads `spec`.
+/// spec's diagnostics; the caller says which kernel and target failed
+/// (from its own thread: a summary emitted here while other threads run
+/// pass pipelines lost its place in the ordered output). Safe to call for
+/// several kernels and chips at once on one multithreaded context: it only
+/// reads `spec`.
+/// With `runTimeDecode` (decodesAtRunTime), the kernel's decode-tier
+/// code instead, which its C functions launch for q_len <= maxQLen.
 FailureOr<DeviceCode> lowerKernel(ModuleOp spec, const Kernel &kernel,
-                                  StringRef chip, StringRef cudaPath);
+                                  StringRef chip, StringRef cudaPath,
+                                  bool runTimeDecode = false);
 
 /// One line for attn-compile to print: the tier and tile `kernel` got
 /// for `code`'s target and why, and its small-grid alternatives.

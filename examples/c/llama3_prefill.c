@@ -88,9 +88,18 @@ int main(int argc, char **argv) {
     v[i] = to_half((float)(2.0 * rand() / RAND_MAX - 1.0));
   }
 
-  attnrt_deviceptr dq, dk, dv, dO, dlse;
+  // The workspace these sizes need: none for the prefill code, some for
+  // the split-K decode code that runs q_len 1 to 16 (sized for this GPU).
+  size_t workspace_bytes = 0;
+  status = attn_llama3_8b_prefill_workspace_bytes(batch, q_len, kv_len,
+                                                  &workspace_bytes);
+  if (status != ATTN_SUCCESS)
+    return fail_with("workspace_bytes", status);
+
+  attnrt_deviceptr dq, dk, dv, dO, dlse, dws = 0;
   attnrt_stream *stream;
-  if (attnrt_malloc(&dq, nq * 2) || attnrt_malloc(&dk, nkv * 2) ||
+  if ((workspace_bytes && attnrt_malloc(&dws, workspace_bytes)) ||
+      attnrt_malloc(&dq, nq * 2) || attnrt_malloc(&dk, nkv * 2) ||
       attnrt_malloc(&dv, nkv * 2) || attnrt_malloc(&dO, nq * 2) ||
       attnrt_malloc(&dlse, nlse * 4) || attnrt_stream_create(&stream) ||
       attnrt_memcpy_htod(dq, q, nq * 2) || attnrt_memcpy_htod(dk, k, nkv * 2) ||
@@ -105,7 +114,7 @@ int main(int argc, char **argv) {
   status = attn_llama3_8b_prefill_run(
       (void *)(uintptr_t)dq, NULL, NULL, NULL, (void *)(uintptr_t)dv, NULL,
       (void *)(uintptr_t)dO, NULL, (void *)(uintptr_t)dlse, NULL, batch, q_len,
-      kv_len, NULL, 0, stream);
+      kv_len, (void *)(uintptr_t)dws, workspace_bytes, stream);
   printf("k = NULL: %s (%s)\n", attn_status_string(status), attn_last_error());
   if (status != ATTN_ERROR_NULL_POINTER)
     return 1;
@@ -113,7 +122,8 @@ int main(int argc, char **argv) {
   status = attn_llama3_8b_prefill_run(
       (void *)(uintptr_t)dq, NULL, (void *)(uintptr_t)dk, NULL,
       (void *)(uintptr_t)dv, NULL, (void *)(uintptr_t)dO, NULL,
-      (void *)(uintptr_t)dlse, NULL, batch, q_len, kv_len, NULL, 0, stream);
+      (void *)(uintptr_t)dlse, NULL, batch, q_len, kv_len,
+      (void *)(uintptr_t)dws, workspace_bytes, stream);
   if (status != ATTN_SUCCESS)
     return fail_with("run", status);
   if (attnrt_stream_synchronize(stream) ||

@@ -162,8 +162,11 @@ def main():
     # On an H100 (132 SMs) B=1 runs the kernel of 64 rows on 8 warps (2
     # groups of 64 keys), B=3 Sq=113 the 64x64 one and B=2 Sq=1023 the
     # 128-row one (attnrt_attention.h: prefill alternatives).
+    # q_len 1 to 16 runs the library's split-K decode code (a workspace the
+    # wrapper allocates), 17 the prefill code again.
     for batch, q_len, kv_len in [(1, 200, 256), (2, 1023, 1024), (1, 1, 239),
-                                 (3, 113, 203)]:
+                                 (3, 113, 203), (2, 5, 3000), (1, 16, 700),
+                                 (2, 17, 700), (4, 1, 1)]:
         check_prefill(prefill, batch, q_len, kv_len, stream)
     check_refusals(prefill)
     for batch, seq in [(1, 300), (2, 1000)]:

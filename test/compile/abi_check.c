@@ -337,6 +337,61 @@ static void check_prefill(void) {
   expect_written("prefill_run(valid)", o);
 }
 
+// A dynamic q_len of 1 to 16 runs the kernel's split-K decode code: it
+// asks for a workspace, refuses a call without one (writing nothing), and
+// launches the split and combine kernels; q_len 17 runs the prefill code.
+static void check_short_queries(void) {
+  if (mode != FAKE && mode != GPU)
+    return;
+  const int64_t B = 2, Sq = 3, Sk = 500;
+  struct buffer q = make(B * 4 * Sq * 64 * 2, 0),
+                k = make(B * 2 * Sk * 64 * 2, 0),
+                v = make(B * 2 * Sk * 64 * 2, 0),
+                o = make(B * 4 * Sq * 64 * 2, 0xFF),
+                lse = make(B * 4 * Sq * 4, 0xFF);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  size_t bytes = 0, long_bytes = 1;
+  expect("prefill_workspace_bytes_splits(q_len 3, 4 splits)",
+         attn_prefill_workspace_bytes_splits(B, Sq, Sk, 4, &bytes),
+         ATTN_SUCCESS, NULL);
+  // [B * Hq * Sq rows, 4 splits, 64 + 2] f32.
+  char line[160];
+  snprintf(line, sizeof line,
+           "q_len 3 needs a decode workspace (%zu bytes for 4 splits)", bytes);
+  check(bytes == (size_t)(B * 4 * Sq) * 4 * 66 * 4, line, NULL);
+  expect("prefill_workspace_bytes(q_len 17)",
+         attn_prefill_workspace_bytes(B, 17, Sk, &long_bytes), ATTN_SUCCESS,
+         NULL);
+  check(long_bytes == 0, "q_len 17 needs no workspace (prefill code)", NULL);
+  expect("prefill_run(q_len 3, no workspace)",
+         attn_prefill_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr, NULL,
+                          lse.ptr, NULL, B, Sq, Sk, NULL, 0, NULL),
+         ATTN_ERROR_WORKSPACE_TOO_SMALL, "workspace");
+  expect_untouched("prefill_run(q_len 3, no workspace)", o);
+  struct buffer ws = make(bytes, 0);
+  int launches = mode == FAKE ? fake()->launches : 0;
+  expect("prefill_run_splits(q_len 3, 4 splits)",
+         attn_prefill_run_splits(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, o.ptr,
+                                 NULL, lse.ptr, NULL, B, Sq, Sk, 4, ws.ptr,
+                                 ws.bytes, NULL),
+         ATTN_SUCCESS, NULL);
+  if (mode == FAKE) {
+    const struct fake_cuda_state *s = fake();
+    // The combine kernel last: one block per row, workspace, o, lse.
+    snprintf(line, sizeof line,
+             "q_len 3 launched split + combine (%d launches), combine grid "
+             "(%u, %u, %u)",
+             s->launches - launches, s->last_grid[0], s->last_grid[1],
+             s->last_grid[2]);
+    check(s->launches == launches + 2 && s->last_grid[0] == B * 4 * Sq &&
+              s->last_grid[1] == 1 && s->last_param_count == 9 + 11 + 9,
+          line, NULL);
+  }
+  expect_written("prefill_run_splits(q_len 3)", o);
+}
+
 // The prefill tile the runtime picks from the grid: 128 rows once that grid
 // has a block for each of the fake GPU's 108 SMs, else 64 rows if that
 // grid does, else 32.
@@ -520,11 +575,12 @@ static void check_fixed_splits(void) {
          attn_decode_workspace_bytes_splits(B, num_blocks, max_blocks, -1,
                                             &bytes),
          ATTN_ERROR_UNSUPPORTED_SIZE, "num_splits is -1");
-  struct buffer pq = make(4 * 10 * 64 * 2, 0), pk = make(2 * 10 * 64 * 2, 0),
-                po = make(4 * 10 * 64 * 2, 0xFF), plse = make(4 * 10 * 4, 0xFF);
+  // q_len 17: the prefill code (1 to 16 run the split-K decode code).
+  struct buffer pq = make(4 * 17 * 64 * 2, 0), pk = make(2 * 10 * 64 * 2, 0),
+                po = make(4 * 17 * 64 * 2, 0xFF), plse = make(4 * 17 * 4, 0xFF);
   expect("prefill_run_splits(2): no split-K launch",
          attn_prefill_run_splits(pq.ptr, NULL, pk.ptr, NULL, pk.ptr, NULL,
-                                 po.ptr, NULL, plse.ptr, NULL, 1, 10, 10, 2,
+                                 po.ptr, NULL, plse.ptr, NULL, 1, 17, 10, 2,
                                  NULL, 0, NULL),
          ATTN_ERROR_UNSUPPORTED_SIZE, "has no split-K launch");
   expect_untouched("prefill_run_splits(2)", po);
@@ -778,6 +834,7 @@ int main(int argc, char **argv) {
   check_prefill();
   if (mode == FAKE)
     check_prefill_tiles();
+  check_short_queries();
   check_decode();
   check_fixed_splits();
   check_strided();

@@ -279,23 +279,30 @@ int main(int argc, char **argv) {
   // tasks only read the spec, each writes its own result and files, and
   // parallelForEach replays their diagnostics in task order, so what is
   // printed and written does not depend on -j.
+  // A kernel with a dynamic Sq also gets its decode-tier code, which its C
+  // functions launch for short queries (decodesAtRunTime).
   struct Task {
     Kernel *kernel;
     StringRef chip;
+    bool runTimeDecode;
     FailureOr<DeviceCode> code = failure();
     std::string error; // attn-compile's own (ptxas, files)
   };
   std::vector<Task> tasks;
   for (Kernel &kernel : library.kernels)
-    for (StringRef chip : chips)
-      tasks.push_back(Task{&kernel, chip, failure(), ""});
+    for (bool runTimeDecode : {false, true})
+      for (StringRef chip : chips)
+        if (!runTimeDecode || attn::decodesAtRunTime(kernel.op))
+          tasks.push_back(Task{&kernel, chip, runTimeDecode, failure(), ""});
   parallelForEach(&context, tasks, [&](Task &task) {
-    task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath);
+    task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath,
+                            task.runTimeDecode);
     if (failed(task.code))
       return;
     // The library's C takes the PTX (and the cubin) in with .incbin.
-    std::string base =
-        (tempDir + "/" + task.kernel->name + "." + task.chip).str();
+    std::string base = (tempDir + "/" + task.kernel->name +
+                        (task.runTimeDecode ? ".decode." : ".") + task.chip)
+                           .str();
     llvm::Error error = writeFile(base + ".ptx", task.code->ptx);
     if (!error && !ptxas.empty())
       error = runProgram(ptxas, {"-arch=" + task.chip.str(), "-O3",
@@ -314,6 +321,10 @@ int main(int argc, char **argv) {
   for (Task &task : tasks) {
     if (failed(task.code)) {
       lowered = false;
+      task.kernel->func.emitError("attn-compile: @")
+          << task.kernel->name << " cannot be compiled for " << task.chip
+          << (task.runTimeDecode ? " (decode-tier code for q_len <= 16)" : "")
+          << " (see above)";
       continue;
     }
     if (!task.error.empty())
@@ -330,7 +341,8 @@ int main(int argc, char **argv) {
     if (!quiet)
       llvm::errs() << "attn-compile: " << describeChoices(*task.kernel, *task.code)
                    << "\n";
-    task.kernel->code.push_back(std::move(*task.code));
+    (task.runTimeDecode ? task.kernel->decodeCode : task.kernel->code)
+        .push_back(std::move(*task.code));
   }
   timer.step("lower to PTX" + std::string(ptxas.empty() ? "" : " + ptxas"));
 
