@@ -113,6 +113,41 @@ typedef unsigned short ushort;
 typedef unsigned char uchar;
 typedef unsigned long ulong;
 
+// Address spaces are clang address spaces, so that they are distinct types:
+// a device pointer does not convert to a threadgroup one, and simdgroup_load
+// takes device or threadgroup memory only. `thread` is the default address
+// space, the one of local variables.
+#define ATTN_MSL_AS_DEVICE __attribute__((address_space(1)))
+#define ATTN_MSL_AS_CONSTANT __attribute__((address_space(2)))
+#define ATTN_MSL_AS_THREADGROUP __attribute__((address_space(3)))
+
+namespace attn_msl {
+namespace detail {
+// The address space of T (0 thread, 1 device, 2 constant, 3 threadgroup) and
+// T without it.
+template <class T> struct AddressSpace {
+  static constexpr int value = 0;
+  using type = T;
+};
+template <class T> struct AddressSpace<ATTN_MSL_AS_DEVICE T> {
+  static constexpr int value = 1;
+  using type = T;
+};
+template <class T> struct AddressSpace<ATTN_MSL_AS_CONSTANT T> {
+  static constexpr int value = 2;
+  using type = T;
+};
+template <class T> struct AddressSpace<ATTN_MSL_AS_THREADGROUP T> {
+  static constexpr int value = 3;
+  using type = T;
+};
+template <class T> constexpr int address_space_of = AddressSpace<T>::value;
+template <class T>
+using plain_t = std::remove_cv_t<typename AddressSpace<T>::type>;
+template <class T> constexpr bool dependent_false = false;
+} // namespace detail
+} // namespace attn_msl
+
 namespace metal {
 // MSL vectors: 2-4 components, swizzles (.x .xy .zw ...), component-wise
 // arithmetic, 3-component vectors padded to 4 like Metal's.
@@ -552,7 +587,10 @@ inline const BoundBuffer &bound_buffer(uint index) {
 }
 
 template <class T> void check_buffer_type(const BoundBuffer &buffer) {
-  using Element = std::remove_cv_t<T>;
+  static_assert(address_space_of<T> == 1 || address_space_of<T> == 2,
+                "a [[buffer(n)]] kernel parameter points to device or "
+                "constant memory");
+  using Element = plain_t<T>;
   // Byte views of any buffer are fine, as in Metal.
   if constexpr (std::is_same_v<Element, uchar> ||
                 std::is_same_v<Element, char> || std::is_void_v<Element>)
@@ -575,13 +613,13 @@ struct BufferParam {
   template <class T> operator T *() const {
     const BoundBuffer &buffer = bound_buffer(index);
     check_buffer_type<T>(buffer);
-    return static_cast<T *>(buffer.data);
+    return (T *)buffer.data; // into T's address space
   }
   // constant Params &p [[buffer(1)]]
   template <class T> operator T &() const {
     const BoundBuffer &buffer = bound_buffer(index);
     check_buffer_type<T>(buffer);
-    return *static_cast<T *>(buffer.data);
+    return *(T *)buffer.data;
   }
 };
 struct BufferParamSelector {
@@ -594,18 +632,21 @@ struct ThreadgroupParam {
   uint index;
   // threadgroup float *p [[threadgroup(0)]]
   template <class T> operator T *() const {
+    static_assert(address_space_of<T> == 3,
+                  "a [[threadgroup(n)]] kernel parameter points to "
+                  "threadgroup memory");
     const std::vector<size_t> &sizes =
         t_group->launch->threadgroup_memory_bytes;
     if (index >= sizes.size())
       fault("kernel parameter [[threadgroup(" + std::to_string(index) +
             ")]] has no threadgroup memory length set at index " +
             std::to_string(index));
-    if constexpr (!std::is_void_v<T>)
+    if constexpr (!std::is_void_v<plain_t<T>>)
       if (sizes[index] % sizeof(T) != 0)
         fault("threadgroup memory " + std::to_string(index) + " holds " +
               std::to_string(sizes[index]) + " bytes, not a whole number of " +
-              type_tag<T>()->name);
-    return reinterpret_cast<T *>(t_group->threadgroup_memory[index]);
+              type_tag<plain_t<T>>()->name);
+    return (T *)t_group->threadgroup_memory[index];
   }
 };
 struct ThreadgroupParamSelector {
@@ -1393,33 +1434,58 @@ std::string combine_multiply(SimdArrival *const *lanes, unsigned width) {
 
 namespace metal {
 
-template <class T, int Cols, int Rows>
-inline void simdgroup_load(simdgroup_matrix<T, Cols, Rows> &d, const T *src,
-                           ulong elements_per_row = Cols,
-                           ulong2 matrix_origin = ulong2{0, 0},
-                           bool transpose_matrix = false,
-                           ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {
-  ::attn_msl::detail::MatrixTransferPayload<T> payload{
-      &d, const_cast<T *>(src), elements_per_row, matrix_origin,
-      transpose_matrix};
-  ::attn_msl::detail::simd_collective(
-      "simdgroup_load", site,
-      &::attn_msl::detail::combine_matrix_transfer<T, false>, &payload);
-}
+// Metal loads and stores matrices from device or threadgroup memory only;
+// one overload per address space, and a thread (or constant) pointer
+// matches none but the refusing one below.
+#define ATTN_MSL_MATRIX_TRANSFER(AS)                                           \
+  template <class T, int Cols, int Rows>                                       \
+  inline void simdgroup_load(                                                  \
+      simdgroup_matrix<T, Cols, Rows> &d, const AS T *src,                     \
+      ulong elements_per_row = Cols, ulong2 matrix_origin = ulong2{0, 0},      \
+      bool transpose_matrix = false,                                           \
+      ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {                    \
+    ::attn_msl::detail::MatrixTransferPayload<T> payload{                      \
+        &d, (T *)src, elements_per_row, matrix_origin, transpose_matrix};      \
+    ::attn_msl::detail::simd_collective(                                       \
+        "simdgroup_load", site,                                                \
+        &::attn_msl::detail::combine_matrix_transfer<T, false>, &payload);     \
+  }                                                                            \
+  template <class T, int Cols, int Rows>                                       \
+  inline void simdgroup_store(                                                 \
+      const simdgroup_matrix<T, Cols, Rows> &d, AS T *dst,                     \
+      ulong elements_per_row = Cols, ulong2 matrix_origin = ulong2{0, 0},      \
+      bool transpose_matrix = false,                                           \
+      ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {                    \
+    ::attn_msl::detail::MatrixTransferPayload<T> payload{                      \
+        const_cast<simdgroup_matrix<T, Cols, Rows> *>(&d), (T *)dst,           \
+        elements_per_row, matrix_origin, transpose_matrix};                    \
+    ::attn_msl::detail::simd_collective(                                       \
+        "simdgroup_store", site,                                               \
+        &::attn_msl::detail::combine_matrix_transfer<T, true>, &payload);      \
+  }
+ATTN_MSL_MATRIX_TRANSFER(ATTN_MSL_AS_DEVICE)
+ATTN_MSL_MATRIX_TRANSFER(ATTN_MSL_AS_THREADGROUP)
+#undef ATTN_MSL_MATRIX_TRANSFER
 
-template <class T, int Cols, int Rows>
-inline void
-simdgroup_store(const simdgroup_matrix<T, Cols, Rows> &d, T *dst,
-                ulong elements_per_row = Cols,
-                ulong2 matrix_origin = ulong2{0, 0},
-                bool transpose_matrix = false,
-                ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {
-  ::attn_msl::detail::MatrixTransferPayload<T> payload{
-      const_cast<simdgroup_matrix<T, Cols, Rows> *>(&d), dst, elements_per_row,
-      matrix_origin, transpose_matrix};
-  ::attn_msl::detail::simd_collective(
-      "simdgroup_store", site,
-      &::attn_msl::detail::combine_matrix_transfer<T, true>, &payload);
+template <class T, int Cols, int Rows, class U,
+          std::enable_if_t<::attn_msl::detail::address_space_of<U> == 0, int> =
+              0>
+inline void simdgroup_load(simdgroup_matrix<T, Cols, Rows> &, const U *,
+                           ulong = Cols, ulong2 = ulong2{0, 0}, bool = false,
+                           ::attn_msl::detail::Site = ATTN_MSL_CALL_SITE) {
+  static_assert(::attn_msl::detail::dependent_false<U>,
+                "simdgroup_load from thread memory: Metal loads a "
+                "simdgroup_matrix from device or threadgroup memory only");
+}
+template <class T, int Cols, int Rows, class U,
+          std::enable_if_t<::attn_msl::detail::address_space_of<U> == 0, int> =
+              0>
+inline void simdgroup_store(const simdgroup_matrix<T, Cols, Rows> &, U *,
+                            ulong = Cols, ulong2 = ulong2{0, 0}, bool = false,
+                            ::attn_msl::detail::Site = ATTN_MSL_CALL_SITE) {
+  static_assert(::attn_msl::detail::dependent_false<U>,
+                "simdgroup_store to thread memory: Metal stores a "
+                "simdgroup_matrix to device or threadgroup memory only");
 }
 
 // Element types may differ (half or bfloat inputs, float accumulator).
@@ -1979,11 +2045,12 @@ launch(const Kernel &kernel, uint3 threadgroups_per_grid,
 // MSL keywords and attributes, last so that no header above sees them.
 //===----------------------------------------------------------------------===//
 
-// Address spaces: all memory is host memory. constant is read-only.
-#define device
-#define constant const
+// Address spaces: distinct clang address spaces (all of them host memory);
+// thread is the default one. constant is read-only.
+#define device ATTN_MSL_AS_DEVICE
+#define constant const ATTN_MSL_AS_CONSTANT
 #define thread
-#define threadgroup
+#define threadgroup ATTN_MSL_AS_THREADGROUP
 #define kernel
 
 // Kernel parameter attributes become default arguments that read the
