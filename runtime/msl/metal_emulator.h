@@ -698,9 +698,11 @@ inline std::string out_of_bounds(const CheckedRegion &r, uintptr_t addr,
     const long element = offset >= 0 ? offset / e : -((-offset + e - 1) / e);
     where = "at index " + std::to_string(element) + " (byte offset " +
             std::to_string(offset) + ") of " + r.name() + ", which holds " +
-            std::to_string(r.bytes / r.element_bytes) + " " + r.element_name +
-            (r.bytes / r.element_bytes == 1 ? "" : "s") + " (" +
-            std::to_string(r.bytes) + " bytes)";
+            (r.element_bytes == 1 && r.element_name == "byte"
+                 ? std::to_string(r.bytes) + " bytes"
+                 : std::to_string(r.bytes / r.element_bytes) + " " +
+                       r.element_name + " elements (" +
+                       std::to_string(r.bytes) + " bytes)");
   }
   return "out-of-bounds " + describe_access(write, n) + " " + where;
 }

@@ -20,6 +20,12 @@
 # (-Werror=nan-infinity-disabled), and plain tanh as Metal's fast tanh
 # (ATTN_MSL_FAST_MATH). The host program and the emulator stay IEEE.
 # ATTN_MSL_MATH=ieee (the default) compiles everything IEEE.
+#
+# ATTN_MSL_CHECKS=1 (the default) type-checks the kernel with MSL's address
+# spaces as distinct types, then builds it with its loads and stores
+# instrumented for the emulator's bounds checks and threadgroup race
+# detector (README "Checks"). ATTN_MSL_CHECKS=0 builds once, typed, with
+# neither.
 set -euo pipefail
 
 usage() {

@@ -1,7 +1,7 @@
 // simdgroup_load from thread memory: Metal loads matrices from device or threadgroup memory only.
 // RUN: not %msl_emu_cc %s %S/host.cpp -o %t 2>&1 | FileCheck %s
 // CHECK: error: static assertion failed due to requirement {{.*}}: simdgroup_load from thread memory: Metal loads a simdgroup_matrix from device or threadgroup memory only
-// CHECK: matrix-load-thread.metal:[[@LINE+15]]:3: note: in instantiation of function template specialization 'metal::simdgroup_load<float, 8, 8, float, 0>' requested here
+// CHECK: matrix-load-thread.metal:[[@LINE+14]]:3: note: in instantiation of function template specialization 'metal::simdgroup_load<float, 8, 8, float, 0>' requested here
 #include <metal_stdlib>
 using namespace metal;
 

@@ -18,6 +18,9 @@
 // RUN: not env ATTN_MSL_SCHEDULE=shuffle:7 %t.unchecked | FileCheck %s --check-prefix=SHOWN
 // HIDDEN: launch ok
 // SHOWN: FAIL: {{[0-9]+}} outputs are NaN
+//
+// RUN: not env ATTN_MSL_SCHEDULE=sideways %t 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: attn-msl: kernel 'kernel_under_test': ATTN_MSL_SCHEDULE must be forward, reverse, shuffle, shuffle:SEED or simdgroups, not 'sideways'
 #include <metal_stdlib>
 using namespace metal;
 

@@ -1,7 +1,7 @@
 // An out-of-bounds device read: the last thread reads in[256] of 256.
 // RUN: %msl_emu_cc %s %S/host.cpp -o %t
 // RUN: not %t 2>&1 | FileCheck %s
-// CHECK: attn-msl: kernel 'kernel_under_test', threadgroup (1,0,0), thread 127 (simdgroup 3, lane 31, position (127,0,0)): out-of-bounds read of 4 bytes at index 256 (byte offset 1024) of {{\[\[}}buffer(0)]], which holds 256 floats (1024 bytes)
+// CHECK: attn-msl: kernel 'kernel_under_test', threadgroup (1,0,0), thread 127 (simdgroup 3, lane 31, position (127,0,0)): out-of-bounds read of 4 bytes at index 256 (byte offset 1024) of {{\[\[}}buffer(0)]], which holds 256 float elements (1024 bytes)
 #include <metal_stdlib>
 using namespace metal;
 

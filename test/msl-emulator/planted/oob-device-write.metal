@@ -1,7 +1,7 @@
 // An out-of-bounds device write below the start: thread 0 writes out[-1].
 // RUN: %msl_emu_cc %s %S/host.cpp -o %t
 // RUN: not %t 2>&1 | FileCheck %s
-// CHECK: attn-msl: kernel 'kernel_under_test', threadgroup (0,0,0), thread 0 (simdgroup 0, lane 0, position (0,0,0)): out-of-bounds write of 4 bytes at index -1 (byte offset -4) of {{\[\[}}buffer(1)]], which holds 256 floats (1024 bytes)
+// CHECK: attn-msl: kernel 'kernel_under_test', threadgroup (0,0,0), thread 0 (simdgroup 0, lane 0, position (0,0,0)): out-of-bounds write of 4 bytes at index -1 (byte offset -4) of {{\[\[}}buffer(1)]], which holds 256 float elements (1024 bytes)
 #include <metal_stdlib>
 using namespace metal;
 
