@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -810,6 +811,70 @@ inline void checked_access(const void *p, size_t n, bool write) {
   if (!error.empty())
     fault(error);
 }
+
+// Uninstrumented code (ATTN_MSL_CHECKS=0, or an access size the
+// instrumentation skips) that steps off a buffer into its guard pages gets
+// SIGSEGV; this says which buffer, then exits with status 1. Any other
+// fault goes on to the default action.
+inline thread_local const char *t_fault_kernel_name = nullptr;
+inline void guard_page_fault(int sig, siginfo_t *info, void *) {
+  const CheckState *c = t_checks;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  if (c && addr >= c->lo && addr < c->hi) {
+    for (const auto &region : c->regions) {
+      const CheckedRegion &r = *region;
+      if (addr < r.lo || addr >= r.hi)
+        continue;
+      char text[512];
+      const long offset = long(addr - reinterpret_cast<uintptr_t>(r.data));
+      int n = std::snprintf(
+          text, sizeof text,
+          "attn-msl: kernel '%s', threadgroup (%u,%u,%u), thread %d: memory "
+          "fault at byte offset %ld "
+          "of %s(%u)]], which holds %zu bytes: out of bounds (in code the "
+          "checked accesses do not see)\n",
+          t_fault_kernel_name ? t_fault_kernel_name : "?",
+          t_group ? t_group->position.x : 0, t_group ? t_group->position.y : 0,
+          t_group ? t_group->position.z : 0,
+          t_thread ? int(t_thread->index) : -1, offset,
+          r.threadgroup ? "[[threadgroup" : "[[buffer", r.index, r.bytes);
+      if (n > 0)
+        (void)!write(2, text, size_t(std::min<int>(n, sizeof text - 1)));
+      _exit(1);
+    }
+  }
+  signal(sig, SIG_DFL); // not ours: fault again, the default way
+}
+
+// Installs guard_page_fault (on an alternate stack) for one launch.
+class GuardFaultHandler {
+public:
+  explicit GuardFaultHandler(const char *kernel_name) {
+    t_fault_kernel_name = kernel_name;
+    stack_.resize(64 * 1024);
+    stack_t alternate{};
+    alternate.ss_sp = stack_.data();
+    alternate.ss_size = stack_.size();
+    sigaltstack(&alternate, &old_stack_);
+    struct sigaction action {};
+    action.sa_sigaction = &guard_page_fault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &old_action_);
+  }
+  ~GuardFaultHandler() {
+    sigaction(SIGSEGV, &old_action_, nullptr);
+    sigaltstack(&old_stack_, nullptr);
+    t_fault_kernel_name = nullptr;
+  }
+  GuardFaultHandler(const GuardFaultHandler &) = delete;
+  GuardFaultHandler &operator=(const GuardFaultHandler &) = delete;
+
+private:
+  std::vector<char> stack_;
+  stack_t old_stack_{};
+  struct sigaction old_action_ {};
+};
 
 //===----------------------------------------------------------------------===//
 // Kernel parameters. The attribute macros at the end of this file turn
@@ -2418,6 +2483,9 @@ inline LaunchResult launch_impl(const LaunchState &launch,
     }
   }
 
+  std::unique_ptr<GuardFaultHandler> fault_handler;
+  if (options.check_memory)
+    fault_handler = std::make_unique<GuardFaultHandler>(launch.kernel_name);
   ThreadgroupState group;
   group.launch = &checked_launch;
   Progress progress;
