@@ -7,7 +7,11 @@
 // collectives, simdgroup_matrix operations and barriers suspend a thread until
 // every participant has arrived. A launch that cannot make progress (a barrier
 // or collective some threads never reach) is reported as an error naming the
-// kernel, threadgroup, threads and construct; it never hangs.
+// kernel, threadgroup, threads and construct; it never hangs. Address spaces
+// are distinct types; device buffers and threadgroup memory sit between
+// guard pages, and kernels built by msl-emu-cc.sh have every load and store
+// bounds-checked, and threadgroup memory checked for races (missing
+// barriers); threads can run in several orders (ATTN_MSL_SCHEDULE).
 //
 // Compile emitted kernels through runtime/msl/msl-emu-cc.sh, which applies
 // the flags and the one source rewrite this header needs. README.md describes
@@ -43,11 +47,11 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
-#include <random>
 #include <utility>
 #include <vector>
 
