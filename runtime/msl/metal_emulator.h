@@ -7,7 +7,11 @@
 // collectives, simdgroup_matrix operations and barriers suspend a thread until
 // every participant has arrived. A launch that cannot make progress (a barrier
 // or collective some threads never reach) is reported as an error naming the
-// kernel, threadgroup, threads and construct; it never hangs.
+// kernel, threadgroup, threads and construct; it never hangs. Address spaces
+// are distinct types; device buffers and threadgroup memory sit between
+// guard pages, and kernels built by msl-emu-cc.sh have every load and store
+// bounds-checked, and threadgroup memory checked for races (missing
+// barriers); threads can run in several orders (ATTN_MSL_SCHEDULE).
 //
 // Compile emitted kernels through runtime/msl/msl-emu-cc.sh, which applies
 // the flags and the one source rewrite this header needs. README.md describes
@@ -43,6 +47,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -50,6 +55,7 @@
 #include <utility>
 #include <vector>
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -112,6 +118,58 @@ typedef unsigned int uint;
 typedef unsigned short ushort;
 typedef unsigned char uchar;
 typedef unsigned long ulong;
+
+// Address spaces are clang address spaces, so that they are distinct types:
+// a device pointer does not convert to a threadgroup one, and simdgroup_load
+// takes device or threadgroup memory only. `thread` is the default address
+// space, the one of local variables.
+//
+// ATTN_MSL_ERASE_ADDRESS_SPACES erases them instead (all memory in the
+// default address space): clang's ThreadSanitizer instrumentation, which
+// the checked accesses rely on, skips accesses in other address spaces, so
+// msl-emu-cc.sh type-checks the kernel with address spaces first
+// (-fsyntax-only) and then builds it with them erased.
+#ifndef ATTN_MSL_ERASE_ADDRESS_SPACES
+#define ATTN_MSL_AS_DEVICE __attribute__((address_space(1)))
+#define ATTN_MSL_AS_CONSTANT __attribute__((address_space(2)))
+#define ATTN_MSL_AS_THREADGROUP __attribute__((address_space(3)))
+#else
+#define ATTN_MSL_AS_DEVICE
+#define ATTN_MSL_AS_CONSTANT
+#define ATTN_MSL_AS_THREADGROUP
+#endif
+
+namespace attn_msl {
+namespace detail {
+// The address space of T (0 thread, 1 device, 2 constant, 3 threadgroup) and
+// T without it.
+template <class T> struct AddressSpace {
+  static constexpr int value = 0;
+  using type = T;
+};
+#ifndef ATTN_MSL_ERASE_ADDRESS_SPACES
+template <class T> struct AddressSpace<ATTN_MSL_AS_DEVICE T> {
+  static constexpr int value = 1;
+  using type = T;
+};
+template <class T> struct AddressSpace<ATTN_MSL_AS_CONSTANT T> {
+  static constexpr int value = 2;
+  using type = T;
+};
+template <class T> struct AddressSpace<ATTN_MSL_AS_THREADGROUP T> {
+  static constexpr int value = 3;
+  using type = T;
+};
+constexpr bool kTypedAddressSpaces = true;
+#else
+constexpr bool kTypedAddressSpaces = false;
+#endif
+template <class T> constexpr int address_space_of = AddressSpace<T>::value;
+template <class T>
+using plain_t = std::remove_cv_t<typename AddressSpace<T>::type>;
+template <class T> constexpr bool dependent_false = false;
+} // namespace detail
+} // namespace attn_msl
 
 namespace metal {
 // MSL vectors: 2-4 components, swizzles (.x .xy .zw ...), component-wise
@@ -410,11 +468,13 @@ struct SimdArrival;
 // Returns an error text, or an empty string.
 using CombineFn = std::string (*)(SimdArrival *const *lanes, unsigned width);
 
+struct ThreadState;
 struct SimdArrival {
   const char *construct; // "simd_sum", "simdgroup_load", ...
   Site site;
   CombineFn combine;
   void *payload;
+  const ThreadState *thread; // the lane that arrived
 };
 
 template <class Payload> Payload &payload_of(SimdArrival *arrival) {
@@ -437,6 +497,7 @@ struct ThreadState {
   ThreadStatus status = ThreadStatus::kReady;
   SimdArrival *arrival = nullptr; // valid while kAtSimd
   Site barrier_site{"", 0};       // valid while kAtBarrier
+  unsigned barrier_flags = 0;     // its mem_flags, valid while kAtBarrier
   FiberContext context;
 };
 
@@ -445,6 +506,7 @@ struct BoundBuffer {
   void *data;
   size_t bytes;
   const TypeTag *element; // nullptr: raw bytes, any parameter type
+  size_t element_bytes;
 };
 
 struct LaunchState {
@@ -523,13 +585,300 @@ inline void yield_to_scheduler() {
 inline void simd_collective(const char *construct, Site site, CombineFn combine,
                             void *payload) {
   ThreadState &self = current_thread();
-  SimdArrival arrival{construct, site, combine, payload};
+  SimdArrival arrival{construct, site, combine, payload, &self};
   self.arrival = &arrival;
   self.status = ThreadStatus::kAtSimd;
   yield_to_scheduler();
 }
 
 inline uint current_lane() { return current_thread().lane; }
+
+//===----------------------------------------------------------------------===//
+// Checked memory (README "Checks"). Every device buffer is copied for the
+// launch into a mapping of its own, flush against guard pages, and every
+// block of threadgroup memory lives in one too. Kernel code compiled by
+// msl-emu-cc.sh reports each load and store (clang's ThreadSanitizer
+// instrumentation, with the callbacks at the end of this file in place of
+// the TSan runtime); an access that falls in a mapping but outside its
+// bytes is out of bounds. Threadgroup memory keeps a shadow per byte: the
+// last writer and the last reader(s), with the barrier epoch they acted in,
+// so that two threads touching one byte, one of them writing, with no
+// threadgroup_barrier (or, inside a simdgroup, simdgroup_barrier) between
+// them, is a race: a missing barrier.
+//===----------------------------------------------------------------------===//
+
+constexpr uint16_t kNoThread = 0xffff;
+constexpr uint16_t kManyThreads = 0xfffe;
+constexpr unsigned kMemThreadgroupFlag = 2; // metal::mem_flags::mem_threadgroup
+
+struct ShadowByte {
+  uint32_t write_epoch = 0, read_epoch = 0;
+  uint32_t write_simd_epoch = 0, read_simd_epoch = 0;
+  uint16_t writer = kNoThread, reader = kNoThread;
+  uint16_t writer_simdgroup = kNoThread, reader_simdgroup = kNoThread;
+};
+
+// One buffer or block of threadgroup memory, with guard pages around it.
+struct CheckedRegion {
+  void *mapping = nullptr;
+  size_t mapping_bytes = 0;
+  uintptr_t lo = 0, hi = 0; // the whole mapping, guards included
+  unsigned char *data = nullptr;
+  size_t bytes = 0;
+  bool threadgroup = false;
+  uint index = 0;
+  size_t element_bytes = 1;
+  std::string element_name = "byte";
+  void *host = nullptr; // device: the host's memory, copied in and back
+  std::vector<ShadowByte> shadow; // threadgroup: the race detector's
+
+  CheckedRegion() = default;
+  CheckedRegion(const CheckedRegion &) = delete;
+  CheckedRegion &operator=(const CheckedRegion &) = delete;
+  ~CheckedRegion() {
+    if (mapping)
+      munmap(mapping, mapping_bytes);
+  }
+  // Maps `bytes` with 64 KiB of PROT_NONE on either side, the bytes ending
+  // at the upper guard: one past the end faults even uninstrumented.
+  bool map(size_t count) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t guard = 64 * 1024;
+    const size_t body = (std::max<size_t>(count, 1) + page - 1) / page * page;
+    mapping_bytes = guard + body + guard;
+    void *base = mmap(nullptr, mapping_bytes, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+      return false;
+    mapping = base;
+    if (mprotect(static_cast<char *>(base) + guard, body,
+                 PROT_READ | PROT_WRITE) != 0)
+      return false;
+    data = static_cast<unsigned char *>(base) + guard + body - count;
+    bytes = count;
+    lo = reinterpret_cast<uintptr_t>(base);
+    hi = lo + mapping_bytes;
+    return true;
+  }
+  std::string name() const {
+    return (threadgroup ? "[[threadgroup(" : "[[buffer(") +
+           std::to_string(index) + ")]]";
+  }
+};
+
+struct CheckState {
+  std::vector<std::unique_ptr<CheckedRegion>> regions;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  bool races = true;
+  // Advances when a threadgroup starts and at every threadgroup_barrier
+  // with mem_threadgroup; simd_epoch[s] at every simdgroup_barrier of
+  // simdgroup s with mem_threadgroup.
+  uint32_t epoch = 1;
+  std::vector<uint32_t> simd_epoch;
+  Site last_barrier{"", 0};
+
+  void add(std::unique_ptr<CheckedRegion> region) {
+    lo = std::min(lo, region->lo);
+    hi = std::max(hi, region->hi);
+    regions.push_back(std::move(region));
+  }
+};
+
+inline thread_local CheckState *t_checks = nullptr;
+
+inline std::string describe_access(bool write, size_t n) {
+  return std::string(write ? "write" : "read") + " of " + std::to_string(n) +
+         (n == 1 ? " byte" : " bytes");
+}
+
+inline std::string out_of_bounds(const CheckedRegion &r, uintptr_t addr,
+                                 size_t n, bool write) {
+  const long offset = long(addr - reinterpret_cast<uintptr_t>(r.data));
+  std::string where;
+  if (r.threadgroup) {
+    where = "at byte offset " + std::to_string(offset) + " of " + r.name() +
+            ", which holds " + std::to_string(r.bytes) + " bytes";
+  } else {
+    const long e = long(r.element_bytes);
+    const long element = offset >= 0 ? offset / e : -((-offset + e - 1) / e);
+    where = "at index " + std::to_string(element) + " (byte offset " +
+            std::to_string(offset) + ") of " + r.name() + ", which holds " +
+            (r.element_bytes == 1 && r.element_name == "byte"
+                 ? std::to_string(r.bytes) + " bytes"
+                 : std::to_string(r.bytes / r.element_bytes) + " " +
+                       r.element_name + " elements (" +
+                       std::to_string(r.bytes) + " bytes)");
+  }
+  return "out-of-bounds " + describe_access(write, n) + " " + where;
+}
+
+inline std::string describe_other(uint16_t who) {
+  return who == kManyThreads ? std::string("other threads")
+                             : "thread " + std::to_string(who);
+}
+
+inline std::string race(const CheckState &c, const CheckedRegion &r,
+                        const ThreadState &self, size_t offset, bool write,
+                        uint16_t other, uint16_t other_simdgroup,
+                        const char *other_did) {
+  return "threadgroup memory race (a missing barrier?): this thread " +
+         std::string(write ? "writes" : "reads") + " byte offset " +
+         std::to_string(offset) + " of " + r.name() + ", which " +
+         describe_other(other) + " " + other_did +
+         " with no threadgroup_barrier(mem_flags::mem_threadgroup) " +
+         (other_simdgroup == self.simdgroup
+              ? "(nor simdgroup_barrier in their simdgroup) "
+              : "") +
+         "between them (" +
+         (c.last_barrier.line ? "the last barrier passed is at " +
+                                    describe_site(c.last_barrier)
+                              : std::string("none passed yet in this "
+                                            "threadgroup")) +
+         ")";
+}
+
+// Is an access by simdgroup `sg` in (epoch, simd_epoch) ordered before now
+// for a thread of simdgroup `self_sg`?
+inline bool happened_before(const CheckState &c, uint32_t epoch,
+                            uint32_t simd_epoch, uint16_t sg, uint self_sg) {
+  return epoch != c.epoch ||
+         (sg == self_sg && simd_epoch != c.simd_epoch[self_sg]);
+}
+
+inline std::string check_race(CheckState &c, CheckedRegion &r,
+                              const ThreadState &self, size_t offset, size_t n,
+                              bool write) {
+  const uint16_t me = uint16_t(self.index);
+  const uint sg = self.simdgroup;
+  for (size_t i = offset; i < offset + n; ++i) {
+    ShadowByte &b = r.shadow[i];
+    if (b.writer != kNoThread && b.writer != me &&
+        !happened_before(c, b.write_epoch, b.write_simd_epoch,
+                         b.writer_simdgroup, sg))
+      return race(c, r, self, i, write, b.writer, b.writer_simdgroup,
+                  "wrote");
+    if (write) {
+      if (b.read_epoch == c.epoch && b.reader != kNoThread &&
+          b.reader != me &&
+          !happened_before(c, b.read_epoch, b.read_simd_epoch,
+                           b.reader_simdgroup, sg))
+        return race(c, r, self, i, write, b.reader, b.reader_simdgroup,
+                    "read");
+      b.writer = me;
+      b.writer_simdgroup = uint16_t(sg);
+      b.write_epoch = c.epoch;
+      b.write_simd_epoch = c.simd_epoch[sg];
+    } else {
+      if (b.read_epoch != c.epoch || b.reader == kNoThread) {
+        b.reader = me;
+        b.reader_simdgroup = uint16_t(sg);
+      } else if (b.reader != me) {
+        b.reader = kManyThreads;
+        if (b.reader_simdgroup != sg)
+          b.reader_simdgroup = kManyThreads;
+      }
+      b.read_epoch = c.epoch;
+      b.read_simd_epoch = c.simd_epoch[sg];
+    }
+  }
+  return {};
+}
+
+// An error text for an access of n bytes at addr by `self`, or "".
+inline std::string access_error(const ThreadState &self, const void *p,
+                                size_t n, bool write) {
+  CheckState *c = t_checks;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  if (!c || addr >= c->hi || addr + n <= c->lo)
+    return {};
+  for (const auto &region : c->regions) {
+    CheckedRegion &r = *region;
+    if (addr >= r.hi || addr + n <= r.lo)
+      continue;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(r.data);
+    if (addr < begin || addr + n > begin + r.bytes)
+      return out_of_bounds(r, addr, n, write);
+    if (r.threadgroup && c->races)
+      return check_race(*c, r, self, addr - begin, n, write);
+    return {};
+  }
+  return {};
+}
+
+// The instrumented kernel's loads and stores come here.
+inline void checked_access(const void *p, size_t n, bool write) {
+  const CheckState *c = t_checks;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  if (!c || !t_thread || addr >= c->hi || addr + n <= c->lo)
+    return;
+  std::string error = access_error(*t_thread, p, n, write);
+  if (!error.empty())
+    fault(error);
+}
+
+// Uninstrumented code (ATTN_MSL_CHECKS=0, or an access size the
+// instrumentation skips) that steps off a buffer into its guard pages gets
+// SIGSEGV; this says which buffer, then exits with status 1. Any other
+// fault goes on to the default action.
+inline thread_local const char *t_fault_kernel_name = nullptr;
+inline void guard_page_fault(int sig, siginfo_t *info, void *) {
+  const CheckState *c = t_checks;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  if (c && addr >= c->lo && addr < c->hi) {
+    for (const auto &region : c->regions) {
+      const CheckedRegion &r = *region;
+      if (addr < r.lo || addr >= r.hi)
+        continue;
+      char text[512];
+      const long offset = long(addr - reinterpret_cast<uintptr_t>(r.data));
+      int n = std::snprintf(
+          text, sizeof text,
+          "attn-msl: kernel '%s', threadgroup (%u,%u,%u), thread %d: memory "
+          "fault at byte offset %ld "
+          "of %s(%u)]], which holds %zu bytes: out of bounds (in code the "
+          "checked accesses do not see)\n",
+          t_fault_kernel_name ? t_fault_kernel_name : "?",
+          t_group ? t_group->position.x : 0, t_group ? t_group->position.y : 0,
+          t_group ? t_group->position.z : 0,
+          t_thread ? int(t_thread->index) : -1, offset,
+          r.threadgroup ? "[[threadgroup" : "[[buffer", r.index, r.bytes);
+      if (n > 0)
+        (void)!write(2, text, size_t(std::min<int>(n, sizeof text - 1)));
+      _exit(1);
+    }
+  }
+  signal(sig, SIG_DFL); // not ours: fault again, the default way
+}
+
+// Installs guard_page_fault (on an alternate stack) for one launch.
+class GuardFaultHandler {
+public:
+  explicit GuardFaultHandler(const char *kernel_name) {
+    t_fault_kernel_name = kernel_name;
+    stack_.resize(64 * 1024);
+    stack_t alternate{};
+    alternate.ss_sp = stack_.data();
+    alternate.ss_size = stack_.size();
+    sigaltstack(&alternate, &old_stack_);
+    struct sigaction action {};
+    action.sa_sigaction = &guard_page_fault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &old_action_);
+  }
+  ~GuardFaultHandler() {
+    sigaction(SIGSEGV, &old_action_, nullptr);
+    sigaltstack(&old_stack_, nullptr);
+    t_fault_kernel_name = nullptr;
+  }
+  GuardFaultHandler(const GuardFaultHandler &) = delete;
+  GuardFaultHandler &operator=(const GuardFaultHandler &) = delete;
+
+private:
+  std::vector<char> stack_;
+  stack_t old_stack_{};
+  struct sigaction old_action_ {};
+};
 
 //===----------------------------------------------------------------------===//
 // Kernel parameters. The attribute macros at the end of this file turn
@@ -552,7 +901,11 @@ inline const BoundBuffer &bound_buffer(uint index) {
 }
 
 template <class T> void check_buffer_type(const BoundBuffer &buffer) {
-  using Element = std::remove_cv_t<T>;
+  static_assert(!kTypedAddressSpaces || address_space_of<T> == 1 ||
+                    address_space_of<T> == 2,
+                "a [[buffer(n)]] kernel parameter points to device or "
+                "constant memory");
+  using Element = plain_t<T>;
   // Byte views of any buffer are fine, as in Metal.
   if constexpr (std::is_same_v<Element, uchar> ||
                 std::is_same_v<Element, char> || std::is_void_v<Element>)
@@ -575,13 +928,13 @@ struct BufferParam {
   template <class T> operator T *() const {
     const BoundBuffer &buffer = bound_buffer(index);
     check_buffer_type<T>(buffer);
-    return static_cast<T *>(buffer.data);
+    return (T *)buffer.data; // into T's address space
   }
   // constant Params &p [[buffer(1)]]
   template <class T> operator T &() const {
     const BoundBuffer &buffer = bound_buffer(index);
     check_buffer_type<T>(buffer);
-    return *static_cast<T *>(buffer.data);
+    return *(T *)buffer.data;
   }
 };
 struct BufferParamSelector {
@@ -594,18 +947,21 @@ struct ThreadgroupParam {
   uint index;
   // threadgroup float *p [[threadgroup(0)]]
   template <class T> operator T *() const {
+    static_assert(!kTypedAddressSpaces || address_space_of<T> == 3,
+                  "a [[threadgroup(n)]] kernel parameter points to "
+                  "threadgroup memory");
     const std::vector<size_t> &sizes =
         t_group->launch->threadgroup_memory_bytes;
     if (index >= sizes.size())
       fault("kernel parameter [[threadgroup(" + std::to_string(index) +
             ")]] has no threadgroup memory length set at index " +
             std::to_string(index));
-    if constexpr (!std::is_void_v<T>)
+    if constexpr (!std::is_void_v<plain_t<T>>)
       if (sizes[index] % sizeof(T) != 0)
         fault("threadgroup memory " + std::to_string(index) + " holds " +
               std::to_string(sizes[index]) + " bytes, not a whole number of " +
-              type_tag<T>()->name);
-    return reinterpret_cast<T *>(t_group->threadgroup_memory[index]);
+              type_tag<plain_t<T>>()->name);
+    return (T *)t_group->threadgroup_memory[index];
   }
 };
 struct ThreadgroupParamSelector {
@@ -974,11 +1330,12 @@ constexpr mem_flags operator|(mem_flags a, mem_flags b) {
 
 // Every thread of the threadgroup must reach the same barrier call.
 inline void
-threadgroup_barrier(mem_flags,
+threadgroup_barrier(mem_flags flags,
                     ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {
   using namespace ::attn_msl::detail;
   ThreadState &self = current_thread();
   self.barrier_site = site;
+  self.barrier_flags = unsigned(flags);
   self.status = ThreadStatus::kAtBarrier;
   yield_to_scheduler();
 }
@@ -988,7 +1345,13 @@ threadgroup_barrier(mem_flags,
 namespace attn_msl {
 namespace detail {
 
-inline std::string combine_nothing(SimdArrival *const *, unsigned) {
+// A simdgroup_barrier with mem_threadgroup orders the simdgroup's
+// threadgroup memory accesses (the race detector's simd epoch).
+inline std::string combine_simdgroup_barrier(SimdArrival *const *lanes,
+                                             unsigned) {
+  const unsigned flags = *static_cast<const unsigned *>(lanes[0]->payload);
+  if (t_checks && (flags & kMemThreadgroupFlag))
+    ++t_checks->simd_epoch[lanes[0]->thread->simdgroup];
   return {};
 }
 
@@ -1221,10 +1584,12 @@ simd_broadcast_first(T data,
 
 // Every lane of the simdgroup must reach the same simdgroup_barrier call.
 inline void
-simdgroup_barrier(mem_flags,
+simdgroup_barrier(mem_flags flags,
                   ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {
+  unsigned bits = unsigned(flags);
   ::attn_msl::detail::simd_collective(
-      "simdgroup_barrier", site, &::attn_msl::detail::combine_nothing, nullptr);
+      "simdgroup_barrier", site, &::attn_msl::detail::combine_simdgroup_barrier,
+      &bits);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1334,6 +1699,10 @@ std::string combine_matrix_transfer(SimdArrival *const *lanes, unsigned width) {
     auto &p = payload_of<MatrixTransferPayload<T>>(lanes[lane]);
     for (uint e = 0; e < 2; ++e) {
       size_t offset = matrix_memory_offset(p, lane_element_coord(lane, e));
+      std::string fault_text =
+          access_error(*lanes[lane]->thread, p.memory + offset, sizeof(T), Store);
+      if (!fault_text.empty())
+        return describe_thread(*lanes[lane]->thread) + ": " + fault_text;
       if (Store)
         p.memory[offset] = p.matrix->lane_elements[e];
       else
@@ -1393,34 +1762,65 @@ std::string combine_multiply(SimdArrival *const *lanes, unsigned width) {
 
 namespace metal {
 
-template <class T, int Cols, int Rows>
-inline void simdgroup_load(simdgroup_matrix<T, Cols, Rows> &d, const T *src,
-                           ulong elements_per_row = Cols,
-                           ulong2 matrix_origin = ulong2{0, 0},
-                           bool transpose_matrix = false,
-                           ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {
-  ::attn_msl::detail::MatrixTransferPayload<T> payload{
-      &d, const_cast<T *>(src), elements_per_row, matrix_origin,
-      transpose_matrix};
-  ::attn_msl::detail::simd_collective(
-      "simdgroup_load", site,
-      &::attn_msl::detail::combine_matrix_transfer<T, false>, &payload);
-}
+// Metal loads and stores matrices from device or threadgroup memory only;
+// one overload per address space, and a thread (or constant) pointer
+// matches none but the refusing one below.
+#define ATTN_MSL_MATRIX_TRANSFER(AS)                                           \
+  template <class T, int Cols, int Rows>                                       \
+  inline void simdgroup_load(                                                  \
+      simdgroup_matrix<T, Cols, Rows> &d, const AS T *src,                     \
+      ulong elements_per_row = Cols, ulong2 matrix_origin = ulong2{0, 0},      \
+      bool transpose_matrix = false,                                           \
+      ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {                    \
+    ::attn_msl::detail::MatrixTransferPayload<T> payload{                      \
+        &d, (T *)src, elements_per_row, matrix_origin, transpose_matrix};      \
+    ::attn_msl::detail::simd_collective(                                       \
+        "simdgroup_load", site,                                                \
+        &::attn_msl::detail::combine_matrix_transfer<T, false>, &payload);     \
+  }                                                                            \
+  template <class T, int Cols, int Rows>                                       \
+  inline void simdgroup_store(                                                 \
+      const simdgroup_matrix<T, Cols, Rows> &d, AS T *dst,                     \
+      ulong elements_per_row = Cols, ulong2 matrix_origin = ulong2{0, 0},      \
+      bool transpose_matrix = false,                                           \
+      ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {                    \
+    ::attn_msl::detail::MatrixTransferPayload<T> payload{                      \
+        const_cast<simdgroup_matrix<T, Cols, Rows> *>(&d), (T *)dst,           \
+        elements_per_row, matrix_origin, transpose_matrix};                    \
+    ::attn_msl::detail::simd_collective(                                       \
+        "simdgroup_store", site,                                               \
+        &::attn_msl::detail::combine_matrix_transfer<T, true>, &payload);      \
+  }
+#ifndef ATTN_MSL_ERASE_ADDRESS_SPACES
+ATTN_MSL_MATRIX_TRANSFER(ATTN_MSL_AS_DEVICE)
+ATTN_MSL_MATRIX_TRANSFER(ATTN_MSL_AS_THREADGROUP)
+#else
+ATTN_MSL_MATRIX_TRANSFER()
+#endif
+#undef ATTN_MSL_MATRIX_TRANSFER
 
-template <class T, int Cols, int Rows>
-inline void
-simdgroup_store(const simdgroup_matrix<T, Cols, Rows> &d, T *dst,
-                ulong elements_per_row = Cols,
-                ulong2 matrix_origin = ulong2{0, 0},
-                bool transpose_matrix = false,
-                ::attn_msl::detail::Site site = ATTN_MSL_CALL_SITE) {
-  ::attn_msl::detail::MatrixTransferPayload<T> payload{
-      const_cast<simdgroup_matrix<T, Cols, Rows> *>(&d), dst, elements_per_row,
-      matrix_origin, transpose_matrix};
-  ::attn_msl::detail::simd_collective(
-      "simdgroup_store", site,
-      &::attn_msl::detail::combine_matrix_transfer<T, true>, &payload);
+#ifndef ATTN_MSL_ERASE_ADDRESS_SPACES
+template <class T, int Cols, int Rows, class U,
+          std::enable_if_t<::attn_msl::detail::address_space_of<U> == 0, int> =
+              0>
+inline void simdgroup_load(simdgroup_matrix<T, Cols, Rows> &, const U *,
+                           ulong = Cols, ulong2 = ulong2{0, 0}, bool = false,
+                           ::attn_msl::detail::Site = ATTN_MSL_CALL_SITE) {
+  static_assert(::attn_msl::detail::dependent_false<U>,
+                "simdgroup_load from thread memory: Metal loads a "
+                "simdgroup_matrix from device or threadgroup memory only");
 }
+template <class T, int Cols, int Rows, class U,
+          std::enable_if_t<::attn_msl::detail::address_space_of<U> == 0, int> =
+              0>
+inline void simdgroup_store(const simdgroup_matrix<T, Cols, Rows> &, U *,
+                            ulong = Cols, ulong2 = ulong2{0, 0}, bool = false,
+                            ::attn_msl::detail::Site = ATTN_MSL_CALL_SITE) {
+  static_assert(::attn_msl::detail::dependent_false<U>,
+                "simdgroup_store to thread memory: Metal stores a "
+                "simdgroup_matrix to device or threadgroup memory only");
+}
+#endif
 
 // Element types may differ (half or bfloat inputs, float accumulator).
 template <class TD, class TA, class TB, class TC>
@@ -1471,15 +1871,29 @@ struct Buffer {
   void *data;
   size_t bytes;
   const detail::TypeTag *element; // nullptr: untyped bytes
+  size_t element_bytes;           // 1 for untyped bytes
 };
 
 template <class T> Buffer bind_buffer(uint index, T *data, size_t count = 1) {
   return {index, const_cast<void *>(static_cast<const void *>(data)),
-          count * sizeof(T), detail::type_tag<std::remove_cv_t<T>>()};
+          count * sizeof(T), detail::type_tag<std::remove_cv_t<T>>(),
+          sizeof(T)};
 }
 inline Buffer bind_bytes(uint index, void *data, size_t bytes) {
-  return {index, data, bytes, nullptr};
+  return {index, data, bytes, nullptr, 1};
 }
+
+// The order in which the scheduler runs the ready threads of a threadgroup
+// between barriers and collectives. Kernels with a missing barrier give
+// different results in different orders. ATTN_MSL_SCHEDULE overrides it:
+// forward, reverse, shuffle, shuffle:SEED, simdgroups.
+enum class Schedule {
+  kForward,    // thread index order (the default)
+  kReverse,    // highest thread index first
+  kShuffle,    // a fresh random order every round (seeded, reproducible)
+  kSimdgroups, // one simdgroup at a time, the last one first, each until
+               // it waits at a threadgroup barrier or exits
+};
 
 struct LaunchOptions {
   // Also print a failure to stderr (negative tests turn this off).
@@ -1491,6 +1905,13 @@ struct LaunchOptions {
   // prints what runs and exits the process with status 124 rather than
   // hang. 0 turns it off.
   double watchdog_seconds = 60;
+  // Thread order; the ATTN_MSL_SCHEDULE environment variable overrides it.
+  Schedule schedule = Schedule::kForward;
+  unsigned shuffle_seed = 1;
+  // Device buffers and threadgroup memory in guarded mappings, checked
+  // accesses and the threadgroup memory race detector (README "Checks").
+  bool check_memory = true;
+  bool detect_races = true;
 };
 
 struct LaunchResult {
@@ -1620,10 +2041,64 @@ describe_groups(const std::vector<const ThreadState *> &threads,
   return out;
 }
 
+struct ScheduleChoice {
+  Schedule schedule = Schedule::kForward;
+  unsigned seed = 1;
+};
+
+inline std::string describe_schedule(const ScheduleChoice &choice) {
+  switch (choice.schedule) {
+  case Schedule::kForward:
+    return "forward";
+  case Schedule::kReverse:
+    return "reverse";
+  case Schedule::kShuffle:
+    return "shuffle:" + std::to_string(choice.seed);
+  case Schedule::kSimdgroups:
+    return "simdgroups";
+  }
+  return "?";
+}
+
+// ATTN_MSL_SCHEDULE, if set, else the options'. Returns an error text.
+inline std::string choose_schedule(const LaunchOptions &options,
+                                   ScheduleChoice &choice) {
+  choice = {options.schedule, options.shuffle_seed};
+  const char *env = std::getenv("ATTN_MSL_SCHEDULE");
+  if (!env || !*env)
+    return {};
+  std::string text = env;
+  if (text == "forward")
+    choice.schedule = Schedule::kForward;
+  else if (text == "reverse")
+    choice.schedule = Schedule::kReverse;
+  else if (text == "simdgroups")
+    choice.schedule = Schedule::kSimdgroups;
+  else if (text == "shuffle")
+    choice.schedule = Schedule::kShuffle;
+  else if (text.rfind("shuffle:", 0) == 0 && text.size() > 8 &&
+           text.find_first_not_of("0123456789", 8) == std::string::npos) {
+    choice.schedule = Schedule::kShuffle;
+    choice.seed = unsigned(std::strtoul(text.c_str() + 8, nullptr, 10));
+  } else {
+    return "ATTN_MSL_SCHEDULE must be forward, reverse, shuffle, "
+           "shuffle:SEED or simdgroups, not '" +
+           text + "'";
+  }
+  return {};
+}
+
 class ThreadgroupRunner {
 public:
-  ThreadgroupRunner(ThreadgroupState &group, const FiberStacks &stacks)
-      : group_(group), stacks_(stacks) {}
+  ThreadgroupRunner(ThreadgroupState &group, const FiberStacks &stacks,
+                    const ScheduleChoice &schedule)
+      : group_(group), stacks_(stacks), schedule_(schedule) {
+    if (schedule.schedule == Schedule::kShuffle) {
+      const uint3 p = group.position;
+      rng_.seed(schedule.seed * 2654435761u ^ (p.x * 73856093u) ^
+                (p.y * 19349663u) ^ (p.z * 83492791u));
+    }
+  }
 
   // Runs every thread to completion. Returns false with group.failure set
   // when a thread faults or the threads can no longer make progress.
@@ -1631,7 +2106,9 @@ public:
     start_fibers();
     for (;;) {
       bool ran_any = false;
-      for (ThreadState &thread : group_.threads) {
+      plan_round();
+      for (unsigned index : order_) {
+        ThreadState &thread = group_.threads[index];
         if (thread.status != ThreadStatus::kReady)
           continue;
         ran_any = true;
@@ -1658,6 +2135,36 @@ public:
   }
 
 private:
+  // The threads to offer a turn this round, in the schedule's order.
+  void plan_round() {
+    const unsigned n = unsigned(group_.threads.size());
+    order_.clear();
+    switch (schedule_.schedule) {
+    case Schedule::kForward:
+    case Schedule::kShuffle:
+      for (unsigned i = 0; i < n; ++i)
+        order_.push_back(i);
+      if (schedule_.schedule == Schedule::kShuffle)
+        std::shuffle(order_.begin(), order_.end(), rng_);
+      break;
+    case Schedule::kReverse:
+      for (unsigned i = n; i-- > 0;)
+        order_.push_back(i);
+      break;
+    case Schedule::kSimdgroups:
+      // The last simdgroup with a ready thread, alone.
+      for (unsigned s = group_.simdgroup_count(); s-- > 0;) {
+        for (unsigned i = s * kSimdWidth;
+             i < std::min(n, (s + 1) * kSimdWidth); ++i)
+          if (group_.threads[i].status == ThreadStatus::kReady)
+            order_.push_back(i);
+        if (!order_.empty())
+          break;
+      }
+      break;
+    }
+  }
+
   // Runs the kernel in this fiber, then leaves it for good: a finished
   // fiber is never resumed, so nothing may be left to destroy on its stack.
   static void fiber_entry() {
@@ -1749,6 +2256,10 @@ private:
                          describe_groups(all_threads(), false);
         return;
       }
+    if (t_checks && (group_.threads[0].barrier_flags & kMemThreadgroupFlag)) {
+      ++t_checks->epoch;
+      t_checks->last_barrier = site;
+    }
     for (ThreadState &t : group_.threads)
       t.status = ThreadStatus::kReady;
     group_.waiting_at_barrier = 0;
@@ -1783,6 +2294,9 @@ private:
 
   ThreadgroupState &group_;
   const FiberStacks &stacks_;
+  ScheduleChoice schedule_;
+  std::vector<unsigned> order_;
+  std::mt19937 rng_;
 };
 
 // Watches a launch from a second OS thread; see
@@ -1907,17 +2421,85 @@ inline LaunchResult launch_impl(const LaunchState &launch,
     return failed("attn-msl: kernel '" + std::string(launch.kernel_name) +
                   "': cannot allocate fiber stacks");
 
-  // operator new aligns to 16 bytes, enough for float4.
-  std::vector<std::unique_ptr<unsigned char[]>> memory;
+  ScheduleChoice schedule;
+  std::string bad_schedule = choose_schedule(options, schedule);
+  if (!bad_schedule.empty())
+    return failed("attn-msl: kernel '" + std::string(launch.kernel_name) +
+                  "': " + bad_schedule);
+
+  // Checked memory: device buffers copied into guarded mappings (unless two
+  // bindings overlap, which stay where they are, unchecked), threadgroup
+  // memory in guarded mappings. The copies go back to the host at the end.
+  LaunchState checked_launch = launch;
+  CheckState checks;
+  checks.races = options.detect_races;
+  struct CopyBack {
+    CheckState &checks;
+    ~CopyBack() {
+      for (const auto &r : checks.regions)
+        if (r->host && std::memcmp(r->host, r->data, r->bytes) != 0)
+          std::memcpy(r->host, r->data, r->bytes);
+    }
+  } copy_back{checks};
+  std::vector<unsigned char *> memory;
+  std::vector<std::unique_ptr<unsigned char[]>> unchecked_memory;
+  if (options.check_memory) {
+    for (BoundBuffer &b : checked_launch.buffers) {
+      const auto *begin = static_cast<const unsigned char *>(b.data);
+      bool overlaps = false;
+      for (const BoundBuffer &other : launch.buffers) {
+        const auto *o = static_cast<const unsigned char *>(other.data);
+        if (other.index != b.index && o < begin + b.bytes &&
+            begin < o + other.bytes)
+          overlaps = true;
+      }
+      if (overlaps)
+        continue;
+      auto region = std::make_unique<CheckedRegion>();
+      if (!region->map(b.bytes))
+        return failed("attn-msl: kernel '" + std::string(launch.kernel_name) +
+                      "': cannot map a checked copy of buffer " +
+                      std::to_string(b.index));
+      std::memcpy(region->data, b.data, b.bytes);
+      region->host = b.data;
+      region->index = b.index;
+      region->element_bytes = b.element ? b.element_bytes : 1;
+      region->element_name = b.element ? b.element->name : "byte";
+      b.data = region->data;
+      checks.add(std::move(region));
+    }
+    for (size_t i = 0; i < launch.threadgroup_memory_bytes.size(); ++i) {
+      auto region = std::make_unique<CheckedRegion>();
+      if (!region->map(launch.threadgroup_memory_bytes[i]))
+        return failed("attn-msl: kernel '" + std::string(launch.kernel_name) +
+                      "': cannot map threadgroup memory");
+      region->threadgroup = true;
+      region->index = uint(i);
+      region->shadow.assign(region->bytes, ShadowByte{});
+      memory.push_back(region->data);
+      checks.add(std::move(region));
+    }
+  } else {
+    // operator new aligns to 16 bytes, enough for float4.
+    for (size_t bytes : launch.threadgroup_memory_bytes) {
+      unchecked_memory.emplace_back(new unsigned char[bytes]);
+      memory.push_back(unchecked_memory.back().get());
+    }
+  }
+
+  std::unique_ptr<GuardFaultHandler> fault_handler;
+  if (options.check_memory)
+    fault_handler = std::make_unique<GuardFaultHandler>(launch.kernel_name);
   ThreadgroupState group;
-  group.launch = &launch;
+  group.launch = &checked_launch;
   Progress progress;
   group.progress = &progress;
   Watchdog watchdog(launch.kernel_name, progress, options.watchdog_seconds);
-  for (size_t bytes : launch.threadgroup_memory_bytes) {
-    memory.emplace_back(new unsigned char[bytes]);
-    group.threadgroup_memory.push_back(memory.back().get());
-  }
+  group.threadgroup_memory = memory;
+  const std::string schedule_note =
+      schedule.schedule == Schedule::kForward
+          ? std::string()
+          : " [schedule " + describe_schedule(schedule) + "]";
 
   uint3 grid = launch.threadgroups_per_grid;
   for (uint z = 0; z < grid.z; ++z)
@@ -1940,14 +2522,19 @@ inline LaunchResult launch_impl(const LaunchState &launch,
         // Threadgroup memory starts as garbage in Metal: all-ones bytes read
         // as NaN (float, half) or -1 (integers), so missing writes show.
         for (size_t i = 0; i < memory.size(); ++i)
-          std::memset(memory[i].get(), 0xff,
-                      launch.threadgroup_memory_bytes[i]);
+          std::memset(memory[i], 0xff, launch.threadgroup_memory_bytes[i]);
+        // A new epoch: nothing written by an earlier threadgroup races.
+        ++checks.epoch;
+        checks.simd_epoch.assign(group.simdgroup_count(), 0);
+        checks.last_barrier = Site{"", 0};
 
         t_group = &group;
-        bool ok = ThreadgroupRunner(group, stacks).run();
+        t_checks = options.check_memory ? &checks : nullptr;
+        bool ok = ThreadgroupRunner(group, stacks, schedule).run();
         t_group = nullptr;
+        t_checks = nullptr;
         if (!ok)
-          return failed(group.failure);
+          return failed(group.failure + schedule_note);
       }
   return {};
 }
@@ -1968,7 +2555,8 @@ launch(const Kernel &kernel, uint3 threadgroups_per_grid,
   state.threadgroups_per_grid = threadgroups_per_grid;
   state.threads_per_threadgroup = threads_per_threadgroup;
   for (const Buffer &b : buffers)
-    state.buffers.push_back({b.index, b.data, b.bytes, b.element});
+    state.buffers.push_back({b.index, b.data, b.bytes, b.element,
+                             b.element_bytes});
   state.threadgroup_memory_bytes = std::move(threadgroup_memory_bytes);
   return detail::launch_impl(state, options);
 }
@@ -1976,14 +2564,77 @@ launch(const Kernel &kernel, uint3 threadgroups_per_grid,
 } // namespace attn_msl
 
 //===----------------------------------------------------------------------===//
+// The checked accesses: msl-emu-cc.sh compiles the kernel file, and only it,
+// with clang's ThreadSanitizer instrumentation (-fsanitize=thread, no TSan
+// runtime linked; ATTN_MSL_CHECKED_ACCESSES). Every load and store of the
+// kernel calls one of these, which check it against the launch's device
+// buffers and threadgroup memory (attn_msl::detail::checked_access). Weak,
+// so that every translation unit may have them.
+//===----------------------------------------------------------------------===//
+
+#ifdef ATTN_MSL_CHECKED_ACCESSES
+#define ATTN_MSL_TSAN_CALLBACK extern "C" __attribute__((weak, no_sanitize("thread")))
+ATTN_MSL_TSAN_CALLBACK void __tsan_init() {}
+ATTN_MSL_TSAN_CALLBACK void __tsan_func_entry(void *) {}
+ATTN_MSL_TSAN_CALLBACK void __tsan_func_exit() {}
+#define ATTN_MSL_TSAN_ACCESS(N)                                                \
+  ATTN_MSL_TSAN_CALLBACK void __tsan_read##N(void *p) {                        \
+    ::attn_msl::detail::checked_access(p, N, false);                           \
+  }                                                                            \
+  ATTN_MSL_TSAN_CALLBACK void __tsan_write##N(void *p) {                       \
+    ::attn_msl::detail::checked_access(p, N, true);                            \
+  }                                                                            \
+  ATTN_MSL_TSAN_CALLBACK void __tsan_unaligned_read##N(void *p) {              \
+    ::attn_msl::detail::checked_access(p, N, false);                           \
+  }                                                                            \
+  ATTN_MSL_TSAN_CALLBACK void __tsan_unaligned_write##N(void *p) {             \
+    ::attn_msl::detail::checked_access(p, N, true);                            \
+  }                                                                            \
+  ATTN_MSL_TSAN_CALLBACK void __tsan_volatile_read##N(void *p) {               \
+    ::attn_msl::detail::checked_access(p, N, false);                           \
+  }                                                                            \
+  ATTN_MSL_TSAN_CALLBACK void __tsan_volatile_write##N(void *p) {              \
+    ::attn_msl::detail::checked_access(p, N, true);                            \
+  }
+ATTN_MSL_TSAN_ACCESS(1)
+ATTN_MSL_TSAN_ACCESS(2)
+ATTN_MSL_TSAN_ACCESS(4)
+ATTN_MSL_TSAN_ACCESS(8)
+ATTN_MSL_TSAN_ACCESS(16)
+#undef ATTN_MSL_TSAN_ACCESS
+ATTN_MSL_TSAN_CALLBACK void __tsan_read_range(void *p, unsigned long n) {
+  ::attn_msl::detail::checked_access(p, n, false);
+}
+ATTN_MSL_TSAN_CALLBACK void __tsan_write_range(void *p, unsigned long n) {
+  ::attn_msl::detail::checked_access(p, n, true);
+}
+ATTN_MSL_TSAN_CALLBACK void *__tsan_memcpy(void *d, const void *s, size_t n) {
+  ::attn_msl::detail::checked_access(s, n, false);
+  ::attn_msl::detail::checked_access(d, n, true);
+  return std::memcpy(d, s, n);
+}
+ATTN_MSL_TSAN_CALLBACK void *__tsan_memmove(void *d, const void *s, size_t n) {
+  ::attn_msl::detail::checked_access(s, n, false);
+  ::attn_msl::detail::checked_access(d, n, true);
+  return std::memmove(d, s, n);
+}
+ATTN_MSL_TSAN_CALLBACK void *__tsan_memset(void *d, int c, size_t n) {
+  ::attn_msl::detail::checked_access(d, n, true);
+  return std::memset(d, c, n);
+}
+#undef ATTN_MSL_TSAN_CALLBACK
+#endif
+
+//===----------------------------------------------------------------------===//
 // MSL keywords and attributes, last so that no header above sees them.
 //===----------------------------------------------------------------------===//
 
-// Address spaces: all memory is host memory. constant is read-only.
-#define device
-#define constant const
+// Address spaces: distinct clang address spaces (all of them host memory);
+// thread is the default one. constant is read-only.
+#define device ATTN_MSL_AS_DEVICE
+#define constant const ATTN_MSL_AS_CONSTANT
 #define thread
-#define threadgroup
+#define threadgroup ATTN_MSL_AS_THREADGROUP
 #define kernel
 
 // Kernel parameter attributes become default arguments that read the

@@ -9,7 +9,8 @@
 # [[ATTN_MSL_THREADGROUP_PARAM(n)]] (the `threadgroup` address-space macro
 # cannot also be the attribute), and a #line so diagnostics and emulator
 # errors name the original file. Threadgroup arrays declared inside a kernel
-# body would silently be per-thread in C++, so they are refused here.
+# body would silently be per-thread in C++, so they are refused here, and
+# msl-check.py refuses what MSL forbids but C++ allows.
 # CXX overrides the compiler (default clang++-22).
 #
 # ATTN_MSL_MATH=fast compiles the kernel as Metal does by default (fast math):
@@ -19,6 +20,12 @@
 # (-Werror=nan-infinity-disabled), and plain tanh as Metal's fast tanh
 # (ATTN_MSL_FAST_MATH). The host program and the emulator stay IEEE.
 # ATTN_MSL_MATH=ieee (the default) compiles everything IEEE.
+#
+# ATTN_MSL_CHECKS=1 (the default) type-checks the kernel with MSL's address
+# spaces as distinct types, then builds it with its loads and stores
+# instrumented for the emulator's bounds checks and threadgroup race
+# detector (README "Checks"). ATTN_MSL_CHECKS=0 builds once, typed, with
+# neither.
 set -euo pipefail
 
 usage() {
@@ -30,6 +37,11 @@ kernel=$1 host=$2 exe=$4
 shift 4
 runtime_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cxx=${CXX:-clang++-22}
+
+# What MSL forbids and clang would accept: goto, virtual, exceptions,
+# lambdas, new/delete, double, pointers without an address space,
+# recursion (msl-check.py says how it finds them).
+python3 "$runtime_dir/msl-check.py" "$kernel"
 
 # `threadgroup T name[...]` at the start of a statement: an in-body array.
 if in_body=$(grep -nE '^[[:space:]]*threadgroup[[:space:]]+[A-Za-z_][A-Za-z0-9_:<>, ]*[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\[' "$kernel"); then
@@ -50,6 +62,31 @@ fast) math_flags=(-DATTN_MSL_FAST_MATH=1 -Werror=nan-infinity-disabled) ;;
   ;;
 esac
 
+# Checked loads and stores (README "Checks"): the kernel file, and only it,
+# gets clang's ThreadSanitizer instrumentation, whose callbacks the emulator
+# defines (no TSan runtime is linked). The instrumentation skips accesses
+# outside the default address space, so the kernel is type-checked with
+# MSL's address spaces as distinct types first (-fsyntax-only), then built
+# with them erased. ATTN_MSL_CHECKS=0 builds once, typed, unchecked.
+checks=${ATTN_MSL_CHECKS:-1}
+check_flags=()
+case $checks in
+1)
+  check_flags=(-DATTN_MSL_ERASE_ADDRESS_SPACES=1
+    -DATTN_MSL_CHECKED_ACCESSES=1 -fsanitize=thread
+    -fno-sanitize-link-runtime
+    "-fsanitize-ignorelist=$runtime_dir/msl-emu-instrument.txt"
+    -mllvm -tsan-instrument-func-entry-exit=false
+    -mllvm -tsan-instrument-atomics=false
+    -mllvm -tsan-instrument-read-before-write=true)
+  ;;
+0) ;;
+*)
+  echo "$0: ATTN_MSL_CHECKS must be 1 or 0, got '${ATTN_MSL_CHECKS}'" >&2
+  exit 2
+  ;;
+esac
+
 mkdir -p "$(dirname "$exe")"
 rewritten="$exe.kernel.inc"
 {
@@ -66,9 +103,20 @@ rewritten="$exe.kernel.inc"
 
 # Per-operation rounding for half and bfloat, as on the GPU (clang would
 # otherwise keep intermediates in float).
-exec "$cxx" -std=c++17 -O1 -g -pthread -Wall -Wno-unknown-attributes \
-  -Xclang -ffloat16-excess-precision=none \
-  -Xclang -fbfloat16-excess-precision=none \
-  -I"$runtime_dir/include" -I"$runtime_dir" \
-  -DATTN_MSL_KERNEL_SOURCE="\"$(realpath "$rewritten")\"" \
-  ${math_flags[@]+"${math_flags[@]}"} "$host" -o "$exe" "$@"
+common=(-std=c++17 -pthread -Wall -Wno-unknown-attributes
+  -Xclang -ffloat16-excess-precision=none
+  -Xclang -fbfloat16-excess-precision=none
+  -I"$runtime_dir/include" -I"$runtime_dir"
+  -DATTN_MSL_KERNEL_SOURCE="\"$(realpath "$rewritten")\""
+  ${math_flags[@]+"${math_flags[@]}"})
+if [[ $checks == 1 ]]; then
+  # The host alone (not the extra sources in "$@") is enough: it names every
+  # kernel, which instantiates the parameters' checks.
+  extra=()
+  for arg in "$@"; do
+    [[ $arg == *.cpp || $arg == *.cc || $arg == *.o ]] || extra+=("$arg")
+  done
+  "$cxx" -fsyntax-only "${common[@]}" "$host" ${extra[@]+"${extra[@]}"}
+fi
+exec "$cxx" -O1 -g "${common[@]}" ${check_flags[@]+"${check_flags[@]}"} \
+  "$host" -o "$exe" "$@"

@@ -1,0 +1,18 @@
+// A reference without an address space.
+// RUN: not %msl_emu_cc %s %S/host.cpp -o %t 2>&1 | FileCheck %s
+// CHECK: unqualified-reference.metal:{{[0-9]+}}: error: reference type without an address space: MSL needs device, constant, threadgroup or thread before the type
+#include <metal_stdlib>
+using namespace metal;
+
+
+void twice(float &x) { x *= 2.0f; }
+kernel void kernel_under_test(device const float *in [[buffer(0)]],
+                              device float *out [[buffer(1)]],
+                              threadgroup float *scratch [[threadgroup(0)]],
+                              uint group [[threadgroup_position_in_grid]],
+                              uint tid [[thread_index_in_threadgroup]]) {
+  const uint i = group * 128 + tid;
+  float x = in[i];
+  twice(x);
+  out[i] = x;
+}
