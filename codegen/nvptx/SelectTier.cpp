@@ -91,14 +91,22 @@ struct AttnSelectTierPass
 
   void runOnOperation() override {
     std::optional<Tier> prefillTier = symbolizeTier(prefill);
-    if (!prefillTier || *prefillTier == Tier::Decode) {
+    if (!prefillTier || *prefillTier == Tier::Decode ||
+        *prefillTier == Tier::Copy) {
       getOperation().emitError()
           << "attn-select-tier: option 'prefill' must be mma or wmma, got '"
           << prefill << "'";
       return signalPassFailure();
     }
-    getOperation().walk([&](AttentionOp op) {
+    WalkResult walked = getOperation().walk([&](AttentionOp op) {
       Tier tier = tierOf(op, *prefillTier);
+      if (tier == Tier::Copy) {
+        op.emitOpError() << "'" << kTierAttrName
+                         << "' is #attn.tier<copy>, the tier of "
+                            "attn.cache_append; attention needs wmma, mma "
+                            "or decode";
+        return WalkResult::interrupt();
+      }
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {
@@ -108,7 +116,7 @@ struct AttnSelectTierPass
         int64_t rows = staticGroupRows(op).value_or(16);
         fillSchedule(op, static_cast<int64_t>(llvm::PowerOf2Ceil(rows)), 32,
                      0, 0);
-        return;
+        return WalkResult::advance();
       }
       int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
       auto [blockQ, blockKv] = prefillTiles(tier, dims, sm);
@@ -116,7 +124,10 @@ struct AttnSelectTierPass
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
       fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows),
                    defaultStages(sm));
+      return WalkResult::advance();
     });
+    if (walked.wasInterrupted())
+      signalPassFailure();
   }
 };
 
