@@ -23,7 +23,7 @@ std::string package::jsonText(const Library &library) {
         const Operand &operand = kernel.operands[o];
         if (operand.argument != arg)
           continue;
-        os << (first ? "" : ",") << "\n       {\"name\": \"" << kOperandNames[o]
+        os << (first ? "" : ",") << "\n       {\"name\": \"" << operandName(kernel, o)
            << "\", \"dtype\": \"" << elementName(operand.type.getElementType())
            << "\", \"shape\": [";
         for (auto [dim, role] : llvm::enumerate(operand.roles)) {

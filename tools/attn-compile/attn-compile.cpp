@@ -260,7 +260,7 @@ int main(int argc, char **argv) {
     return 1;
   if (kernels->empty())
     fatal(inputFile + " has no kernel function (a func.func holding one "
-                      "attn.attention)");
+                      "attn.attention or attn.cache_append)");
   library.kernels = std::move(*kernels);
   timer.step("parse");
 
