@@ -511,7 +511,8 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
     std::iota(blocks.begin(), blocks.end(), 0);
     std::shuffle(blocks.begin(), blocks.end(), rng());
     blockTable.assign(blocks.begin(), blocks.begin() + batch * maxBlocks);
-    blockTable[maxBlocks - 1] = -1; // sequence 0's last block is missing
+    if (maxBlocks > 1)
+      blockTable[maxBlocks - 1] = -1; // sequence 0's last block is missing
     // The last sequence (one row of room) names the block past the cache,
     // which lies in the poisoned tail.
     if (batch > 1)
