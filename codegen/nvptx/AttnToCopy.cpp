@@ -152,8 +152,11 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value numBlocks = table ? Value(memref::DimOp::create(b, kc, 0)) : Value();
 
   // One piece: token `token` of the sequence, columns [col, col + vec),
-  // read from row `token` of the new tokens and written to (slot, row) of
-  // the cache when `valid`.
+  // read from row `token` of the new tokens when it is one of the
+  // sequence's n, and written to (slot, row) of the cache when `valid`.
+  // The load's guard does not wait for kv_lens or the block table (a row
+  // below n is in bounds wherever it goes), so the data, kv_lens and
+  // table loads are in flight together.
   struct Piece {
     Value token, col, slot, row, valid, data;
   };
@@ -174,9 +177,10 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
       Value colPiece = arith::RemUIOp::create(b, u, idx(perRow));
       p.col = arith::MulIOp::create(b, colPiece, idx(vec));
       p.token = add(firstToken, rowInChunk);
-      Value inRange = lt(p.token, count);
+      Value inChunk = lt(p.token, n);
       if ((i + 1) * threads > total) // the last trip may pass the chunk
-        inRange = arith::AndIOp::create(b, inRange, lt(u, idx(total)));
+        inChunk = arith::AndIOp::create(b, inChunk, lt(u, idx(total)));
+      Value inRange = arith::AndIOp::create(b, inChunk, lt(p.token, count));
       Value pos = add(start, p.token);
       p.slot = batch;
       p.row = pos;
@@ -194,7 +198,7 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
         Value known = arith::AndIOp::create(b, notNegative, inCache);
         p.valid = arith::AndIOp::create(b, inRange, known);
       }
-      auto guard = scf::IfOp::create(b, vecType, p.valid, /*withElse=*/true);
+      auto guard = scf::IfOp::create(b, vecType, inChunk, /*withElse=*/true);
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(guard.thenBlock());
