@@ -227,7 +227,7 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (params.empty())
     return emitError() << "launch 'params' must list the kernel's "
                           "parameters, got none";
-  bool seen[10] = {}, hasWorkspaceParam = false;
+  bool seen[11] = {}, hasWorkspaceParam = false;
   for (const LaunchParam &param : params) {
     if (param.kind == LaunchParamKind::Workspace) {
       if (hasWorkspaceParam)

@@ -166,7 +166,8 @@ def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
     I32EnumAttrCase<"Lse", 6, "lse">,
     I32EnumAttrCase<"KNew", 7, "k_new">,
     I32EnumAttrCase<"VNew", 8, "v_new">,
-    I32EnumAttrCase<"NewLens", 9, "new_lens">]> {
+    I32EnumAttrCase<"NewLens", 9, "new_lens">,
+    I32EnumAttrCase<"SlotMapping", 10, "slot_mapping">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }

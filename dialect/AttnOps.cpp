@@ -380,12 +380,18 @@ LogicalResult AttentionOp::verify() { return AttentionVerifier(*this).verify(); 
 int64_t CacheAppendOp::getNumKVHeads() {
   return memrefOf(getKNew()).getDimSize(1);
 }
-int64_t CacheAppendOp::getHeadDim() { return memrefOf(getKNew()).getDimSize(3); }
+// The head dim is the last dim: [B, Hkv, S_new, D] or packed [T, Hkv, D].
+int64_t CacheAppendOp::getHeadDim() {
+  MemRefType type = memrefOf(getKNew());
+  return type.getDimSize(type.getRank() - 1);
+}
 int64_t CacheAppendOp::getValueHeadDim() {
-  return memrefOf(getVNew()).getDimSize(3);
+  MemRefType type = memrefOf(getVNew());
+  return type.getDimSize(type.getRank() - 1);
 }
 int64_t CacheAppendOp::getBlockSize() {
-  return isPaged() ? memrefOf(getKCache()).getDimSize(2) : 0;
+  return isPaged() || isSlotMapped() ? memrefOf(getKCache()).getDimSize(2)
+                                     : 0;
 }
 
 void CacheAppendOp::getEffects(
@@ -410,9 +416,15 @@ public:
   using OperandChecks::OperandChecks;
 
   LogicalResult verify() {
+    if (op.getSlotMapping())
+      return verifySlotMapped();
     Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
           vc = op.getVCache(), table = op.getBlockTable(),
           lens = op.getKvLens(), newLens = op.getNewLens();
+    if (!lens)
+      return op.emitOpError()
+             << "requires operand 'kv_lens' (each sequence's length before "
+                "the append), or the packed form's 'slot_mapping'";
     bool paged = table != nullptr;
     StringRef kLayout = paged ? "[num_blocks, Hkv, block_size, D]"
                               : "[B, Hkv, capacity, D]";
@@ -517,6 +529,90 @@ public:
           {"block_table", table}, {"kv_lens", lens}, {"new_lens", newLens},
           {"k_cache", kc}, {"v_cache", vc}})
       if (value && failed(checkNoZeroDim(name, value)))
+        return failure();
+    return success();
+  }
+
+  /// The slot-mapping form: k_new [T, Hkv, D], v_new [T, Hkv, Dv],
+  /// slot_mapping [T], caches [N, Hkv, R, D(v)].
+  LogicalResult verifySlotMapped() {
+    Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+          vc = op.getVCache(), slots = op.getSlotMapping();
+    for (auto [name, val] :
+         {std::pair<StringRef, Value>{"block_table", op.getBlockTable()},
+          {"kv_lens", op.getKvLens()}, {"new_lens", op.getNewLens()}})
+      if (val)
+        return op.emitOpError()
+               << "operand 'slot_mapping' names each token's slot; operand '"
+               << name << "' belongs to the batched form and cannot be given "
+                          "with it";
+    if (failed(checkRank("k_new", kn, 3, "[T, Hkv, D] (packed tokens)")) ||
+        failed(checkRank("v_new", vn, 3, "[T, Hkv, Dv] (packed tokens)")) ||
+        failed(checkRank("slot_mapping", slots, 1, "[T]")) ||
+        failed(checkRank("k_cache", kc, 4, "[N, Hkv, R, D]")) ||
+        failed(checkRank("v_cache", vc, 4, "[N, Hkv, R, Dv]")))
+      return failure();
+    Type elt = memrefOf(kn).getElementType();
+    if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+      return op.emitOpError() << "operand 'k_new' element type " << elt
+                              << " is not supported; expected f16, bf16 or "
+                                 "f32";
+    for (auto [name, val] : {std::pair<StringRef, Value>{"v_new", vn},
+                             {"k_cache", kc}, {"v_cache", vc}}) {
+      Type other = memrefOf(val).getElementType();
+      if (other != elt)
+        return op.emitOpError() << "operand '" << name << "' element type "
+                                << other << " must match operand 'k_new' ("
+                                << elt << ")";
+    }
+    Builder b(op.getContext());
+    if (memrefOf(slots).getElementType() != b.getI32Type())
+      return op.emitOpError() << "operand 'slot_mapping' element type "
+                              << memrefOf(slots).getElementType()
+                              << " must be " << b.getI32Type();
+    if (failed(checkStatic("k_new", kn, 1, "head count")) ||
+        failed(checkStatic("k_new", kn, 2, "head dim")) ||
+        failed(checkStatic("v_new", vn, 2, "head dim")) ||
+        failed(checkStatic("k_cache", kc, 1, "head count")) ||
+        failed(checkStatic("k_cache", kc, 3, "head dim")) ||
+        failed(checkStatic("v_cache", vc, 3, "head dim")))
+      return failure();
+    int64_t d = memrefOf(kn).getDimSize(2), dv = memrefOf(vn).getDimSize(2);
+    if (d > kMaxHeadDim || dv > kMaxHeadDim)
+      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
+                              << ", got D = " << d << ", Dv = " << dv;
+    if (failed(checkSame("k_cache", kc, 3, "k_new", kn, 2, "head dim (D)")) ||
+        failed(checkSame("v_cache", vc, 3, "v_new", vn, 2,
+                         "value head dim (Dv)")) ||
+        failed(checkSame("v_new", vn, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("k_cache", kc, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("v_cache", vc, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("v_new", vn, 0, "k_new", kn, 0, "token count (T)")) ||
+        failed(checkSame("slot_mapping", slots, 0, "k_new", kn, 0,
+                         "token count (T)")) ||
+        failed(checkSame("v_cache", vc, 0, "k_cache", kc, 0,
+                         "cache block count")) ||
+        failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
+                         "cache rows per block")))
+      return failure();
+    if (kc == vc)
+      return op.emitOpError() << "operands 'k_cache' and 'v_cache' are the "
+                                 "same buffer; K and V need their own caches";
+    for (auto [name, val] : {std::pair<StringRef, Value>{"k_new", kn},
+                             {"v_new", vn}, {"slot_mapping", slots}})
+      for (auto [cacheName, cache] :
+           {std::pair<StringRef, Value>{"k_cache", kc}, {"v_cache", vc}})
+        if (val == cache)
+          return op.emitOpError()
+                 << "operand '" << name << "' is the same buffer as operand '"
+                 << cacheName << "', which the op writes";
+    if (failed(checkNoAliasing("k_cache", kc)) ||
+        failed(checkNoAliasing("v_cache", vc)))
+      return failure();
+    for (auto [name, value] :
+         {std::pair<StringRef, Value>{"k_new", kn}, {"v_new", vn},
+          {"slot_mapping", slots}, {"k_cache", kc}, {"v_cache", vc}})
+      if (failed(checkNoZeroDim(name, value)))
         return failure();
     return success();
   }

@@ -146,6 +146,14 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     `[num_blocks, Hkv, block_size, D]` (the layout `attn.attention` reads)
     have `slot = block_table[b, pos / block_size]`, `row = pos % block_size`.
 
+    The slot-mapping form (vLLM's `reshape_and_cache`) takes packed new
+    tokens `[T, Hkv, D]` and `slot_mapping` `[T]` instead of kv_lens (and
+    block_table, new_lens): token `t` goes to slot `s = slot_mapping[t]`
+    of a cache `[N, Hkv, R, D]`, row `s % R` of block `s / R` (R is the
+    block size of a paged cache, or the capacity of a contiguous one whose
+    N is the batch). A slot outside `[0, N * R)`, e.g. vLLM's padding -1,
+    is skipped.
+
     Operands (all memrefs, destination style, nothing returned):
 
     | operand       | shape                                  | element type   |
@@ -155,6 +163,7 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     | `block_table` | [B, max_blocks] (optional, paged)      | i32            |
     | `kv_lens`     | [B], each sequence's length before     | i32            |
     | `new_lens`    | [B] (optional), new tokens per sequence| i32            |
+    | `slot_mapping`| [T] (instead of kv_lens), packed form  | i32            |
     | `k_cache`     | [B, Hkv, capacity, D] or paged         | same as k_new  |
     | `v_cache`     | [B, Hkv, capacity, Dv] or paged        | same as k_new  |
 
@@ -172,13 +181,19 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     so their layouts must not alias, and `k_cache`, `v_cache` must be
     other buffers than each other and than the new tokens.
 
-    Example (one decode step into a paged cache):
+    Examples (one decode step into a paged cache; packed tokens through a
+    slot mapping):
 
     ```mlir
     attn.cache_append k_new(%kn : memref<?x8x1x128xf16>)
                       v_new(%vn : memref<?x8x1x128xf16>)
                       block_table(%bt : memref<?x?xi32>)
                       kv_lens(%lens : memref<?xi32>)
+                   -> k_cache(%kc : memref<?x8x16x128xf16>)
+                      v_cache(%vc : memref<?x8x16x128xf16>)
+    attn.cache_append k_new(%kn : memref<?x8x128xf16>)
+                      v_new(%vn : memref<?x8x128xf16>)
+                      slot_mapping(%slots : memref<?xi32>)
                    -> k_cache(%kc : memref<?x8x16x128xf16>)
                       v_cache(%vc : memref<?x8x16x128xf16>)
     ```
@@ -188,8 +203,9 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     AnyMemRef:$k_new,
     AnyMemRef:$v_new,
     Optional<AnyMemRef>:$block_table,
-    AnyMemRef:$kv_lens,
+    Optional<AnyMemRef>:$kv_lens,
     Optional<AnyMemRef>:$new_lens,
+    Optional<AnyMemRef>:$slot_mapping,
     AnyMemRef:$k_cache,
     AnyMemRef:$v_cache);
 
@@ -197,8 +213,9 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     `k_new` `(` $k_new `:` type($k_new) `)`
     `v_new` `(` $v_new `:` type($v_new) `)`
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
-    `kv_lens` `(` $kv_lens `:` type($kv_lens) `)`
+    (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`new_lens` `(` $new_lens^ `:` type($new_lens) `)`)?
+    (`slot_mapping` `(` $slot_mapping^ `:` type($slot_mapping) `)`)?
     `->` `k_cache` `(` $k_cache `:` type($k_cache) `)`
     `v_cache` `(` $v_cache `:` type($v_cache) `)`
     attr-dict
@@ -208,10 +225,14 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
 
   let extraClassDeclaration = [{
     bool isPaged() { return getBlockTable() != nullptr; }
+    /// The slot-mapping form: packed [T, Hkv, D] tokens, one slot each.
+    bool isSlotMapped() { return getSlotMapping() != nullptr; }
     int64_t getNumKVHeads();
     int64_t getHeadDim();
     int64_t getValueHeadDim();
-    /// Rows per page of a paged cache; 0 for a contiguous cache.
+    /// Rows per page of a paged cache; 0 for a contiguous cache. In the
+    /// slot-mapping form, the cache's dim 2 (rows per slot block; may be
+    /// dynamic).
     int64_t getBlockSize();
   }];
 }

@@ -1110,7 +1110,8 @@ LogicalResult checkSupported(CacheAppendOp op) {
   std::pair<StringRef, Value> operands[] = {
       {"k_new", op.getKNew()},         {"v_new", op.getVNew()},
       {"block_table", op.getBlockTable()}, {"kv_lens", op.getKvLens()},
-      {"new_lens", op.getNewLens()},   {"k_cache", op.getKCache()},
+      {"new_lens", op.getNewLens()},   {"slot_mapping", op.getSlotMapping()},
+      {"k_cache", op.getKCache()},
       {"v_cache", op.getVCache()}};
   for (auto [name, value] : operands) {
     if (!value)
@@ -1157,9 +1158,11 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
   a.hkv = op.getNumKVHeads();
   a.d = op.getHeadDim();
   a.dv = op.getValueHeadDim();
-  a.blockSize = op.getBlockSize();
+  a.blockSize = op.isSlotMapped() ? 0 : op.getBlockSize();
   a.vec = a.d % 4 == 0 && a.dv % 4 == 0 ? 4 : 1;
-  int64_t sNew = cast<MemRefType>(op.getKNew().getType()).getDimSize(2);
+  const bool slotted = op.isSlotMapped();
+  int64_t sNew = cast<MemRefType>(op.getKNew().getType())
+                     .getDimSize(slotted ? 0 : 2);
   a.tokens = ShapedType::isDynamic(sNew)
                  ? kAppendTokens
                  : std::min<int64_t>(kAppendTokens, llvm::PowerOf2Ceil(sNew));
@@ -1176,9 +1179,12 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
   buffer("v_new", "device const " + t + " *v_new");
   if (op.getBlockTable())
     buffer("block_table", "device const int *block_table");
-  buffer("kv_lens", "device const int *kv_lens");
+  if (op.getKvLens())
+    buffer("kv_lens", "device const int *kv_lens");
   if (op.getNewLens())
     buffer("new_lens", "device const int *new_lens");
+  if (slotted)
+    buffer("slot_mapping", "device const int *slot_mapping");
   buffer("k_cache", "device " + t + " *k_cache");
   buffer("v_cache", "device " + t + " *v_cache");
   buffer("sizes", "constant AttnAppendSizes &sizes");
@@ -1186,7 +1192,50 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
   params.push_back("uint tid [[thread_index_in_threadgroup]]");
 
   Value kn = op.getKNew(), kc = op.getKCache();
-  const std::string sNewText = sizeOf(kn, 2, "S_new");
+  const std::string sNewText = sizeOf(kn, slotted ? 0 : 2, "S_new");
+  if (slotted) {
+    // Packed tokens [T, Hkv, D] to slot_mapping's slots of [N, Hkv, R, D]
+    // (sizes: S_new = T, num_blocks = N, capacity = R).
+    os << "// attn.cache_append of @" << func.getSymName() << ": "
+       << a.tokens << " packed tokens per threadgroup to their slots, "
+       << a.vec << "-element pieces.\n";
+    os << "kernel void " << a.name << "(";
+    for (auto [i, param] : llvm::enumerate(params))
+      os << (i ? ",\n    " : "\n    ") << param;
+    os << ") {\n";
+    os << "  const int h = int(group_id.y);\n";
+    os << "  const int first = int(group_id.x) * " << a.tokens << ";\n";
+    os << "  const int tokens = " << sNewText << ";\n";
+    os << "  const int rows = " << sizeOf(kc, 2, "capacity") << ";\n";
+    os << "  const long slots = long(" << sizeOf(kc, 0, "num_blocks")
+       << ") * rows;\n";
+    for (auto [src, dst, width] :
+         {std::tuple<StringRef, StringRef, int64_t>{"k_new", "k_cache", a.d},
+          {"v_new", "v_cache", a.dv}}) {
+      const int64_t perRow = width / a.vec;
+      os << "  for (int i = int(tid); i < " << a.tokens * perRow
+         << "; i += " << kAppendThreads << ") {\n";
+      os << "    const int t = first + i / " << perRow << ";\n";
+      os << "    const int col = i % " << perRow << " * " << a.vec << ";\n";
+      os << "    if (t >= tokens)\n      continue;\n";
+      os << "    // A slot outside the cache (vLLM's padding -1) is "
+            "skipped.\n";
+      os << "    const long s = slot_mapping[t];\n";
+      os << "    if (s < 0 || s >= slots)\n      continue;\n";
+      os << "    const long to = ((s / rows * " << a.hkv
+         << " + h) * rows + s % rows) * " << width << " + col;\n";
+      os << "    const long from = (long(t) * " << a.hkv << " + h) * "
+         << width << " + col;\n";
+      if (a.vec == 1)
+        os << "    " << dst << "[to] = " << src << "[from];\n";
+      else
+        os << "    *(device " << piece << " *)(" << dst << " + to) = *(device "
+           << "const " << piece << " *)(" << src << " + from);\n";
+      os << "  }\n";
+    }
+    os << "}\n\n";
+    return a;
+  }
   os << "// attn.cache_append of @" << func.getSymName() << ": "
      << a.tokens << " new tokens per threadgroup, " << a.vec
      << "-element pieces.\n";
@@ -1274,7 +1323,8 @@ void writeAppendJsonFacts(raw_ostream &os, ArrayRef<AppendFacts> appends) {
        << dtypeName(a.elt) << "\",\n     \"kv_heads\": " << a.hkv
        << ", \"head_dim\": " << a.d << ", \"value_head_dim\": " << a.dv
        << ", \"block_size\": " << a.blockSize << ", \"new_lens\": "
-       << (a.op.getNewLens() ? "true" : "false")
+       << (a.op.getNewLens() ? "true" : "false") << ", \"slot_mapping\": "
+       << (a.op.getSlotMapping() ? "true" : "false")
        << ",\n     \"msl_version\": \"" << needs.versionText()
        << "\", \"threads_per_threadgroup\": [" << kAppendThreads
        << ", 1, 1], \"tokens_per_threadgroup\": " << a.tokens
@@ -1449,9 +1499,9 @@ struct AttnSizes {
 struct AttnAppendSizes {
   int B;
   int S_new;
-  int capacity;   // contiguous caches only
+  int capacity;   // contiguous caches only (slot mapping: rows per block)
   int max_blocks; // paged caches only: block_table row length
-  int num_blocks; // paged caches only
+  int num_blocks; // paged caches, and the slot-mapping form
 };
 
 // arith.ceildivsi.

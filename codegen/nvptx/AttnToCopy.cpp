@@ -54,7 +54,7 @@ public:
     while (vec > 1 && (d % vec || dv % vec))
       vec /= 2;
     // Fewer tokens for a static S_new below the chunk (decode: one).
-    int64_t sNew = type.getDimSize(2);
+    int64_t sNew = type.getDimSize(op.isSlotMapped() ? 0 : 2);
     tokens = kTokensPerBlock;
     if (!ShapedType::isDynamic(sNew))
       tokens = std::min<int64_t>(tokens, llvm::PowerOf2Ceil(sNew));
@@ -68,6 +68,10 @@ public:
   LogicalResult build(gpu::GPUModuleOp module, StringRef name);
 
 private:
+  /// The slot-mapping form's kernel body: packed tokens to their slots.
+  void buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map);
+  /// The batched form's kernel body: each sequence's tokens from kv_lens.
+  void buildBatched(gpu::GPUFuncOp kernel, IRMapping &map);
   CacheAppendOp op;
   Type elt;
   int64_t d = 0, dv = 0, vec = 1, tokens = 1, threads = 32, unrollK = 1,
@@ -81,9 +85,12 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   SmallVector<Value> operands{op.getKNew(), op.getVNew()};
   if (Value table = op.getBlockTable())
     operands.push_back(table);
-  operands.push_back(op.getKvLens());
+  if (Value lens = op.getKvLens())
+    operands.push_back(lens);
   if (Value newLens = op.getNewLens())
     operands.push_back(newLens);
+  if (Value slots = op.getSlotMapping())
+    operands.push_back(slots);
   operands.push_back(op.getKCache());
   operands.push_back(op.getVCache());
 
@@ -99,6 +106,126 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   IRMapping map;
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
+  if (op.isSlotMapped()) {
+    ImplicitLocOpBuilder b(loc, ctx);
+    b.setInsertionPointToStart(&kernel.front());
+    buildSlotMapped(b, map);
+  } else {
+    buildBatched(kernel, map);
+  }
+
+  // Host: the launch replaces the op.
+  ImplicitLocOpBuilder hb(loc, op);
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(hb, v);
+  };
+  const bool slotted = op.isSlotMapped();
+  Value hostNew = memref::DimOp::create(hb, op.getKNew(), slotted ? 0 : 2);
+  Value chunks = arith::CeilDivSIOp::create(hb, hostNew, cst(tokens));
+  Value heads = cst(op.getNumKVHeads());
+  Value one = cst(1);
+  Value batches =
+      slotted ? one : Value(memref::DimOp::create(hb, op.getKNew(), 0));
+  Value blockX = cst(threads);
+  gpu::KernelDim3 grid{chunks, heads, batches};
+  gpu::KernelDim3 block{blockX, one, one};
+  Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
+  auto launch =
+      gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
+  setLaunchContract(launch, appendLaunch(op, threads, tokens));
+  op.erase();
+  return success();
+}
+
+void AppendKernel::buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map) {
+  Value kn = map.lookup(op.getKNew()), vn = map.lookup(op.getVNew());
+  Value kc = map.lookup(op.getKCache()), vc = map.lookup(op.getVCache());
+  Value slots = map.lookup(op.getSlotMapping());
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  auto lt = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+  };
+  Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value zero = idx(0);
+  Value firstToken = arith::MulIOp::create(b, chunk, idx(tokens));
+  Value numTokens = memref::DimOp::create(b, kn, 0);
+  Value rows = memref::DimOp::create(b, kc, 2);
+  Value blocks = memref::DimOp::create(b, kc, 0);
+  Value cacheSlots = arith::MulIOp::create(b, blocks, rows);
+  auto vecType = VectorType::get({vec}, elt);
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
+  const llvm::Align align(vec * (elt.getIntOrFloatBitWidth() / 8));
+  struct Piece {
+    Value block, row, col, valid, data;
+  };
+  // All loads (slots and rows) first, then the stores, as in the batched
+  // form; a row below T is in bounds wherever its slot points.
+  auto loadPieces = [&](Value src, int64_t width, int64_t unroll) {
+    SmallVector<Piece> pieces;
+    const int64_t perRow = width / vec, total = tokens * perRow;
+    for (int64_t i = 0; i < unroll; ++i) {
+      Piece p;
+      Value u = arith::AddIOp::create(b, tid, idx(i * threads));
+      Value rowInChunk = arith::DivUIOp::create(b, u, idx(perRow));
+      Value colPiece = arith::RemUIOp::create(b, u, idx(perRow));
+      p.col = arith::MulIOp::create(b, colPiece, idx(vec));
+      Value token = arith::AddIOp::create(b, firstToken, rowInChunk);
+      Value inChunk = lt(token, numTokens);
+      if ((i + 1) * threads > total)
+        inChunk = arith::AndIOp::create(b, inChunk, lt(u, idx(total)));
+      // Tokens past T read slot_mapping[0] (T >= 1), so no load waits on
+      // a branch.
+      Value safeToken = arith::SelectOp::create(b, inChunk, token, zero);
+      Value raw = memref::LoadOp::create(b, slots, safeToken);
+      Value slot = arith::IndexCastOp::create(b, b.getIndexType(), raw);
+      Value notNegative =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
+      Value inCache = lt(slot, cacheSlots);
+      Value known = arith::AndIOp::create(b, notNegative, inCache);
+      p.valid = arith::AndIOp::create(b, inChunk, known);
+      p.block = arith::DivUIOp::create(b, slot, rows);
+      p.row = arith::RemUIOp::create(b, slot, rows);
+      auto guard = scf::IfOp::create(b, vecType, inChunk, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(guard.thenBlock());
+        Value x = vector::LoadOp::create(b, vecType, src,
+                                         ValueRange{token, head, p.col},
+                                         /*nontemporal=*/false, align);
+        scf::YieldOp::create(b, x);
+        b.setInsertionPointToStart(guard.elseBlock());
+        scf::YieldOp::create(b, zeroVec);
+      }
+      p.data = guard.getResult(0);
+      pieces.push_back(p);
+    }
+    return pieces;
+  };
+  auto storePieces = [&](Value dst, ArrayRef<Piece> pieces) {
+    for (const Piece &p : pieces) {
+      auto guard = scf::IfOp::create(b, p.valid);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      vector::StoreOp::create(b, p.data, dst,
+                              ValueRange{p.block, head, p.row, p.col},
+                              /*nontemporal=*/false, align);
+    }
+  };
+  SmallVector<Piece> kPieces = loadPieces(kn, d, unrollK);
+  SmallVector<Piece> vPieces = loadPieces(vn, dv, unrollV);
+  storePieces(kc, kPieces);
+  storePieces(vc, vPieces);
+  gpu::ReturnOp::create(b);
+}
+
+void AppendKernel::buildBatched(gpu::GPUFuncOp kernel, IRMapping &map) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
   Value kn = map.lookup(op.getKNew()), vn = map.lookup(op.getVNew());
   Value kc = map.lookup(op.getKCache()), vc = map.lookup(op.getVCache());
   Value lens = map.lookup(op.getKvLens());
@@ -229,26 +356,6 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   storePieces(kc, kPieces);
   storePieces(vc, vPieces);
   gpu::ReturnOp::create(b);
-
-  // Host: the launch replaces the op.
-  ImplicitLocOpBuilder hb(loc, op);
-  auto cst = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(hb, v);
-  };
-  Value hostNew = memref::DimOp::create(hb, op.getKNew(), 2);
-  Value chunks = arith::CeilDivSIOp::create(hb, hostNew, cst(tokens));
-  Value heads = cst(op.getNumKVHeads());
-  Value batches = memref::DimOp::create(hb, op.getKNew(), 0);
-  Value one = cst(1);
-  Value blockX = cst(threads);
-  gpu::KernelDim3 grid{chunks, heads, batches};
-  gpu::KernelDim3 block{blockX, one, one};
-  Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
-  auto launch =
-      gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
-  setLaunchContract(launch, appendLaunch(op, threads, tokens));
-  op.erase();
-  return success();
 }
 
 struct AttnToCopyPass : mlir::attn::impl::AttnToCopyBase<AttnToCopyPass> {

@@ -10,12 +10,13 @@ using namespace mlir::attn::package;
 
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
     "q", "k", "v", "block_table", "kv_lens", "o", "lse",
-    "k_new", "v_new", "new_lens"};
+    "k_new", "v_new", "new_lens", "slot_mapping"};
 
 const char *const package::kSizeNames[NumSizes] = {
     "batch",      "q_heads",    "kv_heads",   "q_len",
     "kv_len",     "head_dim",   "v_head_dim", "num_blocks",
-    "block_size", "max_blocks", "new_len",    "capacity"};
+    "block_size", "max_blocks", "new_len",    "capacity",
+    "num_tokens"};
 
 const char *package::operandName(const Kernel &kernel, int operand) {
   if (kernel.isAppend() && operand == ATTNRT_K)
@@ -31,7 +32,22 @@ bool package::isOutput(const Kernel &kernel, int operand) {
   return operand == ATTNRT_O || operand == ATTNRT_LSE;
 }
 
-std::vector<Size> package::rolesOf(int operand, bool paged, bool append) {
+std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
+                                  bool slotted) {
+  if (slotted) {
+    switch (operand) {
+    case ATTNRT_K_NEW:
+      return {NumTokens, KVHeads, HeadDim};
+    case ATTNRT_V_NEW:
+      return {NumTokens, KVHeads, VHeadDim};
+    case ATTNRT_SLOT_MAPPING:
+      return {NumTokens};
+    case ATTNRT_K:
+      return {NumBlocks, KVHeads, BlockSize, HeadDim};
+    default:
+      return {NumBlocks, KVHeads, BlockSize, VHeadDim};
+    }
+  }
   if (append && !paged && (operand == ATTNRT_K || operand == ATTNRT_V))
     return {Batch, KVHeads, Capacity,
             operand == ATTNRT_K ? HeadDim : VHeadDim};
@@ -98,6 +114,7 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     values[ATTNRT_K_NEW] = append.getKNew();
     values[ATTNRT_V_NEW] = append.getVNew();
     values[ATTNRT_NEW_LENS] = append.getNewLens();
+    values[ATTNRT_SLOT_MAPPING] = append.getSlotMapping();
   }
   bool paged = values[ATTNRT_BLOCK_TABLE] != nullptr;
   bool isAppend = kernel.append != nullptr;
@@ -117,7 +134,8 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     Operand &operand = kernel.operands[i];
     operand.type = cast<MemRefType>(values[i].getType());
     operand.argument = arg.getArgNumber();
-    operand.roles = rolesOf(i, paged, isAppend);
+    operand.roles = rolesOf(i, paged, isAppend,
+                            values[ATTNRT_SLOT_MAPPING] != nullptr);
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)

@@ -39,8 +39,9 @@ enum Size {
   NumBlocks,
   BlockSize,
   MaxBlocks,
-  NewLen,   // an append's new tokens per sequence
-  Capacity, // an append's contiguous cache rows per sequence
+  NewLen,    // an append's new tokens per sequence
+  Capacity,  // an append's contiguous cache rows per sequence
+  NumTokens, // the packed tokens of a slot-mapping append
   NumSizes
 };
 /// The C names of the sizes, indexed by Size.
@@ -48,7 +49,9 @@ extern const char *const kSizeNames[NumSizes];
 
 /// Which size each dimension of libattnrt's `operand` is, in an attention
 /// kernel or (`append`) a cache-append kernel.
-std::vector<Size> rolesOf(int operand, bool paged, bool append = false);
+/// `slotted`: the slot-mapping form (packed tokens, caches named by slots).
+std::vector<Size> rolesOf(int operand, bool paged, bool append = false,
+                          bool slotted = false);
 
 struct Operand {
   MemRefType type;         // null if the kernel does not have it

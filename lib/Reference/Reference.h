@@ -51,8 +51,12 @@ struct AppendProblem {
   int64_t capacity = 1;
   int64_t blockSize = 0, numBlocks = 0, maxBlocks = 0;
   const int32_t *blockTable = nullptr;
-  const int32_t *kvLens = nullptr;  // required
+  const int32_t *kvLens = nullptr;  // required, but in the slot form
   const int32_t *newLens = nullptr; // nullptr: newLen tokens per sequence
+  /// The slot-mapping form: newLen packed tokens [newLen, Hkv, D(v)], token
+  /// t to slot slotMapping[t] of a cache [numBlocks, Hkv, blockSize, D(v)]
+  /// (batch, kvLens, blockTable unused); slots outside the cache skipped.
+  const int32_t *slotMapping = nullptr;
 };
 
 /// Writes each sequence's new tokens into the dense row-major caches,

@@ -12,6 +12,11 @@
 //       if slot is a block of the cache:
 //         for h, x: k_cache[slot, h, row, x] = k_new[b, h, t, x]  (and V)
 //
+// and the slot-mapping form as
+//
+//   for t in [0, T): s = slot_mapping[t]
+//     if 0 <= s < N * R: for h, x: k_cache[s / R, h, s % R, x] = k_new[t, h, x]
+//
 //===----------------------------------------------------------------------===//
 
 #include "lib/Transforms/Passes.h"
@@ -29,7 +34,54 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The slot-mapping form: for t in [0, T), s = slot_mapping[t]; when
+/// 0 <= s < N * R: k_cache[s / R, h, s % R, :] = k_new[t, h, :] (and V).
+void lowerSlotMapped(CacheAppendOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+        vc = op.getVCache();
+  const int64_t heads = op.getNumKVHeads(), d = op.getHeadDim(),
+                dv = op.getValueHeadDim();
+  Value zero = idx(0), one = idx(1);
+  Value tokens = memref::DimOp::create(b, kn, 0);
+  Value blocks = memref::DimOp::create(b, kc, 0);
+  Value rows = memref::DimOp::create(b, kc, 2);
+  Value slots = arith::MulIOp::create(b, blocks, rows);
+  auto tokenLoop = scf::ForOp::create(b, zero, tokens, one);
+  b.setInsertionPointToStart(tokenLoop.getBody());
+  Value t = tokenLoop.getInductionVar();
+  Value raw = memref::LoadOp::create(b, op.getSlotMapping(), t);
+  Value slot = arith::IndexCastOp::create(b, b.getIndexType(), raw);
+  Value notNegative =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
+  Value inCache =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, slot, slots);
+  Value valid = arith::AndIOp::create(b, notNegative, inCache);
+  auto guard = scf::IfOp::create(b, valid);
+  b.setInsertionPointToStart(guard.thenBlock());
+  Value block = arith::DivUIOp::create(b, slot, rows);
+  Value row = arith::RemUIOp::create(b, slot, rows);
+  auto headLoop = scf::ForOp::create(b, zero, idx(heads), one);
+  b.setInsertionPointToStart(headLoop.getBody());
+  Value h = headLoop.getInductionVar();
+  for (auto [src, dst, width] :
+       {std::tuple<Value, Value, int64_t>{kn, kc, d}, {vn, vc, dv}}) {
+    OpBuilder::InsertionGuard g(b);
+    auto elementLoop = scf::ForOp::create(b, zero, idx(width), one);
+    b.setInsertionPointToStart(elementLoop.getBody());
+    Value x = elementLoop.getInductionVar();
+    Value value = memref::LoadOp::create(b, src, ValueRange{t, h, x});
+    memref::StoreOp::create(b, value, dst, ValueRange{block, h, row, x});
+  }
+  op.erase();
+}
+
 void lowerAppend(CacheAppendOp op) {
+  if (op.isSlotMapped())
+    return lowerSlotMapped(op);
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);

@@ -69,7 +69,8 @@ def AttnLowerAppend : Pass<"attn-lower-append", "func::FuncOp"> {
     `max(kv_lens[b], 0)`, there are `S_new` of them (or
     `clamp(new_lens[b], 0, S_new)`), tokens past the capacity or the block
     table are skipped, and so are blocks numbered outside the cache. The
-    CPU pipeline runs it first; the NVIDIA and MSL backends build their own
+    slot-mapping form is one loop over the packed tokens, skipping slots
+    outside the cache. The CPU pipeline runs it first; the NVIDIA and MSL backends build their own
     kernels from the op.
   }];
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect",

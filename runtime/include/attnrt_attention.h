@@ -61,8 +61,9 @@ enum { ATTN_STATUS_LIST(ATTNRT_DECLARE_STATUS) };
 const char *attnrt_attention_status_string(int status);
 
 /* The operands of attn.attention, then those only attn.cache_append has.
-   An append kernel has K_NEW, V_NEW, [BLOCK_TABLE], KV_LENS, [NEW_LENS] and
-   writes the caches K and V; it has no Q or O. */
+   An append kernel has K_NEW, V_NEW, [BLOCK_TABLE], KV_LENS, [NEW_LENS] (or,
+   packed, K_NEW, V_NEW, SLOT_MAPPING) and writes the caches K and V; it has
+   no Q or O. */
 enum {
   ATTNRT_Q,
   ATTNRT_K,
@@ -74,6 +75,7 @@ enum {
   ATTNRT_K_NEW,
   ATTNRT_V_NEW,
   ATTNRT_NEW_LENS,
+  ATTNRT_SLOT_MAPPING,
   ATTNRT_NUM_OPERANDS
 };
 
@@ -115,7 +117,8 @@ typedef enum attnrt_size {
   ATTNRT_SIZE_GROUP_ROWS, /* q_len * q_heads / kv_heads */
   ATTNRT_SIZE_ROWS,       /* batch * q_heads * q_len */
   ATTNRT_SIZE_SPLITS,     /* K/V splits, chosen per GPU (attnrt.h) */
-  ATTNRT_SIZE_NEW_LEN,    /* an append's new tokens per sequence (S_new) */
+  ATTNRT_SIZE_NEW_LEN,    /* an append's new tokens per sequence (S_new),
+                             or its packed tokens (T) */
   ATTNRT_NUM_SIZES
 } attnrt_size;
 
@@ -135,7 +138,8 @@ typedef enum attnrt_param_kind {
 
 typedef struct attnrt_launch_param {
   int kind;    /* attnrt_param_kind */
-  int operand; /* ATTNRT_Q ... ATTNRT_NEW_LENS; unused for the workspace */
+  int operand; /* ATTNRT_Q ... ATTNRT_SLOT_MAPPING; unused for the
+                  workspace */
 } attnrt_launch_param;
 
 #define ATTNRT_MAX_LAUNCH_TERMS 8

@@ -22,7 +22,7 @@
 
 static const char *const operand_names[ATTNRT_NUM_OPERANDS] = {
     "q",   "k",     "v",     "block_table", "kv_lens",
-    "o",   "lse",   "k_new", "v_new",       "new_lens"};
+    "o",   "lse",   "k_new", "v_new",       "new_lens", "slot_mapping"};
 
 const char *attnrt_attention_status_string(int status) {
 #define DESCRIBE(name, value, text)                                            \
@@ -91,7 +91,10 @@ static struct problem problem_of(const attnrt_attention_kernel *kernel,
   s[ATTNRT_SIZE_GROUP_ROWS] = q[2] * (q[1] / (k[1] > 0 ? k[1] : 1));
   s[ATTNRT_SIZE_ROWS] = q[0] * q[1] * q[2];
   s[ATTNRT_SIZE_SPLITS] = 1;
-  s[ATTNRT_SIZE_NEW_LEN] = call->sizes[ATTNRT_K_NEW][2];
+  // [B, Hkv, S_new, D], or packed [T, Hkv, D].
+  s[ATTNRT_SIZE_NEW_LEN] =
+      call->sizes[ATTNRT_K_NEW][kernel->operands[ATTNRT_K_NEW].rank == 3 ? 0
+                                                                         : 2];
   return p;
 }
 

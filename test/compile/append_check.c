@@ -169,6 +169,31 @@ int main(int argc, char **argv) {
               s->last_block[0] == 128 && s->last_param_count == 61,
           line);
   }
+  // slots_append: [T, 4, 64] packed tokens to slot_mapping's slots.
+  const int64_t tokens = 70, blocks = 10;
+  char *skn = make(tokens * 4 * 64 * 2), *svn = make(tokens * 4 * 64 * 2);
+  char *slots = make(tokens * 4);
+  char *skc = make(blocks * 4 * 16 * 64 * 2), *svc = make(blocks * 4 * 16 * 64 * 2);
+  expect("slots_append_can_implement(num_tokens 0)",
+         attn_slots_append_can_implement(blocks, 0),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "k_new dimension 0 is 0");
+  before = fake_mode ? fake()->launches : 0;
+  expect("slots_append_run(valid)",
+         attn_slots_append_run(skn, NULL, svn, NULL, slots, NULL, skc, NULL,
+                               svc, NULL, blocks, tokens, NULL, 0, NULL),
+         valid, NULL);
+  if (fake_mode) {
+    const struct fake_cuda_state *s = fake();
+    snprintf(line, sizeof line,
+             "slots_append launched %d kernel on grid (%u, %u, %u) x %u "
+             "threads (%d parameters)",
+             s->launches - before, s->last_grid[0], s->last_grid[1],
+             s->last_grid[2], s->last_block[0], s->last_param_count);
+    check(s->launches - before == 1 && s->last_grid[0] == 3 &&
+              s->last_grid[1] == 4 && s->last_grid[2] == 1 &&
+              s->last_block[0] == 128 && s->last_param_count == 45,
+          line);
+  }
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

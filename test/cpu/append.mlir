@@ -1,6 +1,6 @@
 // attn.cache_append on the CPU: contiguous and paged caches, ragged
 // appends, tokens past the capacity or the block table, blocks outside the
-// cache, negative kv_lens. Each RUN compiles one kernel with attn-to-cpu,
+// cache, negative kv_lens, and the slot-mapping form. Each RUN compiles one kernel with attn-to-cpu,
 // runs it on fresh random new tokens into NaN-poisoned caches and checks
 // every cache element against the reference append, exactly: the new rows
 // hold the new tokens, every other element is still poison (attn-run
@@ -21,6 +21,9 @@
 // RUN: attn-run %s --func=paged_bs16_f16 --batch=3 --new-len=21 --kv-len=64 --kv-lens=60,0,33 | FileCheck %s --check-prefix=OK
 // RUN: attn-run %s --func=paged_bs16_f16 --batch=4 --new-len=40 --kv-len=64 --kv-lens=30,30,0,1 --invalid-blocks=4 | FileCheck %s --check-prefix=OK
 // RUN: attn-run %s --func=paged_bs1_ragged_bf16 --batch=3 --new-len=6 --kv-len=10 --invalid-blocks=2 | FileCheck %s --check-prefix=OK
+// RUN: attn-run %s --func=slots_paged_f16 --batch=6 --new-len=50 | FileCheck %s --check-prefix=OK
+// RUN: attn-run %s --func=slots_paged_f16 --batch=6 --new-len=50 --invalid-blocks=3 | FileCheck %s --check-prefix=SLOTS
+// RUN: attn-run %s --func=slots_contiguous_f32 --batch=3 --new-len=30 --kv-len=10 --invalid-blocks=1 | FileCheck %s --check-prefix=OK
 // RUN: attn-run %s --func=append_then_decode_contiguous --batch=3 --kv-len=50 | FileCheck %s --check-prefix=ATTN
 // RUN: attn-run %s --func=append_then_decode_paged --batch=4 --kv-len=70 --block-kv=16 | FileCheck %s --check-prefix=ATTN
 // RUN: attn-run %s --func=append_then_decode_paged --batch=2 --kv-len=70 --kv-lens=0,69 --num-splits=3 | FileCheck %s --check-prefix=ATTN
@@ -33,6 +36,8 @@
 // A negative kv_lens counts as 0; a length past the capacity writes nothing.
 // NEG: rows_written=8 {{.*}} wrong=0 clobbered=0 PASS
 // ATTN: wrong=0 clobbered=0; attention {{.*}} unwritten=0 PASS
+// Slots -1, past the cache, -1 are skipped: 47 of 50 tokens, 4 heads.
+// SLOTS: T=50 slots=6x16 {{.*}} rows_written=188 {{.*}} wrong=0 clobbered=0 PASS
 
 func.func @contiguous_decode_f16(%kn: memref<?x8x1x128xf16>, %vn: memref<?x8x1x128xf16>,
                                  %lens: memref<?xi32>, %kc: memref<?x8x?x128xf16>,
@@ -128,5 +133,26 @@ func.func @append_then_prefill_paged_ragged(
                  v(%vc : memref<?x1x16x64xf32>) block_table(%bt : memref<?x?xi32>)
                  kv_lens(%lens1 : memref<?xi32>)
               -> o(%o : memref<?x4x?x64xf32>) mask = <causal, bottom_right>
+  return
+}
+
+// vLLM's reshape_and_cache: packed tokens [T, Hkv, D] to the slots
+// slot_mapping names, in a paged cache and in a contiguous one (slot =
+// b * capacity + position).
+func.func @slots_paged_f16(%kn: memref<?x4x64xf16>, %vn: memref<?x4x64xf16>,
+                           %slots: memref<?xi32>,
+                           %kc: memref<?x4x16x64xf16>, %vc: memref<?x4x16x64xf16>) {
+  attn.cache_append k_new(%kn : memref<?x4x64xf16>) v_new(%vn : memref<?x4x64xf16>)
+                    slot_mapping(%slots : memref<?xi32>)
+                 -> k_cache(%kc : memref<?x4x16x64xf16>) v_cache(%vc : memref<?x4x16x64xf16>)
+  return
+}
+
+func.func @slots_contiguous_f32(%kn: memref<?x2x32xf32>, %vn: memref<?x2x48xf32>,
+                                %slots: memref<?xi32>,
+                                %kc: memref<?x2x?x32xf32>, %vc: memref<?x2x?x48xf32>) {
+  attn.cache_append k_new(%kn : memref<?x2x32xf32>) v_new(%vn : memref<?x2x48xf32>)
+                    slot_mapping(%slots : memref<?xi32>)
+                 -> k_cache(%kc : memref<?x2x?x32xf32>) v_cache(%vc : memref<?x2x?x48xf32>)
   return
 }

@@ -278,3 +278,57 @@ func.func @f(%kn: memref<2x8x1x128xf16>, %vn: memref<2x8x1x128xf16>, %lens: memr
   attn.cache_append k_new(%kn : memref<2x8x1x128xf16>) v_new(%vn : memref<2x8x1x128xf16>) kv_lens(%lens : memref<2xi32>) -> k_cache(%kc : memref<2x8x0x128xf16>) v_cache(%vc : memref<2x8x0x128xf16>)
   return
 }
+
+// -----
+
+// Neither kv_lens nor slot_mapping.
+func.func @f(%kn: memref<2x8x1x128xf16>, %vn: memref<2x8x1x128xf16>, %kc: memref<2x8x64x128xf16>, %vc: memref<2x8x64x128xf16>) {
+  // expected-error @+1 {{'attn.cache_append' op requires operand 'kv_lens' (each sequence's length before the append), or the packed form's 'slot_mapping'}}
+  attn.cache_append k_new(%kn : memref<2x8x1x128xf16>) v_new(%vn : memref<2x8x1x128xf16>) -> k_cache(%kc : memref<2x8x64x128xf16>) v_cache(%vc : memref<2x8x64x128xf16>)
+  return
+}
+
+// -----
+
+// A slot mapping with kv_lens.
+func.func @f(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>, %l: memref<?xi32>, %s: memref<?xi32>, %kc: memref<?x8x16x128xf16>, %vc: memref<?x8x16x128xf16>) {
+  // expected-error @+1 {{'attn.cache_append' op operand 'slot_mapping' names each token's slot; operand 'kv_lens' belongs to the batched form and cannot be given with it}}
+  attn.cache_append k_new(%kn : memref<?x8x128xf16>) v_new(%vn : memref<?x8x128xf16>) kv_lens(%l : memref<?xi32>) slot_mapping(%s : memref<?xi32>) -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
+  return
+}
+
+// -----
+
+// Batched new tokens with a slot mapping.
+func.func @f(%kn: memref<?x8x1x128xf16>, %vn: memref<?x8x1x128xf16>, %s: memref<?xi32>, %kc: memref<?x8x16x128xf16>, %vc: memref<?x8x16x128xf16>) {
+  // expected-error @+1 {{'attn.cache_append' op operand 'k_new' must have rank 3 [T, Hkv, D] (packed tokens), got rank 4}}
+  attn.cache_append k_new(%kn : memref<?x8x1x128xf16>) v_new(%vn : memref<?x8x1x128xf16>) slot_mapping(%s : memref<?xi32>) -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
+  return
+}
+
+// -----
+
+// An i64 slot mapping.
+func.func @f(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>, %s: memref<?xi64>, %kc: memref<?x8x16x128xf16>, %vc: memref<?x8x16x128xf16>) {
+  // expected-error @+1 {{'attn.cache_append' op operand 'slot_mapping' element type 'i64' must be 'i32'}}
+  attn.cache_append k_new(%kn : memref<?x8x128xf16>) v_new(%vn : memref<?x8x128xf16>) slot_mapping(%s : memref<?xi64>) -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
+  return
+}
+
+// -----
+
+// A slot for each of 5 tokens, but 4 tokens.
+func.func @f(%kn: memref<4x8x128xf16>, %vn: memref<4x8x128xf16>, %s: memref<5xi32>, %kc: memref<?x8x16x128xf16>, %vc: memref<?x8x16x128xf16>) {
+  // expected-error @+1 {{'attn.cache_append' op token count (T) mismatch: operand 'slot_mapping' dim 0 is 5 but operand 'k_new' dim 0 is 4}}
+  attn.cache_append k_new(%kn : memref<4x8x128xf16>) v_new(%vn : memref<4x8x128xf16>) slot_mapping(%s : memref<5xi32>) -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
+  return
+}
+
+// -----
+
+// K and V caches with different rows per block.
+func.func @f(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>, %s: memref<?xi32>, %kc: memref<?x8x16x128xf16>, %vc: memref<?x8x32x128xf16>) {
+  // expected-error @+1 {{'attn.cache_append' op cache rows per block mismatch: operand 'v_cache' dim 2 is 32 but operand 'k_cache' dim 2 is 16}}
+  attn.cache_append k_new(%kn : memref<?x8x128xf16>) v_new(%vn : memref<?x8x128xf16>) slot_mapping(%s : memref<?xi32>) -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x32x128xf16>)
+  return
+}

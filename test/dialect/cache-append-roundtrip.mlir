@@ -1,5 +1,6 @@
 // attn.cache_append in its custom form: contiguous and paged caches,
-// ragged appends (new_lens), dynamic dims, strided new tokens.
+// ragged appends (new_lens), dynamic dims, strided new tokens, and the
+// slot-mapping form.
 // RUN: attn-opt %s | FileCheck %s
 // RUN: attn-opt %s | attn-opt | FileCheck %s
 // RUN: attn-opt %s -mlir-print-op-generic | attn-opt | FileCheck %s
@@ -39,5 +40,17 @@ func.func @strided_new(%kn: memref<?x4x?x64xf32, strided<[?, 64, 256, 1]>>,
                     v_new(%vn : memref<?x4x?x64xf32, strided<[?, 64, 256, 1]>>)
                     kv_lens(%lens : memref<?xi32>)
                  -> k_cache(%kc : memref<?x4x?x64xf32>) v_cache(%vc : memref<?x4x?x64xf32>)
+  return
+}
+
+// The slot-mapping form: packed tokens, one slot each.
+// CHECK-LABEL: func.func @slots
+// CHECK: attn.cache_append k_new(%{{.*}} : memref<?x8x128xf16>) v_new(%{{.*}} : memref<?x8x128xf16>) slot_mapping(%{{.*}} : memref<?xi32>) -> k_cache(%{{.*}} : memref<?x8x16x128xf16>) v_cache(%{{.*}} : memref<?x8x16x128xf16>)
+func.func @slots(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>,
+                 %s: memref<?xi32>, %kc: memref<?x8x16x128xf16>,
+                 %vc: memref<?x8x16x128xf16>) {
+  attn.cache_append k_new(%kn : memref<?x8x128xf16>) v_new(%vn : memref<?x8x128xf16>)
+                    slot_mapping(%s : memref<?xi32>)
+                 -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
   return
 }

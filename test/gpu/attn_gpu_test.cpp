@@ -386,10 +386,14 @@ std::vector<Case> readCases(const char *path) {
 // token (kv_lens = kv_len - s_new, or 0) and compares with a
 // device-to-device copy of the same bytes, read and written once: the
 // copy ceiling.
+// The slot-mapping form (a last column "slots"): batch is the cache's N
+// blocks, s_new its T packed tokens, kv_len its R rows per block; slot_mapping
+// is a shuffle of the N * R slots, with (when checking) a -1 (vLLM's
+// padding) and a slot one past the cache.
 struct AppendCase {
   std::string spec, ptx, dtype;
   int64_t hkv, d, dv, blockSize, batch, sNew, kvLen;
-  bool newLens;
+  bool newLens, slots = false;
   int64_t elementBytes() const { return dtype == "f32" ? 4 : 2; }
 };
 
@@ -405,8 +409,11 @@ std::vector<AppendCase> readAppendCases(const char *path) {
     w >> c.spec >> c.ptx >> c.hkv >> c.d >> c.dv >> c.dtype >> c.blockSize >>
         newLens >> c.batch >> c.sNew >> c.kvLen;
     c.newLens = newLens;
-    if (w)
-      cases.push_back(c);
+    if (!w)
+      continue;
+    std::string form;
+    c.slots = (w >> form) && form == "slots";
+    cases.push_back(c);
   }
   return cases;
 }
@@ -427,9 +434,9 @@ int64_t appendTokens(const std::string &ptxPath, const std::string &kernel) {
 }
 
 struct AppendProblem {
-  Arg kNew, vNew, blockTable, kvLens, newLens, kCache, vCache;
+  Arg kNew, vNew, blockTable, kvLens, newLens, slotMapping, kCache, vCache;
   std::vector<double> hkNew, hvNew;
-  std::vector<int32_t> table, lens, counts;
+  std::vector<int32_t> table, lens, counts, slots;
   int64_t numBlocks = 0, maxBlocks = 0, capacity = 0;
   // Poisoned bytes past each cache: 256, and a block's worth when paged.
   static constexpr int64_t kTail = 256;
@@ -450,15 +457,20 @@ double decode(const AppendCase &c, const uint8_t *p) {
 bool setUpAppend(const AppendCase &c, std::mt19937_64 &rng, bool bench,
                  AppendProblem &p) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  const bool paged = c.blockSize > 0;
+  const bool paged = c.blockSize > 0 && !c.slots;
   p.maxBlocks = paged ? (c.kvLen + c.blockSize - 1) / c.blockSize : 0;
-  p.numBlocks = c.batch * p.maxBlocks + 3;
+  p.numBlocks = c.slots ? c.batch : c.batch * p.maxBlocks + 3;
   p.capacity = paged ? p.maxBlocks * c.blockSize : c.kvLen;
-  const int64_t outer = paged ? p.numBlocks : c.batch;
+  const int64_t outer = paged || c.slots ? p.numBlocks : c.batch;
   const int64_t rows = paged ? c.blockSize : c.kvLen;
   const int64_t eb = c.elementBytes();
-  p.kNew.sizes = {c.batch, c.hkv, c.sNew, c.d};
-  p.vNew.sizes = {c.batch, c.hkv, c.sNew, c.dv};
+  if (c.slots) {
+    p.kNew.sizes = {c.sNew, c.hkv, c.d};
+    p.vNew.sizes = {c.sNew, c.hkv, c.dv};
+  } else {
+    p.kNew.sizes = {c.batch, c.hkv, c.sNew, c.d};
+    p.vNew.sizes = {c.batch, c.hkv, c.sNew, c.dv};
+  }
   p.kCache.sizes = {outer, c.hkv, rows, c.d};
   p.vCache.sizes = {outer, c.hkv, rows, c.dv};
   for (Arg *a : {&p.kNew, &p.vNew, &p.kCache, &p.vCache})
@@ -481,6 +493,26 @@ bool setUpAppend(const AppendCase &c, std::mt19937_64 &rng, bool bench,
   };
   if (!random(p.kNew, p.hkNew) || !random(p.vNew, p.hvNew))
     return false;
+  if (c.slots) {
+    if (c.sNew > c.batch * c.kvLen) {
+      std::fprintf(stderr, "%s: T tokens need T slots\n", c.spec.c_str());
+      return false;
+    }
+    std::vector<int32_t> all(c.batch * c.kvLen);
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = int32_t(i);
+    std::shuffle(all.begin(), all.end(), rng);
+    p.slots.assign(all.begin(), all.begin() + c.sNew);
+    if (!bench) {
+      p.slots[0] = -1;
+      if (c.sNew > 1)
+        p.slots[1] = int32_t(c.batch * c.kvLen); // past the cache: the tail
+    }
+    p.slotMapping.sizes = {c.sNew};
+    p.slotMapping.elementBytes = 4;
+    if (!upload(p.slotMapping, p.slots.data()))
+      return false;
+  }
   p.lens.resize(c.batch);
   p.counts.resize(c.batch);
   for (int64_t b = 0; b < c.batch; ++b) {
@@ -496,7 +528,7 @@ bool setUpAppend(const AppendCase &c, std::mt19937_64 &rng, bool bench,
   }
   p.kvLens.sizes = {c.batch};
   p.kvLens.elementBytes = 4;
-  if (!upload(p.kvLens, p.lens.data()))
+  if (!c.slots && !upload(p.kvLens, p.lens.data()))
     return false;
   if (c.newLens) {
     p.newLens.sizes = {c.batch};
@@ -528,14 +560,14 @@ bool setUpAppend(const AppendCase &c, std::mt19937_64 &rng, bool bench,
       return false;
   }
   p.tail = AppendProblem::kTail +
-           (paged ? c.hkv * c.blockSize * std::max(c.d, c.dv) * eb : 0);
+           (paged || c.slots ? c.hkv * rows * std::max(c.d, c.dv) * eb : 0);
   for (Arg *a : {&p.kCache, &p.vCache}) {
     size_t bytes = a->count() * eb + p.tail;
     CHECK_RT(attnrt_malloc(&a->ptr, bytes));
     CHECK_RT(attnrt_memset_d8(a->ptr, 0xFF, bytes));
   }
   for (Arg *a : {&p.kNew, &p.vNew, &p.blockTable, &p.kvLens, &p.newLens,
-                 &p.kCache, &p.vCache})
+                 &p.slotMapping, &p.kCache, &p.vCache})
     if (a->ptr)
       a->describe();
   return true;
@@ -543,19 +575,20 @@ bool setUpAppend(const AppendCase &c, std::mt19937_64 &rng, bool bench,
 
 void tearDownAppend(AppendProblem &p) {
   for (Arg *a : {&p.kNew, &p.vNew, &p.blockTable, &p.kvLens, &p.newLens,
-                 &p.kCache, &p.vCache})
+                 &p.slotMapping, &p.kCache, &p.vCache})
     if (a->ptr)
       attnrt_free(a->ptr);
 }
 
 bool launchAppend(const AppendCase &c, const LaunchFacts &f, int64_t tokens,
                   AppendProblem &p, attnrt_stream *stream) {
-  // k_new, v_new, [block_table], kv_lens, [new_lens], k_cache, v_cache:
-  // Params skips the absent ones.
-  Params params{&p.kNew,    &p.vNew,   &p.blockTable, &p.kvLens,
-                &p.newLens, &p.kCache, &p.vCache};
+  // k_new, v_new, [block_table], [kv_lens], [new_lens], [slot_mapping],
+  // k_cache, v_cache: Params skips the absent ones.
+  Params params{&p.kNew,    &p.vNew,        &p.blockTable, &p.kvLens,
+                &p.newLens, &p.slotMapping, &p.kCache,     &p.vCache};
   unsigned gridX = unsigned((c.sNew + tokens - 1) / tokens);
-  CHECK_RT(attnrt_launch(f.kernel, gridX, unsigned(c.hkv), unsigned(c.batch),
+  unsigned gridZ = c.slots ? 1 : unsigned(c.batch);
+  CHECK_RT(attnrt_launch(f.kernel, gridX, unsigned(c.hkv), gridZ,
                          unsigned(f.threads), 1, 1, unsigned(f.smem), stream,
                          params.pointers.data()));
   return true;
@@ -573,7 +606,11 @@ bool checkAppend(const AppendCase &c, AppendProblem &p, AppendResult &r) {
   rp.headDim = c.d;
   rp.valueHeadDim = c.dv;
   rp.capacity = p.capacity;
-  if (c.blockSize) {
+  if (c.slots) {
+    rp.blockSize = c.kvLen;
+    rp.numBlocks = c.batch;
+    rp.slotMapping = p.slots.data();
+  } else if (c.blockSize) {
     rp.blockSize = c.blockSize;
     rp.numBlocks = p.numBlocks;
     rp.maxBlocks = p.maxBlocks;
@@ -651,18 +688,21 @@ int runAppendCases(bool bench, const char *casesPath, const char *ptxDir) {
       continue;
     }
     bool pass = r.wrong == 0 && r.clobbered == 0 && r.tail == 0;
-    std::printf("%s %s B=%lld S_new=%lld kv_len=%lld %s%s: rows=%lld "
+    std::printf("%s %s %s=%lld %s=%lld %s=%lld %s%s: rows=%lld "
                 "written=%lld wrong=%lld clobbered=%lld tail=%lld",
-                pass ? "PASS" : "FAIL", c.spec.c_str(), (long long)c.batch,
-                (long long)c.sNew, (long long)c.kvLen, c.dtype.c_str(),
-                c.blockSize ? (" paged bs=" + std::to_string(c.blockSize)).c_str()
-                            : "",
+                pass ? "PASS" : "FAIL", c.spec.c_str(), c.slots ? "N" : "B",
+                (long long)c.batch, c.slots ? "T" : "S_new", (long long)c.sNew,
+                c.slots ? "R" : "kv_len", (long long)c.kvLen, c.dtype.c_str(),
+                c.slots       ? " slots"
+                : c.blockSize ? (" paged bs=" + std::to_string(c.blockSize)).c_str()
+                              : "",
                 (long long)r.rows, (long long)r.written, (long long)r.wrong,
                 (long long)r.clobbered, (long long)r.tail);
     if (bench) {
       // Bytes: the new K and V rows read once and written once.
       const double moved =
-          2.0 * double(c.batch * c.hkv * c.sNew * (c.d + c.dv)) *
+          2.0 * double((c.slots ? 1 : c.batch) * c.hkv * c.sNew *
+                       (c.d + c.dv)) *
           c.elementBytes();
       // The copy ceiling: a device-to-device copy of the same bytes (half
       // read, half written), from the new K buffer into the K cache (which

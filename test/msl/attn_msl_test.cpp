@@ -15,7 +15,8 @@
 // [0, Sk] (the last sequence gets Sk, the first 0 when B > 2).
 //
 // A case `append:FUNCTION:B:S_new:KV_LEN` runs an attn.cache_append kernel
-// instead (runAppendCase): poisoned caches, every element checked exactly.
+// instead (runAppendCase): poisoned caches, every element checked exactly
+// (slot-mapping form: N blocks, T packed tokens, R rows per block).
 //
 //===----------------------------------------------------------------------===//
 
@@ -476,8 +477,29 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
   p.newLen = sNew;
   p.headDim = d;
   p.valueHeadDim = dv;
+  // The slot-mapping form: B is the cache's N blocks, S_new its T packed
+  // tokens, KV_LEN its R rows per block.
+  const bool slotted = f["slot_mapping"].boolean;
+  if (slotted && sNew > batch * kvLen) {
+    std::printf("FAIL %s: T packed tokens need T slots\n", label.c_str());
+    return false;
+  }
   long maxBlocks = 0, numBlocks = 0;
-  if (blockSize) {
+  std::vector<int32_t> slots;
+  if (slotted) {
+    numBlocks = batch;
+    p.numBlocks = batch;
+    p.blockSize = kvLen;
+    p.capacity = kvLen;
+    std::vector<int32_t> all(batch * kvLen);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng());
+    slots.assign(all.begin(), all.begin() + sNew);
+    slots[0] = -1; // vLLM's padding
+    if (sNew > 1)
+      slots[1] = int32_t(batch * kvLen); // one past the cache: the tail
+    p.slotMapping = slots.data();
+  } else if (blockSize) {
     maxBlocks = (kvLen + blockSize - 1) / blockSize;
     numBlocks = batch * maxBlocks + 3;
     p.blockSize = blockSize;
@@ -506,7 +528,7 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
     p.newLens = newLens.data();
   }
   p.kvLens = lens.data();
-  if (blockSize) {
+  if (blockSize && !slotted) {
     std::vector<int32_t> blocks(numBlocks);
     std::iota(blocks.begin(), blocks.end(), 0);
     std::shuffle(blocks.begin(), blocks.end(), rng());
@@ -520,12 +542,14 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
     p.blockTable = blockTable.data();
   }
 
-  const long outer = blockSize ? numBlocks : batch;
+  const long outer = blockSize || slotted ? numBlocks : batch;
   const long rows = blockSize ? blockSize : p.capacity;
   // Poison past the end, a block's worth when paged: a write there is a bug.
-  const long tail = 64 + (blockSize ? hkv * blockSize * std::max(d, dv) : 0);
+  const long tail =
+      64 + (blockSize || slotted ? hkv * rows * std::max(d, dv) : 0);
   const size_t kCount = outer * hkv * rows * d, vCount = outer * hkv * rows * dv;
-  DeviceArray kn(dtype, batch * hkv * sNew * d), vn(dtype, batch * hkv * sNew * dv),
+  const long newRows = slotted ? sNew : batch * sNew;
+  DeviceArray kn(dtype, newRows * hkv * d), vn(dtype, newRows * hkv * dv),
       kc(dtype, kCount + tail), vc(dtype, vCount + tail);
   std::vector<double> knRef(kn.size()), vnRef(vn.size());
   for (size_t i = 0; i < kn.size(); ++i)
@@ -561,6 +585,8 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
           attn_msl::bind_buffer(at, blockTable.data(), blockTable.size()));
     else if (role == "kv_lens")
       buffers.push_back(attn_msl::bind_buffer(at, lens.data(), lens.size()));
+    else if (role == "slot_mapping")
+      buffers.push_back(attn_msl::bind_buffer(at, slots.data(), slots.size()));
     else if (role == "new_lens")
       buffers.push_back(
           attn_msl::bind_buffer(at, newLens.data(), newLens.size()));
@@ -576,7 +602,8 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
   bool ok = true;
   attn_msl::LaunchResult result = attn_msl::launch(
       found->second,
-      {unsigned((sNew + tokens - 1) / tokens), unsigned(hkv), unsigned(batch)},
+      {unsigned((sNew + tokens - 1) / tokens), unsigned(hkv),
+       unsigned(slotted ? 1 : batch)},
       {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
       buffers, {});
   EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());

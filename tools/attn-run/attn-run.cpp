@@ -289,7 +289,8 @@ FailureOr<int64_t> resolve(MemRefType type, unsigned dim, int64_t value,
 namespace {
 
 enum class AppendRole {
-  KNew, VNew, BlockTable, KVLens, NewLens, KCache, VCache, // the append
+  KNew, VNew, BlockTable, KVLens, NewLens, SlotMapping, KCache,
+  VCache,             // the append
   Q, O, LSE, AttnLens // an attention over the appended caches
 };
 
@@ -347,6 +348,8 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       failed(bind(op.getBlockTable(), AppendRole::BlockTable, "block_table")) ||
       failed(bind(op.getKvLens(), AppendRole::KVLens, "kv_lens")) ||
       failed(bind(op.getNewLens(), AppendRole::NewLens, "new_lens")) ||
+      failed(bind(op.getSlotMapping(), AppendRole::SlotMapping,
+                  "slot_mapping")) ||
       failed(bind(op.getKCache(), AppendRole::KCache, "k_cache")) ||
       failed(bind(op.getVCache(), AppendRole::VCache, "v_cache")))
     return 1;
@@ -370,12 +373,20 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
                 " must be an operand of its attn.cache_append (or "
                 "attn.attention)");
 
-  // Sizes.
+  // Sizes. The slot-mapping form: --new-len packed tokens into a cache of
+  // --batch blocks of --kv-len rows (where dynamic).
   auto knType = cast<MemRefType>(op.getKNew().getType());
   auto kcType = cast<MemRefType>(op.getKCache().getType());
   ref::AppendProblem p;
-  auto batch = resolve(knType, 0, batchOpt, "batch (--batch)");
-  auto newLen = resolve(knType, 2, newLenOpt, "new token count (--new-len)");
+  const bool slotted = op.isSlotMapped();
+  if (slotted && attention)
+    return fail("an attn.attention after a slot-mapping append is not "
+                "supported by attn-run (it has no kv_lens to extend)");
+  auto batch = resolve(slotted ? kcType : knType, 0, batchOpt,
+                       slotted ? "cache blocks (--batch)" : "batch (--batch)");
+  auto newLen = resolve(knType, slotted ? 0 : 2, newLenOpt,
+                        slotted ? "packed token count (--new-len)"
+                                : "new token count (--new-len)");
   if (failed(batch) || failed(newLen))
     return 1;
   if (*batch < 1 || *newLen < 1 || *batch > 4096 || *newLen > 65536)
@@ -386,7 +397,19 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   p.headDim = op.getHeadDim();
   p.valueHeadDim = op.getValueHeadDim();
   const bool paged = op.isPaged();
-  if (paged) {
+  if (slotted) {
+    auto rows = resolve(kcType, 2, kvLenOpt, "rows per block (--kv-len)");
+    if (failed(rows))
+      return 1;
+    if (*rows < 1 || *rows > 1 << 20)
+      return fail("--kv-len must be in [1, 2^20]");
+    p.blockSize = *rows;
+    p.numBlocks = p.batch;
+    p.capacity = *rows;
+    if (p.newLen > p.numBlocks * p.blockSize)
+      return fail("--new-len packed tokens need as many slots; the cache "
+                  "has --batch x --kv-len");
+  } else if (paged) {
     if (kvLenOpt < 1 || kvLenOpt > 1 << 20)
       return fail("a paged cache needs --kv-len (the tokens a sequence's "
                   "block table can name) in [1, 2^20]");
@@ -411,7 +434,19 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
 
   // New counts first: with an attention, the old lengths leave room.
-  std::vector<int32_t> newLens, kvLens, attnLens, blockTable;
+  std::vector<int32_t> newLens, kvLens, attnLens, blockTable, slots;
+  if (slotted) {
+    // Distinct slots, shuffled; --invalid-blocks of them name no slot (-1,
+    // vLLM's padding) or one past the cache.
+    std::vector<int32_t> all(p.numBlocks * p.blockSize);
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = int32_t(i);
+    std::shuffle(all.begin(), all.end(), rng);
+    slots.assign(all.begin(), all.begin() + p.newLen);
+    for (int64_t t = 0; t < std::min<int64_t>(invalidBlocks, p.newLen); ++t)
+      slots[t] = t % 2 ? int32_t(p.numBlocks * p.blockSize + t) : -1;
+    p.slotMapping = slots.data();
+  }
   if (op.getNewLens()) {
     auto lens = lengthsFrom(newLensOpt, "new-lens", p.batch, 0, p.newLen,
                             /*anyInList=*/!attention, rng);
@@ -433,7 +468,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       return fail("an attention after the append needs the new tokens to "
                   "fit: S_new is larger than the capacity (--kv-len)");
   }
-  {
+  if (!slotted) {
     auto lens = lengthsFrom(kvLensOpt, "kv-lens", p.batch, 0,
                             attention ? p.capacity - most : p.capacity,
                             /*anyInList=*/!attention, rng);
@@ -493,8 +528,8 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
 
   // Buffers, in argument order.
   const int64_t B = p.batch, Hkv = p.kvHeads;
-  const int64_t outer = paged ? p.numBlocks : B;
-  const int64_t rows = paged ? p.blockSize : p.capacity;
+  const int64_t outer = paged || slotted ? p.numBlocks : B;
+  const int64_t rows = paged || slotted ? p.blockSize : p.capacity;
   SmallVector<SmallVector<int64_t>> shapes;
   SmallVector<Extent> extents;
   std::optional<int64_t> totalBytes = 0;
@@ -502,8 +537,15 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     auto type = cast<MemRefType>(func.getArgument(i).getType());
     SmallVector<int64_t> &shape = shapes.emplace_back();
     switch (roles[i]) {
-    case AppendRole::KNew: shape = {B, Hkv, p.newLen, p.headDim}; break;
-    case AppendRole::VNew: shape = {B, Hkv, p.newLen, p.valueHeadDim}; break;
+    case AppendRole::KNew:
+      shape = slotted ? SmallVector<int64_t>{p.newLen, Hkv, p.headDim}
+                      : SmallVector<int64_t>{B, Hkv, p.newLen, p.headDim};
+      break;
+    case AppendRole::VNew:
+      shape = slotted ? SmallVector<int64_t>{p.newLen, Hkv, p.valueHeadDim}
+                      : SmallVector<int64_t>{B, Hkv, p.newLen, p.valueHeadDim};
+      break;
+    case AppendRole::SlotMapping: shape = {p.newLen}; break;
     case AppendRole::BlockTable: shape = {B, p.maxBlocks}; break;
     case AppendRole::KVLens:
     case AppendRole::NewLens:
@@ -561,6 +603,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     case AppendRole::LSE: lse = &buf; poison = true; break;
     case AppendRole::BlockTable: ints = &blockTable; break;
     case AppendRole::KVLens: ints = &kvLens; break;
+    case AppendRole::SlotMapping: ints = &slots; break;
     case AppendRole::NewLens: ints = &newLens; break;
     case AppendRole::AttnLens: ints = &attnLens; break;
     }
@@ -622,12 +665,18 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     }
   }
   bool pass = wrong == 0 && clobbered == 0;
-  llvm::outs() << "@" << kernelName << " append B=" << B << " Hkv=" << Hkv
-               << " S_new=" << p.newLen << " D=" << p.headDim
+  llvm::outs() << "@" << kernelName << " append "
+               << (slotted ? "T=" + std::to_string(p.newLen) +
+                                 " slots=" + std::to_string(p.numBlocks) +
+                                 "x" + std::to_string(p.blockSize)
+                           : "B=" + std::to_string(B) +
+                                 " S_new=" + std::to_string(p.newLen))
+               << " Hkv=" << Hkv << " D=" << p.headDim
                << " Dv=" << p.valueHeadDim << " " << elt
-               << (paged ? " paged bs=" + std::to_string(p.blockSize) +
-                               " max_blocks=" + std::to_string(p.maxBlocks)
-                         : " capacity=" + std::to_string(p.capacity))
+               << (slotted ? ""
+                   : paged ? " paged bs=" + std::to_string(p.blockSize) +
+                                 " max_blocks=" + std::to_string(p.maxBlocks)
+                           : " capacity=" + std::to_string(p.capacity))
                << " seed=" << seed << ": rows_written=" << rowsWritten
                << " elements_written=" << written << " wrong=" << wrong
                << " clobbered=" << clobbered;

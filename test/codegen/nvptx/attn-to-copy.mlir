@@ -41,6 +41,20 @@ func.func @paged(%kn: memref<?x8x?x128xf16>, %vn: memref<?x8x?x128xf16>,
   return
 }
 
+// vLLM's reshape_and_cache: packed tokens, one block per (32 tokens, K/V
+// head).
+// CHECK-LABEL: func.func @slots
+// CHECK: gpu.launch_func @attn_kernels::@slots_append blocks in (%{{.*}}, %c8, %c1{{.*}}) threads in (%c128,
+// CHECK-SAME: {attn.launch = #attn.launch<append, tier = copy, threads = 128, shared = 0, grid = [ceildiv(new_len, 32), kv_heads, 1], params = [k_new, v_new, slot_mapping, k, v]>}
+func.func @slots(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>,
+                 %s: memref<?xi32>,
+                 %kc: memref<?x8x16x128xf16>, %vc: memref<?x8x16x128xf16>) {
+  attn.cache_append k_new(%kn : memref<?x8x128xf16>) v_new(%vn : memref<?x8x128xf16>)
+                    slot_mapping(%s : memref<?xi32>)
+                 -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
+  return
+}
+
 // CHECK: gpu.func @decode_append({{.*}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<?x8x1x128xf16>, vector<8xf16>
 // CHECK-COUNT-2: vector.store {{.*}} {alignment = 16 : i64} : memref<?x8x?x128xf16>, vector<8xf16>
@@ -61,3 +75,10 @@ func.func @paged(%kn: memref<?x8x?x128xf16>, %vn: memref<?x8x?x128xf16>,
 // PTX-COUNT-8: ld.global.v4.b32
 // PTX-NOT: ld.global
 // PTX: st.global.v4.b32
+// Each piece loads its token's slot and its row; every load comes before
+// the first store.
+// CHECK: gpu.func @slots_append
+// CHECK: memref.load %{{.*}} : memref<?xi32>
+// CHECK-COUNT-8: vector.load {{.*}} : memref<?x8x128xf16>, vector<8xf16>
+// CHECK-NOT: memref.load
+// CHECK: vector.store {{.*}} : memref<?x8x16x128xf16>, vector<8xf16>
