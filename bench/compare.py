@@ -18,6 +18,16 @@ Prints a markdown table; --json also writes one record per shape and
 implementation (bench/plot.py reads it). A peer that cannot run a shape
 (Flex on some decode rows) shows n/a, with the reason on stderr and in
 the record's "note".
+
+With --append-library (attn-compile bench/append.mlir --shared), a second
+table times attn.cache_append: a decode step of B 64 and prefill chunks
+of 4k tokens, into contiguous and paged caches (8 K/V heads of 128, f16).
+Bytes: the new K and V read once and written once. Peers: the copy
+ceiling, a torch copy_ of the same bytes (half of them read, half
+written), and the same append as PyTorch advanced-index assignment (what
+an engine without a kernel does). attn's cache is checked against the new
+tokens after the timing runs. (Written without a GPU at hand: untested
+until a GPU run; see README "Appending to a K/V cache".)
 """
 import argparse
 import json
@@ -74,6 +84,16 @@ DECODE += [(f"decode MQA Hq64 B{b} Sk16384", "decode_h64_kv1_d128", b, 64, 1,
             1, 16384, 128, False) for b in (1, 8)]
 DECODE += [(f"decode spec Sq4 GQA-8 B{b} Sk16384", "decode_spec4_h32_kv4_d128",
             b, 32, 4, 4, 16384, 128, False) for b in (1, 8)]
+# (label, kernel, B, Hkv, S_new, kv_len, D, block_size): kv_len is the
+# capacity, or the tokens a paged sequence's table names; every sequence
+# starts at kv_len - S_new, so every new token is written.
+APPEND = [("append decode B64", "append_decode", 64, 8, 1, 4096, 128, 0),
+          ("append decode B64 paged", "append_decode_paged", 64, 8, 1, 4096,
+           128, 16),
+          ("append prefill 4k", "append_chunk", 1, 8, 4096, 8192, 128, 0),
+          ("append prefill 4k B4", "append_chunk", 4, 8, 4096, 8192, 128, 0),
+          ("append prefill 4k paged", "append_chunk_paged", 1, 8, 4096, 8192,
+           128, 16)]
 PEERS = [("flash", SDPBackend.FLASH_ATTENTION),
          ("cudnn", SDPBackend.CUDNN_ATTENTION)]
 
@@ -137,6 +157,89 @@ def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
     return times, flops, nbytes, diffs, notes
 
 
+def run_append(lib, label, kernel, b, hkv, s_new, kv_len, d, block_size):
+    """Times of attn's append, the copy ceiling and torch indexing; the
+    bytes moved; and whether attn's cache holds the new tokens."""
+    f16 = dict(device="cuda", dtype=torch.float16)
+    k_new = torch.randn(b, hkv, s_new, d, **f16)
+    v_new = torch.randn(b, hkv, s_new, d, **f16)
+    start = kv_len - s_new
+    lens = torch.full((b,), start, dtype=torch.int32, device="cuda")
+    pos = torch.arange(start, kv_len, device="cuda")
+    tensors = {"k_new": k_new, "v_new": v_new, "kv_lens": lens}
+    if block_size:
+        max_blocks = (kv_len + block_size - 1) // block_size
+        num_blocks = b * max_blocks + 3
+        table = torch.randperm(num_blocks, device="cuda")[:b * max_blocks]
+        table = table.view(b, max_blocks).to(torch.int32)
+        k_cache = torch.full((num_blocks, hkv, block_size, d), float("nan"),
+                             **f16)
+        tensors["block_table"] = table
+        # Each new token's (block, row): the same slots the kernel writes.
+        slot = table.long()[:, pos // block_size]          # [B, S_new]
+        row = (pos % block_size).expand(b, s_new)
+
+        def torch_append():
+            k_cache[slot, :, row] = k_new.transpose(1, 2)
+            v_cache[slot, :, row] = v_new.transpose(1, 2)
+
+        def written():
+            return k_cache[slot, :, row].transpose(1, 2)
+    else:
+        k_cache = torch.full((b, hkv, kv_len, d), float("nan"), **f16)
+
+        def torch_append():
+            k_cache[:, :, start:] = k_new
+            v_cache[:, :, start:] = v_new
+
+        def written():
+            return k_cache[:, :, start:]
+    v_cache = torch.full_like(k_cache, float("nan"))
+    tensors.update(k_cache=k_cache, v_cache=v_cache)
+    call = lib.kernels[kernel].prepare(**tensors)
+    times = {"attn": median_ms(call)}
+    torch.cuda.synchronize()
+    ok = bool(torch.equal(written(), k_new))
+    nbytes = 2.0 * 2 * k_new.numel() * k_new.element_size()
+    src = torch.empty(int(nbytes // 2), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    times["copy"] = median_ms(lambda: dst.copy_(src))
+    times["torch"] = median_ms(torch_append)
+    return times, nbytes, ok
+
+
+def append_table(path, records):
+    lib = Library(path)
+    print()
+    print("| append | attn | copy ceiling | torch indexing | attn/copy | "
+          "attn/torch | cache right |")
+    print("|---|---|---|---|---|---|---|")
+    worst = 1.0
+    for shape in APPEND:
+        times, nbytes, ok = run_append(lib, *shape)
+        worst = min(worst, times["copy"] / times["attn"])
+        print(f"| {shape[0]} | {fmt(times['attn'], 0, nbytes, True)} | "
+              f"{fmt(times['copy'], 0, nbytes, True)} | "
+              f"{fmt(times['torch'], 0, nbytes, True)} | "
+              f"{times['copy'] / times['attn']:.2f} | "
+              f"{ratio(times['attn'], times['torch'])} | "
+              f"{'yes' if ok else 'NO'} |", flush=True)
+        label, kernel, b, hkv, s_new, kv_len, d, block_size = shape
+        for impl, ms in times.items():
+            records.append({
+                "label": label, "kernel": kernel, "impl": impl,
+                "kind": "append", "B": b, "Hkv": hkv, "S_new": s_new,
+                "kv_len": kv_len, "D": d, "block_size": block_size, "ms": ms,
+                "tbps": nbytes / (ms * 1e-3) / 1e12, "cache_right": ok})
+        if not ok:
+            print(f"FAIL: {label}: attn's cache does not hold the new tokens")
+            return 1
+        torch.cuda.empty_cache()
+    print(f"# append: attn at {worst:.2f}x the copy ceiling at worst "
+          "(target >= 0.90)")
+    return 0
+
+
 def fmt(ms, flops, nbytes, decode):
     if ms is None:
         return "n/a"
@@ -153,6 +256,9 @@ def main():
     parser = argparse.ArgumentParser(description="attn vs SDPA and Flex")
     parser.add_argument("library", help="path/to/libkernels.so")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--append-library",
+                        help="path/to/libappend.so (bench/append.mlir): "
+                             "also time attn.cache_append")
     args = parser.parse_args()
     torch.cuda.init()  # the library runs on PyTorch's CUDA context
     lib = Library(args.library)
@@ -188,6 +294,8 @@ def main():
                 "max_rel_diff_vs_flash": diffs.get(impl),
                 "note": notes.get(impl)})
         torch.cuda.empty_cache()
+    append_failed = (append_table(args.append_library, records)
+                     if args.append_library else 0)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(),
@@ -198,7 +306,7 @@ def main():
     if worst > 2e-2:
         print(f"FAIL: attn differs from FA2 by {worst:.1e}")
         return 1
-    return 0
+    return append_failed
 
 
 if __name__ == "__main__":

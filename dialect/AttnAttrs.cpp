@@ -227,7 +227,7 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (params.empty())
     return emitError() << "launch 'params' must list the kernel's "
                           "parameters, got none";
-  bool seen[7] = {}, hasWorkspaceParam = false;
+  bool seen[11] = {}, hasWorkspaceParam = false;
   for (const LaunchParam &param : params) {
     if (param.kind == LaunchParamKind::Workspace) {
       if (hasWorkspaceParam)
@@ -293,7 +293,7 @@ static ParseResult parseTerm(AsmParser &parser, unsigned dim,
       return parser.emitError(loc)
              << "unknown launch size '" << name
              << "'; expected batch, q_heads, kv_heads, q_len, kv_len, "
-                "group_rows, rows or splits";
+                "group_rows, rows, splits or new_len";
     size = *parsed;
     return success();
   };

@@ -65,7 +65,8 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
 def Attn_Tier : I32EnumAttr<"Tier", "the NVIDIA tier that lowers an L1 nest", [
     I32EnumAttrCase<"WMMA", 0, "wmma">,
     I32EnumAttrCase<"MMA", 1, "mma">,
-    I32EnumAttrCase<"Decode", 2, "decode">]> {
+    I32EnumAttrCase<"Decode", 2, "decode">,
+    I32EnumAttrCase<"Copy", 3, "copy">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -82,7 +83,9 @@ def Attn_TierAttr : EnumAttr<Attn_Dialect, Attn_Tier, "tier"> {
       shared memory (sm_75+);
     - `mma`: mma.sync m16n8k16 and ldmatrix with the scores and the online
       softmax in registers (sm_80+);
-    - `decode`: split-K SIMT kernels for few query rows per K/V head.
+    - `decode`: split-K SIMT kernels for few query rows per K/V head;
+    - `copy`: the vector-copy kernel of `attn.cache_append` (the tier of
+      its launch contract; no attention op is lowered by it).
 
     ```mlir
     attn.attention ... {attn.tier = #attn.tier<mma>}
@@ -128,7 +131,8 @@ def Attn_LaunchRole : I32EnumAttr<"LaunchRole",
     "what a launch is to the host function that makes it", [
     I32EnumAttrCase<"Prefill", 0, "prefill">,
     I32EnumAttrCase<"DecodeSplit", 1, "decode_split">,
-    I32EnumAttrCase<"DecodeCombine", 2, "decode_combine">]> {
+    I32EnumAttrCase<"DecodeCombine", 2, "decode_combine">,
+    I32EnumAttrCase<"Append", 3, "append">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -145,7 +149,8 @@ def Attn_LaunchSize : I32EnumAttr<"LaunchSize",
     I32EnumAttrCase<"KVLen", 5, "kv_len">,
     I32EnumAttrCase<"GroupRows", 6, "group_rows">,
     I32EnumAttrCase<"Rows", 7, "rows">,
-    I32EnumAttrCase<"Splits", 8, "splits">]> {
+    I32EnumAttrCase<"Splits", 8, "splits">,
+    I32EnumAttrCase<"NewLen", 9, "new_len">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -158,7 +163,11 @@ def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
     I32EnumAttrCase<"BlockTable", 3, "block_table">,
     I32EnumAttrCase<"KVLens", 4, "kv_lens">,
     I32EnumAttrCase<"O", 5, "o">,
-    I32EnumAttrCase<"Lse", 6, "lse">]> {
+    I32EnumAttrCase<"Lse", 6, "lse">,
+    I32EnumAttrCase<"KNew", 7, "k_new">,
+    I32EnumAttrCase<"VNew", 8, "v_new">,
+    I32EnumAttrCase<"NewLens", 9, "new_lens">,
+    I32EnumAttrCase<"SlotMapping", 10, "slot_mapping">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -184,7 +193,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
     - `role`: what the launch is to its host function. `prefill` launches
       are alternatives (attn-compile may lower several tilings of one
       kernel; the runtime launches one); `decode_split` then
-      `decode_combine` run in that order.
+      `decode_combine` run in that order; `append` is the one launch of an
+      `attn.cache_append` kernel.
     - `tier`: the tier that built the kernel (`wmma`, `mma` or `decode`;
       informational: headers and logs name it).
     - `threads` per block (x; y = z = 1) and `shared`: the dynamic shared
@@ -193,8 +203,9 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       `ceildiv(size, N)` or a constant. Sizes: `batch`, `q_heads`,
       `kv_heads`, `q_len`, `kv_len` (paged: the longest sequence the block
       table can name), `group_rows` = q_len * q_heads / kv_heads,
-      `rows` = batch * q_heads * q_len, and `splits`, the count of K/V
-      splits the runtime picks for the GPU (1 for code that has none).
+      `rows` = batch * q_heads * q_len, `splits`, the count of K/V
+      splits the runtime picks for the GPU (1 for code that has none), and
+      `new_len`, the new tokens per sequence of an append (S_new).
     - `params`: the kernel parameters in order. `q` ... `lse` pass that
       operand as an expanded memref descriptor (allocated and aligned
       pointer, offset, sizes, strides); `workspace` passes the caller's

@@ -58,10 +58,11 @@ void AttentionOp::getEffects(
 }
 
 namespace {
-/// Shape checks for AttentionOp, each error naming the operand and the rule.
-class AttentionVerifier {
+/// Operand checks shared by the L0 ops' verifiers, each error naming the
+/// operand and the rule.
+template <typename OpT> class OperandChecks {
 public:
-  explicit AttentionVerifier(AttentionOp op) : op(op) {}
+  explicit OperandChecks(OpT op) : op(op) {}
 
   /// Largest static dim accepted: sizes and strides travel as int32 on GPUs.
   static constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
@@ -203,6 +204,26 @@ public:
     return diag;
     return success();
   }
+
+  /// A static 0 describes a kernel that can never do anything; an empty
+  /// batch is a run-time size (a dynamic dim), which the C ABI accepts.
+  LogicalResult checkNoZeroDim(StringRef name, Value v) {
+    ArrayRef<int64_t> shape = memrefOf(v).getShape();
+    for (auto [i, d] : llvm::enumerate(shape))
+      if (d == 0)
+        return op.emitOpError() << "operand '" << name << "' dim " << i
+                                << " is 0; a static dim must be at least 1";
+    return success();
+  }
+
+protected:
+  OpT op;
+};
+
+/// Shape checks for AttentionOp.
+class AttentionVerifier : public OperandChecks<AttentionOp> {
+public:
+  using OperandChecks::OperandChecks;
 
   LogicalResult verify() {
     Value q = op.getQ(), k = op.getK(), v = op.getV(), o = op.getO();
@@ -347,20 +368,257 @@ public:
     return success();
   }
 
-  /// A static 0 describes a kernel that can never do anything; an empty
-  /// batch is a run-time size (a dynamic dim), which the C ABI accepts.
-  LogicalResult checkNoZeroDim(StringRef name, Value v) {
-    ArrayRef<int64_t> shape = memrefOf(v).getShape();
-    for (auto [i, d] : llvm::enumerate(shape))
-      if (d == 0)
-        return op.emitOpError() << "operand '" << name << "' dim " << i
-                                << " is 0; a static dim must be at least 1";
-    return success();
-  }
-
-private:
-  AttentionOp op;
 };
 } // namespace
 
 LogicalResult AttentionOp::verify() { return AttentionVerifier(*this).verify(); }
+
+//===----------------------------------------------------------------------===//
+// CacheAppendOp
+//===----------------------------------------------------------------------===//
+
+int64_t CacheAppendOp::getNumKVHeads() {
+  return memrefOf(getKNew()).getDimSize(1);
+}
+// The head dim is the last dim: [B, Hkv, S_new, D] or packed [T, Hkv, D].
+int64_t CacheAppendOp::getHeadDim() {
+  MemRefType type = memrefOf(getKNew());
+  return type.getDimSize(type.getRank() - 1);
+}
+int64_t CacheAppendOp::getValueHeadDim() {
+  MemRefType type = memrefOf(getVNew());
+  return type.getDimSize(type.getRank() - 1);
+}
+int64_t CacheAppendOp::getBlockSize() {
+  return isPaged() || isSlotMapped() ? memrefOf(getKCache()).getDimSize(2)
+                                     : 0;
+}
+
+void CacheAppendOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    bool written =
+        operand.get() == getKCache() || operand.get() == getVCache();
+    if (written)
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+namespace {
+/// Shape checks for CacheAppendOp.
+class CacheAppendVerifier : public OperandChecks<CacheAppendOp> {
+public:
+  using OperandChecks::OperandChecks;
+
+  LogicalResult verify() {
+    if (op.getSlotMapping())
+      return verifySlotMapped();
+    Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+          vc = op.getVCache(), table = op.getBlockTable(),
+          lens = op.getKvLens(), newLens = op.getNewLens();
+    if (!lens)
+      return op.emitOpError()
+             << "requires operand 'kv_lens' (each sequence's length before "
+                "the append), or the packed form's 'slot_mapping'";
+    bool paged = table != nullptr;
+    StringRef kLayout = paged ? "[num_blocks, Hkv, block_size, D]"
+                              : "[B, Hkv, capacity, D]";
+    StringRef vLayout = paged ? "[num_blocks, Hkv, block_size, Dv]"
+                              : "[B, Hkv, capacity, Dv]";
+    if (failed(checkRank("k_new", kn, 4, "[B, Hkv, S_new, D]")) ||
+        failed(checkRank("v_new", vn, 4, "[B, Hkv, S_new, Dv]")) ||
+        failed(checkRank("k_cache", kc, 4, kLayout)) ||
+        failed(checkRank("v_cache", vc, 4, vLayout)) ||
+        failed(checkRank("kv_lens", lens, 1, "[B]")) ||
+        (newLens && failed(checkRank("new_lens", newLens, 1, "[B]"))) ||
+        (table && failed(checkRank("block_table", table, 2,
+                                   "[B, max_blocks]"))))
+      return failure();
+
+    // Element types: a copy, so every K/V operand has k_new's type.
+    Type elt = memrefOf(kn).getElementType();
+    if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+      return op.emitOpError() << "operand 'k_new' element type " << elt
+                              << " is not supported; expected f16, bf16 or "
+                                 "f32";
+    for (auto [name, val] : {std::pair<StringRef, Value>{"v_new", vn},
+                             {"k_cache", kc}, {"v_cache", vc}}) {
+      Type other = memrefOf(val).getElementType();
+      if (other != elt)
+        return op.emitOpError() << "operand '" << name << "' element type "
+                                << other << " must match operand 'k_new' ("
+                                << elt << ")";
+    }
+    Builder b(op.getContext());
+    for (auto [name, val] : {std::pair<StringRef, Value>{"kv_lens", lens},
+                             {"new_lens", newLens},
+                             {"block_table", table}})
+      if (val && memrefOf(val).getElementType() != b.getI32Type())
+        return op.emitOpError() << "operand '" << name << "' element type "
+                                << memrefOf(val).getElementType()
+                                << " must be " << b.getI32Type();
+
+    // Heads, head dims (and the block size) fix the kernel's shape.
+    if (failed(checkStatic("k_new", kn, 1, "head count")) ||
+        failed(checkStatic("k_new", kn, 3, "head dim")) ||
+        failed(checkStatic("v_new", vn, 3, "head dim")) ||
+        failed(checkStatic("k_cache", kc, 1, "head count")) ||
+        failed(checkStatic("k_cache", kc, 3, "head dim")) ||
+        failed(checkStatic("v_cache", vc, 3, "head dim")))
+      return failure();
+    int64_t d = memrefOf(kn).getDimSize(3), dv = memrefOf(vn).getDimSize(3);
+    if (d > kMaxHeadDim || dv > kMaxHeadDim)
+      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
+                              << ", got D = " << d << ", Dv = " << dv;
+    if (failed(checkSame("k_cache", kc, 3, "k_new", kn, 3, "head dim (D)")) ||
+        failed(checkSame("v_cache", vc, 3, "v_new", vn, 3,
+                         "value head dim (Dv)")) ||
+        failed(checkSame("v_new", vn, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("k_cache", kc, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("v_cache", vc, 1, "k_new", kn, 1, "K/V head count")))
+      return failure();
+
+    // Batch and lengths.
+    if (failed(checkSame("v_new", vn, 0, "k_new", kn, 0, "batch")) ||
+        failed(checkSame("v_new", vn, 2, "k_new", kn, 2,
+                         "new token count (S_new)")) ||
+        failed(checkSame("kv_lens", lens, 0, "k_new", kn, 0, "batch")) ||
+        (newLens &&
+         failed(checkSame("new_lens", newLens, 0, "k_new", kn, 0, "batch"))))
+      return failure();
+    if (!paged) {
+      if (failed(checkSame("k_cache", kc, 0, "k_new", kn, 0, "batch")) ||
+          failed(checkSame("v_cache", vc, 0, "k_new", kn, 0, "batch")) ||
+          failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
+                           "cache capacity")))
+        return failure();
+    } else {
+      if (failed(checkStatic("k_cache", kc, 2, "block size")) ||
+          failed(checkSame("v_cache", vc, 0, "k_cache", kc, 0,
+                           "paged cache block count")) ||
+          failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
+                           "paged cache block size")) ||
+          failed(checkSame("block_table", table, 0, "k_new", kn, 0, "batch")))
+        return failure();
+    }
+
+    // The caches are written: one address per element, and no other
+    // operand may be the same buffer.
+    if (kc == vc)
+      return op.emitOpError() << "operands 'k_cache' and 'v_cache' are the "
+                                 "same buffer; K and V need their own caches";
+    for (auto [name, val] : {std::pair<StringRef, Value>{"k_new", kn},
+                             {"v_new", vn}, {"block_table", table},
+                             {"kv_lens", lens}, {"new_lens", newLens}})
+      for (auto [cacheName, cache] :
+           {std::pair<StringRef, Value>{"k_cache", kc}, {"v_cache", vc}})
+        if (val && val == cache)
+          return op.emitOpError()
+                 << "operand '" << name << "' is the same buffer as operand '"
+                 << cacheName << "', which the op writes";
+    if (failed(checkNoAliasing("k_cache", kc)) ||
+        failed(checkNoAliasing("v_cache", vc)))
+      return failure();
+    for (auto [name, value] :
+         {std::pair<StringRef, Value>{"k_new", kn}, {"v_new", vn},
+          {"block_table", table}, {"kv_lens", lens}, {"new_lens", newLens},
+          {"k_cache", kc}, {"v_cache", vc}})
+      if (value && failed(checkNoZeroDim(name, value)))
+        return failure();
+    return success();
+  }
+
+  /// The slot-mapping form: k_new [T, Hkv, D], v_new [T, Hkv, Dv],
+  /// slot_mapping [T], caches [N, Hkv, R, D(v)].
+  LogicalResult verifySlotMapped() {
+    Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+          vc = op.getVCache(), slots = op.getSlotMapping();
+    for (auto [name, val] :
+         {std::pair<StringRef, Value>{"block_table", op.getBlockTable()},
+          {"kv_lens", op.getKvLens()}, {"new_lens", op.getNewLens()}})
+      if (val)
+        return op.emitOpError()
+               << "operand 'slot_mapping' names each token's slot; operand '"
+               << name << "' belongs to the batched form and cannot be given "
+                          "with it";
+    if (failed(checkRank("k_new", kn, 3, "[T, Hkv, D] (packed tokens)")) ||
+        failed(checkRank("v_new", vn, 3, "[T, Hkv, Dv] (packed tokens)")) ||
+        failed(checkRank("slot_mapping", slots, 1, "[T]")) ||
+        failed(checkRank("k_cache", kc, 4, "[N, Hkv, R, D]")) ||
+        failed(checkRank("v_cache", vc, 4, "[N, Hkv, R, Dv]")))
+      return failure();
+    Type elt = memrefOf(kn).getElementType();
+    if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+      return op.emitOpError() << "operand 'k_new' element type " << elt
+                              << " is not supported; expected f16, bf16 or "
+                                 "f32";
+    for (auto [name, val] : {std::pair<StringRef, Value>{"v_new", vn},
+                             {"k_cache", kc}, {"v_cache", vc}}) {
+      Type other = memrefOf(val).getElementType();
+      if (other != elt)
+        return op.emitOpError() << "operand '" << name << "' element type "
+                                << other << " must match operand 'k_new' ("
+                                << elt << ")";
+    }
+    Builder b(op.getContext());
+    if (memrefOf(slots).getElementType() != b.getI32Type())
+      return op.emitOpError() << "operand 'slot_mapping' element type "
+                              << memrefOf(slots).getElementType()
+                              << " must be " << b.getI32Type();
+    if (failed(checkStatic("k_new", kn, 1, "head count")) ||
+        failed(checkStatic("k_new", kn, 2, "head dim")) ||
+        failed(checkStatic("v_new", vn, 2, "head dim")) ||
+        failed(checkStatic("k_cache", kc, 1, "head count")) ||
+        failed(checkStatic("k_cache", kc, 3, "head dim")) ||
+        failed(checkStatic("v_cache", vc, 3, "head dim")))
+      return failure();
+    int64_t d = memrefOf(kn).getDimSize(2), dv = memrefOf(vn).getDimSize(2);
+    if (d > kMaxHeadDim || dv > kMaxHeadDim)
+      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
+                              << ", got D = " << d << ", Dv = " << dv;
+    if (failed(checkSame("k_cache", kc, 3, "k_new", kn, 2, "head dim (D)")) ||
+        failed(checkSame("v_cache", vc, 3, "v_new", vn, 2,
+                         "value head dim (Dv)")) ||
+        failed(checkSame("v_new", vn, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("k_cache", kc, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("v_cache", vc, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("v_new", vn, 0, "k_new", kn, 0, "token count (T)")) ||
+        failed(checkSame("slot_mapping", slots, 0, "k_new", kn, 0,
+                         "token count (T)")) ||
+        failed(checkSame("v_cache", vc, 0, "k_cache", kc, 0,
+                         "cache block count")) ||
+        failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
+                         "cache rows per block")))
+      return failure();
+    if (kc == vc)
+      return op.emitOpError() << "operands 'k_cache' and 'v_cache' are the "
+                                 "same buffer; K and V need their own caches";
+    for (auto [name, val] : {std::pair<StringRef, Value>{"k_new", kn},
+                             {"v_new", vn}, {"slot_mapping", slots}})
+      for (auto [cacheName, cache] :
+           {std::pair<StringRef, Value>{"k_cache", kc}, {"v_cache", vc}})
+        if (val == cache)
+          return op.emitOpError()
+                 << "operand '" << name << "' is the same buffer as operand '"
+                 << cacheName << "', which the op writes";
+    if (failed(checkNoAliasing("k_cache", kc)) ||
+        failed(checkNoAliasing("v_cache", vc)))
+      return failure();
+    for (auto [name, value] :
+         {std::pair<StringRef, Value>{"k_new", kn}, {"v_new", vn},
+          {"slot_mapping", slots}, {"k_cache", kc}, {"v_cache", vc}})
+      if (failed(checkNoZeroDim(name, value)))
+        return failure();
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult CacheAppendOp::verify() {
+  return CacheAppendVerifier(*this).verify();
+}

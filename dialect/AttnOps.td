@@ -128,6 +128,115 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   }];
 }
 
+def Attn_CacheAppendOp : Attn_Op<"cache_append", [
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "write new tokens' K and V into a K/V cache (L0)";
+  let description = [{
+    The sibling of `attn.attention` that fills the cache it reads. For every
+    batch `b`, K/V head `h` and new token `t < n_b`:
+
+        pos = max(kv_lens[b], 0) + t
+        k_cache[slot(b, pos), h, row(pos), :] = k_new[b, h, t, :]
+        v_cache[slot(b, pos), h, row(pos), :] = v_new[b, h, t, :]
+
+    with `n_b = min(max(new_lens[b], 0), S_new)` when `new_lens` is given
+    (ragged appends), else `S_new`. Contiguous caches
+    `[B, Hkv, capacity, D]` have `slot = b`, `row = pos`; paged caches
+    `[num_blocks, Hkv, block_size, D]` (the layout `attn.attention` reads)
+    have `slot = block_table[b, pos / block_size]`, `row = pos % block_size`.
+
+    The slot-mapping form (vLLM's `reshape_and_cache`) takes packed new
+    tokens `[T, Hkv, D]` and `slot_mapping` `[T]` instead of kv_lens (and
+    block_table, new_lens): token `t` goes to slot `s = slot_mapping[t]`
+    of a cache `[N, Hkv, R, D]`, row `s % R` of block `s / R` (R is the
+    block size of a paged cache, or the capacity of a contiguous one whose
+    N is the batch). A slot outside `[0, N * R)`, e.g. vLLM's padding -1,
+    is skipped.
+
+    Operands (all memrefs, destination style, nothing returned):
+
+    | operand       | shape                                  | element type   |
+    |---------------|----------------------------------------|----------------|
+    | `k_new`       | [B, Hkv, S_new, D]                     | f16, bf16, f32 |
+    | `v_new`       | [B, Hkv, S_new, Dv]                    | same as k_new  |
+    | `block_table` | [B, max_blocks] (optional, paged)      | i32            |
+    | `kv_lens`     | [B], each sequence's length before     | i32            |
+    | `new_lens`    | [B] (optional), new tokens per sequence| i32            |
+    | `slot_mapping`| [T] (instead of kv_lens), packed form  | i32            |
+    | `k_cache`     | [B, Hkv, capacity, D] or paged         | same as k_new  |
+    | `v_cache`     | [B, Hkv, capacity, Dv] or paged        | same as k_new  |
+
+    The op does NOT update `kv_lens`: the caller adds `n_b` (S_new, or
+    its `new_lens`) before the attention that reads the new tokens, e.g.
+    `attn.attention ... kv_lens(kv_lens + n)`. It writes nothing but the
+    new tokens' rows: a token whose position is at or past the capacity
+    (contiguous) or past what the block table can name
+    (`max_blocks * block_size`), or whose block number is outside
+    `[0, num_blocks)`, is skipped; nothing is ever written out of bounds.
+
+    B, S_new, capacity, num_blocks and max_blocks may be dynamic; head
+    counts, head dims and the block size are static. The limits of
+    `attn.attention` on dims and strides apply; the caches are written,
+    so their layouts must not alias, and `k_cache`, `v_cache` must be
+    other buffers than each other and than the new tokens.
+
+    Examples (one decode step into a paged cache; packed tokens through a
+    slot mapping):
+
+    ```mlir
+    attn.cache_append k_new(%kn : memref<?x8x1x128xf16>)
+                      v_new(%vn : memref<?x8x1x128xf16>)
+                      block_table(%bt : memref<?x?xi32>)
+                      kv_lens(%lens : memref<?xi32>)
+                   -> k_cache(%kc : memref<?x8x16x128xf16>)
+                      v_cache(%vc : memref<?x8x16x128xf16>)
+    attn.cache_append k_new(%kn : memref<?x8x128xf16>)
+                      v_new(%vn : memref<?x8x128xf16>)
+                      slot_mapping(%slots : memref<?xi32>)
+                   -> k_cache(%kc : memref<?x8x16x128xf16>)
+                      v_cache(%vc : memref<?x8x16x128xf16>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyMemRef:$k_new,
+    AnyMemRef:$v_new,
+    Optional<AnyMemRef>:$block_table,
+    Optional<AnyMemRef>:$kv_lens,
+    Optional<AnyMemRef>:$new_lens,
+    Optional<AnyMemRef>:$slot_mapping,
+    AnyMemRef:$k_cache,
+    AnyMemRef:$v_cache);
+
+  let assemblyFormat = [{
+    `k_new` `(` $k_new `:` type($k_new) `)`
+    `v_new` `(` $v_new `:` type($v_new) `)`
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`new_lens` `(` $new_lens^ `:` type($new_lens) `)`)?
+    (`slot_mapping` `(` $slot_mapping^ `:` type($slot_mapping) `)`)?
+    `->` `k_cache` `(` $k_cache `:` type($k_cache) `)`
+    `v_cache` `(` $v_cache `:` type($v_cache) `)`
+    attr-dict
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    bool isPaged() { return getBlockTable() != nullptr; }
+    /// The slot-mapping form: packed [T, Hkv, D] tokens, one slot each.
+    bool isSlotMapped() { return getSlotMapping() != nullptr; }
+    int64_t getNumKVHeads();
+    int64_t getHeadDim();
+    int64_t getValueHeadDim();
+    /// Rows per page of a paged cache; 0 for a contiguous cache. In the
+    /// slot-mapping form, the cache's dim 2 (rows per slot block; may be
+    /// dynamic).
+    int64_t getBlockSize();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // L1: the tiled online-softmax algorithm
 //

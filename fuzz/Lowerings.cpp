@@ -91,12 +91,15 @@ bool lower(ModuleOp module, ErrorCounter &counter, llvm::StringRef pipeline,
                  << "\n";
   if (!ok && counter.errors == before)
     silentFailure(pipeline, spec);
-  // Every pipeline here lowers attn.attention; one that succeeds and
-  // leaves it ran on nothing (a harness bug) or skipped it silently.
+  // Every pipeline here lowers attn.attention, and the full ones
+  // (attn-to-*) attn.cache_append too; one that succeeds and leaves an op
+  // ran on nothing (a harness bug) or skipped it silently.
   bool left = false;
   copy->walk([&](attn::AttentionOp) { left = true; });
+  if (pipeline.starts_with("attn-to-"))
+    copy->walk([&](attn::CacheAppendOp) { left = true; });
   if (ok && left) {
-    std::fprintf(stderr, "attn-fuzz: %.*s succeeded but left attn.attention "
+    std::fprintf(stderr, "attn-fuzz: %.*s succeeded but left an attn op "
                  "in place, on:\n%.*s\n",
                  (int)pipeline.size(), pipeline.data(), (int)spec.size(),
                  spec.data());
@@ -118,9 +121,11 @@ Outcome attnfuzz::runLowerings(llvm::StringRef spec, unsigned ptxChoice) {
       parseSourceString<ModuleOp>(llvm::StringRef(text), &context);
   if (!module)
     return outcome;
-  // Only specs: the lowerings start from attn.attention.
+  // Only specs: the lowerings start from attn.attention or
+  // attn.cache_append.
   bool hasAttention = false;
   module->walk([&](attn::AttentionOp) { hasAttention = true; });
+  module->walk([&](attn::CacheAppendOp) { hasAttention = true; });
   if (!hasAttention)
     return outcome;
   outcome.parsed = true;

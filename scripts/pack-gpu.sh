@@ -43,6 +43,7 @@ compile="$build/bin/attn-compile"
 "$compile" "$root/examples/paged_decode.mlir" --shared -o "$out/lib"
 "$compile" "$root/examples/gemma2_softcap.mlir" --shared -o "$out/lib"
 "$compile" "$root/bench/kernels.mlir" --shared -o "$out/lib"
+"$compile" "$root/bench/append.mlir" --shared -o "$out/lib"
 "$compile" "$root/test/compile/Inputs/abi.mlir" -o "$out/lib"
 cc="clang-22 -std=c11 -O2 -I$out/lib"
 $cc "$root/examples/c/llama3_prefill.c" "$out/lib/libllama3_8b_prefill.a" \

@@ -24,6 +24,7 @@ declare -A sizes=(
   [gemma2_softcap]="--batch=1 --q-len=100 --kv-len=100"
   [llama3_8b_prefill]="--batch=1 --q-len=200 --kv-len=256"
   [paged_decode]="--batch=4 --kv-len=1000 --num-splits=4"
+  [paged_append]="--batch=4 --kv-len=1000"
   [sliding_window]="--batch=1 --q-len=64 --kv-len=300"
 )
 for spec in "$root"/examples/*.mlir; do

@@ -50,6 +50,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <cstdio>
@@ -1081,6 +1082,264 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// attn.cache_append: one copy kernel per spec function
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kAppendThreads = 128;
+constexpr int64_t kAppendTokens = 32;
+
+/// What the host needs to launch one append kernel.
+struct AppendFacts {
+  func::FuncOp func;
+  CacheAppendOp op;
+  std::string name;
+  Type elt;
+  int64_t hkv = 1, d = 0, dv = 0, blockSize = 0, tokens = 0, vec = 1;
+  SmallVector<std::pair<std::string, int>> buffers;
+};
+
+MetalNeeds needsOf(const AppendFacts &a) {
+  MetalNeeds needs;
+  if (a.elt.isBF16())
+    needs.version = 310;
+  return needs;
+}
+
+LogicalResult checkSupported(CacheAppendOp op) {
+  std::pair<StringRef, Value> operands[] = {
+      {"k_new", op.getKNew()},         {"v_new", op.getVNew()},
+      {"block_table", op.getBlockTable()}, {"kv_lens", op.getKvLens()},
+      {"new_lens", op.getNewLens()},   {"slot_mapping", op.getSlotMapping()},
+      {"k_cache", op.getKCache()},
+      {"v_cache", op.getVCache()}};
+  for (auto [name, value] : operands) {
+    if (!value)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+      return op.emitError() << "the msl tier binds each operand to a kernel "
+                               "buffer; operand '"
+                            << name << "' must be an argument of the function";
+    auto type = cast<MemRefType>(value.getType());
+    if (!type.getLayout().isIdentity())
+      return op.emitError()
+             << "the msl tier takes contiguous row-major buffers; operand '"
+             << name << "' has layout " << type.getLayout()
+             << " (view it as a contiguous memref)";
+    if (type.getMemorySpace())
+      return op.emitError() << "the msl tier takes buffers in the default "
+                               "memory space; operand '"
+                            << name << "' is in " << type.getMemorySpace();
+  }
+  return success();
+}
+
+/// "32" for a static dim, else `sizes.<field>`.
+std::string sizeOf(Value memref, int64_t dim, StringRef field) {
+  int64_t size = cast<MemRefType>(memref.getType()).getDimSize(dim);
+  if (!ShapedType::isDynamic(size))
+    return std::to_string(size);
+  return ("sizes." + field).str();
+}
+
+/// The kernel of `op`: threadgroups (ceil(S_new / T), Hkv, B) of 128
+/// threads; each thread copies vec-element pieces of the T tokens' K rows,
+/// then V rows, with the op's rules for what is skipped.
+FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
+                                  raw_ostream &os) {
+  if (failed(checkSupported(op)))
+    return failure();
+  AppendFacts a;
+  a.func = func;
+  a.op = op;
+  a.name = (func.getSymName() + "_append").str();
+  a.elt = cast<MemRefType>(op.getKNew().getType()).getElementType();
+  a.hkv = op.getNumKVHeads();
+  a.d = op.getHeadDim();
+  a.dv = op.getValueHeadDim();
+  a.blockSize = op.isSlotMapped() ? 0 : op.getBlockSize();
+  a.vec = a.d % 4 == 0 && a.dv % 4 == 0 ? 4 : 1;
+  const bool slotted = op.isSlotMapped();
+  int64_t sNew = cast<MemRefType>(op.getKNew().getType())
+                     .getDimSize(slotted ? 0 : 2);
+  a.tokens = ShapedType::isDynamic(sNew)
+                 ? kAppendTokens
+                 : std::min<int64_t>(kAppendTokens, llvm::PowerOf2Ceil(sNew));
+  const std::string t = mslType(a.elt);
+  const std::string piece = a.vec == 4 ? t + "4" : t;
+
+  SmallVector<std::string> params;
+  int next = 0;
+  auto buffer = [&](StringRef role, StringRef decl) {
+    params.push_back(decl.str() + " [[buffer(" + std::to_string(next) + ")]]");
+    a.buffers.push_back({role.str(), next++});
+  };
+  buffer("k_new", "device const " + t + " *k_new");
+  buffer("v_new", "device const " + t + " *v_new");
+  if (op.getBlockTable())
+    buffer("block_table", "device const int *block_table");
+  if (op.getKvLens())
+    buffer("kv_lens", "device const int *kv_lens");
+  if (op.getNewLens())
+    buffer("new_lens", "device const int *new_lens");
+  if (slotted)
+    buffer("slot_mapping", "device const int *slot_mapping");
+  buffer("k_cache", "device " + t + " *k_cache");
+  buffer("v_cache", "device " + t + " *v_cache");
+  buffer("sizes", "constant AttnAppendSizes &sizes");
+  params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
+  params.push_back("uint tid [[thread_index_in_threadgroup]]");
+
+  Value kn = op.getKNew(), kc = op.getKCache();
+  const std::string sNewText = sizeOf(kn, slotted ? 0 : 2, "S_new");
+  if (slotted) {
+    // Packed tokens [T, Hkv, D] to slot_mapping's slots of [N, Hkv, R, D]
+    // (sizes: S_new = T, num_blocks = N, capacity = R).
+    os << "// attn.cache_append of @" << func.getSymName() << ": "
+       << a.tokens << " packed tokens per threadgroup to their slots, "
+       << a.vec << "-element pieces.\n";
+    os << "kernel void " << a.name << "(";
+    for (auto [i, param] : llvm::enumerate(params))
+      os << (i ? ",\n    " : "\n    ") << param;
+    os << ") {\n";
+    os << "  const int h = int(group_id.y);\n";
+    os << "  const int first = int(group_id.x) * " << a.tokens << ";\n";
+    os << "  const int tokens = " << sNewText << ";\n";
+    os << "  const int rows = " << sizeOf(kc, 2, "capacity") << ";\n";
+    os << "  const long slots = long(" << sizeOf(kc, 0, "num_blocks")
+       << ") * rows;\n";
+    for (auto [src, dst, width] :
+         {std::tuple<StringRef, StringRef, int64_t>{"k_new", "k_cache", a.d},
+          {"v_new", "v_cache", a.dv}}) {
+      const int64_t perRow = width / a.vec;
+      os << "  for (int i = int(tid); i < " << a.tokens * perRow
+         << "; i += " << kAppendThreads << ") {\n";
+      os << "    const int t = first + i / " << perRow << ";\n";
+      os << "    const int col = i % " << perRow << " * " << a.vec << ";\n";
+      os << "    if (t >= tokens)\n      continue;\n";
+      os << "    // A slot outside the cache (vLLM's padding -1) is "
+            "skipped.\n";
+      os << "    const long s = slot_mapping[t];\n";
+      os << "    if (s < 0 || s >= slots)\n      continue;\n";
+      os << "    const long to = ((s / rows * " << a.hkv
+         << " + h) * rows + s % rows) * " << width << " + col;\n";
+      os << "    const long from = (long(t) * " << a.hkv << " + h) * "
+         << width << " + col;\n";
+      if (a.vec == 1)
+        os << "    " << dst << "[to] = " << src << "[from];\n";
+      else
+        os << "    *(device " << piece << " *)(" << dst << " + to) = *(device "
+           << "const " << piece << " *)(" << src << " + from);\n";
+      os << "  }\n";
+    }
+    os << "}\n\n";
+    return a;
+  }
+  os << "// attn.cache_append of @" << func.getSymName() << ": "
+     << a.tokens << " new tokens per threadgroup, " << a.vec
+     << "-element pieces.\n";
+  os << "kernel void " << a.name << "(";
+  for (auto [i, param] : llvm::enumerate(params))
+    os << (i ? ",\n    " : "\n    ") << param;
+  os << ") {\n";
+  os << "  const int b = int(group_id.z), h = int(group_id.y);\n";
+  os << "  const int first = int(group_id.x) * " << a.tokens << ";\n";
+  os << "  const int s_new = " << sNewText << ";\n";
+  os << "  // The sequence's rows start at max(kv_lens[b], 0); the first "
+        "`count`\n  // of its new tokens fit (the capacity or the block "
+        "table), the rest\n  // are skipped.\n";
+  os << "  const int start = max(kv_lens[b], 0);\n";
+  if (op.getNewLens())
+    os << "  const int n = min(max(new_lens[b], 0), s_new);\n";
+  else
+    os << "  const int n = s_new;\n";
+  if (a.blockSize)
+    os << "  const int limit = " << sizeOf(op.getBlockTable(), 1, "max_blocks")
+       << " * " << a.blockSize << ";\n";
+  else
+    os << "  const int limit = " << sizeOf(kc, 2, "capacity") << ";\n";
+  os << "  const int count = clamp(limit - start, 0, n);\n";
+  if (a.blockSize)
+    os << "  const int num_blocks = " << sizeOf(kc, 0, "num_blocks") << ";\n"
+       << "  const int max_blocks = "
+       << sizeOf(op.getBlockTable(), 1, "max_blocks") << ";\n";
+  for (auto [src, dst, width] :
+       {std::tuple<StringRef, StringRef, int64_t>{"k_new", "k_cache", a.d},
+        {"v_new", "v_cache", a.dv}}) {
+    const int64_t perRow = width / a.vec;
+    os << "  for (int i = int(tid); i < " << a.tokens * perRow
+       << "; i += " << kAppendThreads << ") {\n";
+    os << "    const int t = first + i / " << perRow << ";\n";
+    os << "    const int col = i % " << perRow << " * " << a.vec << ";\n";
+    os << "    if (t >= count)\n      continue;\n";
+    os << "    const int pos = start + t;\n";
+    if (a.blockSize) {
+      os << "    const int slot = block_table[long(b) * max_blocks + pos / "
+         << a.blockSize << "];\n";
+      os << "    if (slot < 0 || slot >= num_blocks)\n      continue;\n";
+      os << "    const long to = ((long(slot) * " << a.hkv << " + h) * "
+         << a.blockSize << " + pos % " << a.blockSize << ") * " << width
+         << " + col;\n";
+    } else {
+      os << "    const long to = ((long(b) * " << a.hkv << " + h) * long("
+         << sizeOf(kc, 2, "capacity") << ") + pos) * " << width
+         << " + col;\n";
+    }
+    os << "    const long from = ((long(b) * " << a.hkv
+       << " + h) * long(s_new) + t) * " << width << " + col;\n";
+    if (a.vec == 1)
+      os << "    " << dst << "[to] = " << src << "[from];\n";
+    else
+      os << "    *(device " << piece << " *)(" << dst << " + to) = *(device "
+         << "const " << piece << " *)(" << src << " + from);\n";
+    os << "  }\n";
+  }
+  os << "}\n\n";
+  return a;
+}
+
+void writeAppendCommentFacts(raw_ostream &os, ArrayRef<AppendFacts> appends) {
+  for (AppendFacts a : appends) { // the op accessors are not const
+    os << "// attn.kernel " << a.name << " host=" << a.func.getSymName()
+       << " tier=msl kind=append threads=" << kAppendThreads
+       << " tokens=" << a.tokens << "\n";
+    os << "//   grid=(ceil(S_new / " << a.tokens << "), " << a.hkv
+       << ", B) threadgroup(0)=0 bytes\n";
+    os << "//   buffers:";
+    for (auto &[role, idx] : a.buffers)
+      os << " " << role << "=" << idx;
+    os << "\n";
+  }
+}
+
+void writeAppendJsonFacts(raw_ostream &os, ArrayRef<AppendFacts> appends) {
+  os << ",\n  \"appends\": [";
+  for (auto [i, facts] : llvm::enumerate(appends)) {
+    AppendFacts a = facts; // the op accessors are not const
+    MetalNeeds needs = needsOf(a);
+    os << (i ? "," : "") << "\n    {\"name\": \"" << a.func.getSymName()
+       << "\", \"kernel\": \"" << a.name << "\", \"dtype\": \""
+       << dtypeName(a.elt) << "\",\n     \"kv_heads\": " << a.hkv
+       << ", \"head_dim\": " << a.d << ", \"value_head_dim\": " << a.dv
+       << ", \"block_size\": " << a.blockSize << ", \"new_lens\": "
+       << (a.op.getNewLens() ? "true" : "false") << ", \"slot_mapping\": "
+       << (a.op.getSlotMapping() ? "true" : "false")
+       << ",\n     \"msl_version\": \"" << needs.versionText()
+       << "\", \"threads_per_threadgroup\": [" << kAppendThreads
+       << ", 1, 1], \"tokens_per_threadgroup\": " << a.tokens
+       << ",\n     \"threadgroups_per_grid\": [\"ceil(S_new / " << a.tokens
+       << ")\", \"" << a.hkv << "\", \"B\"],\n"
+       << "     \"sizes\": {\"fields\": [\"B\", \"S_new\", \"capacity\", "
+          "\"max_blocks\", \"num_blocks\"], \"type\": \"int32\"},\n"
+       << "     \"buffers\": {";
+    for (auto [bi, buffer] : llvm::enumerate(a.buffers))
+      os << (bi ? ", " : "") << "\"" << buffer.first << "\": " << buffer.second;
+    os << "}}";
+  }
+  os << "\n  ]";
+}
+
 /// "ceil(G * Sq / block_q)" and friends, for people reading the facts.
 std::string gridX(const FunctionFacts &f, const LaunchFacts &k) {
   std::string sq = "Sq";
@@ -1101,7 +1360,8 @@ std::string gridZ(const FunctionFacts &f) {
   return ShapedType::isDynamic(batch) ? "B" : std::to_string(batch);
 }
 
-void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
+void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
+                       ArrayRef<AppendFacts> appends) {
   os << "// Generated by attn-translate --attn-to-msl (the msl tier of attn).\n"
         "// Checked only through attn's CPU emulator of MSL (runtime/msl); no\n"
         "// Metal compiler or Apple GPU has run it.\n"
@@ -1113,6 +1373,8 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
         "// AttnSizes below; fields of static dims must match the spec.\n"
         "// Split-K: partials holds, per (batch, kv_head, q_tile, split),\n"
         "// block_q x Dv acc, then block_q m, then block_q l (f32).\n"
+        "// Cache appends: k_new, v_new [B, Hkv, S_new, D(v)] into k_cache,\n"
+        "// v_cache [B, Hkv, capacity, D(v)] or paged, with AttnAppendSizes.\n"
         "//\n"
         "// Launch facts (grid = threadgroups_per_grid (x, y, z)):\n";
   for (const FunctionFacts &f : functions)
@@ -1132,7 +1394,10 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
          << " gpu_family=" << needs.gpuFamily << " math_mode=" << needs.mathMode
          << "\n";
     }
+  writeAppendCommentFacts(os, appends);
   MetalNeeds needs = needsOf(functions);
+  for (const AppendFacts &a : appends)
+    needs.version = std::max(needs.version, needsOf(a).version);
   os << "//\n"
         "// Needs MSL "
      << needs.versionText()
@@ -1148,8 +1413,11 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
      << " or newer\"\n#endif\n\n";
 }
 
-void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
+void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
+                    ArrayRef<AppendFacts> appends) {
   MetalNeeds fileNeeds = needsOf(functions);
+  for (const AppendFacts &a : appends)
+    fileNeeds.version = std::max(fileNeeds.version, needsOf(a).version);
   os << "{\n  \"tier\": \"msl\",\n  \"msl_version\": \""
      << fileNeeds.versionText() << "\", \"gpu_family\": \""
      << fileNeeds.gpuFamily << "\", \"math_mode\": \"" << fileNeeds.mathMode
@@ -1211,7 +1479,9 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions) {
     }
     os << "\n      ]\n    }";
   }
-  os << "\n  ]\n}\n";
+  os << "\n  ]";
+  writeAppendJsonFacts(os, appends);
+  os << "\n}\n";
 }
 
 const char *kPrelude = R"(#include <metal_stdlib>
@@ -1223,6 +1493,15 @@ struct AttnSizes {
   int Sq;
   int Sk;         // contiguous K/V only
   int max_blocks; // paged K/V only: block_table row length
+};
+
+// Run-time sizes of a cache-append kernel; a static dim's field is ignored.
+struct AttnAppendSizes {
+  int B;
+  int S_new;
+  int capacity;   // contiguous caches only (slot mapping: rows per block)
+  int max_blocks; // paged caches only: block_table row length
+  int num_blocks; // paged caches, and the slot-mapping form
 };
 
 // arith.ceildivsi.
@@ -1275,10 +1554,22 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
            << "option 'msl-splits' must be in [0, 64] (0: no split-K), got "
            << options.splits;
   SmallVector<std::pair<func::FuncOp, AttentionOp>> specs;
+  SmallVector<std::pair<func::FuncOp, CacheAppendOp>> appendSpecs;
   bool ok = true;
   for (auto func : module.getOps<func::FuncOp>()) {
     SmallVector<AttentionOp> ops;
     func.walk([&](AttentionOp op) { ops.push_back(op); });
+    SmallVector<CacheAppendOp> appendOps;
+    func.walk([&](CacheAppendOp op) { appendOps.push_back(op); });
+    if (appendOps.size() > 1) {
+      appendOps[1].emitError() << "the msl tier makes one append kernel per "
+                                  "function; '"
+                               << func.getSymName()
+                               << "' holds more than one attn.cache_append";
+      ok = false;
+    } else if (appendOps.size() == 1) {
+      appendSpecs.push_back({func, appendOps.front()});
+    }
     if (ops.size() > 1) {
       ops[1].emitError() << "the msl tier makes one kernel per function; '"
                          << func.getSymName()
@@ -1290,12 +1581,21 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
   }
   if (!ok)
     return failure();
-  if (specs.empty())
+  if (specs.empty() && appendSpecs.empty())
     return emitError(module.getLoc(),
-                     "--attn-to-msl found no attn.attention: it takes "
-                     "an L0 spec (func.func holding attn.attention)");
+                     "--attn-to-msl found no attn.attention or "
+                     "attn.cache_append: it takes an L0 spec (func.func "
+                     "holding one of them)");
   std::string kernels;
   llvm::raw_string_ostream kernelOs(kernels);
+  std::vector<AppendFacts> appends;
+  for (auto [func, op] : appendSpecs) {
+    FailureOr<AppendFacts> facts = emitAppend(func, op, kernelOs);
+    if (failed(facts))
+      ok = false;
+    else
+      appends.push_back(std::move(*facts));
+  }
   std::vector<FunctionFacts> functions;
   for (auto [func, op] : specs) {
     FunctionFacts facts;
@@ -1306,9 +1606,9 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
   }
   if (!ok)
     return failure();
-  writeCommentFacts(os, functions);
+  writeCommentFacts(os, functions, appends);
   os << kPrelude << kernels;
   if (launchFacts)
-    writeJsonFacts(*launchFacts, functions);
+    writeJsonFacts(*launchFacts, functions, appends);
   return success();
 }

@@ -94,6 +94,31 @@ LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                          /*group=*/0);
 }
 
+LaunchAttr mlir::attn::appendLaunch(CacheAppendOp op, int64_t threads,
+                                    int64_t tokensPerBlock) {
+  SmallVector<LaunchParam> params{LaunchParam::memref(LaunchOperand::KNew),
+                                  LaunchParam::memref(LaunchOperand::VNew)};
+  if (op.getBlockTable())
+    params.push_back(LaunchParam::memref(LaunchOperand::BlockTable));
+  if (op.getKvLens())
+    params.push_back(LaunchParam::memref(LaunchOperand::KVLens));
+  if (op.getNewLens())
+    params.push_back(LaunchParam::memref(LaunchOperand::NewLens));
+  if (op.getSlotMapping())
+    params.push_back(LaunchParam::memref(LaunchOperand::SlotMapping));
+  params.push_back(LaunchParam::memref(LaunchOperand::K));
+  params.push_back(LaunchParam::memref(LaunchOperand::V));
+  // The slot-mapping form has one "sequence": new_len is its T tokens.
+  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::NewLen, tokensPerBlock),
+                       LaunchTerm::of(1, LaunchSize::KVHeads),
+                       op.isSlotMapped()
+                           ? LaunchTerm::constant(2, 1)
+                           : LaunchTerm::of(2, LaunchSize::Batch)};
+  return LaunchAttr::get(op.getContext(), LaunchRole::Append, Tier::Copy,
+                         threads, /*shared=*/0, grid, params, {}, Type(),
+                         /*blockQ=*/0, /*group=*/0);
+}
+
 void mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,
                                    LaunchAttr contract) {
   launch->setAttr(kLaunchAttrName, contract);

@@ -50,6 +50,14 @@ LaunchAttr decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                                int64_t sharedBytes, int64_t rowsPerBlock,
                                MemRefType workspace);
 
+/// attn.cache_append's copy kernel: one block per (`tokensPerBlock` new
+/// tokens, K/V head, batch); params k_new, v_new, [block_table], kv_lens,
+/// [new_lens], k (the K cache), v (the V cache). The slot-mapping form:
+/// one block per (`tokensPerBlock` packed tokens, K/V head); params k_new,
+/// v_new, slot_mapping, k, v.
+LaunchAttr appendLaunch(CacheAppendOp op, int64_t threads,
+                        int64_t tokensPerBlock);
+
 /// Attaches `contract` to `launch` as kLaunchAttrName. The dialect verifies
 /// it against the launch (params against the kernel operands, threads and
 /// shared memory against the launch's constants).

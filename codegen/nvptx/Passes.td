@@ -131,6 +131,26 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
                            "arith::ArithDialect"];
 }
 
+def AttnToCopy : Pass<"attn-to-copy", "ModuleOp"> {
+  let summary = "lower attn.cache_append to a vector-copy kernel (copy tier)";
+  let description = [{
+    Each `attn.cache_append` becomes a kernel `@<function>_append` in
+    `gpu.module @attn_kernels` and its `gpu.launch_func`, with a
+    `#attn.launch<append, tier = copy, ...>` contract: one block per
+    (chunk of new tokens, K/V head, batch). A block's threads take the
+    chunk's rows in 16-byte pieces (narrower where D is not a multiple of
+    16 bytes), each thread several, K and V: every thread issues all its
+    loads before its first store, so many bytes are in flight. Rows past
+    a sequence's new tokens, its capacity or its block table, and blocks
+    numbered outside the cache, are skipped as the op says. The kernel
+    arguments are k_new, v_new, [block_table], kv_lens, [new_lens],
+    k_cache, v_cache, each an MLIR memref descriptor.
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
+}
+
 def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",
                                   "gpu::GPUModuleOp"> {
   let summary = "declare dynamic shared memory extern, as PTX expects";

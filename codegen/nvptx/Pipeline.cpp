@@ -50,7 +50,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   if (prefill.empty())
     prefill = stringifyTier(defaultPrefillTier(*sm)).str();
   std::optional<Tier> tier = symbolizeTier(prefill);
-  if (!tier || *tier == Tier::Decode) {
+  if (!tier || *tier == Tier::Decode || *tier == Tier::Copy) {
     llvm::errs() << "attn-to-ptx: option 'prefill' must be mma or wmma, got '"
                  << prefill << "'\n";
     return failure();
@@ -66,6 +66,9 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   AttnSelectTierOptions select;
   select.prefill = prefill;
   select.sm = *sm;
+  // Cache appends get their copy kernels first; the attention ops of the
+  // module go on to the tiers.
+  pm.addPass(createAttnToCopy());
   pm.addNestedPass<func::FuncOp>(createAttnSelectTier(select));
   pm.addNestedPass<func::FuncOp>(createAttnTile());
   if (*tier == Tier::MMA)

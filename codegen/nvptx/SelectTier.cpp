@@ -95,14 +95,22 @@ struct AttnSelectTierPass
 
   void runOnOperation() override {
     std::optional<Tier> prefillTier = symbolizeTier(prefill);
-    if (!prefillTier || *prefillTier == Tier::Decode) {
+    if (!prefillTier || *prefillTier == Tier::Decode ||
+        *prefillTier == Tier::Copy) {
       getOperation().emitError()
           << "attn-select-tier: option 'prefill' must be mma or wmma, got '"
           << prefill << "'";
       return signalPassFailure();
     }
-    getOperation().walk([&](AttentionOp op) {
+    WalkResult walked = getOperation().walk([&](AttentionOp op) {
       Tier tier = tierOf(op, *prefillTier);
+      if (tier == Tier::Copy) {
+        op.emitOpError() << "'" << kTierAttrName
+                         << "' is #attn.tier<copy>, the tier of "
+                            "attn.cache_append; attention needs wmma, mma "
+                            "or decode";
+        return WalkResult::interrupt();
+      }
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {
@@ -117,14 +125,14 @@ struct AttnSelectTierPass
           // 64 (one m-tile per warp), 64 keys per tile; four warps, which
           // split each tile's keys where there are fewer than 64 rows.
           fillSchedule(op, tensorCoreRows, 64, 4, defaultStages(sm));
-          return;
+          return WalkResult::advance();
         }
         // SIMT split kernel: a Q tile of the group's rows, at most 16 (the
         // kernel's most, also when Sq is dynamic and the user chose
         // decode). It reads keys one at a time; the nest's K/V tile only
         // bounds its loop.
         fillSchedule(op, std::min(pow2, kDecodeMaxRows), 32, 0, 0);
-        return;
+        return WalkResult::advance();
       }
       int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
       auto [blockQ, blockKv] = prefillTiles(tier, dims, sm);
@@ -132,7 +140,10 @@ struct AttnSelectTierPass
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
       fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows),
                    defaultStages(sm));
+      return WalkResult::advance();
     });
+    if (walked.wasInterrupted())
+      signalPassFailure();
   }
 };
 

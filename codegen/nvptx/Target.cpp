@@ -42,6 +42,7 @@ int mlir::attn::minimumSm(Tier tier) {
   case Tier::MMA: return 80;
   case Tier::WMMA: return 75;
   case Tier::Decode: return 75;
+  case Tier::Copy: return 75;
   }
   return 80;
 }
@@ -51,6 +52,7 @@ StringRef mlir::attn::minimumSmReason(Tier tier) {
   case Tier::MMA: return "mma.sync, ldmatrix, cp.async";
   case Tier::WMMA: return "f16 WMMA with f32 accumulation";
   case Tier::Decode: return "16-byte loads and warp shuffles";
+  case Tier::Copy: return "16-byte loads and stores";
   }
   return "";
 }

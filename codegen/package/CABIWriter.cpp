@@ -36,10 +36,10 @@ std::string runParams(const Kernel &kernel, bool splits = false) {
   for (int arg = 0; arg < kernel.numArguments; ++arg)
     for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
       if (kernel.operands[o].argument == arg) {
-        bool output = o == ATTNRT_O || o == ATTNRT_LSE;
+        bool output = isOutput(kernel, o);
         s += std::string("    ") + (output ? "void *" : "const void *") +
-             kOperandNames[o] + ", const int64_t *" + kOperandNames[o] +
-             "_strides,\n";
+             operandName(kernel, o) + ", const int64_t *" +
+             operandName(kernel, o) + "_strides,\n";
       }
   for (int i = 0; i < NumSizes; ++i)
     if (kernel.dynamicSize[i])
@@ -55,8 +55,8 @@ std::string runArguments(const Kernel &kernel) {
   for (int arg = 0; arg < kernel.numArguments; ++arg)
     for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
       if (kernel.operands[o].argument == arg)
-        s += std::string(kOperandNames[o]) + ", " + kOperandNames[o] +
-             "_strides, ";
+        s += std::string(operandName(kernel, o)) + ", " +
+             operandName(kernel, o) + "_strides, ";
   for (int i = 0; i < NumSizes; ++i)
     if (kernel.dynamicSize[i])
       s += std::string(kSizeNames[i]) + ", ";
@@ -70,7 +70,8 @@ std::string describeSpec(const Kernel &kernel) {
     const Operand &operand = kernel.operands[o];
     if (!operand.type)
       continue;
-    os << " *   " << kOperandNames[o] << " " << shapeText(operand) << " "
+    os << " *   " << operandName(kernel, o) << " " << shapeText(operand)
+       << " "
        << elementName(operand.type.getElementType());
     if (!operand.type.getLayout().isIdentity())
       os << ", layout " << operand.type.getLayout();
@@ -78,7 +79,7 @@ std::string describeSpec(const Kernel &kernel) {
   }
   os << " *   attributes:";
   bool any = false;
-  for (NamedAttribute attr : kernel.op->getAttrs()) {
+  for (NamedAttribute attr : kernel.specOp()->getAttrs()) {
     StringRef attrName = attr.getName().strref();
     if (!llvm::is_contained({"scale", "mask", "softcap", "schedule"}, attrName))
       continue;
@@ -215,11 +216,18 @@ std::string package::headerText(const Library &library) {
  * Arguments of _run:
  *  - device pointers, one per operand, in the spec function's order, each
  *    followed by its strides in elements (NULL: row-major). Q, K, V and O
- *    must be 16-byte aligned, as must their strides in bytes (all but the
- *    last, which is 1); the layout's static strides must match.
+ *    (an append's k_new, v_new, k_cache and v_cache) must be 16-byte
+ *    aligned, as must their strides in bytes (all but the last, which is
+ *    1); the layout's static strides must match.
  *  - the sizes the spec leaves dynamic (every size at least 1).
  *  - the workspace (device memory, 16-byte aligned) and its size in bytes.
  *  - the stream.
+ * A cache-append kernel (attn.cache_append) writes each sequence's new
+ * tokens at positions kv_lens[b], kv_lens[b] + 1, ... of k_cache and
+ * v_cache (through block_table when paged), new_lens[b] of them if given,
+ * else new_len; tokens past the capacity or the block table, and blocks
+ * outside the cache, are skipped. It does not update kv_lens: the caller
+ * adds the new counts before an attention reads the new tokens.
  * The kernel runs on the GPU of the CUDA context current on the calling
  * thread (the CUDA runtime's current device; device 0 if none is current);
  * its code is loaded on first use per device, thread-safely. A call
@@ -354,7 +362,7 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
       for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
         const Operand &operand = kernel.operands[o];
         if (!operand.type) {
-          os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << kOperandNames[o]
+          os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << operandName(kernel, o)
              << " */\n";
           continue;
         }
@@ -369,7 +377,7 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
            << operand.type.getElementTypeBitWidth() / 8 << ", "
            << (rowMajor ? 1 : 0) << ", {" << strides[0] << ", " << strides[1]
            << ", " << strides[2] << ", " << strides[3] << "}}, /* "
-           << kOperandNames[o] << " */\n";
+           << operandName(kernel, o) << " */\n";
       }
       os << "    },\n    " << (kernel.paged() ? 1 : 0) << ", " << kid
          << "_code, " << images << ", " << kid << "_loaded};\n";
@@ -420,9 +428,9 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
        << setUp;
     for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
       if (kernel.operands[o].type)
-        os << "  call.data[" << o << "] = " << kOperandNames[o] << ";\n"
+        os << "  call.data[" << o << "] = " << operandName(kernel, o) << ";\n"
            << "  call.strides[" << o << "] = (const long long *)"
-           << kOperandNames[o] << "_strides;\n";
+           << operandName(kernel, o) << "_strides;\n";
     os << "  call.workspace = workspace;\n"
        << "  call.workspace_bytes = workspace_bytes;\n"
        << "  call.stream = stream;\n"

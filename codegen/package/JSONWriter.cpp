@@ -16,14 +16,19 @@ std::string package::jsonText(const Library &library) {
   for (auto [k, kernel] : llvm::enumerate(library.kernels)) {
     os << (k ? "," : "") << "\n    {\"name\": \"" << kernel.name
        << "\", \"tier\": \"" << kernel.code.front().launches.front().tierName()
-       << "\",\n     \"operands\": [";
+       << "\",";
+    // q_len 1 to this many run the kernel's split-K decode code.
+    if (!kernel.decodeCode.empty())
+      os << " \"decode_max_q_len\": " << kernel.decodeCode.front().maxQLen
+         << ",";
+    os << "\n     \"operands\": [";
     bool first = true;
     for (int arg = 0; arg < kernel.numArguments; ++arg)
       for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
         const Operand &operand = kernel.operands[o];
         if (operand.argument != arg)
           continue;
-        os << (first ? "" : ",") << "\n       {\"name\": \"" << kOperandNames[o]
+        os << (first ? "" : ",") << "\n       {\"name\": \"" << operandName(kernel, o)
            << "\", \"dtype\": \"" << elementName(operand.type.getElementType())
            << "\", \"shape\": [";
         for (auto [dim, role] : llvm::enumerate(operand.roles)) {

@@ -9,14 +9,55 @@ using namespace mlir::attn;
 using namespace mlir::attn::package;
 
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
-    "q", "k", "v", "block_table", "kv_lens", "o", "lse"};
+    "q", "k", "v", "block_table", "kv_lens", "o", "lse",
+    "k_new", "v_new", "new_lens", "slot_mapping"};
 
 const char *const package::kSizeNames[NumSizes] = {
-    "batch",    "q_heads",    "kv_heads",   "q_len",      "kv_len",
-    "head_dim", "v_head_dim", "num_blocks", "block_size", "max_blocks"};
+    "batch",      "q_heads",    "kv_heads",   "q_len",
+    "kv_len",     "head_dim",   "v_head_dim", "num_blocks",
+    "block_size", "max_blocks", "new_len",    "capacity",
+    "num_tokens"};
 
-std::vector<Size> package::rolesOf(int operand, bool paged) {
+const char *package::operandName(const Kernel &kernel, int operand) {
+  if (kernel.isAppend() && operand == ATTNRT_K)
+    return "k_cache";
+  if (kernel.isAppend() && operand == ATTNRT_V)
+    return "v_cache";
+  return kOperandNames[operand];
+}
+
+bool package::isOutput(const Kernel &kernel, int operand) {
+  if (kernel.isAppend())
+    return operand == ATTNRT_K || operand == ATTNRT_V;
+  return operand == ATTNRT_O || operand == ATTNRT_LSE;
+}
+
+std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
+                                  bool slotted) {
+  if (slotted) {
+    switch (operand) {
+    case ATTNRT_K_NEW:
+      return {NumTokens, KVHeads, HeadDim};
+    case ATTNRT_V_NEW:
+      return {NumTokens, KVHeads, VHeadDim};
+    case ATTNRT_SLOT_MAPPING:
+      return {NumTokens};
+    case ATTNRT_K:
+      return {NumBlocks, KVHeads, BlockSize, HeadDim};
+    default:
+      return {NumBlocks, KVHeads, BlockSize, VHeadDim};
+    }
+  }
+  if (append && !paged && (operand == ATTNRT_K || operand == ATTNRT_V))
+    return {Batch, KVHeads, Capacity,
+            operand == ATTNRT_K ? HeadDim : VHeadDim};
   switch (operand) {
+  case ATTNRT_K_NEW:
+    return {Batch, KVHeads, NewLen, HeadDim};
+  case ATTNRT_V_NEW:
+    return {Batch, KVHeads, NewLen, VHeadDim};
+  case ATTNRT_NEW_LENS:
+    return {Batch};
   case ATTNRT_Q:
     return {Batch, QHeads, QLen, HeadDim};
   case ATTNRT_K:
@@ -49,17 +90,35 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     return func.emitError("attn-compile: the function name must be a C "
                           "identifier");
   auto ops = llvm::to_vector(func.getOps<AttentionOp>());
-  if (ops.size() != 1)
+  auto appends = llvm::to_vector(func.getOps<CacheAppendOp>());
+  if (ops.size() + appends.size() != 1)
     return func.emitError("attn-compile: a kernel function holds exactly one "
-                          "attn.attention, this one has ")
-           << ops.size();
-  kernel.op = ops.front();
+                          "attn.attention or attn.cache_append, this one has ")
+           << ops.size() << " attn.attention and " << appends.size()
+           << " attn.cache_append";
   kernel.numArguments = func.getNumArguments();
-  Value values[ATTNRT_NUM_OPERANDS] = {
-      kernel.op.getQ(),          kernel.op.getK(),      kernel.op.getV(),
-      kernel.op.getBlockTable(), kernel.op.getKvLens(), kernel.op.getO(),
-      kernel.op.getLse()};
+  Value values[ATTNRT_NUM_OPERANDS] = {};
+  if (!ops.empty()) {
+    kernel.op = ops.front();
+    Value given[] = {kernel.op.getQ(),          kernel.op.getK(),
+                     kernel.op.getV(),          kernel.op.getBlockTable(),
+                     kernel.op.getKvLens(),     kernel.op.getO(),
+                     kernel.op.getLse()};
+    std::copy(std::begin(given), std::end(given), values);
+  } else {
+    CacheAppendOp append = kernel.append = appends.front();
+    values[ATTNRT_K] = append.getKCache();
+    values[ATTNRT_V] = append.getVCache();
+    values[ATTNRT_BLOCK_TABLE] = append.getBlockTable();
+    values[ATTNRT_KV_LENS] = append.getKvLens();
+    values[ATTNRT_K_NEW] = append.getKNew();
+    values[ATTNRT_V_NEW] = append.getVNew();
+    values[ATTNRT_NEW_LENS] = append.getNewLens();
+    values[ATTNRT_SLOT_MAPPING] = append.getSlotMapping();
+  }
   bool paged = values[ATTNRT_BLOCK_TABLE] != nullptr;
+  bool isAppend = kernel.append != nullptr;
+  Operation *specOp = kernel.specOp();
   std::fill(std::begin(kernel.staticSize), std::end(kernel.staticSize),
             ShapedType::kDynamic);
   bool seen[NumSizes] = {};
@@ -68,19 +127,20 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
       continue;
     auto arg = dyn_cast<BlockArgument>(values[i]);
     if (!arg || arg.getOwner()->getParentOp() != func)
-      return kernel.op.emitError("attn-compile: operand '")
-             << kOperandNames[i]
+      return specOp->emitError("attn-compile: operand '")
+             << operandName(kernel, i)
              << "' must be an argument of the kernel function, so the C "
                 "function can take it";
     Operand &operand = kernel.operands[i];
     operand.type = cast<MemRefType>(values[i].getType());
     operand.argument = arg.getArgNumber();
-    operand.roles = rolesOf(i, paged);
+    operand.roles = rolesOf(i, paged, isAppend,
+                            values[ATTNRT_SLOT_MAPPING] != nullptr);
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)
-        return kernel.op.emitError("attn-compile: operand '")
-               << kOperandNames[i]
+        return specOp->emitError("attn-compile: operand '")
+               << operandName(kernel, i)
                << "' has a layout offset; only offset 0 "
                   "is supported";
     }

@@ -22,7 +22,9 @@
 
 namespace mlir::attn::package {
 
-/// The C names of libattnrt's operands, indexed by ATTNRT_Q ... ATTNRT_LSE.
+/// The C names of libattnrt's operands, indexed by ATTNRT_Q ...
+/// ATTNRT_NEW_LENS (an append kernel names K and V k_cache and v_cache:
+/// operandName).
 extern const char *const kOperandNames[ATTNRT_NUM_OPERANDS];
 
 /// The size roles, in the order the C functions take them.
@@ -37,13 +39,19 @@ enum Size {
   NumBlocks,
   BlockSize,
   MaxBlocks,
+  NewLen,    // an append's new tokens per sequence
+  Capacity,  // an append's contiguous cache rows per sequence
+  NumTokens, // the packed tokens of a slot-mapping append
   NumSizes
 };
 /// The C names of the sizes, indexed by Size.
 extern const char *const kSizeNames[NumSizes];
 
-/// Which size each dimension of libattnrt's `operand` is.
-std::vector<Size> rolesOf(int operand, bool paged);
+/// Which size each dimension of libattnrt's `operand` is, in an attention
+/// kernel or (`append`) a cache-append kernel.
+/// `slotted`: the slot-mapping form (packed tokens, caches named by slots).
+std::vector<Size> rolesOf(int operand, bool paged, bool append = false,
+                          bool slotted = false);
 
 struct Operand {
   MemRefType type;         // null if the kernel does not have it
@@ -75,7 +83,8 @@ struct DeviceCode {
 
 struct Kernel {
   func::FuncOp func;
-  AttentionOp op;
+  AttentionOp op;        // null for a cache-append kernel
+  CacheAppendOp append;  // null for an attention kernel
   std::string name;
   Operand operands[ATTNRT_NUM_OPERANDS];
   int64_t staticSize[NumSizes];
@@ -86,7 +95,21 @@ struct Kernel {
   std::vector<DeviceCode> decodeCode;
   int numArguments = 0;
   bool paged() const { return operands[ATTNRT_BLOCK_TABLE].type != nullptr; }
+  bool isAppend() const { return static_cast<bool>(append); }
+  /// The kernel's one attn op.
+  Operation *specOp() const {
+    AttentionOp attention = op;
+    CacheAppendOp cacheAppend = append;
+    return attention ? attention.getOperation() : cacheAppend.getOperation();
+  }
 };
+
+/// The C name of `kernel`'s `operand`: kOperandNames, except an append
+/// kernel's caches, k_cache and v_cache.
+const char *operandName(const Kernel &kernel, int operand);
+
+/// Whether `kernel` writes `operand`: o and lse, or an append's caches.
+bool isOutput(const Kernel &kernel, int operand);
 
 /// A library: its name (lib<name>.a, <name>.h), the prefix of its C
 /// functions, the spec's file name and targets as the header names them,

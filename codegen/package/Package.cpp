@@ -26,6 +26,8 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
 // Copies of `kernel`'s function beside it in `module`, one per schedule the
 // selection pass offers as a small-grid alternative on `sm`.
 void addAlternatives(ModuleOp module, const Kernel &kernel, int sm) {
+  if (!kernel.op)
+    return; // a cache append has one kernel
   SmallVector<AlternativeSchedule> schedules =
       smallGridSchedules(kernel.op, sm);
   if (schedules.empty())
@@ -138,6 +140,17 @@ std::string package::describeChoices(const Kernel &kernel,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << kernel.name << " " << code.chip << ": ";
+  if (kernel.isAppend()) {
+    // The copy kernel's one launch: its tokens per block and threads.
+    const KernelLaunch &launch = code.launches.front();
+    int64_t tokens = 0;
+    for (const LaunchTerm &term : launch.contract.getGrid())
+      if (term.size == LaunchSize::NewLen)
+        tokens = term.value;
+    os << "copy " << tokens << " tokens x " << launch.contract.getThreads()
+       << " threads per block (attn.cache_append)";
+    return text;
+  }
   if (code.choices.empty())
     return text + "no attn.attention";
   const TierChoice &own = code.choices.front();

@@ -11,6 +11,9 @@ using namespace mlir::attn;
 LogicalResult mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                            const CPUPipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // Cache appends first: loops over memrefs, before the attention they
+  // may feed is tiled.
+  fpm.addPass(createAttnLowerAppend());
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
   tile.blockKV = options.blockKV;

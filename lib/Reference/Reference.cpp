@@ -76,4 +76,59 @@ void attention(const Problem &p, const std::vector<double> &q,
   }
 }
 
+int64_t cacheAppend(const AppendProblem &p, const std::vector<double> &kNew,
+                    const std::vector<double> &vNew,
+                    std::vector<double> &kCache,
+                    std::vector<double> &vCache) {
+  const int64_t d = p.headDim, dv = p.valueHeadDim;
+  const int64_t rows = p.blockSize ? p.blockSize : p.capacity;
+  const int64_t limit = p.blockSize ? p.maxBlocks * p.blockSize : p.capacity;
+  int64_t written = 0;
+  if (p.slotMapping) {
+    for (int64_t t = 0; t < p.newLen; ++t) {
+      const int64_t slot = p.slotMapping[t];
+      if (slot < 0 || slot >= p.numBlocks * p.blockSize)
+        continue;
+      const int64_t block = slot / p.blockSize, row = slot % p.blockSize;
+      for (int64_t h = 0; h < p.kvHeads; ++h) {
+        const int64_t src = t * p.kvHeads + h;
+        const int64_t dst = (block * p.kvHeads + h) * p.blockSize + row;
+        for (int64_t x = 0; x < d; ++x)
+          kCache[dst * d + x] = kNew[src * d + x];
+        for (int64_t x = 0; x < dv; ++x)
+          vCache[dst * dv + x] = vNew[src * dv + x];
+        ++written;
+      }
+    }
+    return written;
+  }
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t start = std::max<int64_t>(p.kvLens[b], 0);
+    const int64_t n =
+        p.newLens ? std::clamp<int64_t>(p.newLens[b], 0, p.newLen) : p.newLen;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t pos = start + t;
+      if (pos >= limit)
+        break;
+      int64_t slot = b, row = pos;
+      if (p.blockSize) {
+        slot = p.blockTable[b * p.maxBlocks + pos / p.blockSize];
+        row = pos % p.blockSize;
+        if (slot < 0 || slot >= p.numBlocks)
+          continue;
+      }
+      for (int64_t h = 0; h < p.kvHeads; ++h) {
+        const int64_t src = (b * p.kvHeads + h) * p.newLen + t;
+        const int64_t dst = (slot * p.kvHeads + h) * rows + row;
+        for (int64_t x = 0; x < d; ++x)
+          kCache[dst * d + x] = kNew[src * d + x];
+        for (int64_t x = 0; x < dv; ++x)
+          vCache[dst * dv + x] = vNew[src * dv + x];
+        ++written;
+      }
+    }
+  }
+  return written;
+}
+
 } // namespace attn::reference

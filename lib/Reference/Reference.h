@@ -42,6 +42,31 @@ void attention(const Problem &p, const std::vector<double> &q,
                const std::vector<double> &k, const std::vector<double> &v,
                std::vector<double> &o, std::vector<double> &lse);
 
+/// attn.cache_append's sizes: new tokens [B, Hkv, newLen, D(v)] go into a
+/// contiguous cache [B, Hkv, capacity, D(v)] or, with blockSize > 0, a
+/// paged one [numBlocks, Hkv, blockSize, D(v)] through blockTable
+/// [B, maxBlocks].
+struct AppendProblem {
+  int64_t batch = 1, kvHeads = 1, newLen = 1, headDim = 1, valueHeadDim = 1;
+  int64_t capacity = 1;
+  int64_t blockSize = 0, numBlocks = 0, maxBlocks = 0;
+  const int32_t *blockTable = nullptr;
+  const int32_t *kvLens = nullptr;  // required, but in the slot form
+  const int32_t *newLens = nullptr; // nullptr: newLen tokens per sequence
+  /// The slot-mapping form: newLen packed tokens [newLen, Hkv, D(v)], token
+  /// t to slot slotMapping[t] of a cache [numBlocks, Hkv, blockSize, D(v)]
+  /// (batch, kvLens, blockTable unused); slots outside the cache skipped.
+  const int32_t *slotMapping = nullptr;
+};
+
+/// Writes each sequence's new tokens into the dense row-major caches,
+/// from position max(kvLens[b], 0) on; tokens past the capacity (or past
+/// maxBlocks * blockSize, or in a block outside [0, numBlocks)) are
+/// skipped. Returns the number of (token, head) rows written.
+int64_t cacheAppend(const AppendProblem &p, const std::vector<double> &kNew,
+                    const std::vector<double> &vNew,
+                    std::vector<double> &kCache, std::vector<double> &vCache);
+
 } // namespace attn::reference
 
 #endif // ATTN_LIB_REFERENCE_REFERENCE_H

@@ -60,4 +60,21 @@ def AttnDecompose : Pass<"attn-decompose", "func::FuncOp"> {
                            "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
+def AttnLowerAppend : Pass<"attn-lower-append", "func::FuncOp"> {
+  let summary = "lower attn.cache_append to loops of memref loads and stores";
+  let description = [{
+    Each `attn.cache_append` becomes an `scf.for` nest over (batch, new
+    token, K/V head, head-dim element) that copies the token's K and V rows
+    to their cache rows, with the op's rules: a sequence's tokens start at
+    `max(kv_lens[b], 0)`, there are `S_new` of them (or
+    `clamp(new_lens[b], 0, S_new)`), tokens past the capacity or the block
+    table are skipped, and so are blocks numbered outside the cache. The
+    slot-mapping form is one loop over the packed tokens, skipping slots
+    outside the cache. The CPU pipeline runs it first; the NVIDIA and MSL backends build their own
+    kernels from the op.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

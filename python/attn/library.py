@@ -31,8 +31,9 @@ STATUS_NAMES = {
     10: "ATTN_ERROR_RUNTIME",
 }
 
-# Operands the kernel writes; the others it reads.
-OUTPUTS = ("o", "lse")
+# Operands the kernel writes; the others it reads (an append writes its
+# caches in place).
+OUTPUTS = ("o", "lse", "k_cache", "v_cache")
 
 _TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16",
                  "torch.float32": "f32", "torch.int32": "i32"}

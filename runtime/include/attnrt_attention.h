@@ -60,7 +60,10 @@ enum { ATTN_STATUS_LIST(ATTNRT_DECLARE_STATUS) };
 /* A short constant description of a code; never NULL. */
 const char *attnrt_attention_status_string(int status);
 
-/* The operands of attn.attention, in the order the kernels take them. */
+/* The operands of attn.attention, then those only attn.cache_append has.
+   An append kernel has K_NEW, V_NEW, [BLOCK_TABLE], KV_LENS, [NEW_LENS] (or,
+   packed, K_NEW, V_NEW, SLOT_MAPPING) and writes the caches K and V; it has
+   no Q or O. */
 enum {
   ATTNRT_Q,
   ATTNRT_K,
@@ -69,6 +72,10 @@ enum {
   ATTNRT_KV_LENS,
   ATTNRT_O,
   ATTNRT_LSE,
+  ATTNRT_K_NEW,
+  ATTNRT_V_NEW,
+  ATTNRT_NEW_LENS,
+  ATTNRT_SLOT_MAPPING,
   ATTNRT_NUM_OPERANDS
 };
 
@@ -90,11 +97,13 @@ typedef struct attnrt_operand_type {
    interprets it; it knows no tier. */
 
 /* What a launch is to its kernel function: prefill launches are
-   alternatives (below), decode_split then decode_combine run in order. */
+   alternatives (below), decode_split then decode_combine run in order;
+   append is the one launch of a cache-append kernel. */
 typedef enum attnrt_launch_role {
   ATTNRT_ROLE_PREFILL = 1,
   ATTNRT_ROLE_DECODE_SPLIT = 2,
   ATTNRT_ROLE_DECODE_COMBINE = 3,
+  ATTNRT_ROLE_APPEND = 4,
 } attnrt_launch_role;
 
 /* The problem sizes grids and workspaces are functions of. */
@@ -108,6 +117,8 @@ typedef enum attnrt_size {
   ATTNRT_SIZE_GROUP_ROWS, /* q_len * q_heads / kv_heads */
   ATTNRT_SIZE_ROWS,       /* batch * q_heads * q_len */
   ATTNRT_SIZE_SPLITS,     /* K/V splits, chosen per GPU (attnrt.h) */
+  ATTNRT_SIZE_NEW_LEN,    /* an append's new tokens per sequence (S_new),
+                             or its packed tokens (T) */
   ATTNRT_NUM_SIZES
 } attnrt_size;
 
@@ -127,7 +138,8 @@ typedef enum attnrt_param_kind {
 
 typedef struct attnrt_launch_param {
   int kind;    /* attnrt_param_kind */
-  int operand; /* ATTNRT_Q ... ATTNRT_LSE; unused for the workspace */
+  int operand; /* ATTNRT_Q ... ATTNRT_SLOT_MAPPING; unused for the
+                  workspace */
 } attnrt_launch_param;
 
 #define ATTNRT_MAX_LAUNCH_TERMS 8

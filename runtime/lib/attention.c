@@ -21,7 +21,8 @@
 #include <string.h>
 
 static const char *const operand_names[ATTNRT_NUM_OPERANDS] = {
-    "q", "k", "v", "block_table", "kv_lens", "o", "lse"};
+    "q",   "k",     "v",     "block_table", "kv_lens",
+    "o",   "lse",   "k_new", "v_new",       "new_lens", "slot_mapping"};
 
 const char *attnrt_attention_status_string(int status) {
 #define DESCRIBE(name, value, text)                                            \
@@ -40,6 +41,28 @@ static int present(const attnrt_attention_kernel *kernel, int operand) {
   return kernel->operands[operand].rank > 0;
 }
 
+// A cache-append kernel: it reads K_NEW and V_NEW and writes the caches K
+// and V (an attention kernel reads K and V and writes O and LSE).
+static int is_append(const attnrt_attention_kernel *kernel) {
+  return present(kernel, ATTNRT_K_NEW);
+}
+
+// The operand's name in messages: an append's K and V are its caches.
+static const char *operand_name(const attnrt_attention_kernel *kernel,
+                                int operand) {
+  if (is_append(kernel) && operand == ATTNRT_K)
+    return "k_cache";
+  if (is_append(kernel) && operand == ATTNRT_V)
+    return "v_cache";
+  return operand_names[operand];
+}
+
+static int written(const attnrt_attention_kernel *kernel, int operand) {
+  if (is_append(kernel))
+    return operand == ATTNRT_K || operand == ATTNRT_V;
+  return operand == ATTNRT_O || operand == ATTNRT_LSE;
+}
+
 //===----------------------------------------------------------------------===//
 // The problem's sizes, and the launch contracts as functions of them
 //===----------------------------------------------------------------------===//
@@ -56,7 +79,9 @@ static struct problem problem_of(const attnrt_attention_kernel *kernel,
   struct problem p;
   long long *s = p.size;
   s[ATTNRT_SIZE_CONSTANT] = 1;
-  s[ATTNRT_SIZE_BATCH] = q[0];
+  // An append has no Q (its sizes are 0): the batch is K_NEW's.
+  s[ATTNRT_SIZE_BATCH] =
+      is_append(kernel) ? call->sizes[ATTNRT_K_NEW][0] : q[0];
   s[ATTNRT_SIZE_Q_HEADS] = q[1];
   s[ATTNRT_SIZE_Q_LEN] = q[2];
   s[ATTNRT_SIZE_KV_HEADS] = k[1];
@@ -66,6 +91,10 @@ static struct problem problem_of(const attnrt_attention_kernel *kernel,
   s[ATTNRT_SIZE_GROUP_ROWS] = q[2] * (q[1] / (k[1] > 0 ? k[1] : 1));
   s[ATTNRT_SIZE_ROWS] = q[0] * q[1] * q[2];
   s[ATTNRT_SIZE_SPLITS] = 1;
+  // [B, Hkv, S_new, D], or packed [T, Hkv, D].
+  s[ATTNRT_SIZE_NEW_LEN] =
+      call->sizes[ATTNRT_K_NEW][kernel->operands[ATTNRT_K_NEW].rank == 3 ? 0
+                                                                         : 2];
   return p;
 }
 
@@ -130,7 +159,7 @@ static int check_terms(const attnrt_attention_kernel *kernel,
 static int check_launch(const attnrt_attention_kernel *kernel,
                         const attnrt_launch_facts *launch) {
   if (launch->role < ATTNRT_ROLE_PREFILL ||
-      launch->role > ATTNRT_ROLE_DECODE_COMBINE)
+      launch->role > ATTNRT_ROLE_APPEND)
     return REJECT(ATTN_ERROR_RUNTIME, kernel, "kernel %s: unknown role %d",
                   launch->kernel, launch->role);
   int result = check_terms(kernel, launch, "grid", launch->grid,
@@ -313,13 +342,13 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
       if (size < 1)
         return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
                       "%s dimension %d is %lld; every size must be at least 1",
-                      operand_names[operand], d, size);
+                      operand_name(kernel, operand), d, size);
       elements *= (double)size;
     }
     if (elements * type->element_bytes >= 0x1p62)
       return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
                     "%s has %.3g elements, too many to address",
-                    operand_names[operand], elements);
+                    operand_name(kernel, operand), elements);
   }
   for (int c = 0; c < kernel->num_code; ++c)
     for (int i = 0; i < kernel->code[c].num_launches; ++i) {
@@ -359,13 +388,16 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
 // Pointers, strides, alignment
 //===----------------------------------------------------------------------===//
 
-// Q, K, V and O rows are copied with 16-byte loads and stores.
+// Q, K, V and O rows (and an append's new rows) are copied with 16-byte
+// loads and stores.
 static size_t alignment_of(int operand, const attnrt_operand_type *type) {
   switch (operand) {
   case ATTNRT_Q:
   case ATTNRT_K:
   case ATTNRT_V:
   case ATTNRT_O:
+  case ATTNRT_K_NEW:
+  case ATTNRT_V_NEW:
     return 16;
   default:
     return (size_t)type->element_bytes;
@@ -418,7 +450,7 @@ static int strides_of(const attnrt_attention_kernel *kernel,
                       const attnrt_attention_call *call, int operand,
                       long long strides[ATTNRT_MAX_RANK]) {
   const attnrt_operand_type *type = &kernel->operands[operand];
-  const char *name = operand_names[operand];
+  const char *name = operand_name(kernel, operand);
   long long row_major[ATTNRT_MAX_RANK];
   int result;
   row_major_strides(type, call->sizes[operand], row_major);
@@ -444,7 +476,7 @@ static int strides_of(const attnrt_attention_kernel *kernel,
                   "%s's strides reach %.3g elements past its start, too far "
                   "to address",
                   name, span);
-  if ((operand == ATTNRT_O || operand == ATTNRT_LSE) &&
+  if (written(kernel, operand) &&
       (result = check_no_aliasing(kernel, name, type->rank,
                                   call->sizes[operand], strides)) !=
           ATTN_SUCCESS)
@@ -674,7 +706,7 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
   for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand)
     if (present(kernel, operand) && !call->data[operand])
       return REJECT(ATTN_ERROR_NULL_POINTER, kernel, "%s is NULL",
-                    operand_names[operand]);
+                    operand_name(kernel, operand));
   int result = attnrt_attention_can_implement(kernel, call);
   if (result != ATTN_SUCCESS)
     return result;

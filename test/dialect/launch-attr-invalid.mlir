@@ -37,7 +37,7 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // -----
 
-// expected-error @+1 {{unknown launch size 'heads'; expected batch, q_heads, kv_heads, q_len, kv_len, group_rows, rows or splits}}
+// expected-error @+1 {{unknown launch size 'heads'; expected batch, q_heads, kv_heads, q_len, kv_len, group_rows, rows, splits or new_len}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [group_rows, heads, batch], params = [q]>} { return }
 
 // -----

@@ -7,6 +7,11 @@
 //                                             "N passed, M failed"
 //   attn_gpu_test bench cases.txt PTX_DIR     median time over many runs,
 //                                             each after an L2 flush
+//   attn_gpu_test append append_cases.txt PTX_DIR
+//   attn_gpu_test append-bench append_bench.txt PTX_DIR
+//                                             attn.cache_append kernels:
+//                                             every cache element checked,
+//                                             timed against a device copy
 //
 // Each case line names a kernel, its PTX file, the problem's static facts
 // and the sizes (see make_cases.py). The launch facts (threads, shared
@@ -365,15 +370,408 @@ std::vector<Case> readCases(const char *path) {
   return cases;
 }
 
+//===----------------------------------------------------------------------===//
+// attn.cache_append kernels: attn_gpu_test append|append-bench CASES PTX_DIR
+//===----------------------------------------------------------------------===//
+
+// A case line (make_cases.py, append_cases.txt):
+//   spec ptx hkv d dv dtype block_size new_lens batch s_new kv_len
+// kv_len: a contiguous cache's capacity, or the tokens a paged sequence's
+// block table names. The check draws kv_lens in [-2, kv_len] (negative,
+// full and overflowing sequences included), new_lens in [0, s_new + 2],
+// and names no block in one table entry (-1) and the block past the cache
+// in another; the caches are poisoned (0xFF bytes: NaN) with a poisoned
+// tail (a block's worth when paged), and every element must equal the
+// reference append's, the tail untouched. The benchmark appends every
+// token (kv_lens = kv_len - s_new, or 0) and compares with a
+// device-to-device copy of the same bytes, read and written once: the
+// copy ceiling.
+// The slot-mapping form (a last column "slots"): batch is the cache's N
+// blocks, s_new its T packed tokens, kv_len its R rows per block; slot_mapping
+// is a shuffle of the N * R slots, with (when checking) a -1 (vLLM's
+// padding) and a slot one past the cache.
+struct AppendCase {
+  std::string spec, ptx, dtype;
+  int64_t hkv, d, dv, blockSize, batch, sNew, kvLen;
+  bool newLens, slots = false;
+  int64_t elementBytes() const { return dtype == "f32" ? 4 : 2; }
+};
+
+std::vector<AppendCase> readAppendCases(const char *path) {
+  std::vector<AppendCase> cases;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream w(line);
+    AppendCase c;
+    int newLens;
+    w >> c.spec >> c.ptx >> c.hkv >> c.d >> c.dv >> c.dtype >> c.blockSize >>
+        newLens >> c.batch >> c.sNew >> c.kvLen;
+    c.newLens = newLens;
+    if (!w)
+      continue;
+    std::string form;
+    c.slots = (w >> form) && form == "slots";
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+/// New tokens per block of an append launch: N of its grid's
+/// "ceildiv(new_len,N)" (the PTX's "// attn.kernel" line).
+int64_t appendTokens(const std::string &ptxPath, const std::string &kernel) {
+  std::ifstream in(ptxPath);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("// attn.kernel " + kernel + " ", 0) != 0)
+      continue;
+    size_t at = line.find("ceildiv(new_len,");
+    if (at != std::string::npos)
+      return std::stoll(line.substr(at + 16));
+    return 1; // grid=[new_len,...]
+  }
+  return 0;
+}
+
+struct AppendProblem {
+  Arg kNew, vNew, blockTable, kvLens, newLens, slotMapping, kCache, vCache;
+  std::vector<double> hkNew, hvNew;
+  std::vector<int32_t> table, lens, counts, slots;
+  int64_t numBlocks = 0, maxBlocks = 0, capacity = 0;
+  // Poisoned bytes past each cache: 256, and a block's worth when paged.
+  static constexpr int64_t kTail = 256;
+  int64_t tail = kTail;
+};
+
+double decode(const AppendCase &c, const uint8_t *p) {
+  if (c.dtype == "f32") {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return c.dtype == "bf16" ? fromBF16(h) : fromHalf(h);
+}
+
+bool setUpAppend(const AppendCase &c, std::mt19937_64 &rng, bool bench,
+                 AppendProblem &p) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const bool paged = c.blockSize > 0 && !c.slots;
+  p.maxBlocks = paged ? (c.kvLen + c.blockSize - 1) / c.blockSize : 0;
+  p.numBlocks = c.slots ? c.batch : c.batch * p.maxBlocks + 3;
+  p.capacity = paged ? p.maxBlocks * c.blockSize : c.kvLen;
+  const int64_t outer = paged || c.slots ? p.numBlocks : c.batch;
+  const int64_t rows = paged ? c.blockSize : c.kvLen;
+  const int64_t eb = c.elementBytes();
+  if (c.slots) {
+    p.kNew.sizes = {c.sNew, c.hkv, c.d};
+    p.vNew.sizes = {c.sNew, c.hkv, c.dv};
+  } else {
+    p.kNew.sizes = {c.batch, c.hkv, c.sNew, c.d};
+    p.vNew.sizes = {c.batch, c.hkv, c.sNew, c.dv};
+  }
+  p.kCache.sizes = {outer, c.hkv, rows, c.d};
+  p.vCache.sizes = {outer, c.hkv, rows, c.dv};
+  for (Arg *a : {&p.kNew, &p.vNew, &p.kCache, &p.vCache})
+    a->elementBytes = eb;
+  auto random = [&](Arg &a, std::vector<double> &host) -> bool {
+    std::vector<uint8_t> bytes(a.count() * eb);
+    host.resize(a.count());
+    for (int64_t i = 0; i < a.count(); ++i) {
+      double x = uniform(rng);
+      if (eb == 4) {
+        float f = float(x);
+        std::memcpy(&bytes[i * 4], &f, 4);
+      } else {
+        uint16_t h = c.dtype == "bf16" ? toBF16(x) : toHalf(x);
+        std::memcpy(&bytes[i * 2], &h, 2);
+      }
+      host[i] = decode(c, &bytes[i * eb]);
+    }
+    return upload(a, bytes.data());
+  };
+  if (!random(p.kNew, p.hkNew) || !random(p.vNew, p.hvNew))
+    return false;
+  if (c.slots) {
+    if (c.sNew > c.batch * c.kvLen) {
+      std::fprintf(stderr, "%s: T tokens need T slots\n", c.spec.c_str());
+      return false;
+    }
+    std::vector<int32_t> all(c.batch * c.kvLen);
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = int32_t(i);
+    std::shuffle(all.begin(), all.end(), rng);
+    p.slots.assign(all.begin(), all.begin() + c.sNew);
+    if (!bench) {
+      p.slots[0] = -1;
+      if (c.sNew > 1)
+        p.slots[1] = int32_t(c.batch * c.kvLen); // past the cache: the tail
+    }
+    p.slotMapping.sizes = {c.sNew};
+    p.slotMapping.elementBytes = 4;
+    if (!upload(p.slotMapping, p.slots.data()))
+      return false;
+  }
+  p.lens.resize(c.batch);
+  p.counts.resize(c.batch);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    if (bench) {
+      p.lens[b] = int32_t(std::max<int64_t>(0, p.capacity - c.sNew));
+      p.counts[b] = int32_t(c.sNew);
+    } else {
+      p.lens[b] = int32_t(
+          std::uniform_int_distribution<int64_t>(-2, p.capacity)(rng));
+      p.counts[b] = int32_t(
+          std::uniform_int_distribution<int64_t>(0, c.sNew + 2)(rng));
+    }
+  }
+  p.kvLens.sizes = {c.batch};
+  p.kvLens.elementBytes = 4;
+  if (!c.slots && !upload(p.kvLens, p.lens.data()))
+    return false;
+  if (c.newLens) {
+    p.newLens.sizes = {c.batch};
+    p.newLens.elementBytes = 4;
+    if (!upload(p.newLens, p.counts.data()))
+      return false;
+  }
+  if (paged) {
+    std::vector<int32_t> blocks(p.numBlocks);
+    for (int64_t i = 0; i < p.numBlocks; ++i)
+      blocks[i] = int32_t(i);
+    std::shuffle(blocks.begin(), blocks.end(), rng);
+    p.table.assign(blocks.begin(), blocks.begin() + c.batch * p.maxBlocks);
+    if (!bench) {
+      if (p.maxBlocks > 1)
+        p.table[p.maxBlocks - 1] = -1; // sequence 0's last block: none
+      // The last sequence has one row of room, in a block past the cache
+      // (in the poisoned tail): nothing may be written there.
+      if (c.batch > 1) {
+        p.table[c.batch * p.maxBlocks - 1] = int32_t(p.numBlocks);
+        p.lens[c.batch - 1] = int32_t(p.capacity - 1);
+        CHECK_RT(attnrt_memcpy_htod(p.kvLens.ptr, p.lens.data(),
+                                    p.lens.size() * 4));
+      }
+    }
+    p.blockTable.sizes = {c.batch, p.maxBlocks};
+    p.blockTable.elementBytes = 4;
+    if (!upload(p.blockTable, p.table.data()))
+      return false;
+  }
+  p.tail = AppendProblem::kTail +
+           (paged || c.slots ? c.hkv * rows * std::max(c.d, c.dv) * eb : 0);
+  for (Arg *a : {&p.kCache, &p.vCache}) {
+    size_t bytes = a->count() * eb + p.tail;
+    CHECK_RT(attnrt_malloc(&a->ptr, bytes));
+    CHECK_RT(attnrt_memset_d8(a->ptr, 0xFF, bytes));
+  }
+  for (Arg *a : {&p.kNew, &p.vNew, &p.blockTable, &p.kvLens, &p.newLens,
+                 &p.slotMapping, &p.kCache, &p.vCache})
+    if (a->ptr)
+      a->describe();
+  return true;
+}
+
+void tearDownAppend(AppendProblem &p) {
+  for (Arg *a : {&p.kNew, &p.vNew, &p.blockTable, &p.kvLens, &p.newLens,
+                 &p.slotMapping, &p.kCache, &p.vCache})
+    if (a->ptr)
+      attnrt_free(a->ptr);
+}
+
+bool launchAppend(const AppendCase &c, const LaunchFacts &f, int64_t tokens,
+                  AppendProblem &p, attnrt_stream *stream) {
+  // k_new, v_new, [block_table], [kv_lens], [new_lens], [slot_mapping],
+  // k_cache, v_cache: Params skips the absent ones.
+  Params params{&p.kNew,    &p.vNew,        &p.blockTable, &p.kvLens,
+                &p.newLens, &p.slotMapping, &p.kCache,     &p.vCache};
+  unsigned gridX = unsigned((c.sNew + tokens - 1) / tokens);
+  unsigned gridZ = c.slots ? 1 : unsigned(c.batch);
+  CHECK_RT(attnrt_launch(f.kernel, gridX, unsigned(c.hkv), gridZ,
+                         unsigned(f.threads), 1, 1, unsigned(f.smem), stream,
+                         params.pointers.data()));
+  return true;
+}
+
+struct AppendResult {
+  int64_t rows = 0, written = 0, wrong = 0, clobbered = 0, tail = 0;
+};
+
+bool checkAppend(const AppendCase &c, AppendProblem &p, AppendResult &r) {
+  attn::reference::AppendProblem rp;
+  rp.batch = c.batch;
+  rp.kvHeads = c.hkv;
+  rp.newLen = c.sNew;
+  rp.headDim = c.d;
+  rp.valueHeadDim = c.dv;
+  rp.capacity = p.capacity;
+  if (c.slots) {
+    rp.blockSize = c.kvLen;
+    rp.numBlocks = c.batch;
+    rp.slotMapping = p.slots.data();
+  } else if (c.blockSize) {
+    rp.blockSize = c.blockSize;
+    rp.numBlocks = p.numBlocks;
+    rp.maxBlocks = p.maxBlocks;
+    rp.blockTable = p.table.data();
+  }
+  rp.kvLens = p.lens.data();
+  if (c.newLens)
+    rp.newLens = p.counts.data();
+  std::vector<double> kWant(p.kCache.count(), NAN), vWant(p.vCache.count(), NAN);
+  r.rows = attn::reference::cacheAppend(rp, p.hkNew, p.hvNew, kWant, vWant);
+  const int64_t eb = c.elementBytes();
+  for (auto [arg, want] : {std::pair<Arg *, std::vector<double> *>{&p.kCache,
+                                                                    &kWant},
+                           {&p.vCache, &vWant}}) {
+    std::vector<uint8_t> got(arg->count() * eb + p.tail);
+    CHECK_RT(attnrt_memcpy_dtoh(got.data(), arg->ptr, got.size()));
+    for (int64_t i = 0; i < arg->count(); ++i) {
+      double x = decode(c, &got[i * eb]), w = (*want)[i];
+      bool same = (std::isnan(x) && std::isnan(w)) || x == w;
+      r.written += !std::isnan(w);
+      if (!same)
+        ++(std::isnan(w) ? r.clobbered : r.wrong);
+    }
+    for (size_t i = arg->count() * eb; i < got.size(); ++i)
+      r.tail += got[i] != 0xFF;
+  }
+  return true;
+}
+
+int runAppendCases(bool bench, const char *casesPath, const char *ptxDir) {
+  std::vector<AppendCase> cases = readAppendCases(casesPath);
+  if (cases.empty()) {
+    std::fprintf(stderr, "attn_gpu_test: no append cases in %s\n", casesPath);
+    return 1;
+  }
+  const size_t kFlushBytes = size_t(128) << 20;
+  attnrt_deviceptr flush[2] = {0, 0};
+  if (bench && (attnrt_malloc(&flush[0], kFlushBytes) != ATTNRT_SUCCESS ||
+                attnrt_malloc(&flush[1], kFlushBytes) != ATTNRT_SUCCESS)) {
+    std::fprintf(stderr, "attn_gpu_test: %s\n", attnrt_last_error());
+    return 1;
+  }
+  std::map<std::string, Module> modules;
+  std::mt19937_64 rng(std::random_device{}());
+  int passed = 0, failed = 0;
+  for (const AppendCase &c : cases) {
+    Module &m = modules[c.ptx];
+    const std::string path = std::string(ptxDir) + "/" + c.ptx;
+    if (!m.module && !loadModule(path, m)) {
+      ++failed;
+      continue;
+    }
+    if (!m.byHost.count(c.spec) || m.byHost[c.spec].front().tier != "append") {
+      std::printf("FAIL %s: no append kernel launched by @%s in %s\n",
+                  c.spec.c_str(), c.spec.c_str(), c.ptx.c_str());
+      ++failed;
+      continue;
+    }
+    const LaunchFacts &f = m.byHost[c.spec].front();
+    const int64_t tokens = appendTokens(path, f.name);
+    std::fprintf(stderr, "running %s B=%lld S_new=%lld kv_len=%lld\n",
+                 c.spec.c_str(), (long long)c.batch, (long long)c.sNew,
+                 (long long)c.kvLen);
+    AppendProblem p;
+    AppendResult r;
+    bool ok = tokens > 0 && setUpAppend(c, rng, bench, p) &&
+              launchAppend(c, f, tokens, p, nullptr) &&
+              attnrt_synchronize() == ATTNRT_SUCCESS && checkAppend(c, p, r);
+    if (!ok) {
+      std::printf("FAIL %s B=%lld S_new=%lld kv_len=%lld: runtime error: %s\n",
+                  c.spec.c_str(), (long long)c.batch, (long long)c.sNew,
+                  (long long)c.kvLen, attnrt_last_error());
+      ++failed;
+      tearDownAppend(p);
+      continue;
+    }
+    bool pass = r.wrong == 0 && r.clobbered == 0 && r.tail == 0;
+    std::printf("%s %s %s=%lld %s=%lld %s=%lld %s%s: rows=%lld "
+                "written=%lld wrong=%lld clobbered=%lld tail=%lld",
+                pass ? "PASS" : "FAIL", c.spec.c_str(), c.slots ? "N" : "B",
+                (long long)c.batch, c.slots ? "T" : "S_new", (long long)c.sNew,
+                c.slots ? "R" : "kv_len", (long long)c.kvLen, c.dtype.c_str(),
+                c.slots       ? " slots"
+                : c.blockSize ? (" paged bs=" + std::to_string(c.blockSize)).c_str()
+                              : "",
+                (long long)r.rows, (long long)r.written, (long long)r.wrong,
+                (long long)r.clobbered, (long long)r.tail);
+    if (bench) {
+      // Bytes: the new K and V rows read once and written once.
+      const double moved =
+          2.0 * double((c.slots ? 1 : c.batch) * c.hkv * c.sNew *
+                       (c.d + c.dv)) *
+          c.elementBytes();
+      // The copy ceiling: a device-to-device copy of the same bytes (half
+      // read, half written), from the new K buffer into the K cache (which
+      // is at least as large).
+      const size_t copyBytes = size_t(moved / 2);
+      attnrt_deviceptr copySrc = 0, copyDst = 0;
+      if (attnrt_malloc(&copySrc, copyBytes) != ATTNRT_SUCCESS ||
+          attnrt_malloc(&copyDst, copyBytes) != ATTNRT_SUCCESS) {
+        std::fprintf(stderr, "attn_gpu_test: %s\n", attnrt_last_error());
+        return 1;
+      }
+      attnrt_event *start, *stop;
+      attnrt_event_create(&start);
+      attnrt_event_create(&stop);
+      auto time = [&](bool copy) {
+        for (int i = 0; i < 5; ++i)
+          copy ? (void)attnrt_memcpy_dtod(copyDst, copySrc, copyBytes)
+               : (void)launchAppend(c, f, tokens, p, nullptr);
+        std::vector<float> ms;
+        for (int i = 0; i < 30; ++i) {
+          attnrt_memcpy_dtod(flush[1], flush[0], kFlushBytes);
+          attnrt_event_record(start, nullptr);
+          copy ? (void)attnrt_memcpy_dtod(copyDst, copySrc, copyBytes)
+               : (void)launchAppend(c, f, tokens, p, nullptr);
+          attnrt_event_record(stop, nullptr);
+          attnrt_event_synchronize(stop);
+          float t = 0;
+          attnrt_event_elapsed_ms(&t, start, stop);
+          ms.push_back(t);
+        }
+        std::sort(ms.begin(), ms.end());
+        return double(ms[ms.size() / 2]);
+      };
+      const double appendMs = time(false), copyMs = time(true);
+      std::printf(" median=%.1fus %.2fTB/s copy=%.1fus %.2fTB/s "
+                  "of_copy=%.2f",
+                  appendMs * 1e3, moved / (appendMs * 1e-3) / 1e12,
+                  copyMs * 1e3, moved / (copyMs * 1e-3) / 1e12,
+                  copyMs / appendMs);
+      attnrt_event_destroy(start);
+      attnrt_event_destroy(stop);
+      attnrt_free(copySrc);
+      attnrt_free(copyDst);
+    }
+    std::printf("\n");
+    pass ? ++passed : ++failed;
+    tearDownAppend(p);
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  for (attnrt_deviceptr buffer : flush)
+    if (buffer)
+      attnrt_free(buffer);
+  return failed ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc != 4 || (std::strcmp(argv[1], "check") &&
-                    std::strcmp(argv[1], "bench"))) {
-    std::fprintf(stderr, "usage: %s check|bench CASES PTX_DIR\n", argv[0]);
+                    std::strcmp(argv[1], "bench") &&
+                    std::strcmp(argv[1], "append") &&
+                    std::strcmp(argv[1], "append-bench"))) {
+    std::fprintf(stderr,
+                 "usage: %s check|bench|append|append-bench CASES PTX_DIR\n",
+                 argv[0]);
     return 2;
   }
   const bool bench = !std::strcmp(argv[1], "bench");
+  const bool append = !std::strncmp(argv[1], "append", 6);
   // Line by line, so a log cut short by a time limit still says how far
   // it got.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -383,6 +781,9 @@ int main(int argc, char **argv) {
                  attnrt_status_string(init), attnrt_last_error());
     return 1;
   }
+  if (append)
+    return runAppendCases(!std::strcmp(argv[1], "append-bench"), argv[2],
+                          argv[3]);
   std::vector<Case> cases = readCases(argv[2]);
   if (cases.empty()) {
     std::fprintf(stderr, "attn_gpu_test: no cases in %s\n", argv[2]);

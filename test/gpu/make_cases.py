@@ -199,6 +199,85 @@ BENCH_KERNELS = {
                                [(1, 1, 131072), (1, 1, 16384), (64, 1, 4096)]),
 }
 
+# attn.cache_append kernels: name -> (Hkv, D, Dv, dtype, S_new (None:
+# dynamic), block_size (0: contiguous), new_lens[, "slots"]). The
+# slot-mapping form ("slots") takes packed tokens [T, Hkv, D] and
+# slot_mapping [T] into a cache [N, Hkv, R, D] (R = block_size, or dynamic
+# when 0).
+APPEND_KERNELS = {
+    "append_dec_h8_d128": (8, 128, 128, "f16", 1, 0, False),
+    "append_dec_paged16_h8_d128": (8, 128, 128, "f16", 1, 16, False),
+    "append_chunk_h8_d128": (8, 128, 128, "f16", None, 0, False),
+    "append_chunk_paged16_h8_d128_ragged": (8, 128, 128, "bf16", None, 16,
+                                            True),
+    "append_paged1_h2_d64_ragged": (2, 64, 64, "f16", None, 1, True),
+    "append_f32_h4_d96_dv64_ragged": (4, 96, 64, "f32", None, 0, True),
+    # 72 bytes a row: 8-byte pieces.
+    "append_h2_d36": (2, 36, 36, "f16", None, 0, False),
+    "append_slots_paged16_h8_d128": (8, 128, 128, "f16", None, 16, False,
+                                     "slots"),
+    "append_slots_h4_d64_bf16": (4, 64, 64, "bf16", None, 0, False, "slots"),
+}
+# (B, S_new, kv_len) per kind of spec: decode (S_new = 1) and chunks.
+APPEND_DECODE_SIZES = [(1, 1, 1), (3, 1, 300), (5, 1, 17), (64, 1, 4096)]
+APPEND_CHUNK_SIZES = [(1, 1, 16), (2, 77, 200), (3, 33, 40), (4, 300, 1000),
+                      (1, 4096, 8192)]
+# Slot-mapping form: (N blocks, T tokens, R rows per block).
+APPEND_SLOT_SIZES = {"append_slots_paged16_h8_d128": [(5, 37, 16), (1024, 64, 16),
+                                                     (512, 4096, 16)],
+                     "append_slots_h4_d64_bf16": [(3, 100, 50), (2, 1, 7)]}
+# The benchmark: a decode step of B 64 and a prefill chunk of 4k tokens.
+APPEND_BENCH = [("append_dec_h8_d128", (64, 1, 4096)),
+                ("append_dec_paged16_h8_d128", (64, 1, 4096)),
+                ("append_chunk_h8_d128", (1, 4096, 8192)),
+                ("append_chunk_h8_d128", (4, 4096, 8192)),
+                ("append_chunk_paged16_h8_d128_ragged", (1, 4096, 8192)),
+                # vLLM's layout of the same two steps: 64 decode tokens,
+                # a 4k chunk, each to its slot.
+                ("append_slots_paged16_h8_d128", (1024, 64, 16)),
+                ("append_slots_paged16_h8_d128", (512, 4096, 16))]
+
+
+def append_spec(name, hkv, d, dv, dtype, s_new, block_size, new_lens,
+                form="batched"):
+    s = s_new or "?"
+    kn = f"memref<?x{hkv}x{s}x{d}x{dtype}>"
+    vn = f"memref<?x{hkv}x{s}x{dv}x{dtype}>"
+    rows = block_size or "?"
+    kc = f"memref<?x{hkv}x{rows}x{d}x{dtype}>"
+    vc = f"memref<?x{hkv}x{rows}x{dv}x{dtype}>"
+    if form == "slots":
+        kn = f"memref<?x{hkv}x{d}x{dtype}>"
+        vn = f"memref<?x{hkv}x{dv}x{dtype}>"
+        return (f"func.func @{name}(%kn: {kn}, %vn: {vn}, "
+                f"%slots: memref<?xi32>, %kc: {kc}, %vc: {vc}) {{\n"
+                f"  attn.cache_append k_new(%kn : {kn}) v_new(%vn : {vn}) "
+                f"slot_mapping(%slots : memref<?xi32>)\n"
+                f"      -> k_cache(%kc : {kc}) v_cache(%vc : {vc})\n"
+                f"  return\n}}\n")
+    args = [f"%kn: {kn}", f"%vn: {vn}"]
+    op = f"  attn.cache_append k_new(%kn : {kn}) v_new(%vn : {vn})"
+    if block_size:
+        args.append("%bt: memref<?x?xi32>")
+        op += " block_table(%bt : memref<?x?xi32>)"
+    args.append("%lens: memref<?xi32>")
+    op += " kv_lens(%lens : memref<?xi32>)"
+    if new_lens:
+        args.append("%n: memref<?xi32>")
+        op += " new_lens(%n : memref<?xi32>)"
+    args += [f"%kc: {kc}", f"%vc: {vc}"]
+    op += f"\n      -> k_cache(%kc : {kc}) v_cache(%vc : {vc})"
+    return f"func.func @{name}({', '.join(args)}) {{\n{op}\n  return\n}}\n"
+
+
+def append_line(name, kernel, size):
+    hkv, d, dv, dtype, _, block_size, new_lens = kernel[:7]
+    form = kernel[7] if len(kernel) > 7 else "batched"
+    b, s_new, kv_len = size
+    return (f"{name} {name}.ptx {hkv} {d} {dv} {dtype} {block_size} "
+            f"{int(new_lens)} {b} {s_new} {kv_len} {form}")
+
+
 # (B, Sq, Sk): ragged tails, Sq != Sk both ways, one-row queries.
 SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
          (2, 64, 64), (1, 203, 113), (3, 17, 300), (1, 257, 129)]
@@ -308,9 +387,25 @@ def main(out):
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(bench) + "\n")
+    # Cache appends: append_cases.txt (checked, and memcheck runs them all)
+    # and append_bench.txt, for `attn_gpu_test append|append-bench`.
+    append = ["# spec ptx hkv d dv dtype block_size new_lens batch s_new "
+              "kv_len form (slots: batch = N blocks, s_new = T, kv_len = R)"]
+    for name, kernel in APPEND_KERNELS.items():
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(append_spec(name, *kernel))
+        sizes = (APPEND_SLOT_SIZES[name] if name in APPEND_SLOT_SIZES else
+                 APPEND_DECODE_SIZES if kernel[4] == 1 else APPEND_CHUNK_SIZES)
+        append += [append_line(name, kernel, size) for size in sizes]
+    with open(os.path.join(out, "append_cases.txt"), "w") as f:
+        f.write("\n".join(append) + "\n")
+    append_bench = append[:1] + [append_line(name, APPEND_KERNELS[name], size)
+                                 for name, size in APPEND_BENCH]
+    with open(os.path.join(out, "append_bench.txt"), "w") as f:
+        f.write("\n".join(append_bench) + "\n")
     print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS)}"
-          f" kernels, {len(lines) - 1} "
-          f"cases in {out}")
+          f" kernels, {len(lines) - 1} cases in {out}; {len(APPEND_KERNELS)} "
+          f"append kernels, {len(append) - 1} cases")
 
 
 if __name__ == "__main__":

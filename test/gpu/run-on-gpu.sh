@@ -17,6 +17,11 @@ timeout 300 compute-sanitizer --tool memcheck ./attn_gpu_test check sanitize.txt
 echo "memcheck rc=$?"; tail -2 "$out/memcheck.log"
 timeout 200 compute-sanitizer --tool racecheck ./attn_gpu_test check race.txt . > "$out/racecheck.log" 2>&1
 echo "racecheck rc=$?"; tail -2 "$out/racecheck.log"
+echo "== attn.cache_append kernels: every cache element, then memcheck on all cases"
+timeout 120 ./attn_gpu_test append append_cases.txt . > "$out/append.log" 2> "$out/append.err"
+echo "append rc=$?"; tail -1 "$out/append.log"; grep -v "^PASS" "$out/append.log" | head -20
+timeout 300 compute-sanitizer --tool memcheck ./attn_gpu_test append append_cases.txt . > "$out/append-memcheck.log" 2>&1
+echo "append memcheck rc=$?"; tail -2 "$out/append-memcheck.log"
 echo "== attn-compile libraries: C consumer, ABI checks, Python consumer"
 timeout 60 ./llama3_prefill; echo "llama3_prefill rc=$?"
 timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
@@ -32,11 +37,14 @@ ATTN_CACHE_DIR="$PWD/attn-cache" PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1 \
 echo "python gpu tests rc=$?"; grep -E "PASS|FAIL|passed|failed|Error" "$out/python-gpu.log" | tail -25
 [ "${1:-}" = "--no-bench" ] && exit 0
 fi
+timeout 120 ./attn_gpu_test append-bench append_bench.txt . > "$out/append-bench.log" 2>/dev/null
+echo "append bench rc=$?"; grep -oE "^(PASS|FAIL) [^:]*:|median=.*" "$out/append-bench.log" | paste - - | cut -c1-200
 timeout 150 ./attn_gpu_test bench bench.txt . > "$out/bench.log" 2>/dev/null
 echo "bench rc=$?"; grep -oE "^(TIMED|PASS|FAIL) [^:]*:|median=.*" "$out/bench.log" | paste - - | cut -c1-150
 PYTHONUNBUFFERED=1 timeout 120 python3 peers.py > "$out/peers.log" 2>&1
 echo "peers rc=$?"; cat "$out/peers.log"
 PYTHONUNBUFFERED=1 timeout 300 python3 compare.py lib/libkernels.so \
+  --append-library lib/libappend.so \
   --json "$out/compare.json" > "$out/compare.log" 2>&1
 echo "compare rc=$?"; cat "$out/compare.log"
 python3 -c "import matplotlib" 2>/dev/null &&

@@ -14,6 +14,10 @@
 // Contiguous specs with kv_lens and paged specs draw per-sequence lengths in
 // [0, Sk] (the last sequence gets Sk, the first 0 when B > 2).
 //
+// A case `append:FUNCTION:B:S_new:KV_LEN` runs an attn.cache_append kernel
+// instead (runAppendCase): poisoned caches, every element checked exactly
+// (slot-mapping form: N blocks, T packed tokens, R rows per block).
+//
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
@@ -426,6 +430,208 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   return ok;
 }
 
+//===----------------------------------------------------------------------===//
+// A cache-append case: append:FUNCTION:B:S_new:KV_LEN
+//===----------------------------------------------------------------------===//
+
+// KV_LEN is the capacity of a contiguous cache, or the tokens a paged
+// sequence's block table names. The caches are NaN poison with a poisoned
+// tail past their end; kv_lens include an empty sequence, a full one and
+// one that overflows; new_lens (when the spec has them) include 0 and more
+// than S_new; a paged table has an entry naming no block (-1) and one naming
+// the block past the cache (num_blocks). Every cache
+// element must equal the reference append's, exactly, and the tails must
+// stay poison.
+bool runAppendCase(const Json &facts, const KernelTable &table,
+                   const std::vector<std::string> &parts,
+                   const std::string &label) {
+  if (parts.size() != 5) {
+    std::printf("FAIL bad case '%s' (want append:FUNCTION:B:S_new:KV_LEN)\n",
+                label.c_str());
+    return false;
+  }
+  const Json *fn = nullptr;
+  for (const Json &f : facts["appends"].items)
+    if (f["name"].text == parts[1])
+      fn = &f;
+  if (!fn) {
+    std::printf("FAIL %s: no append '%s' in the launch facts\n", label.c_str(),
+                parts[1].c_str());
+    return false;
+  }
+  const Json &f = *fn;
+  const long batch = std::atol(parts[2].c_str()),
+             sNew = std::atol(parts[3].c_str()),
+             kvLen = std::atol(parts[4].c_str());
+  if (batch < 1 || sNew < 1 || kvLen < 1) {
+    std::printf("FAIL %s: sizes must be at least 1\n", label.c_str());
+    return false;
+  }
+  const std::string dtype = f["dtype"].text;
+  const long hkv = f["kv_heads"].integer(), d = f["head_dim"].integer(),
+             dv = f["value_head_dim"].integer(),
+             blockSize = f["block_size"].integer();
+  attn::reference::AppendProblem p;
+  p.batch = batch;
+  p.kvHeads = hkv;
+  p.newLen = sNew;
+  p.headDim = d;
+  p.valueHeadDim = dv;
+  // The slot-mapping form: B is the cache's N blocks, S_new its T packed
+  // tokens, KV_LEN its R rows per block.
+  const bool slotted = f["slot_mapping"].boolean;
+  if (slotted && sNew > batch * kvLen) {
+    std::printf("FAIL %s: T packed tokens need T slots\n", label.c_str());
+    return false;
+  }
+  long maxBlocks = 0, numBlocks = 0;
+  std::vector<int32_t> slots;
+  if (slotted) {
+    numBlocks = batch;
+    p.numBlocks = batch;
+    p.blockSize = kvLen;
+    p.capacity = kvLen;
+    std::vector<int32_t> all(batch * kvLen);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng());
+    slots.assign(all.begin(), all.begin() + sNew);
+    slots[0] = -1; // vLLM's padding
+    if (sNew > 1)
+      slots[1] = int32_t(batch * kvLen); // one past the cache: the tail
+    p.slotMapping = slots.data();
+  } else if (blockSize) {
+    maxBlocks = (kvLen + blockSize - 1) / blockSize;
+    numBlocks = batch * maxBlocks + 3;
+    p.blockSize = blockSize;
+    p.maxBlocks = maxBlocks;
+    p.numBlocks = numBlocks;
+    p.capacity = maxBlocks * blockSize;
+  } else {
+    p.capacity = kvLen;
+  }
+  std::vector<int32_t> lens(batch), newLens(batch), blockTable;
+  for (long b = 0; b < batch; ++b) {
+    lens[b] = int32_t(std::uniform_int_distribution<long>(0, p.capacity)(rng()));
+    newLens[b] = int32_t(std::uniform_int_distribution<long>(0, sNew)(rng()));
+  }
+  lens[0] = 0;
+  if (batch > 1)
+    lens[batch - 1] = int32_t(p.capacity - 1); // room for one token
+  if (batch > 2)
+    lens[1] = int32_t(p.capacity);             // full
+  if (batch > 3)
+    lens[2] = -7;                              // counts as 0
+  if (f["new_lens"].boolean) {
+    newLens[0] = int32_t(sNew + 5);
+    if (batch > 1)
+      newLens[batch - 1] = 0;
+    p.newLens = newLens.data();
+  }
+  p.kvLens = lens.data();
+  if (blockSize && !slotted) {
+    std::vector<int32_t> blocks(numBlocks);
+    std::iota(blocks.begin(), blocks.end(), 0);
+    std::shuffle(blocks.begin(), blocks.end(), rng());
+    blockTable.assign(blocks.begin(), blocks.begin() + batch * maxBlocks);
+    if (maxBlocks > 1)
+      blockTable[maxBlocks - 1] = -1; // sequence 0's last block is missing
+    // The last sequence (one row of room) names the block past the cache,
+    // which lies in the poisoned tail.
+    if (batch > 1)
+      blockTable[batch * maxBlocks - 1] = int32_t(numBlocks);
+    p.blockTable = blockTable.data();
+  }
+
+  const long outer = blockSize || slotted ? numBlocks : batch;
+  const long rows = blockSize ? blockSize : p.capacity;
+  // Poison past the end, a block's worth when paged: a write there is a bug.
+  const long tail =
+      64 + (blockSize || slotted ? hkv * rows * std::max(d, dv) : 0);
+  const size_t kCount = outer * hkv * rows * d, vCount = outer * hkv * rows * dv;
+  const long newRows = slotted ? sNew : batch * sNew;
+  DeviceArray kn(dtype, newRows * hkv * d), vn(dtype, newRows * hkv * dv),
+      kc(dtype, kCount + tail), vc(dtype, vCount + tail);
+  std::vector<double> knRef(kn.size()), vnRef(vn.size());
+  for (size_t i = 0; i < kn.size(); ++i)
+    knRef[i] = kn.set(i, uniform(-1, 1));
+  for (size_t i = 0; i < vn.size(); ++i)
+    vnRef[i] = vn.set(i, uniform(-1, 1));
+  std::vector<double> kWant(kCount, NAN), vWant(vCount, NAN);
+  const long rowsWritten =
+      attn::reference::cacheAppend(p, knRef, vnRef, kWant, vWant);
+
+  int32_t sizes[5] = {int32_t(batch), int32_t(sNew), int32_t(p.capacity),
+                      int32_t(maxBlocks), int32_t(numBlocks)};
+  const std::string name = f["kernel"].text;
+  auto found = table.find(name);
+  if (found == table.end()) {
+    std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
+                name.c_str());
+    return false;
+  }
+  std::vector<attn_msl::Buffer> buffers;
+  for (const auto &[role, index] : f["buffers"].fields) {
+    unsigned at = unsigned(index.integer());
+    if (role == "k_new")
+      buffers.push_back(kn.bind(at));
+    else if (role == "v_new")
+      buffers.push_back(vn.bind(at));
+    else if (role == "k_cache")
+      buffers.push_back(kc.bind(at));
+    else if (role == "v_cache")
+      buffers.push_back(vc.bind(at));
+    else if (role == "block_table")
+      buffers.push_back(
+          attn_msl::bind_buffer(at, blockTable.data(), blockTable.size()));
+    else if (role == "kv_lens")
+      buffers.push_back(attn_msl::bind_buffer(at, lens.data(), lens.size()));
+    else if (role == "slot_mapping")
+      buffers.push_back(attn_msl::bind_buffer(at, slots.data(), slots.size()));
+    else if (role == "new_lens")
+      buffers.push_back(
+          attn_msl::bind_buffer(at, newLens.data(), newLens.size()));
+    else if (role == "sizes")
+      buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
+    else {
+      std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
+                  role.c_str());
+      return false;
+    }
+  }
+  const long tokens = f["tokens_per_threadgroup"].integer();
+  bool ok = true;
+  attn_msl::LaunchResult result = attn_msl::launch(
+      found->second,
+      {unsigned((sNew + tokens - 1) / tokens), unsigned(hkv),
+       unsigned(slotted ? 1 : batch)},
+      {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
+      buffers, {});
+  EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
+  long wrong = 0, clobbered = 0, written = 0;
+  auto same = [](double x, double y) {
+    return (std::isnan(x) && std::isnan(y)) || x == y;
+  };
+  for (auto [got, want] : {std::pair<DeviceArray *, std::vector<double> *>{
+                               &kc, &kWant},
+                           {&vc, &vWant}}) {
+    for (size_t i = 0; i < got->size(); ++i) {
+      const double w = i < want->size() ? (*want)[i] : NAN;
+      written += !std::isnan(w);
+      if (!same(got->get(i), w))
+        ++(std::isnan(w) ? clobbered : wrong);
+    }
+  }
+  EXPECT(wrong == 0, "%ld written elements differ from the new tokens", wrong);
+  EXPECT(clobbered == 0, "%ld elements written that should not be",
+         clobbered);
+  std::printf("%s %s: %ld rows, %ld elements written, %ld wrong, %ld "
+              "clobbered\n",
+              ok ? "PASS" : "FAIL", label.c_str(), rowsWritten, written, wrong,
+              clobbered);
+  std::fflush(stdout);
+  return ok;
+}
+
 int runAll(int argc, char **argv, const KernelTable &table) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s FACTS.json FUNCTION:B:Sq:Sk...\n", argv[0]);
@@ -437,13 +643,26 @@ int runAll(int argc, char **argv, const KernelTable &table) {
   std::string json = text.str();
   JsonReader reader{json};
   Json facts = reader.value();
-  if (!reader.ok || facts["functions"].items.empty()) {
+  if (!reader.ok ||
+      (facts["functions"].items.empty() && facts["appends"].items.empty())) {
     std::printf("FAIL cannot read launch facts from %s\n", argv[1]);
     return 1;
   }
   rng();
   int passed = 0, failed = 0;
   for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]).rfind("append:", 0) == 0) {
+      std::vector<std::string> parts;
+      std::stringstream in(argv[i]);
+      std::string part;
+      while (std::getline(in, part, ':'))
+        parts.push_back(part);
+      if (runAppendCase(facts, table, parts, argv[i]))
+        ++passed;
+      else
+        ++failed;
+      continue;
+    }
     Case c;
     if (!parseCase(argv[i], c)) {
       std::printf("FAIL bad case '%s' (want FUNCTION:B:Sq:Sk)\n", argv[i]);

@@ -260,7 +260,7 @@ int main(int argc, char **argv) {
     return 1;
   if (kernels->empty())
     fatal(inputFile + " has no kernel function (a func.func holding one "
-                      "attn.attention)");
+                      "attn.attention or attn.cache_append)");
   library.kernels = std::move(*kernels);
   timer.step("parse");
 
@@ -292,7 +292,8 @@ int main(int argc, char **argv) {
   for (Kernel &kernel : library.kernels)
     for (bool runTimeDecode : {false, true})
       for (StringRef chip : chips)
-        if (!runTimeDecode || attn::decodesAtRunTime(kernel.op))
+        if (!runTimeDecode ||
+            (kernel.op && attn::decodesAtRunTime(kernel.op)))
           tasks.push_back(Task{&kernel, chip, runTimeDecode, failure(), ""});
   parallelForEach(&context, tasks, [&](Task &task) {
     task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath,

@@ -1,0 +1,175 @@
+//===- LowerAppend.cpp - attn-lower-append: cache_append -> loops ---------===//
+//
+// attn.cache_append as plain loops over memrefs, for the CPU pipeline:
+//
+//   for b in [0, B):
+//     start = max(kv_lens[b], 0)
+//     n     = new_lens ? clamp(new_lens[b], 0, S_new) : S_new
+//     count = clamp(min(start + n, limit) - start, 0, n)
+//             (limit: the capacity, or max_blocks * block_size)
+//     for t in [0, count):
+//       pos = start + t; (slot, row) = (b, pos) or through the block table
+//       if slot is a block of the cache:
+//         for h, x: k_cache[slot, h, row, x] = k_new[b, h, t, x]  (and V)
+//
+// and the slot-mapping form as
+//
+//   for t in [0, T): s = slot_mapping[t]
+//     if 0 <= s < N * R: for h, x: k_cache[s / R, h, s % R, x] = k_new[t, h, x]
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Transforms/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERAPPEND
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The slot-mapping form: for t in [0, T), s = slot_mapping[t]; when
+/// 0 <= s < N * R: k_cache[s / R, h, s % R, :] = k_new[t, h, :] (and V).
+void lowerSlotMapped(CacheAppendOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+        vc = op.getVCache();
+  const int64_t heads = op.getNumKVHeads(), d = op.getHeadDim(),
+                dv = op.getValueHeadDim();
+  Value zero = idx(0), one = idx(1);
+  Value tokens = memref::DimOp::create(b, kn, 0);
+  Value blocks = memref::DimOp::create(b, kc, 0);
+  Value rows = memref::DimOp::create(b, kc, 2);
+  Value slots = arith::MulIOp::create(b, blocks, rows);
+  auto tokenLoop = scf::ForOp::create(b, zero, tokens, one);
+  b.setInsertionPointToStart(tokenLoop.getBody());
+  Value t = tokenLoop.getInductionVar();
+  Value raw = memref::LoadOp::create(b, op.getSlotMapping(), t);
+  Value slot = arith::IndexCastOp::create(b, b.getIndexType(), raw);
+  Value notNegative =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
+  Value inCache =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, slot, slots);
+  Value valid = arith::AndIOp::create(b, notNegative, inCache);
+  auto guard = scf::IfOp::create(b, valid);
+  b.setInsertionPointToStart(guard.thenBlock());
+  Value block = arith::DivUIOp::create(b, slot, rows);
+  Value row = arith::RemUIOp::create(b, slot, rows);
+  auto headLoop = scf::ForOp::create(b, zero, idx(heads), one);
+  b.setInsertionPointToStart(headLoop.getBody());
+  Value h = headLoop.getInductionVar();
+  for (auto [src, dst, width] :
+       {std::tuple<Value, Value, int64_t>{kn, kc, d}, {vn, vc, dv}}) {
+    OpBuilder::InsertionGuard g(b);
+    auto elementLoop = scf::ForOp::create(b, zero, idx(width), one);
+    b.setInsertionPointToStart(elementLoop.getBody());
+    Value x = elementLoop.getInductionVar();
+    Value value = memref::LoadOp::create(b, src, ValueRange{t, h, x});
+    memref::StoreOp::create(b, value, dst, ValueRange{block, h, row, x});
+  }
+  op.erase();
+}
+
+void lowerAppend(CacheAppendOp op) {
+  if (op.isSlotMapped())
+    return lowerSlotMapped(op);
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  auto dim = [&](Value memref, int64_t d) -> Value {
+    return memref::DimOp::create(b, memref, d);
+  };
+  auto loadIndex = [&](Value memref, ValueRange indices) -> Value {
+    Value x = memref::LoadOp::create(b, memref, indices);
+    return arith::IndexCastOp::create(b, b.getIndexType(), x);
+  };
+  Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+        vc = op.getVCache(), table = op.getBlockTable(),
+        newLens = op.getNewLens();
+  const int64_t heads = op.getNumKVHeads(), d = op.getHeadDim(),
+                dv = op.getValueHeadDim(), bs = op.getBlockSize();
+  Value zero = idx(0), one = idx(1);
+  Value batch = dim(kn, 0);
+  Value sNew = dim(kn, 2);
+  // The last position a token may take, plus one.
+  Value limit;
+  if (table) {
+    Value maxBlocks = dim(table, 1);
+    Value blockSize = idx(bs);
+    limit = arith::MulIOp::create(b, maxBlocks, blockSize);
+  } else {
+    limit = dim(kc, 2);
+  }
+  Value numBlocks = table ? dim(kc, 0) : Value();
+
+  auto batchLoop = scf::ForOp::create(b, zero, batch, one);
+  b.setInsertionPointToStart(batchLoop.getBody());
+  Value bi = batchLoop.getInductionVar();
+  Value len = loadIndex(op.getKvLens(), bi);
+  Value start = arith::MaxSIOp::create(b, len, zero);
+  Value n = sNew;
+  if (newLens) {
+    Value asked = loadIndex(newLens, bi);
+    Value floor = arith::MaxSIOp::create(b, asked, zero);
+    n = arith::MinSIOp::create(b, floor, sNew);
+  }
+  // Positions are below 2^31 + 2^31: no index overflow.
+  Value end = arith::AddIOp::create(b, start, n);
+  Value clipped = arith::MinSIOp::create(b, end, limit);
+  Value room = arith::SubIOp::create(b, clipped, start);
+  Value count = arith::MaxSIOp::create(b, room, zero);
+
+  auto tokenLoop = scf::ForOp::create(b, zero, count, one);
+  b.setInsertionPointToStart(tokenLoop.getBody());
+  Value t = tokenLoop.getInductionVar();
+  Value pos = arith::AddIOp::create(b, start, t);
+  Value slot = bi, row = pos;
+  if (table) {
+    Value blockSize = idx(bs);
+    Value page = arith::DivUIOp::create(b, pos, blockSize);
+    slot = loadIndex(table, ValueRange{bi, page});
+    row = arith::RemUIOp::create(b, pos, blockSize);
+    Value notNegative =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
+    Value inCache =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, slot, numBlocks);
+    Value valid = arith::AndIOp::create(b, notNegative, inCache);
+    auto guard = scf::IfOp::create(b, valid);
+    b.setInsertionPointToStart(guard.thenBlock());
+  }
+  auto headLoop = scf::ForOp::create(b, zero, idx(heads), one);
+  b.setInsertionPointToStart(headLoop.getBody());
+  Value h = headLoop.getInductionVar();
+  for (auto [src, dst, width] :
+       {std::tuple<Value, Value, int64_t>{kn, kc, d}, {vn, vc, dv}}) {
+    OpBuilder::InsertionGuard g(b);
+    auto elementLoop = scf::ForOp::create(b, zero, idx(width), one);
+    b.setInsertionPointToStart(elementLoop.getBody());
+    Value x = elementLoop.getInductionVar();
+    Value value = memref::LoadOp::create(b, src, ValueRange{bi, h, t, x});
+    memref::StoreOp::create(b, value, dst, ValueRange{slot, h, row, x});
+  }
+  op.erase();
+}
+
+struct AttnLowerAppendPass
+    : mlir::attn::impl::AttnLowerAppendBase<AttnLowerAppendPass> {
+  void runOnOperation() override {
+    SmallVector<CacheAppendOp> ops;
+    getOperation().walk([&](CacheAppendOp op) { ops.push_back(op); });
+    for (CacheAppendOp op : ops)
+      lowerAppend(op);
+  }
+};
+
+} // namespace
