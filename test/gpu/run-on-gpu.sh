@@ -24,6 +24,8 @@ timeout 300 compute-sanitizer --tool memcheck ./attn_gpu_test append append_case
 echo "append memcheck rc=$?"; tail -2 "$out/append-memcheck.log"
 echo "== attn-compile libraries: C consumer, ABI checks, Python consumer"
 timeout 60 ./llama3_prefill; echo "llama3_prefill rc=$?"
+# q_len 1: the library's split-K decode code, with the workspace it asks for.
+timeout 60 ./llama3_prefill 2 1 3000; echo "llama3_prefill q_len 1 rc=$?"
 timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
 tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
 timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
