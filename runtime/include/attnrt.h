@@ -231,8 +231,9 @@ attnrt_status attnrt_memset_d8(attnrt_deviceptr dst, unsigned char value,
 /* The split count for attn's split-K decode kernels (the workspace's dim 1):
    as many splits as keep the grid within one wave of four thread blocks
    per multiprocessor (a wave and a bit leaves most SMs idle for the last
-   part), each split keeping at least max(128, 16 x rows_per_block) keys,
-   and at least one. Each block of a split writes rows_per_block partial
+   part), each split keeping at least max(128, 16 x rows_per_block) keys
+   unless that leaves SMs without a block (then 128 keys a split, up to a
+   block per SM), and at least one. Each block of a split writes rows_per_block partial
    rows of Dv + 2 floats that the combine kernel reads back; 16 keys a row
    keep that under 1/8 of the K/V bytes the split reads (f16). On an H100,
    MQA (64 rows a block) at B8 Sk16k wrote half as many workspace bytes as

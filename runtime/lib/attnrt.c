@@ -1205,6 +1205,15 @@ long long attnrt_decode_split_count(int multiprocessor_count,
   // at 1.68 TB/s where 8 splits (512 blocks) ran at 2.50.
   long long fill = kBlocksPerSM * sms / blocks;
   long long most = (keys + least - 1) / least;
+  // But a block for every SM where 128-key splits allow it: MQA at B1
+  // Sk16k (one block a split) ran in 29.9 us on 16 splits of 1024 keys
+  // and in 26.5 us on 128 of 128.
+  long long cover = (sms + blocks - 1) / blocks;
+  long long coverable = (keys + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
+  if (cover > coverable)
+    cover = coverable;
+  if (most < cover)
+    most = cover;
   long long splits = fill < most ? fill : most;
   return splits > 0 ? splits : 1;
 }

@@ -230,13 +230,20 @@ static void check_decode_splits(void) {
   check(attnrt_decode_splits(132, 100000, 4096) == 1,
         "decode splits are at least 1");
   // Q tiles of many rows keep 16 keys a row per split: MQA's 64 rows at
-  // B8 Sk16k take 16 splits of 1024 keys, not 66 of 248.
-  check(attnrt_decode_split_count(132, 8, 16384, 64) == 16,
+  // B16 Sk32k take 32 splits of 1024 keys, not 33 of 993.
+  check(attnrt_decode_split_count(132, 16, 32768, 64) == 32 &&
+            attnrt_decode_splits(132, 16, 32768) == 33,
         "64-row blocks keep 1024 keys a split");
   check(attnrt_decode_split_count(132, 8, 131072, 4) ==
             attnrt_decode_splits(132, 8, 131072),
         "up to 8 rows a block keep 128 keys a split");
-  check(attnrt_decode_split_count(132, 1, 1000, 1LL << 62) == 1,
+  // ... unless that leaves SMs idle: at B8 Sk16k 17 splits (a block per
+  // SM), at B1 (one block a split) 128 of 128 keys.
+  check(attnrt_decode_split_count(132, 8, 16384, 64) == 17,
+        "a small grid gets a block per SM");
+  check(attnrt_decode_split_count(132, 1, 16384, 64) == 128,
+        "a one-block split gets a block per SM (128 keys a split)");
+  check(attnrt_decode_split_count(132, 1, 1000, 1LL << 62) == 8,
         "huge rows_per_block does not overflow");
   check(attnrt_decode_splits(0, 0, 0) == 1 &&
             attnrt_decode_splits(-3, -1, -5) == 1,
