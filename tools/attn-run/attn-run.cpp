@@ -53,6 +53,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -312,6 +313,30 @@ std::vector<int32_t> shuffledBlocks(int64_t numBlocks, int64_t count,
   return blocks;
 }
 
+/// Dim 2 of a K/V operand (its rows): static, or --kv-len.
+FailureOr<int64_t> resolveRows(MemRefType type, StringRef what) {
+  auto rows = resolve(type, 2, kvLenOpt, what);
+  if (failed(rows))
+    return failure();
+  if (*rows < 1 || *rows > 1 << 20) {
+    fail("--kv-len must be in [1, 2^20]");
+    return failure();
+  }
+  return rows;
+}
+
+/// A paged cache that holds `tokens` per sequence in blocks of `blockSize`
+/// rows: the blocks a block-table row names, and the cache's block count,
+/// room for every sequence's blocks plus unused ones (dim 0 of `type`).
+FailureOr<std::pair<int64_t, int64_t>>
+pagedBlocks(MemRefType type, int64_t batch, int64_t tokens, int64_t blockSize) {
+  const int64_t maxBlocks = (tokens + blockSize - 1) / blockSize;
+  const int64_t numBlocks = batch * maxBlocks + 3;
+  if (failed(resolve(type, 0, numBlocks, "paged cache block count")))
+    return failure();
+  return std::pair(maxBlocks, numBlocks);
+}
+
 /// The reference's scale, softcap and mask, from the op.
 void setScoreTerms(ref::Problem &p, mlir::attn::AttentionOp op) {
   p.scale = op.getScaleOrDefault();
@@ -533,11 +558,9 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   p.valueHeadDim = op.getValueHeadDim();
   const bool paged = op.isPaged();
   if (slotted) {
-    auto rows = resolve(kcType, 2, kvLenOpt, "rows per block (--kv-len)");
+    auto rows = resolveRows(kcType, "rows per block (--kv-len)");
     if (failed(rows))
       return 1;
-    if (*rows < 1 || *rows > 1 << 20)
-      return fail("--kv-len must be in [1, 2^20]");
     p.blockSize = *rows;
     p.numBlocks = p.batch;
     p.capacity = *rows;
@@ -549,17 +572,15 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       return fail("a paged cache needs --kv-len (the tokens a sequence's "
                   "block table can name) in [1, 2^20]");
     p.blockSize = op.getBlockSize();
-    p.maxBlocks = (kvLenOpt + p.blockSize - 1) / p.blockSize;
-    p.capacity = p.maxBlocks * p.blockSize;
-    p.numBlocks = p.batch * p.maxBlocks + 3;
-    if (failed(resolve(kcType, 0, p.numBlocks, "paged cache block count")))
+    auto blocks = pagedBlocks(kcType, p.batch, kvLenOpt, p.blockSize);
+    if (failed(blocks))
       return 1;
+    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
+    p.capacity = p.maxBlocks * p.blockSize;
   } else {
-    auto capacity = resolve(kcType, 2, kvLenOpt, "cache capacity (--kv-len)");
+    auto capacity = resolveRows(kcType, "cache capacity (--kv-len)");
     if (failed(capacity))
       return 1;
-    if (*capacity < 1 || *capacity > 1 << 20)
-      return fail("--kv-len must be in [1, 2^20]");
     p.capacity = *capacity;
   }
 
@@ -922,18 +943,14 @@ int main(int argc, char **argv) {
                   "[1, 2^20]");
     p.kvLen = kvLenOpt;
     p.blockSize = op.getBlockSize();
-    p.maxBlocks = (p.kvLen + p.blockSize - 1) / p.blockSize;
-    // Room for every sequence's blocks plus unused ones, shuffled.
-    p.numBlocks = p.batch * p.maxBlocks + 3;
-    auto nb = resolve(kType, 0, p.numBlocks, "paged cache block count");
-    if (failed(nb))
+    auto blocks = pagedBlocks(kType, p.batch, p.kvLen, p.blockSize);
+    if (failed(blocks))
       return 1;
+    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
   } else {
-    auto kvLen = resolve(kType, 2, kvLenOpt, "key length (--kv-len)");
+    auto kvLen = resolveRows(kType, "key length (--kv-len)");
     if (failed(kvLen))
       return 1;
-    if (*kvLen < 1 || *kvLen > 1 << 20)
-      return fail("--kv-len must be in [1, 2^20]");
     p.kvLen = *kvLen;
   }
 
