@@ -43,18 +43,26 @@ MaskAttr AttentionOp::getMaskOrNone() {
   return MaskAttr::getNone(getContext());
 }
 
-void AttentionOp::getEffects(
+/// An L0 op's effects: it writes the operands in `written` and reads all
+/// others.
+static void addOperandEffects(
+    Operation *op, ArrayRef<Value> written,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  for (OpOperand &operand : getOperation()->getOpOperands()) {
-    bool written = operand.get() == getO() || operand.get() == getLse();
-    if (written)
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (llvm::is_contained(written, operand.get()))
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
     else
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
                            SideEffects::DefaultResource::get());
   }
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addOperandEffects(getOperation(), {getO(), getLse()}, effects);
 }
 
 namespace {
@@ -427,16 +435,7 @@ int64_t CacheAppendOp::getBlockSize() {
 void CacheAppendOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  for (OpOperand &operand : getOperation()->getOpOperands()) {
-    bool written =
-        operand.get() == getKCache() || operand.get() == getVCache();
-    if (written)
-      effects.emplace_back(MemoryEffects::Write::get(), &operand,
-                           SideEffects::DefaultResource::get());
-    else
-      effects.emplace_back(MemoryEffects::Read::get(), &operand,
-                           SideEffects::DefaultResource::get());
-  }
+  addOperandEffects(getOperation(), {getKCache(), getVCache()}, effects);
 }
 
 namespace {
