@@ -226,6 +226,7 @@ public:
                                 << " is 0; a static dim must be at least 1";
     return success();
   }
+
   /// checkNoZeroDim for each operand given (absent optional ones skipped).
   LogicalResult checkNoZeroDims(ArrayRef<NamedOperand> operands) {
     for (auto [name, value] : operands)
