@@ -43,12 +43,14 @@ MaskAttr AttentionOp::getMaskOrNone() {
   return MaskAttr::getNone(getContext());
 }
 
-void AttentionOp::getEffects(
+/// An L0 op's effects: it writes the operands in `written` and reads all
+/// others.
+static void addOperandEffects(
+    Operation *op, ArrayRef<Value> written,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  for (OpOperand &operand : getOperation()->getOpOperands()) {
-    bool written = operand.get() == getO() || operand.get() == getLse();
-    if (written)
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (llvm::is_contained(written, operand.get()))
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
     else
@@ -57,7 +59,16 @@ void AttentionOp::getEffects(
   }
 }
 
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addOperandEffects(getOperation(), {getO(), getLse()}, effects);
+}
+
 namespace {
+/// An operand and the name its diagnostics give it.
+using NamedOperand = std::pair<StringRef, Value>;
+
 /// Operand checks shared by the L0 ops' verifiers, each error naming the
 /// operand and the rule.
 template <typename OpT> class OperandChecks {
@@ -216,6 +227,54 @@ public:
     return success();
   }
 
+  /// checkNoZeroDim for each operand given (absent optional ones skipped).
+  LogicalResult checkNoZeroDims(ArrayRef<NamedOperand> operands) {
+    for (auto [name, value] : operands)
+      if (value && failed(checkNoZeroDim(name, value)))
+        return failure();
+    return success();
+  }
+
+  /// The element types the kernels compute in.
+  LogicalResult checkFloatElement(StringRef name, Value v) {
+    Type t = memrefOf(v).getElementType();
+    if (!t.isF16() && !t.isBF16() && !t.isF32())
+      return op.emitOpError() << "operand '" << name << "' element type " << t
+                              << " is not supported; expected f16, bf16 or "
+                                 "f32";
+    return success();
+  }
+
+  /// An optional operand's element type, which must be `want`.
+  LogicalResult checkElementType(StringRef name, Value v, Type want) {
+    if (!v || memrefOf(v).getElementType() == want)
+      return success();
+    return op.emitOpError()
+           << "operand '" << name << "' element type "
+           << memrefOf(v).getElementType() << " must be " << want;
+  }
+
+  /// Operands read or written with the element type of `refName`.
+  LogicalResult checkSameElement(ArrayRef<NamedOperand> operands,
+                                 StringRef refName, Value ref) {
+    Type elt = memrefOf(ref).getElementType();
+    for (auto [name, val] : operands) {
+      Type other = memrefOf(val).getElementType();
+      if (other != elt)
+        return op.emitOpError()
+               << "operand '" << name << "' element type " << other
+               << " must match operand '" << refName << "' (" << elt << ")";
+    }
+    return success();
+  }
+
+  LogicalResult checkHeadDimLimit(int64_t d, int64_t dv) {
+    if (d > kMaxHeadDim || dv > kMaxHeadDim)
+      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
+                              << ", got D = " << d << ", Dv = " << dv;
+    return success();
+  }
+
 protected:
   OpT op;
 };
@@ -245,33 +304,14 @@ public:
       return failure();
 
     // Element types: K and V are read with Q's type; accumulation is f32.
-    Type elt = memrefOf(q).getElementType();
-    for (auto [name, val] : {std::pair<StringRef, Value>{"q", q}, {"o", o}}) {
-      Type t = memrefOf(val).getElementType();
-      if (!t.isF16() && !t.isBF16() && !t.isF32())
-        return op.emitOpError() << "operand '" << name << "' element type "
-                                << t << " is not supported; expected f16, "
-                                   "bf16 or f32";
-    }
-    auto expectElt = [&](StringRef name, Value val, Type want) -> LogicalResult {
-      if (!val || memrefOf(val).getElementType() == want)
-        return success();
-      return op.emitOpError() << "operand '" << name << "' element type "
-                              << memrefOf(val).getElementType()
-                              << " must be " << want;
-    };
     Builder b(op.getContext());
-    if (failed(expectElt("lse", lse, b.getF32Type())) ||
-        failed(expectElt("block_table", table, b.getI32Type())) ||
-        failed(expectElt("kv_lens", lens, b.getI32Type())))
+    if (failed(checkFloatElement("q", q)) ||
+        failed(checkFloatElement("o", o)) ||
+        failed(checkElementType("lse", lse, b.getF32Type())) ||
+        failed(checkElementType("block_table", table, b.getI32Type())) ||
+        failed(checkElementType("kv_lens", lens, b.getI32Type())) ||
+        failed(checkSameElement({{"k", k}, {"v", v}}, "q", q)))
       return failure();
-    for (auto [name, val] : {std::pair<StringRef, Value>{"k", k}, {"v", v}}) {
-      Type other = memrefOf(val).getElementType();
-      if (other != elt)
-        return op.emitOpError() << "operand '" << name << "' element type "
-                                << other << " must match operand 'q' ("
-                                << elt << ")";
-    }
 
     // Heads and head dims are static: they fix the kernel's shape.
     if (failed(checkStatic("q", q, 1, "head count")) ||
@@ -283,10 +323,8 @@ public:
       return failure();
     int64_t hq = memrefOf(q).getDimSize(1), hkv = memrefOf(k).getDimSize(1);
     int64_t d = memrefOf(q).getDimSize(3), dv = memrefOf(v).getDimSize(3);
-    if (d > kMaxHeadDim || dv > kMaxHeadDim)
-      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
-                              << ", got D = " << d << ", Dv = " << dv;
-    if (failed(checkSame("k", k, 3, "q", q, 3, "head dim (D)")) ||
+    if (failed(checkHeadDimLimit(d, dv)) ||
+        failed(checkSame("k", k, 3, "q", q, 3, "head dim (D)")) ||
         failed(checkSame("o", o, 3, "v", v, 3, "value head dim (Dv)")) ||
         failed(checkSame("v", v, 1, "k", k, 1, "K/V head count")) ||
         failed(checkSame("o", o, 1, "q", q, 1, "query head count")))
@@ -332,12 +370,13 @@ public:
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
     // Last, so the rules above name head dims and counts of 0 themselves.
-    for (auto [name, value] :
-         {std::pair<StringRef, Value>{"q", q}, {"k", k}, {"v", v}, {"o", o},
-          {"lse", lse}, {"block_table", table}, {"kv_lens", lens}})
-      if (value && failed(checkNoZeroDim(name, value)))
-        return failure();
-    return success();
+    return checkNoZeroDims({{"q", q},
+                            {"k", k},
+                            {"v", v},
+                            {"o", o},
+                            {"lse", lse},
+                            {"block_table", table},
+                            {"kv_lens", lens}});
   }
 
   /// The kernels fold scale and soft-cap into f32 constants with log2(e)
@@ -397,16 +436,7 @@ int64_t CacheAppendOp::getBlockSize() {
 void CacheAppendOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  for (OpOperand &operand : getOperation()->getOpOperands()) {
-    bool written =
-        operand.get() == getKCache() || operand.get() == getVCache();
-    if (written)
-      effects.emplace_back(MemoryEffects::Write::get(), &operand,
-                           SideEffects::DefaultResource::get());
-    else
-      effects.emplace_back(MemoryEffects::Read::get(), &operand,
-                           SideEffects::DefaultResource::get());
-  }
+  addOperandEffects(getOperation(), {getKCache(), getVCache()}, effects);
 }
 
 namespace {
@@ -440,47 +470,15 @@ public:
                                    "[B, max_blocks]"))))
       return failure();
 
-    // Element types: a copy, so every K/V operand has k_new's type.
-    Type elt = memrefOf(kn).getElementType();
-    if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
-      return op.emitOpError() << "operand 'k_new' element type " << elt
-                              << " is not supported; expected f16, bf16 or "
-                                 "f32";
-    for (auto [name, val] : {std::pair<StringRef, Value>{"v_new", vn},
-                             {"k_cache", kc}, {"v_cache", vc}}) {
-      Type other = memrefOf(val).getElementType();
-      if (other != elt)
-        return op.emitOpError() << "operand '" << name << "' element type "
-                                << other << " must match operand 'k_new' ("
-                                << elt << ")";
-    }
     Builder b(op.getContext());
-    for (auto [name, val] : {std::pair<StringRef, Value>{"kv_lens", lens},
-                             {"new_lens", newLens},
-                             {"block_table", table}})
-      if (val && memrefOf(val).getElementType() != b.getI32Type())
-        return op.emitOpError() << "operand '" << name << "' element type "
-                                << memrefOf(val).getElementType()
-                                << " must be " << b.getI32Type();
+    if (failed(checkCopyElements()) ||
+        failed(checkElementType("kv_lens", lens, b.getI32Type())) ||
+        failed(checkElementType("new_lens", newLens, b.getI32Type())) ||
+        failed(checkElementType("block_table", table, b.getI32Type())))
+      return failure();
 
     // Heads, head dims (and the block size) fix the kernel's shape.
-    if (failed(checkStatic("k_new", kn, 1, "head count")) ||
-        failed(checkStatic("k_new", kn, 3, "head dim")) ||
-        failed(checkStatic("v_new", vn, 3, "head dim")) ||
-        failed(checkStatic("k_cache", kc, 1, "head count")) ||
-        failed(checkStatic("k_cache", kc, 3, "head dim")) ||
-        failed(checkStatic("v_cache", vc, 3, "head dim")))
-      return failure();
-    int64_t d = memrefOf(kn).getDimSize(3), dv = memrefOf(vn).getDimSize(3);
-    if (d > kMaxHeadDim || dv > kMaxHeadDim)
-      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
-                              << ", got D = " << d << ", Dv = " << dv;
-    if (failed(checkSame("k_cache", kc, 3, "k_new", kn, 3, "head dim (D)")) ||
-        failed(checkSame("v_cache", vc, 3, "v_new", vn, 3,
-                         "value head dim (Dv)")) ||
-        failed(checkSame("v_new", vn, 1, "k_new", kn, 1, "K/V head count")) ||
-        failed(checkSame("k_cache", kc, 1, "k_new", kn, 1, "K/V head count")) ||
-        failed(checkSame("v_cache", vc, 1, "k_new", kn, 1, "K/V head count")))
+    if (failed(checkHeads(/*newHeadDimPos=*/3)))
       return failure();
 
     // Batch and lengths.
@@ -507,30 +505,19 @@ public:
         return failure();
     }
 
-    // The caches are written: one address per element, and no other
-    // operand may be the same buffer.
-    if (kc == vc)
-      return op.emitOpError() << "operands 'k_cache' and 'v_cache' are the "
-                                 "same buffer; K and V need their own caches";
-    for (auto [name, val] : {std::pair<StringRef, Value>{"k_new", kn},
-                             {"v_new", vn}, {"block_table", table},
-                             {"kv_lens", lens}, {"new_lens", newLens}})
-      for (auto [cacheName, cache] :
-           {std::pair<StringRef, Value>{"k_cache", kc}, {"v_cache", vc}})
-        if (val && val == cache)
-          return op.emitOpError()
-                 << "operand '" << name << "' is the same buffer as operand '"
-                 << cacheName << "', which the op writes";
-    if (failed(checkNoAliasing("k_cache", kc)) ||
-        failed(checkNoAliasing("v_cache", vc)))
+    if (failed(checkCachesWritten({{"k_new", kn},
+                                   {"v_new", vn},
+                                   {"block_table", table},
+                                   {"kv_lens", lens},
+                                   {"new_lens", newLens}})))
       return failure();
-    for (auto [name, value] :
-         {std::pair<StringRef, Value>{"k_new", kn}, {"v_new", vn},
-          {"block_table", table}, {"kv_lens", lens}, {"new_lens", newLens},
-          {"k_cache", kc}, {"v_cache", vc}})
-      if (value && failed(checkNoZeroDim(name, value)))
-        return failure();
-    return success();
+    return checkNoZeroDims({{"k_new", kn},
+                            {"v_new", vn},
+                            {"block_table", table},
+                            {"kv_lens", lens},
+                            {"new_lens", newLens},
+                            {"k_cache", kc},
+                            {"v_cache", vc}});
   }
 
   /// The slot-mapping form: k_new [T, Hkv, D], v_new [T, Hkv, Dv],
@@ -552,41 +539,10 @@ public:
         failed(checkRank("k_cache", kc, 4, "[N, Hkv, R, D]")) ||
         failed(checkRank("v_cache", vc, 4, "[N, Hkv, R, Dv]")))
       return failure();
-    Type elt = memrefOf(kn).getElementType();
-    if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
-      return op.emitOpError() << "operand 'k_new' element type " << elt
-                              << " is not supported; expected f16, bf16 or "
-                                 "f32";
-    for (auto [name, val] : {std::pair<StringRef, Value>{"v_new", vn},
-                             {"k_cache", kc}, {"v_cache", vc}}) {
-      Type other = memrefOf(val).getElementType();
-      if (other != elt)
-        return op.emitOpError() << "operand '" << name << "' element type "
-                                << other << " must match operand 'k_new' ("
-                                << elt << ")";
-    }
     Builder b(op.getContext());
-    if (memrefOf(slots).getElementType() != b.getI32Type())
-      return op.emitOpError() << "operand 'slot_mapping' element type "
-                              << memrefOf(slots).getElementType()
-                              << " must be " << b.getI32Type();
-    if (failed(checkStatic("k_new", kn, 1, "head count")) ||
-        failed(checkStatic("k_new", kn, 2, "head dim")) ||
-        failed(checkStatic("v_new", vn, 2, "head dim")) ||
-        failed(checkStatic("k_cache", kc, 1, "head count")) ||
-        failed(checkStatic("k_cache", kc, 3, "head dim")) ||
-        failed(checkStatic("v_cache", vc, 3, "head dim")))
-      return failure();
-    int64_t d = memrefOf(kn).getDimSize(2), dv = memrefOf(vn).getDimSize(2);
-    if (d > kMaxHeadDim || dv > kMaxHeadDim)
-      return op.emitOpError() << "head dims must be <= " << kMaxHeadDim
-                              << ", got D = " << d << ", Dv = " << dv;
-    if (failed(checkSame("k_cache", kc, 3, "k_new", kn, 2, "head dim (D)")) ||
-        failed(checkSame("v_cache", vc, 3, "v_new", vn, 2,
-                         "value head dim (Dv)")) ||
-        failed(checkSame("v_new", vn, 1, "k_new", kn, 1, "K/V head count")) ||
-        failed(checkSame("k_cache", kc, 1, "k_new", kn, 1, "K/V head count")) ||
-        failed(checkSame("v_cache", vc, 1, "k_new", kn, 1, "K/V head count")) ||
+    if (failed(checkCopyElements()) ||
+        failed(checkElementType("slot_mapping", slots, b.getI32Type())) ||
+        failed(checkHeads(/*newHeadDimPos=*/2)) ||
         failed(checkSame("v_new", vn, 0, "k_new", kn, 0, "token count (T)")) ||
         failed(checkSame("slot_mapping", slots, 0, "k_new", kn, 0,
                          "token count (T)")) ||
@@ -595,25 +551,71 @@ public:
         failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
                          "cache rows per block")))
       return failure();
+    if (failed(checkCachesWritten(
+            {{"k_new", kn}, {"v_new", vn}, {"slot_mapping", slots}})))
+      return failure();
+    return checkNoZeroDims({{"k_new", kn},
+                            {"v_new", vn},
+                            {"slot_mapping", slots},
+                            {"k_cache", kc},
+                            {"v_cache", vc}});
+  }
+
+private:
+  /// A copy: every K/V operand has k_new's element type.
+  LogicalResult checkCopyElements() {
+    Value kn = op.getKNew();
+    if (failed(checkFloatElement("k_new", kn)))
+      return failure();
+    return checkSameElement({{"v_new", op.getVNew()},
+                             {"k_cache", op.getKCache()},
+                             {"v_cache", op.getVCache()}},
+                            "k_new", kn);
+  }
+
+  /// Head counts and head dims are static and agree; the new tokens' head
+  /// dim is their dim `newHeadDimPos` (3 batched, 2 packed), the caches' dim 3.
+  LogicalResult checkHeads(int64_t newHeadDimPos) {
+    Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
+          vc = op.getVCache();
+    if (failed(checkStatic("k_new", kn, 1, "head count")) ||
+        failed(checkStatic("k_new", kn, newHeadDimPos, "head dim")) ||
+        failed(checkStatic("v_new", vn, newHeadDimPos, "head dim")) ||
+        failed(checkStatic("k_cache", kc, 1, "head count")) ||
+        failed(checkStatic("k_cache", kc, 3, "head dim")) ||
+        failed(checkStatic("v_cache", vc, 3, "head dim")))
+      return failure();
+    if (failed(checkHeadDimLimit(memrefOf(kn).getDimSize(newHeadDimPos),
+                                 memrefOf(vn).getDimSize(newHeadDimPos))))
+      return failure();
+    if (failed(checkSame("k_cache", kc, 3, "k_new", kn, newHeadDimPos,
+                         "head dim (D)")) ||
+        failed(checkSame("v_cache", vc, 3, "v_new", vn, newHeadDimPos,
+                         "value head dim (Dv)")) ||
+        failed(checkSame("v_new", vn, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("k_cache", kc, 1, "k_new", kn, 1, "K/V head count")) ||
+        failed(checkSame("v_cache", vc, 1, "k_new", kn, 1, "K/V head count")))
+      return failure();
+    return success();
+  }
+
+  /// The caches are written: one address per element, and none of the
+  /// operands read may be the same buffer.
+  LogicalResult checkCachesWritten(ArrayRef<NamedOperand> read) {
+    Value kc = op.getKCache(), vc = op.getVCache();
     if (kc == vc)
       return op.emitOpError() << "operands 'k_cache' and 'v_cache' are the "
                                  "same buffer; K and V need their own caches";
-    for (auto [name, val] : {std::pair<StringRef, Value>{"k_new", kn},
-                             {"v_new", vn}, {"slot_mapping", slots}})
+    for (auto [name, val] : read)
       for (auto [cacheName, cache] :
-           {std::pair<StringRef, Value>{"k_cache", kc}, {"v_cache", vc}})
-        if (val == cache)
+           {NamedOperand{"k_cache", kc}, NamedOperand{"v_cache", vc}})
+        if (val && val == cache)
           return op.emitOpError()
                  << "operand '" << name << "' is the same buffer as operand '"
                  << cacheName << "', which the op writes";
     if (failed(checkNoAliasing("k_cache", kc)) ||
         failed(checkNoAliasing("v_cache", vc)))
       return failure();
-    for (auto [name, value] :
-         {std::pair<StringRef, Value>{"k_new", kn}, {"v_new", vn},
-          {"slot_mapping", slots}, {"k_cache", kc}, {"v_cache", vc}})
-      if (failed(checkNoZeroDim(name, value)))
-        return failure();
     return success();
   }
 };

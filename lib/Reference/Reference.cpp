@@ -84,21 +84,23 @@ int64_t cacheAppend(const AppendProblem &p, const std::vector<double> &kNew,
   const int64_t rows = p.blockSize ? p.blockSize : p.capacity;
   const int64_t limit = p.blockSize ? p.maxBlocks * p.blockSize : p.capacity;
   int64_t written = 0;
+  // One head's row of a new token (row `src` of k_new viewed as [*, D])
+  // into one cache row.
+  auto copyRow = [&](int64_t src, int64_t dst) {
+    for (int64_t x = 0; x < d; ++x)
+      kCache[dst * d + x] = kNew[src * d + x];
+    for (int64_t x = 0; x < dv; ++x)
+      vCache[dst * dv + x] = vNew[src * dv + x];
+    ++written;
+  };
   if (p.slotMapping) {
     for (int64_t t = 0; t < p.newLen; ++t) {
       const int64_t slot = p.slotMapping[t];
       if (slot < 0 || slot >= p.numBlocks * p.blockSize)
         continue;
       const int64_t block = slot / p.blockSize, row = slot % p.blockSize;
-      for (int64_t h = 0; h < p.kvHeads; ++h) {
-        const int64_t src = t * p.kvHeads + h;
-        const int64_t dst = (block * p.kvHeads + h) * p.blockSize + row;
-        for (int64_t x = 0; x < d; ++x)
-          kCache[dst * d + x] = kNew[src * d + x];
-        for (int64_t x = 0; x < dv; ++x)
-          vCache[dst * dv + x] = vNew[src * dv + x];
-        ++written;
-      }
+      for (int64_t h = 0; h < p.kvHeads; ++h)
+        copyRow(t * p.kvHeads + h, (block * p.kvHeads + h) * p.blockSize + row);
     }
     return written;
   }
@@ -117,15 +119,9 @@ int64_t cacheAppend(const AppendProblem &p, const std::vector<double> &kNew,
         if (slot < 0 || slot >= p.numBlocks)
           continue;
       }
-      for (int64_t h = 0; h < p.kvHeads; ++h) {
-        const int64_t src = (b * p.kvHeads + h) * p.newLen + t;
-        const int64_t dst = (slot * p.kvHeads + h) * rows + row;
-        for (int64_t x = 0; x < d; ++x)
-          kCache[dst * d + x] = kNew[src * d + x];
-        for (int64_t x = 0; x < dv; ++x)
-          vCache[dst * dv + x] = vNew[src * dv + x];
-        ++written;
-      }
+      for (int64_t h = 0; h < p.kvHeads; ++h)
+        copyRow((b * p.kvHeads + h) * p.newLen + t,
+                (slot * p.kvHeads + h) * rows + row);
     }
   }
   return written;

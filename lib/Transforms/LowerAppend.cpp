@@ -34,6 +34,42 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Emits `if (0 <= slot < bound)` and moves `b` into its then-block: a slot
+/// outside the cache (vLLM's -1 padding, a bad table entry) writes nothing.
+void guardSlot(ImplicitLocOpBuilder &b, Value slot, Value zero, Value bound) {
+  Value notNegative =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
+  Value inCache =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, slot, bound);
+  Value valid = arith::AndIOp::create(b, notNegative, inCache);
+  auto guard = scf::IfOp::create(b, valid);
+  b.setInsertionPointToStart(guard.thenBlock());
+}
+
+/// Emits, at `b`, the copy of one token into cache row (block, row): for h,
+/// x: k_cache[block, h, row, x] = k_new[newIndices(h, x)] (and V).
+void copyToken(ImplicitLocOpBuilder &b, CacheAppendOp op, Value zero, Value one,
+               Value block, Value row,
+               function_ref<SmallVector<Value>(Value, Value)> newIndices) {
+  Value heads = arith::ConstantIndexOp::create(b, op.getNumKVHeads());
+  auto headLoop = scf::ForOp::create(b, zero, heads, one);
+  b.setInsertionPointToStart(headLoop.getBody());
+  Value h = headLoop.getInductionVar();
+  for (auto [src, dst, width] :
+       {std::tuple<Value, Value, int64_t>{op.getKNew(), op.getKCache(),
+                                          op.getHeadDim()},
+        {op.getVNew(), op.getVCache(), op.getValueHeadDim()}}) {
+    OpBuilder::InsertionGuard g(b);
+    Value end = arith::ConstantIndexOp::create(b, width);
+    auto elementLoop = scf::ForOp::create(b, zero, end, one);
+    b.setInsertionPointToStart(elementLoop.getBody());
+    Value x = elementLoop.getInductionVar();
+    SmallVector<Value> indices = newIndices(h, x);
+    Value value = memref::LoadOp::create(b, src, indices);
+    memref::StoreOp::create(b, value, dst, ValueRange{block, h, row, x});
+  }
+}
+
 /// The slot-mapping form: for t in [0, T), s = slot_mapping[t]; when
 /// 0 <= s < N * R: k_cache[s / R, h, s % R, :] = k_new[t, h, :] (and V).
 void lowerSlotMapped(CacheAppendOp op) {
@@ -41,10 +77,7 @@ void lowerSlotMapped(CacheAppendOp op) {
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);
   };
-  Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
-        vc = op.getVCache();
-  const int64_t heads = op.getNumKVHeads(), d = op.getHeadDim(),
-                dv = op.getValueHeadDim();
+  Value kn = op.getKNew(), kc = op.getKCache();
   Value zero = idx(0), one = idx(1);
   Value tokens = memref::DimOp::create(b, kn, 0);
   Value blocks = memref::DimOp::create(b, kc, 0);
@@ -55,27 +88,12 @@ void lowerSlotMapped(CacheAppendOp op) {
   Value t = tokenLoop.getInductionVar();
   Value raw = memref::LoadOp::create(b, op.getSlotMapping(), t);
   Value slot = arith::IndexCastOp::create(b, b.getIndexType(), raw);
-  Value notNegative =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
-  Value inCache =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, slot, slots);
-  Value valid = arith::AndIOp::create(b, notNegative, inCache);
-  auto guard = scf::IfOp::create(b, valid);
-  b.setInsertionPointToStart(guard.thenBlock());
+  guardSlot(b, slot, zero, slots);
   Value block = arith::DivUIOp::create(b, slot, rows);
   Value row = arith::RemUIOp::create(b, slot, rows);
-  auto headLoop = scf::ForOp::create(b, zero, idx(heads), one);
-  b.setInsertionPointToStart(headLoop.getBody());
-  Value h = headLoop.getInductionVar();
-  for (auto [src, dst, width] :
-       {std::tuple<Value, Value, int64_t>{kn, kc, d}, {vn, vc, dv}}) {
-    OpBuilder::InsertionGuard g(b);
-    auto elementLoop = scf::ForOp::create(b, zero, idx(width), one);
-    b.setInsertionPointToStart(elementLoop.getBody());
-    Value x = elementLoop.getInductionVar();
-    Value value = memref::LoadOp::create(b, src, ValueRange{t, h, x});
-    memref::StoreOp::create(b, value, dst, ValueRange{block, h, row, x});
-  }
+  copyToken(b, op, zero, one, block, row, [&](Value h, Value x) {
+    return SmallVector<Value>{t, h, x};
+  });
   op.erase();
 }
 
@@ -93,11 +111,9 @@ void lowerAppend(CacheAppendOp op) {
     Value x = memref::LoadOp::create(b, memref, indices);
     return arith::IndexCastOp::create(b, b.getIndexType(), x);
   };
-  Value kn = op.getKNew(), vn = op.getVNew(), kc = op.getKCache(),
-        vc = op.getVCache(), table = op.getBlockTable(),
+  Value kn = op.getKNew(), kc = op.getKCache(), table = op.getBlockTable(),
         newLens = op.getNewLens();
-  const int64_t heads = op.getNumKVHeads(), d = op.getHeadDim(),
-                dv = op.getValueHeadDim(), bs = op.getBlockSize();
+  const int64_t bs = op.getBlockSize();
   Value zero = idx(0), one = idx(1);
   Value batch = dim(kn, 0);
   Value sNew = dim(kn, 2);
@@ -139,26 +155,11 @@ void lowerAppend(CacheAppendOp op) {
     Value page = arith::DivUIOp::create(b, pos, blockSize);
     slot = loadIndex(table, ValueRange{bi, page});
     row = arith::RemUIOp::create(b, pos, blockSize);
-    Value notNegative =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot, zero);
-    Value inCache =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, slot, numBlocks);
-    Value valid = arith::AndIOp::create(b, notNegative, inCache);
-    auto guard = scf::IfOp::create(b, valid);
-    b.setInsertionPointToStart(guard.thenBlock());
+    guardSlot(b, slot, zero, numBlocks);
   }
-  auto headLoop = scf::ForOp::create(b, zero, idx(heads), one);
-  b.setInsertionPointToStart(headLoop.getBody());
-  Value h = headLoop.getInductionVar();
-  for (auto [src, dst, width] :
-       {std::tuple<Value, Value, int64_t>{kn, kc, d}, {vn, vc, dv}}) {
-    OpBuilder::InsertionGuard g(b);
-    auto elementLoop = scf::ForOp::create(b, zero, idx(width), one);
-    b.setInsertionPointToStart(elementLoop.getBody());
-    Value x = elementLoop.getInductionVar();
-    Value value = memref::LoadOp::create(b, src, ValueRange{bi, h, t, x});
-    memref::StoreOp::create(b, value, dst, ValueRange{slot, h, row, x});
-  }
+  copyToken(b, op, zero, one, slot, row, [&](Value h, Value x) {
+    return SmallVector<Value>{bi, h, t, x};
+  });
   op.erase();
 }
 

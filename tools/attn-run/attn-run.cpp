@@ -53,6 +53,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -280,6 +281,168 @@ FailureOr<int64_t> resolve(MemRefType type, unsigned dim, int64_t value,
   return value;
 }
 
+//===----------------------------------------------------------------------===//
+// Steps the attention run and the append run share
+//===----------------------------------------------------------------------===//
+
+/// The argument number of operand `v` (called `name`), which must be an
+/// argument of `func`.
+FailureOr<unsigned> argumentOf(func::FuncOp func, Value v, StringRef name) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner()->getParentOp() != func) {
+    fail("operand '" + name + "' must be an argument of @" + func.getSymName());
+    return failure();
+  }
+  return arg.getArgNumber();
+}
+
+/// The run's seed (--seed, or a fresh one).
+uint64_t runSeed() {
+  return seedOpt.getNumOccurrences() ? uint64_t(seedOpt)
+                                     : std::random_device()();
+}
+
+/// The first `count` of block numbers [0, numBlocks), shuffled.
+std::vector<int32_t> shuffledBlocks(int64_t numBlocks, int64_t count,
+                                    std::mt19937_64 &rng) {
+  std::vector<int32_t> blocks(numBlocks);
+  for (int64_t i = 0; i < numBlocks; ++i)
+    blocks[i] = i;
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  blocks.resize(count);
+  return blocks;
+}
+
+/// Dim 2 of a K/V operand (its rows): static, or --kv-len.
+FailureOr<int64_t> resolveRows(MemRefType type, StringRef what) {
+  auto rows = resolve(type, 2, kvLenOpt, what);
+  if (failed(rows))
+    return failure();
+  if (*rows < 1 || *rows > 1 << 20) {
+    fail("--kv-len must be in [1, 2^20]");
+    return failure();
+  }
+  return rows;
+}
+
+/// A paged cache that holds `tokens` per sequence in blocks of `blockSize`
+/// rows: the blocks a block-table row names, and the cache's block count,
+/// room for every sequence's blocks plus unused ones (dim 0 of `type`).
+FailureOr<std::pair<int64_t, int64_t>>
+pagedBlocks(MemRefType type, int64_t batch, int64_t tokens, int64_t blockSize) {
+  const int64_t maxBlocks = (tokens + blockSize - 1) / blockSize;
+  const int64_t numBlocks = batch * maxBlocks + 3;
+  if (failed(resolve(type, 0, numBlocks, "paged cache block count")))
+    return failure();
+  return std::pair(maxBlocks, numBlocks);
+}
+
+/// The reference's scale, softcap and mask, from the op.
+void setScoreTerms(ref::Problem &p, mlir::attn::AttentionOp op) {
+  p.scale = op.getScaleOrDefault();
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    p.softcap = cap->convertToDouble();
+  mlir::attn::MaskAttr mask = op.getMaskOrNone();
+  p.mask.left = mask.getLeft();
+  p.mask.right = mask.getRight();
+  p.mask.bottomRight = mask.isBottomRight();
+}
+
+/// Checks every argument's static dims against the shape the run needs and
+/// measures its buffer. `totalBytes` is empty past 2^63: the caller says
+/// how that compares with --max-memory-mib.
+LogicalResult measureArguments(func::FuncOp func,
+                               ArrayRef<SmallVector<int64_t>> shapes,
+                               SmallVectorImpl<Extent> &extents,
+                               std::optional<int64_t> &totalBytes) {
+  totalBytes = 0;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto type = cast<MemRefType>(func.getArgument(i).getType());
+    ArrayRef<int64_t> shape = shapes[i];
+    for (unsigned d = 0; d < shape.size(); ++d) {
+      if (!type.isDynamicDim(d) && type.getDimSize(d) != shape[d]) {
+        fail("argument " + Twine(i) + " dim " + Twine(d) + " is " +
+             Twine(type.getDimSize(d)) + " in the spec but the run needs " +
+             Twine(shape[d]));
+        return failure();
+      }
+    }
+    FailureOr<Extent> extent = extentOf(type, shape);
+    if (failed(extent)) {
+      fail("argument " + Twine(i) + " would need more than 2^63 bytes");
+      return failure();
+    }
+    extents.push_back(*extent);
+    totalBytes =
+        llvm::checkedAdd(totalBytes.value_or(INT64_MAX), extent->bytes);
+  }
+  return success();
+}
+
+/// One buffer per argument of `func`, as measureArguments measured them.
+SmallVector<Buffer> allocateArguments(func::FuncOp func,
+                                      ArrayRef<SmallVector<int64_t>> shapes,
+                                      ArrayRef<Extent> extents) {
+  SmallVector<Buffer> buffers;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    buffers.push_back(allocate(cast<MemRefType>(func.getArgument(i).getType()),
+                               shapes[i], extents[i]));
+  return buffers;
+}
+
+/// Lowers `module` through the CPU pipeline, JITs it and calls `func` on
+/// `buffers`. The pipeline replaces `func`: callers keep what they need of
+/// it first.
+LogicalResult compileAndCall(MLIRContext &context, ModuleOp module,
+                             func::FuncOp func,
+                             MutableArrayRef<Buffer> buffers) {
+  const std::string kernelName = func.getSymName().str();
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(&context));
+  PassManager pm(&context);
+  mlir::attn::CPUPipelineOptions options;
+  options.blockQ = blockQ;
+  options.blockKV = blockKV;
+  if (numSplits.getNumOccurrences())
+    options.numSplits = numSplits;
+  if (kvChunk.getNumOccurrences())
+    options.kvChunk = kvChunk;
+  if (failed(mlir::attn::buildCPUPipeline(pm, options)) ||
+      failed(pm.run(module)))
+    return failure(); // diagnostics were printed
+  ExecutionEngineOptions engineOptions;
+  auto optimize = makeOptimizingTransformer(2, 0, nullptr);
+  engineOptions.transformer = optimize;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    return fail("JIT: " + llvm::toString(engine.takeError())), failure();
+  SmallVector<void *> descriptorPointers, args;
+  for (Buffer &buf : buffers)
+    descriptorPointers.push_back(buf.descriptor.data());
+  for (void *&ptr : descriptorPointers)
+    args.push_back(&ptr);
+  if (llvm::Error err =
+          (*engine)->invokePacked("_mlir_ciface_" + kernelName, args))
+    return fail("JIT call: " + llvm::toString(std::move(err))), failure();
+  return success();
+}
+
+/// ||got - want|| / ||want|| over O's written elements; the NaNs it still
+/// holds (never written) are added to `unwritten`.
+double relativeError(ArrayRef<double> got, ArrayRef<double> want,
+                     int64_t &unwritten) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i])) {
+      ++unwritten;
+      continue;
+    }
+    num += (got[i] - want[i]) * (got[i] - want[i]);
+    den += want[i] * want[i];
+  }
+  return std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -330,16 +493,13 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   auto bind = [&](Value v, AppendRole role, StringRef name) -> LogicalResult {
     if (!v)
       return success();
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner()->getParentOp() != func)
-      return fail("operand '" + name + "' must be an argument of @" +
-                  func.getSymName()),
-             failure();
-    auto [it, inserted] = roles.try_emplace(arg.getArgNumber(), role);
+    FailureOr<unsigned> arg = argumentOf(func, v, name);
+    if (failed(arg))
+      return failure();
+    auto [it, inserted] = roles.try_emplace(*arg, role);
     if (!inserted && it->second != role)
-      return fail("argument " + Twine(arg.getArgNumber()) + " of @" +
-                  func.getSymName() + " is operand '" + name +
-                  "' and another operand"),
+      return fail("argument " + Twine(*arg) + " of @" + func.getSymName() +
+                  " is operand '" + name + "' and another operand"),
              failure();
     return success();
   };
@@ -398,11 +558,9 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   p.valueHeadDim = op.getValueHeadDim();
   const bool paged = op.isPaged();
   if (slotted) {
-    auto rows = resolve(kcType, 2, kvLenOpt, "rows per block (--kv-len)");
+    auto rows = resolveRows(kcType, "rows per block (--kv-len)");
     if (failed(rows))
       return 1;
-    if (*rows < 1 || *rows > 1 << 20)
-      return fail("--kv-len must be in [1, 2^20]");
     p.blockSize = *rows;
     p.numBlocks = p.batch;
     p.capacity = *rows;
@@ -414,22 +572,19 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       return fail("a paged cache needs --kv-len (the tokens a sequence's "
                   "block table can name) in [1, 2^20]");
     p.blockSize = op.getBlockSize();
-    p.maxBlocks = (kvLenOpt + p.blockSize - 1) / p.blockSize;
-    p.capacity = p.maxBlocks * p.blockSize;
-    p.numBlocks = p.batch * p.maxBlocks + 3;
-    if (failed(resolve(kcType, 0, p.numBlocks, "paged cache block count")))
+    auto blocks = pagedBlocks(kcType, p.batch, kvLenOpt, p.blockSize);
+    if (failed(blocks))
       return 1;
+    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
+    p.capacity = p.maxBlocks * p.blockSize;
   } else {
-    auto capacity = resolve(kcType, 2, kvLenOpt, "cache capacity (--kv-len)");
+    auto capacity = resolveRows(kcType, "cache capacity (--kv-len)");
     if (failed(capacity))
       return 1;
-    if (*capacity < 1 || *capacity > 1 << 20)
-      return fail("--kv-len must be in [1, 2^20]");
     p.capacity = *capacity;
   }
 
-  uint64_t seed = seedOpt.getNumOccurrences() ? uint64_t(seedOpt)
-                                              : std::random_device()();
+  uint64_t seed = runSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
 
@@ -486,11 +641,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     }
   }
   if (paged) {
-    std::vector<int32_t> blocks(p.numBlocks);
-    for (int64_t i = 0; i < p.numBlocks; ++i)
-      blocks[i] = i;
-    std::shuffle(blocks.begin(), blocks.end(), rng);
-    blockTable.assign(blocks.begin(), blocks.begin() + p.batch * p.maxBlocks);
+    blockTable = shuffledBlocks(p.numBlocks, p.batch * p.maxBlocks, rng);
     if (attention && invalidBlocks > 0)
       return fail("--invalid-blocks is for an append alone (an attention "
                   "would read the missing blocks)");
@@ -516,13 +667,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     ap.headDim = p.headDim;
     ap.valueHeadDim = p.valueHeadDim;
     ap.kvLen = p.capacity;
-    ap.scale = attention.getScaleOrDefault();
-    if (std::optional<APFloat> cap = attention.getSoftcap())
-      ap.softcap = cap->convertToDouble();
-    mlir::attn::MaskAttr mask = attention.getMaskOrNone();
-    ap.mask.left = mask.getLeft();
-    ap.mask.right = mask.getRight();
-    ap.mask.bottomRight = mask.isBottomRight();
+    setScoreTerms(ap, attention);
     ap.kvLens = attnLens.data();
   }
 
@@ -531,10 +676,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   const int64_t outer = paged || slotted ? p.numBlocks : B;
   const int64_t rows = paged || slotted ? p.blockSize : p.capacity;
   SmallVector<SmallVector<int64_t>> shapes;
-  SmallVector<Extent> extents;
-  std::optional<int64_t> totalBytes = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto type = cast<MemRefType>(func.getArgument(i).getType());
     SmallVector<int64_t> &shape = shapes.emplace_back();
     switch (roles[i]) {
     case AppendRole::KNew:
@@ -556,19 +698,11 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     case AppendRole::O: shape = {B, ap.qHeads, ap.qLen, p.valueHeadDim}; break;
     case AppendRole::LSE: shape = {B, ap.qHeads, ap.qLen}; break;
     }
-    for (unsigned d = 0; d < shape.size(); ++d)
-      if (!type.isDynamicDim(d) && type.getDimSize(d) != shape[d])
-        return fail("argument " + Twine(i) + " dim " + Twine(d) + " is " +
-                    Twine(type.getDimSize(d)) + " in the spec but the run "
-                    "needs " + Twine(shape[d]));
-    FailureOr<Extent> extent = extentOf(type, shape);
-    if (failed(extent))
-      return fail("argument " + Twine(i) + " would need more than 2^63 "
-                  "bytes");
-    extents.push_back(*extent);
-    totalBytes = llvm::checkedAdd(totalBytes.value_or(INT64_MAX),
-                                  extent->bytes);
   }
+  SmallVector<Extent> extents;
+  std::optional<int64_t> totalBytes;
+  if (failed(measureArguments(func, shapes, extents, totalBytes)))
+    return 1;
   const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
   if (!totalBytes || *totalBytes > limit)
     return fail("the run's buffers need more than --max-memory-mib=" +
@@ -581,10 +715,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
                   " multiply-adds, more than --max-work=" +
                   shortDouble(maxWork));
   }
-  SmallVector<Buffer> buffers;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    buffers.push_back(allocate(cast<MemRefType>(func.getArgument(i).getType()),
-                               shapes[i], extents[i]));
+  SmallVector<Buffer> buffers = allocateArguments(func, shapes, extents);
   Buffer *kNew = nullptr, *vNew = nullptr, *kCache = nullptr,
          *vCache = nullptr, *q = nullptr, *o = nullptr, *lse = nullptr;
   for (unsigned i = 0; i < buffers.size(); ++i) {
@@ -616,33 +747,8 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   // Compile and run.
   const std::string kernelName = func.getSymName().str();
   Type elt = knType.getElementType();
-  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(&context));
-  PassManager pm(&context);
-  mlir::attn::CPUPipelineOptions options;
-  options.blockQ = blockQ;
-  options.blockKV = blockKV;
-  if (numSplits.getNumOccurrences())
-    options.numSplits = numSplits;
-  if (kvChunk.getNumOccurrences())
-    options.kvChunk = kvChunk;
-  if (failed(mlir::attn::buildCPUPipeline(pm, options)) ||
-      failed(pm.run(module)))
+  if (failed(compileAndCall(context, module, func, buffers)))
     return 1;
-  ExecutionEngineOptions engineOptions;
-  auto optimize = makeOptimizingTransformer(2, 0, nullptr);
-  engineOptions.transformer = optimize;
-  auto engine = ExecutionEngine::create(module, engineOptions);
-  if (!engine)
-    return fail("JIT: " + llvm::toString(engine.takeError()));
-  SmallVector<void *> descriptorPointers, args;
-  for (Buffer &buf : buffers)
-    descriptorPointers.push_back(buf.descriptor.data());
-  for (void *&ptr : descriptorPointers)
-    args.push_back(&ptr);
-  if (llvm::Error err = (*engine)->invokePacked(
-          "_mlir_ciface_" + kernelName, args))
-    return fail("JIT call: " + llvm::toString(std::move(err)));
 
   // The caches, element by element: a copy is exact.
   std::vector<double> kWant = kBefore, vWant = vBefore;
@@ -712,17 +818,8 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
         }
     std::vector<double> refO, refLse;
     ref::attention(ap, q->toDense(), kFull, vFull, refO, refLse);
-    std::vector<double> gotO = o->toDense();
-    double num = 0, den = 0;
     int64_t unwritten = 0;
-    for (size_t i = 0; i < gotO.size(); ++i) {
-      if (std::isnan(gotO[i])) {
-        ++unwritten;
-        continue;
-      }
-      num += (gotO[i] - refO[i]) * (gotO[i] - refO[i]);
-      den += refO[i] * refO[i];
-    }
+    double relErr = relativeError(o->toDense(), refO, unwritten);
     double lseErr = 0;
     if (lse) {
       std::vector<double> gotLse = lse->toDense();
@@ -736,7 +833,6 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
                                         std::max(1.0, std::abs(refLse[i])));
       }
     }
-    double relErr = std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
     double tol = tolerance > 0 ? double(tolerance) : elt.isF32() ? 1e-4 : 1e-2;
     pass = pass && relErr <= tol && unwritten == 0 && lseErr <= 1e-3;
     llvm::outs() << "; attention Hq=" << ap.qHeads << " Sq=" << ap.qLen
@@ -805,12 +901,10 @@ int main(int argc, char **argv) {
   auto bind = [&](Value v, Role role, StringRef name) -> LogicalResult {
     if (!v)
       return success();
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner()->getParentOp() != func)
-      return fail("operand '" + name + "' must be an argument of @" +
-                  func.getSymName()),
-             failure();
-    roles[arg.getArgNumber()] = role;
+    FailureOr<unsigned> arg = argumentOf(func, v, name);
+    if (failed(arg))
+      return failure();
+    roles[*arg] = role;
     return success();
   };
   if (failed(bind(op.getQ(), Role::Q, "q")) ||
@@ -841,13 +935,7 @@ int main(int argc, char **argv) {
   p.kvHeads = op.getNumKVHeads();
   p.headDim = op.getHeadDim();
   p.valueHeadDim = op.getValueHeadDim();
-  p.scale = op.getScaleOrDefault();
-  if (std::optional<APFloat> cap = op.getSoftcap())
-    p.softcap = cap->convertToDouble();
-  mlir::attn::MaskAttr mask = op.getMaskOrNone();
-  p.mask.left = mask.getLeft();
-  p.mask.right = mask.getRight();
-  p.mask.bottomRight = mask.isBottomRight();
+  setScoreTerms(p, op);
 
   if (op.isPaged()) {
     if (kvLenOpt < 1 || kvLenOpt > 1 << 20)
@@ -855,23 +943,18 @@ int main(int argc, char **argv) {
                   "[1, 2^20]");
     p.kvLen = kvLenOpt;
     p.blockSize = op.getBlockSize();
-    p.maxBlocks = (p.kvLen + p.blockSize - 1) / p.blockSize;
-    // Room for every sequence's blocks plus unused ones, shuffled.
-    p.numBlocks = p.batch * p.maxBlocks + 3;
-    auto nb = resolve(kType, 0, p.numBlocks, "paged cache block count");
-    if (failed(nb))
+    auto blocks = pagedBlocks(kType, p.batch, p.kvLen, p.blockSize);
+    if (failed(blocks))
       return 1;
+    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
   } else {
-    auto kvLen = resolve(kType, 2, kvLenOpt, "key length (--kv-len)");
+    auto kvLen = resolveRows(kType, "key length (--kv-len)");
     if (failed(kvLen))
       return 1;
-    if (*kvLen < 1 || *kvLen > 1 << 20)
-      return fail("--kv-len must be in [1, 2^20]");
     p.kvLen = *kvLen;
   }
 
-  uint64_t seed = seedOpt.getNumOccurrences() ? uint64_t(seedOpt)
-                                              : std::random_device()();
+  uint64_t seed = runSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
 
@@ -894,11 +977,7 @@ int main(int argc, char **argv) {
     p.kvLens = kvLens.data();
   }
   if (op.isPaged()) {
-    std::vector<int32_t> blocks(p.numBlocks);
-    for (int64_t i = 0; i < p.numBlocks; ++i)
-      blocks[i] = i;
-    std::shuffle(blocks.begin(), blocks.end(), rng);
-    blockTable.assign(blocks.begin(), blocks.begin() + p.batch * p.maxBlocks);
+    blockTable = shuffledBlocks(p.numBlocks, p.batch * p.maxBlocks, rng);
     p.blockTable = blockTable.data();
   }
 
@@ -915,13 +994,9 @@ int main(int argc, char **argv) {
   const int64_t B = p.batch, Hq = p.qHeads, Hkv = p.kvHeads;
   const int64_t kvRows = op.isPaged() ? p.blockSize : p.kvLen;
   const int64_t kvOuter = op.isPaged() ? p.numBlocks : B;
-  SmallVector<Buffer> buffers;
   Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr;
   SmallVector<SmallVector<int64_t>> shapes;
-  SmallVector<Extent> extents;
-  std::optional<int64_t> totalBytes = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto type = cast<MemRefType>(func.getArgument(i).getType());
     SmallVector<int64_t> &shape = shapes.emplace_back();
     switch (roles[i]) {
     case Role::Q: shape = {B, Hq, p.qLen, p.headDim}; break;
@@ -932,19 +1007,11 @@ int main(int argc, char **argv) {
     case Role::O: shape = {B, Hq, p.qLen, p.valueHeadDim}; break;
     case Role::LSE: shape = {B, Hq, p.qLen}; break;
     }
-    for (unsigned d = 0; d < shape.size(); ++d)
-      if (!type.isDynamicDim(d) && type.getDimSize(d) != shape[d])
-        return fail("argument " + Twine(i) + " dim " + Twine(d) + " is " +
-                    Twine(type.getDimSize(d)) + " in the spec but the run "
-                    "needs " + Twine(shape[d]));
-    FailureOr<Extent> extent = extentOf(type, shape);
-    if (failed(extent))
-      return fail("argument " + Twine(i) + " would need more than 2^63 "
-                  "bytes");
-    extents.push_back(*extent);
-    totalBytes = llvm::checkedAdd(totalBytes.value_or(INT64_MAX),
-                                  extent->bytes);
   }
+  SmallVector<Extent> extents;
+  std::optional<int64_t> totalBytes;
+  if (failed(measureArguments(func, shapes, extents, totalBytes)))
+    return 1;
   // Checked before allocating: a static size or stride can ask for far
   // more memory than a CPU check should take.
   const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
@@ -953,9 +1020,7 @@ int main(int argc, char **argv) {
                 (totalBytes ? Twine(*totalBytes >> 20) + " MiB"
                             : Twine("more than 2^63 bytes")) +
                 ", more than --max-memory-mib=" + Twine(maxMemoryMiB));
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    buffers.push_back(allocate(cast<MemRefType>(func.getArgument(i).getType()),
-                               shapes[i], extents[i]));
+  SmallVector<Buffer> buffers = allocateArguments(func, shapes, extents);
   for (unsigned i = 0; i < buffers.size(); ++i) {
     Buffer &buf = buffers[i];
     switch (roles[i]) {
@@ -982,51 +1047,14 @@ int main(int argc, char **argv) {
   const std::string kernelName = func.getSymName().str();
   const bool paged = op.isPaged();
   Type elt = qType.getElementType();
-  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(&context));
-  PassManager pm(&context);
-  mlir::attn::CPUPipelineOptions options;
-  options.blockQ = blockQ;
-  options.blockKV = blockKV;
-  if (numSplits.getNumOccurrences())
-    options.numSplits = numSplits;
-  if (kvChunk.getNumOccurrences())
-    options.kvChunk = kvChunk;
-  if (failed(mlir::attn::buildCPUPipeline(pm, options)) ||
-      failed(pm.run(*module)))
-    return 1; // diagnostics were printed
-  ExecutionEngineOptions engineOptions;
-  auto optimize = makeOptimizingTransformer(2, 0, nullptr);
-  engineOptions.transformer = optimize;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
-  if (!engine)
-    return fail("JIT: " + llvm::toString(engine.takeError()));
-
-  SmallVector<void *> descriptorPointers, args;
-  for (Buffer &buf : buffers)
-    descriptorPointers.push_back(buf.descriptor.data());
-  for (void *&ptr : descriptorPointers)
-    args.push_back(&ptr);
-  if (llvm::Error err = (*engine)->invokePacked(
-          "_mlir_ciface_" + kernelName, args))
-    return fail("JIT call: " + llvm::toString(std::move(err)));
+  if (failed(compileAndCall(context, *module, func, buffers)))
+    return 1;
 
   // Check.
   std::vector<double> refO, refLse;
-  ref::attention(p, q->toDense(), k->toDense(), v->toDense(),
-                             refO, refLse);
-  std::vector<double> gotO = o->toDense();
-  double num = 0, den = 0;
+  ref::attention(p, q->toDense(), k->toDense(), v->toDense(), refO, refLse);
   int64_t unwritten = 0;
-  for (size_t i = 0; i < gotO.size(); ++i) {
-    if (std::isnan(gotO[i])) {
-      ++unwritten;
-      continue;
-    }
-    num += (gotO[i] - refO[i]) * (gotO[i] - refO[i]);
-    den += refO[i] * refO[i];
-  }
-  double relErr = std::sqrt(num) / (den > 0 ? std::sqrt(den) : 1.0);
+  double relErr = relativeError(o->toDense(), refO, unwritten);
   double lseErr = 0;
   int64_t emptyRows = 0, lseWrong = 0;
   if (lse) {
