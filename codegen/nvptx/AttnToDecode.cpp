@@ -139,18 +139,10 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     map.map(host, arg);
   Value wsArg = kernel.getArgument(operands.size());
 
-  // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
-  Value split = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
-  map.map(n.forall.getInductionVar(1),
-          gpu::BlockIdOp::create(kb, gpu::Dimension::y));
-  FailureOr<Value> qTiles =
-      materialize(getValueOrCreateConstantIndexOp(
-          kb, n.forall.getLoc(), n.forall.getMixedUpperBound()[2]));
-  if (failed(qTiles))
+  FailureOr<Value> mapped = mapSplitBlock();
+  if (failed(mapped))
     return failure();
-  Value z = gpu::BlockIdOp::create(kb, gpu::Dimension::z);
-  map.map(n.forall.getInductionVar(0), arith::DivUIOp::create(kb, z, *qTiles));
-  map.map(n.forall.getInductionVar(2), arith::RemUIOp::create(kb, z, *qTiles));
+  Value split = *mapped;
   Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
 
   FailureOr<Value> row0 = materialize(n.loadQ.getRow());
@@ -165,13 +157,9 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value totalRows = mul(*qLen, idx(group));
 
-  // This split's keys: [lo + s * per, min(hi, lo + (s + 1) * per)).
+  // This split's keys, key by key.
   Value splits = memref::DimOp::create(kb, wsArg, 1);
-  Value range = arith::SubIOp::create(kb, *hi, *lo);
-  Value length = arith::MaxSIOp::create(kb, range, idx(0));
-  Value per = arith::CeilDivSIOp::create(kb, length, splits);
-  Value splitLo = add(*lo, mul(split, per));
-  Value splitHi = arith::MinSIOp::create(kb, add(splitLo, per), *hi);
+  auto [splitLo, splitHi] = splitRange(split, splits, *lo, *hi, 1);
 
   Value keyGroup = arith::DivUIOp::create(kb, tid, idx(lanesPerKey));
   Value lane = arith::RemUIOp::create(kb, tid, idx(lanesPerKey));

@@ -3,6 +3,7 @@
 #include "codegen/nvptx/KernelCommon.h"
 
 #include "lib/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -135,6 +136,38 @@ Value KernelEmitter::safeMax(Value m) {
   Value isEmpty = arith::CmpFOp::create(*b, arith::CmpFPredicate::OEQ, m,
                                         f32(-INFINITY));
   return arith::SelectOp::create(*b, isEmpty, f32(0), m);
+}
+
+FailureOr<Value> KernelEmitter::mapSplitBlock() {
+  Value split = gpu::BlockIdOp::create(*b, gpu::Dimension::x);
+  map.map(n.forall.getInductionVar(1),
+          gpu::BlockIdOp::create(*b, gpu::Dimension::y));
+  FailureOr<Value> qTiles = materialize(getValueOrCreateConstantIndexOp(
+      *b, n.forall.getLoc(), n.forall.getMixedUpperBound()[2]));
+  if (failed(qTiles))
+    return failure();
+  Value z = gpu::BlockIdOp::create(*b, gpu::Dimension::z);
+  map.map(n.forall.getInductionVar(0), arith::DivUIOp::create(*b, z, *qTiles));
+  map.map(n.forall.getInductionVar(2), arith::RemUIOp::create(*b, z, *qTiles));
+  return split;
+}
+
+std::pair<Value, Value> KernelEmitter::splitRange(Value split, Value splits,
+                                                  Value lo, Value hi,
+                                                  int64_t granule) {
+  Value range = arith::SubIOp::create(*b, hi, lo);
+  Value length = arith::MaxSIOp::create(*b, range, idx(0));
+  Value per;
+  if (granule == 1) {
+    per = arith::CeilDivSIOp::create(*b, length, splits);
+  } else {
+    Value granules = arith::CeilDivSIOp::create(*b, length, idx(granule));
+    Value perGranules = arith::CeilDivSIOp::create(*b, granules, splits);
+    per = mul(perGranules, idx(granule));
+  }
+  Value first = add(lo, mul(split, per));
+  Value end = add(first, per);
+  return {first, arith::MinSIOp::create(*b, end, hi)};
 }
 
 FailureOr<Value> KernelEmitter::materialize(Value v) {

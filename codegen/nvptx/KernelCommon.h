@@ -109,6 +109,16 @@ public:
   /// kernel, through `map`.
   FailureOr<Value> materialize(Value v);
 
+  /// A split-K kernel's block (x, y, z) = (split, K/V head, batch * Q tiles
+  /// + Q tile): maps the nest's batch, K/V head and Q tile and returns the
+  /// split.
+  FailureOr<Value> mapSplitBlock();
+  /// Split `split`'s keys of [lo, hi) out of `splits`: [lo + s * per,
+  /// min(hi, lo + (s + 1) * per)), `per` rounded up to whole `granule`s
+  /// (K/V tiles, so that no tile straddles two splits).
+  std::pair<Value, Value> splitRange(Value split, Value splits, Value lo,
+                                     Value hi, int64_t granule);
+
   L1Nest n;
   /// Set by the tier when it starts building the kernel.
   ImplicitLocOpBuilder *b = nullptr;

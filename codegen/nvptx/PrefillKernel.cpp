@@ -14,7 +14,6 @@
 #include "codegen/nvptx/Target.h"
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -241,18 +240,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   if (p.splitKV) {
     // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
     workspace = kernel.getArgument(operands.size() - 1);
-    split = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
-    map.map(n.forall.getInductionVar(1),
-            gpu::BlockIdOp::create(kb, gpu::Dimension::y));
-    FailureOr<Value> qTiles = materialize(getValueOrCreateConstantIndexOp(
-        kb, loc, n.forall.getMixedUpperBound()[2]));
-    if (failed(qTiles))
+    FailureOr<Value> mapped = mapSplitBlock();
+    if (failed(mapped))
       return failure();
-    Value z = gpu::BlockIdOp::create(kb, gpu::Dimension::z);
-    map.map(n.forall.getInductionVar(0),
-            arith::DivUIOp::create(kb, z, *qTiles));
-    map.map(n.forall.getInductionVar(2),
-            arith::RemUIOp::create(kb, z, *qTiles));
+    split = *mapped;
   } else {
     // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
     map.map(n.forall.getInductionVar(0),
@@ -281,18 +272,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     return failure();
   kvLen = *len;
   if (p.splitKV) {
-    // This split's keys: [lo + s * per, min(hi, lo + (s + 1) * per)), per
-    // a whole number of K/V tiles so that no tile straddles two splits.
+    // This split's keys, whole K/V tiles.
     Value splits = memref::DimOp::create(kb, workspace, 1);
-    Value range = arith::SubIOp::create(kb, *hi, *lo);
-    Value length = arith::MaxSIOp::create(kb, range, idx(0));
-    Value tiles = arith::CeilDivSIOp::create(kb, length, idx(p.bc));
-    Value perTiles = arith::CeilDivSIOp::create(kb, tiles, splits);
-    Value per = mul(perTiles, idx(p.bc));
-    Value first = add(*lo, mul(split, per));
-    Value end = add(first, per);
+    auto [first, last] = splitRange(split, splits, *lo, *hi, p.bc);
     lo = first;
-    hi = Value(arith::MinSIOp::create(kb, end, *hi));
+    hi = last;
   }
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
