@@ -72,6 +72,22 @@ private:
   void buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map);
   /// The batched form's kernel body: each sequence's tokens from kv_lens.
   void buildBatched(gpu::GPUFuncOp kernel, IRMapping &map);
+
+  /// One thread's piece of a new token's row, columns [col, col + vec):
+  /// `data`, written to (block, head, row) of the cache when `valid`.
+  struct Piece {
+    Value block, row, col, valid, data;
+  };
+  /// `src` at `indices` where `inChunk`, else `zeroVec`.
+  Value loadPiece(ImplicitLocOpBuilder &b, Value src, ValueRange indices,
+                  Value inChunk, Value zeroVec) const;
+  /// Stores each piece to `dst` under its guard.
+  void storePieces(ImplicitLocOpBuilder &b, Value dst, Value head,
+                   ArrayRef<Piece> pieces) const;
+  llvm::Align pieceAlign() const {
+    return llvm::Align(vec * (elt.getIntOrFloatBitWidth() / 8));
+  }
+
   CacheAppendOp op;
   Type elt;
   int64_t d = 0, dv = 0, vec = 1, tokens = 1, threads = 32, unrollK = 1,
@@ -137,6 +153,33 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   return success();
 }
 
+Value AppendKernel::loadPiece(ImplicitLocOpBuilder &b, Value src,
+                              ValueRange indices, Value inChunk,
+                              Value zeroVec) const {
+  auto vecType = VectorType::get({vec}, elt);
+  auto guard = scf::IfOp::create(b, vecType, inChunk, /*withElse=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  Value x = vector::LoadOp::create(b, vecType, src, indices,
+                                   /*nontemporal=*/false, pieceAlign());
+  scf::YieldOp::create(b, x);
+  b.setInsertionPointToStart(guard.elseBlock());
+  scf::YieldOp::create(b, zeroVec);
+  return guard.getResult(0);
+}
+
+void AppendKernel::storePieces(ImplicitLocOpBuilder &b, Value dst, Value head,
+                               ArrayRef<Piece> pieces) const {
+  for (const Piece &p : pieces) {
+    auto guard = scf::IfOp::create(b, p.valid);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    vector::StoreOp::create(b, p.data, dst,
+                            ValueRange{p.block, head, p.row, p.col},
+                            /*nontemporal=*/false, pieceAlign());
+  }
+}
+
 void AppendKernel::buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map) {
   Value kn = map.lookup(op.getKNew()), vn = map.lookup(op.getVNew());
   Value kc = map.lookup(op.getKCache()), vc = map.lookup(op.getVCache());
@@ -159,10 +202,6 @@ void AppendKernel::buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map) {
   auto vecType = VectorType::get({vec}, elt);
   Value zeroVec = arith::ConstantOp::create(
       b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
-  const llvm::Align align(vec * (elt.getIntOrFloatBitWidth() / 8));
-  struct Piece {
-    Value block, row, col, valid, data;
-  };
   // All loads (slots and rows) first, then the stores, as in the batched
   // form; a row below T is in bounds wherever its slot points.
   auto loadPieces = [&](Value src, int64_t width, int64_t unroll) {
@@ -190,36 +229,16 @@ void AppendKernel::buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map) {
       p.valid = arith::AndIOp::create(b, inChunk, known);
       p.block = arith::DivUIOp::create(b, slot, rows);
       p.row = arith::RemUIOp::create(b, slot, rows);
-      auto guard = scf::IfOp::create(b, vecType, inChunk, /*withElse=*/true);
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(guard.thenBlock());
-        Value x = vector::LoadOp::create(b, vecType, src,
-                                         ValueRange{token, head, p.col},
-                                         /*nontemporal=*/false, align);
-        scf::YieldOp::create(b, x);
-        b.setInsertionPointToStart(guard.elseBlock());
-        scf::YieldOp::create(b, zeroVec);
-      }
-      p.data = guard.getResult(0);
+      p.data = loadPiece(b, src, ValueRange{token, head, p.col}, inChunk,
+                         zeroVec);
       pieces.push_back(p);
     }
     return pieces;
   };
-  auto storePieces = [&](Value dst, ArrayRef<Piece> pieces) {
-    for (const Piece &p : pieces) {
-      auto guard = scf::IfOp::create(b, p.valid);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(guard.thenBlock());
-      vector::StoreOp::create(b, p.data, dst,
-                              ValueRange{p.block, head, p.row, p.col},
-                              /*nontemporal=*/false, align);
-    }
-  };
   SmallVector<Piece> kPieces = loadPieces(kn, d, unrollK);
   SmallVector<Piece> vPieces = loadPieces(vn, dv, unrollV);
-  storePieces(kc, kPieces);
-  storePieces(vc, vPieces);
+  storePieces(b, kc, head, kPieces);
+  storePieces(b, vc, head, vPieces);
   gpu::ReturnOp::create(b);
 }
 
@@ -284,13 +303,9 @@ void AppendKernel::buildBatched(gpu::GPUFuncOp kernel, IRMapping &map) {
   // The load's guard does not wait for kv_lens or the block table (a row
   // below n is in bounds wherever it goes), so the data, kv_lens and
   // table loads are in flight together.
-  struct Piece {
-    Value token, col, slot, row, valid, data;
-  };
   auto vecType = VectorType::get({vec}, elt);
   Value zeroVec = arith::ConstantOp::create(
       b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
-  const llvm::Align align(vec * (elt.getIntOrFloatBitWidth() / 8));
   // Every load of a thread, block-table entries included, comes before its
   // first store: the stores may alias nothing the loads read, but the
   // compiler cannot know that.
@@ -303,13 +318,13 @@ void AppendKernel::buildBatched(gpu::GPUFuncOp kernel, IRMapping &map) {
       Value rowInChunk = arith::DivUIOp::create(b, u, idx(perRow));
       Value colPiece = arith::RemUIOp::create(b, u, idx(perRow));
       p.col = arith::MulIOp::create(b, colPiece, idx(vec));
-      p.token = add(firstToken, rowInChunk);
-      Value inChunk = lt(p.token, n);
+      Value token = add(firstToken, rowInChunk);
+      Value inChunk = lt(token, n);
       if ((i + 1) * threads > total) // the last trip may pass the chunk
         inChunk = arith::AndIOp::create(b, inChunk, lt(u, idx(total)));
-      Value inRange = arith::AndIOp::create(b, inChunk, lt(p.token, count));
-      Value pos = add(start, p.token);
-      p.slot = batch;
+      Value inRange = arith::AndIOp::create(b, inChunk, lt(token, count));
+      Value pos = add(start, token);
+      p.block = batch;
       p.row = pos;
       p.valid = inRange;
       if (table) {
@@ -317,44 +332,24 @@ void AppendKernel::buildBatched(gpu::GPUFuncOp kernel, IRMapping &map) {
         // has one), so no load waits on a branch.
         Value page = arith::DivUIOp::create(b, pos, idx(bs));
         Value safePage = arith::SelectOp::create(b, inRange, page, zero);
-        p.slot = loadIndex(table, ValueRange{batch, safePage});
+        p.block = loadIndex(table, ValueRange{batch, safePage});
         p.row = arith::RemUIOp::create(b, pos, idx(bs));
         Value notNegative =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, p.slot, zero);
-        Value inCache = lt(p.slot, numBlocks);
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, p.block, zero);
+        Value inCache = lt(p.block, numBlocks);
         Value known = arith::AndIOp::create(b, notNegative, inCache);
         p.valid = arith::AndIOp::create(b, inRange, known);
       }
-      auto guard = scf::IfOp::create(b, vecType, inChunk, /*withElse=*/true);
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(guard.thenBlock());
-        Value x = vector::LoadOp::create(b, vecType, src,
-                                         ValueRange{batch, head, p.token, p.col},
-                                         /*nontemporal=*/false, align);
-        scf::YieldOp::create(b, x);
-        b.setInsertionPointToStart(guard.elseBlock());
-        scf::YieldOp::create(b, zeroVec);
-      }
-      p.data = guard.getResult(0);
+      p.data = loadPiece(b, src, ValueRange{batch, head, token, p.col},
+                         inChunk, zeroVec);
       pieces.push_back(p);
     }
     return pieces;
   };
-  auto storePieces = [&](Value dst, ArrayRef<Piece> pieces) {
-    for (const Piece &p : pieces) {
-      auto guard = scf::IfOp::create(b, p.valid);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(guard.thenBlock());
-      vector::StoreOp::create(b, p.data, dst,
-                              ValueRange{p.slot, head, p.row, p.col},
-                              /*nontemporal=*/false, align);
-    }
-  };
   SmallVector<Piece> kPieces = loadPieces(kn, d, unrollK);
   SmallVector<Piece> vPieces = loadPieces(vn, dv, unrollV);
-  storePieces(kc, kPieces);
-  storePieces(vc, vPieces);
+  storePieces(b, kc, head, kPieces);
+  storePieces(b, vc, head, vPieces);
   gpu::ReturnOp::create(b);
 }
 
