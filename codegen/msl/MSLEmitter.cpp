@@ -188,6 +188,32 @@ struct Spec {
       sizes = -1, partials = -1;
 };
 
+/// Every present operand of `op` is a kernel buffer: a function argument,
+/// contiguous row-major, in the default memory space.
+LogicalResult checkBuffers(Operation *op,
+                           ArrayRef<std::pair<StringRef, Value>> operands) {
+  for (auto [name, value] : operands) {
+    if (!value)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+      return op->emitError() << "the msl tier binds each operand to a kernel "
+                               "buffer; operand '"
+                            << name << "' must be an argument of the function";
+    auto type = cast<MemRefType>(value.getType());
+    if (!type.getLayout().isIdentity())
+      return op->emitError()
+             << "the msl tier takes contiguous row-major buffers; operand '"
+             << name << "' has layout " << type.getLayout()
+             << " (view it as a contiguous memref)";
+    if (type.getMemorySpace())
+      return op->emitError() << "the msl tier takes buffers in the default "
+                               "memory space; operand '"
+                            << name << "' is in " << type.getMemorySpace();
+  }
+  return success();
+}
+
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
@@ -202,26 +228,7 @@ LogicalResult checkSupported(AttentionOp op) {
       {"v", op.getV()},           {"o", op.getO()},
       {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
       {"kv_lens", op.getKvLens()}};
-  for (auto [name, value] : operands) {
-    if (!value)
-      continue;
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
-      return op.emitError() << "the msl tier binds each operand to a kernel "
-                               "buffer; operand '"
-                            << name << "' must be an argument of the function";
-    auto type = cast<MemRefType>(value.getType());
-    if (!type.getLayout().isIdentity())
-      return op.emitError()
-             << "the msl tier takes contiguous row-major buffers; operand '"
-             << name << "' has layout " << type.getLayout()
-             << " (view it as a contiguous memref)";
-    if (type.getMemorySpace())
-      return op.emitError() << "the msl tier takes buffers in the default "
-                               "memory space; operand '"
-                            << name << "' is in " << type.getMemorySpace();
-  }
-  return success();
+  return checkBuffers(op, operands);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1113,26 +1120,7 @@ LogicalResult checkSupported(CacheAppendOp op) {
       {"new_lens", op.getNewLens()},   {"slot_mapping", op.getSlotMapping()},
       {"k_cache", op.getKCache()},
       {"v_cache", op.getVCache()}};
-  for (auto [name, value] : operands) {
-    if (!value)
-      continue;
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
-      return op.emitError() << "the msl tier binds each operand to a kernel "
-                               "buffer; operand '"
-                            << name << "' must be an argument of the function";
-    auto type = cast<MemRefType>(value.getType());
-    if (!type.getLayout().isIdentity())
-      return op.emitError()
-             << "the msl tier takes contiguous row-major buffers; operand '"
-             << name << "' has layout " << type.getLayout()
-             << " (view it as a contiguous memref)";
-    if (type.getMemorySpace())
-      return op.emitError() << "the msl tier takes buffers in the default "
-                               "memory space; operand '"
-                            << name << "' is in " << type.getMemorySpace();
-  }
-  return success();
+  return checkBuffers(op, operands);
 }
 
 /// "32" for a static dim, else `sizes.<field>`.
