@@ -150,7 +150,8 @@ def Attn_LaunchSize : I32EnumAttr<"LaunchSize",
     I32EnumAttrCase<"GroupRows", 6, "group_rows">,
     I32EnumAttrCase<"Rows", 7, "rows">,
     I32EnumAttrCase<"Splits", 8, "splits">,
-    I32EnumAttrCase<"NewLen", 9, "new_len">]> {
+    I32EnumAttrCase<"NewLen", 9, "new_len">,
+    I32EnumAttrCase<"PackedQTiles", 10, "packed_q_tiles">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -167,7 +168,9 @@ def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
     I32EnumAttrCase<"KNew", 7, "k_new">,
     I32EnumAttrCase<"VNew", 8, "v_new">,
     I32EnumAttrCase<"NewLens", 9, "new_lens">,
-    I32EnumAttrCase<"SlotMapping", 10, "slot_mapping">]> {
+    I32EnumAttrCase<"SlotMapping", 10, "slot_mapping">,
+    I32EnumAttrCase<"CuSeqlensQ", 11, "cu_seqlens_q">,
+    I32EnumAttrCase<"CuSeqlensK", 12, "cu_seqlens_k">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -203,9 +206,14 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       `ceildiv(size, N)` or a constant. Sizes: `batch`, `q_heads`,
       `kv_heads`, `q_len`, `kv_len` (paged: the longest sequence the block
       table can name), `group_rows` = q_len * q_heads / kv_heads,
-      `rows` = batch * q_heads * q_len, `splits`, the count of K/V
-      splits the runtime picks for the GPU (1 for code that has none), and
-      `new_len`, the new tokens per sequence of an append (S_new).
+      `rows` = batch * q_heads * q_len (O's rows: total_q * q_heads for a
+      packed Q), `splits`, the count of K/V splits the runtime picks for
+      the GPU (1 for code that has none), `new_len`, the new tokens per
+      sequence of an append (S_new), and `packed_q_tiles`, the Q tiles of
+      a packed batch: `ceildiv(packed_q_tiles, N)` is
+      floor(total_q * group / N) + batch, the blocks of N rows that cover
+      every sequence when sequence b's tiles start at
+      floor(cu_seqlens_q[b] * group / N) + b.
     - `params`: the kernel parameters in order. `q` ... `lse` pass that
       operand as an expanded memref descriptor (allocated and aligned
       pointer, offset, sizes, strides); `workspace` passes the caller's

@@ -25,10 +25,26 @@ static MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
 int64_t AttentionOp::getNumQueryHeads() { return memrefOf(getQ()).getDimSize(1); }
 int64_t AttentionOp::getNumKVHeads() { return memrefOf(getK()).getDimSize(1); }
-int64_t AttentionOp::getHeadDim() { return memrefOf(getQ()).getDimSize(3); }
-int64_t AttentionOp::getValueHeadDim() { return memrefOf(getV()).getDimSize(3); }
+// The head dim is the last dim in the padded and the packed forms.
+int64_t AttentionOp::getHeadDim() {
+  MemRefType q = memrefOf(getQ());
+  return q.getDimSize(q.getRank() - 1);
+}
+int64_t AttentionOp::getValueHeadDim() {
+  MemRefType v = memrefOf(getV());
+  return v.getDimSize(v.getRank() - 1);
+}
 int64_t AttentionOp::getBlockSize() {
   return isPaged() ? memrefOf(getK()).getDimSize(2) : 0;
+}
+
+std::optional<int64_t> AttentionOp::getStaticQueryLength() {
+  if (isPackedQ())
+    return getMaxQLen();
+  int64_t sq = memrefOf(getQ()).getDimSize(2);
+  if (ShapedType::isDynamic(sq))
+    return std::nullopt;
+  return sq;
 }
 
 float AttentionOp::getScaleOrDefault() {
@@ -287,20 +303,46 @@ public:
   LogicalResult verify() {
     Value q = op.getQ(), k = op.getK(), v = op.getV(), o = op.getO();
     Value lse = op.getLse(), table = op.getBlockTable(),
-          lens = op.getKvLens();
-    bool paged = table != nullptr;
-    StringRef kvLayout = paged ? "[num_blocks, Hkv, block_size, D]"
-                               : "[B, Hkv, Sk, D]";
-
-    if (failed(checkRank("q", q, 4, "[B, Hq, Sq, D]")) ||
-        failed(checkRank("k", k, 4, kvLayout)) ||
-        failed(checkRank("v", v, 4, kvLayout)) ||
-        failed(checkRank("o", o, 4, "[B, Hq, Sq, Dv]")) ||
-        (lse && failed(checkRank("lse", lse, 3, "[B, Hq, Sq]"))))
+          lens = op.getKvLens(), cuQ = op.getCuSeqlensQ(),
+          cuK = op.getCuSeqlensK();
+    const bool paged = table != nullptr, packedQ = cuQ != nullptr,
+               packedKV = cuK != nullptr;
+    if (packedKV && (table || lens))
+      return op.emitOpError()
+             << "operand 'cu_seqlens_k' packs K/V and gives their lengths; "
+                "operand '"
+             << (table ? "block_table" : "kv_lens")
+             << "' cannot be given with it";
+    StringRef kvLayout = paged      ? "[num_blocks, Hkv, block_size, D]"
+                         : packedKV ? "[total_k, Hkv, D] (packed by "
+                                      "cu_seqlens_k)"
+                                    : "[B, Hkv, Sk, D]";
+    StringRef vLayout = paged      ? "[num_blocks, Hkv, block_size, Dv]"
+                        : packedKV ? "[total_k, Hkv, Dv] (packed by "
+                                     "cu_seqlens_k)"
+                                   : "[B, Hkv, Sk, Dv]";
+    const int64_t qRank = packedQ ? 3 : 4, kvRank = packedKV ? 3 : 4;
+    if (failed(checkRank("q", q, qRank,
+                         packedQ ? "[total_q, Hq, D] (packed by cu_seqlens_q)"
+                                 : "[B, Hq, Sq, D]")) ||
+        failed(checkRank("k", k, kvRank, kvLayout)) ||
+        failed(checkRank("v", v, kvRank, vLayout)) ||
+        failed(checkRank("o", o, qRank,
+                         packedQ ? "[total_q, Hq, Dv] (packed by "
+                                   "cu_seqlens_q)"
+                                 : "[B, Hq, Sq, Dv]")) ||
+        (lse && failed(checkRank("lse", lse, qRank - 1,
+                                 packedQ ? "[total_q, Hq] (packed by "
+                                           "cu_seqlens_q)"
+                                         : "[B, Hq, Sq]"))))
       return failure();
     if (table && failed(checkRank("block_table", table, 2, "[B, max_blocks]")))
       return failure();
     if (lens && failed(checkRank("kv_lens", lens, 1, "[B]")))
+      return failure();
+    if (cuQ && failed(checkRank("cu_seqlens_q", cuQ, 1, "[B + 1]")))
+      return failure();
+    if (cuK && failed(checkRank("cu_seqlens_k", cuK, 1, "[B + 1]")))
       return failure();
 
     // Element types: K and V are read with Q's type; accumulation is f32.
@@ -310,22 +352,26 @@ public:
         failed(checkElementType("lse", lse, b.getF32Type())) ||
         failed(checkElementType("block_table", table, b.getI32Type())) ||
         failed(checkElementType("kv_lens", lens, b.getI32Type())) ||
+        failed(checkElementType("cu_seqlens_q", cuQ, b.getI32Type())) ||
+        failed(checkElementType("cu_seqlens_k", cuK, b.getI32Type())) ||
         failed(checkSameElement({{"k", k}, {"v", v}}, "q", q)))
       return failure();
 
-    // Heads and head dims are static: they fix the kernel's shape.
+    // Heads (dim 1 in every form) and head dims (the last dim) are
+    // static: they fix the kernel's shape.
+    const int64_t qd = qRank - 1, kvd = kvRank - 1;
     if (failed(checkStatic("q", q, 1, "head count")) ||
         failed(checkStatic("k", k, 1, "head count")) ||
-        failed(checkStatic("q", q, 3, "head dim")) ||
-        failed(checkStatic("k", k, 3, "head dim")) ||
-        failed(checkStatic("v", v, 3, "head dim")) ||
-        failed(checkStatic("o", o, 3, "head dim")))
+        failed(checkStatic("q", q, qd, "head dim")) ||
+        failed(checkStatic("k", k, kvd, "head dim")) ||
+        failed(checkStatic("v", v, kvd, "head dim")) ||
+        failed(checkStatic("o", o, qd, "head dim")))
       return failure();
     int64_t hq = memrefOf(q).getDimSize(1), hkv = memrefOf(k).getDimSize(1);
-    int64_t d = memrefOf(q).getDimSize(3), dv = memrefOf(v).getDimSize(3);
+    int64_t d = memrefOf(q).getDimSize(qd), dv = memrefOf(v).getDimSize(kvd);
     if (failed(checkHeadDimLimit(d, dv)) ||
-        failed(checkSame("k", k, 3, "q", q, 3, "head dim (D)")) ||
-        failed(checkSame("o", o, 3, "v", v, 3, "value head dim (Dv)")) ||
+        failed(checkSame("k", k, kvd, "q", q, qd, "head dim (D)")) ||
+        failed(checkSame("o", o, qd, "v", v, kvd, "value head dim (Dv)")) ||
         failed(checkSame("v", v, 1, "k", k, 1, "K/V head count")) ||
         failed(checkSame("o", o, 1, "q", q, 1, "query head count")))
       return failure();
@@ -334,20 +380,50 @@ public:
              << "query heads (" << hq << ") must be a multiple of K/V heads ("
              << hkv << ") for grouped-query attention";
 
-    // Batch and sequence dims.
-    if (failed(checkSame("o", o, 0, "q", q, 0, "batch")) ||
-        failed(checkSame("o", o, 2, "q", q, 2, "query length (Sq)")))
-      return failure();
-    if (lse && (failed(checkSame("lse", lse, 0, "q", q, 0, "batch")) ||
-                failed(checkSame("lse", lse, 1, "q", q, 1, "query head count")) ||
-                failed(checkSame("lse", lse, 2, "q", q, 2, "query length (Sq)"))))
-      return failure();
-    if (lens && failed(checkSame("kv_lens", lens, 0, "q", q, 0, "batch")))
+    // Query tokens: O and LSE have Q's.
+    if (packedQ) {
+      if (failed(checkSame("o", o, 0, "q", q, 0,
+                           "packed query tokens (total_q)")) ||
+          (lse && (failed(checkSame("lse", lse, 0, "q", q, 0,
+                                    "packed query tokens (total_q)")) ||
+                   failed(checkSame("lse", lse, 1, "q", q, 1,
+                                    "query head count")))))
+        return failure();
+    } else {
+      if (failed(checkSame("o", o, 2, "q", q, 2, "query length (Sq)")))
+        return failure();
+      if (lse &&
+          (failed(checkSame("lse", lse, 1, "q", q, 1, "query head count")) ||
+           failed(checkSame("lse", lse, 2, "q", q, 2, "query length (Sq)"))))
+        return failure();
+    }
+    if (std::optional<int64_t> maxQLen = op.getMaxQLen()) {
+      if (!packedQ)
+        return op.emitOpError()
+               << "attribute 'max_q_len' bounds the query lengths of a "
+                  "packed batch; it needs operand 'cu_seqlens_q' (a padded "
+                  "Q's length is its dim 2)";
+      if (*maxQLen < 1 || *maxQLen > kMaxDim)
+        return op.emitOpError()
+               << "attribute 'max_q_len' must be in [1, 2^31-1], got "
+               << *maxQLen;
+    }
+
+    // The batch: Q's dim 0, or cu_seqlens_q's length minus 1.
+    Batch batch = packedQ ? Batch{"cu_seqlens_q", cuQ, 1} : Batch{"q", q, 0};
+    if (failed(checkBatch(batch, {"cu_seqlens_k", cuK, 1})) ||
+        failed(checkBatch(batch, {"kv_lens", lens, 0})) ||
+        (!packedQ && (failed(checkBatch(batch, {"o", o, 0})) ||
+                      failed(checkBatch(batch, {"lse", lse, 0})))))
       return failure();
 
-    if (!paged) {
-      if (failed(checkSame("k", k, 0, "q", q, 0, "batch")) ||
-          failed(checkSame("v", v, 0, "q", q, 0, "batch")) ||
+    if (packedKV) {
+      if (failed(checkSame("v", v, 0, "k", k, 0,
+                           "packed key tokens (total_k)")))
+        return failure();
+    } else if (!paged) {
+      if (failed(checkBatch(batch, {"k", k, 0})) ||
+          failed(checkBatch(batch, {"v", v, 0})) ||
           failed(checkSame("v", v, 2, "k", k, 2, "key length (Sk)")))
         return failure();
     } else {
@@ -358,7 +434,7 @@ public:
       if (failed(checkStatic("k", k, 2, "block size")) ||
           failed(checkSame("v", v, 0, "k", k, 0, "paged cache block count")) ||
           failed(checkSame("v", v, 2, "k", k, 2, "paged cache block size")) ||
-          failed(checkSame("block_table", table, 0, "q", q, 0, "batch")))
+          failed(checkBatch(batch, {"block_table", table, 0})))
         return failure();
     }
 
@@ -376,7 +452,37 @@ public:
                             {"o", o},
                             {"lse", lse},
                             {"block_table", table},
-                            {"kv_lens", lens}});
+                            {"kv_lens", lens},
+                            {"cu_seqlens_q", cuQ},
+                            {"cu_seqlens_k", cuK}});
+  }
+
+  /// An operand whose dim 0 is the batch B, or B + 1 (`extra`) for the
+  /// offsets of a packed form.
+  struct Batch {
+    StringRef name;
+    Value value;
+    int64_t extra;
+  };
+
+  /// `other` (if given) has `ref`'s batch where both are static.
+  LogicalResult checkBatch(const Batch &ref, const Batch &other) {
+    if (!other.value)
+      return success();
+    int64_t x = memrefOf(other.value).getDimSize(0);
+    int64_t y = memrefOf(ref.value).getDimSize(0);
+    if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) ||
+        x - other.extra == y - ref.extra)
+      return success();
+    // Name the roles where an offsets array (B + 1) is one side.
+    const bool offsets = ref.extra || other.extra;
+    auto role = [&](int64_t extra) {
+      return !offsets ? "" : extra ? " (B + 1)" : " (B)";
+    };
+    return op.emitOpError()
+           << "batch mismatch: operand '" << other.name << "' dim 0 is " << x
+           << role(other.extra) << " but operand '" << ref.name
+           << "' dim 0 is " << y << role(ref.extra);
   }
 
   /// The kernels fold scale and soft-cap into f32 constants with log2(e)

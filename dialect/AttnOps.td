@@ -43,6 +43,25 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     | `block_table` | [B, max_blocks] (optional, paged) | i32            |
     | `kv_lens`     | [B] (optional)                    | i32            |
 
+    Packed (varlen) batches, as FlashAttention's varlen API takes them:
+    with `cu_seqlens_q` (`[B+1]` i32, monotone offsets from 0), Q, O and
+    LSE hold the tokens of every sequence back to back: Q `[total_q, Hq,
+    D]`, O `[total_q, Hq, Dv]`, LSE `[total_q, Hq]`, and sequence `b` owns
+    rows `cu_seqlens_q[b] .. cu_seqlens_q[b+1] - 1`, so its
+    `q_len = cu_seqlens_q[b+1] - cu_seqlens_q[b]` and B is
+    `cu_seqlens_q`'s length minus 1. With `cu_seqlens_k` K and V are
+    packed the same way (`[total_k, Hkv, D]`, `kv_len` from the offsets);
+    it excludes `block_table` and `kv_lens`. Q may be packed over
+    contiguous, packed or paged K/V (chunked prefill: new tokens against a
+    paged cache), and K/V may be packed under a padded Q. Masks align per
+    sequence: bottom-right shifts by that sequence's `kv_len - q_len`. A
+    query that sees no key (q_len > kv_len under a bottom-right causal
+    mask) gets `O = 0` and `LSE = -inf`. `max_q_len` is an optional
+    promise that no sequence has more query tokens; backends may leave
+    rows past it unwritten, and the decode tier takes a spec whose
+    `max_q_len` is at most 16. The caller guarantees monotone offsets that
+    fit the buffers.
+
     With `block_table`, K and V are paged caches
     `[num_blocks, Hkv, block_size, D]`: key `j` of sequence `b` lives in block
     `block_table[b, j / block_size]` at row `j % block_size`. `kv_lens` gives
@@ -86,6 +105,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Attn_AttentionMemRef:$q,
     Attn_AttentionMemRef:$k,
     Attn_AttentionMemRef:$v,
+    Optional<AnyMemRef>:$cu_seqlens_q,
+    Optional<AnyMemRef>:$cu_seqlens_k,
     Optional<AnyMemRef>:$block_table,
     Optional<AnyMemRef>:$kv_lens,
     Attn_AttentionMemRef:$o,
@@ -93,12 +114,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_MaskAttr>:$mask,
     OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<I64Attr>:$max_q_len,
     OptionalAttr<Attn_ScheduleAttr>:$schedule);
 
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
     `k` `(` $k `:` type($k) `)`
     `v` `(` $v `:` type($v) `)`
+    (`cu_seqlens_q` `(` $cu_seqlens_q^ `:` type($cu_seqlens_q) `)`)?
+    (`cu_seqlens_k` `(` $cu_seqlens_k^ `:` type($cu_seqlens_k) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     `->` `o` `(` $o `:` type($o) `)`
@@ -106,6 +130,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`scale` `=` $scale^)?
     (`mask` `=` $mask^)?
     (`softcap` `=` $softcap^)?
+    (`max_q_len` `=` $max_q_len^)?
     (`schedule` `=` $schedule^)?
     attr-dict
   }];
@@ -114,6 +139,13 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 
   let extraClassDeclaration = [{
     bool isPaged() { return getBlockTable() != nullptr; }
+    /// Q, O and LSE packed by cu_seqlens_q ([total_q, H, D]).
+    bool isPackedQ() { return getCuSeqlensQ() != nullptr; }
+    /// K and V packed by cu_seqlens_k ([total_k, Hkv, D]).
+    bool isPackedKV() { return getCuSeqlensK() != nullptr; }
+    /// The most queries a sequence has, where the spec fixes it: a padded
+    /// Q's static Sq, or a packed Q's max_q_len.
+    std::optional<int64_t> getStaticQueryLength();
     int64_t getNumQueryHeads();
     int64_t getNumKVHeads();
     /// Query heads per K/V head (1: MHA, Hq: MQA).
@@ -264,35 +296,48 @@ def Attn_InitStateOp : Attn_Op<"init_state", [Pure,
   let builders = [OpBuilder<(ins "int64_t":$rows, "int64_t":$valueDim)>];
 }
 
-def Attn_LoadQOp : Attn_Op<"load_q"> {
+def Attn_LoadQOp : Attn_Op<"load_q", [AttrSizedOperandSegments]> {
   let summary = "load a Q tile, zero rows past the end";
   let description = [{
     `tile[r, :] = q[batch, kv_head * G + f % G, f / G, :]` with
     `f = row + r`, `G = group`; rows with `f >= G * Sq` are zero.
 
+    Packed (`seq(start, len)`, q `[total_q, Hq, D]`): the sequence's rows
+    start at row `start` of q and it has `len` queries:
+    `tile[r, :] = q[start + f / G, kv_head * G + f % G, :]`, zero for
+    `f >= G * len`. `batch` is then only the sequence's number.
+
     ```mlir
     %qt = attn.load_q %q[%b, %h, %row] group 4
         : memref<?x32x?x128xf16> -> tensor<64x128xf16>
+    %qp = attn.load_q %q[%b, %h, %row] group 4 seq(%start, %len)
+        : memref<?x32x128xf16> -> tensor<64x128xf16>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$q, Index:$batch,
-                       Index:$kv_head, Index:$row, I64Attr:$group);
+                       Index:$kv_head, Index:$row, I64Attr:$group,
+                       Optional<Index>:$seq_start, Optional<Index>:$seq_len);
   let results = (outs Attn_Tile:$tile);
   let assemblyFormat = [{
-    $q `[` $batch `,` $kv_head `,` $row `]` `group` $group attr-dict
+    $q `[` $batch `,` $kv_head `,` $row `]` `group` $group
+    (`seq` `(` $seq_start^ `,` $seq_len `)`)? attr-dict
     `:` type($q) `->` type($tile)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isPacked() { return getSeqStart() != nullptr; }
+  }];
 }
 
-def Attn_LoadKVOp : Attn_Op<"load_kv"> {
+def Attn_LoadKVOp : Attn_Op<"load_kv", [AttrSizedOperandSegments]> {
   let summary = "load a K or V tile, contiguous or paged, zero past `length`";
   let description = [{
     Loads rows `start .. start + rows - 1` of one K/V head. Contiguous:
     `src[batch, kv_head, j, :]`. Paged (with `block_table`):
     `src[block_table[batch, j / bs], kv_head, j % bs, :]` with `bs` the
-    cache's block size. Rows with `j >= length` are zero and read nothing,
-    not even the block table.
+    cache's block size. Packed (`seq(start)`, src `[total_k, Hkv, D]`):
+    `src[start + j, kv_head, :]`. Rows with `j >= length` are zero and
+    read nothing, not even the block table.
 
     ```mlir
     %kt = attn.load_kv %k[%b, %h, %j] length %n block_table %bt
@@ -301,14 +346,18 @@ def Attn_LoadKVOp : Attn_Op<"load_kv"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Index:$batch,
                        Index:$kv_head, Index:$start, Index:$length,
-                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$block_table);
+                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$block_table,
+                       Optional<Index>:$seq_start);
   let results = (outs Attn_Tile:$tile);
   let assemblyFormat = [{
     $src `[` $batch `,` $kv_head `,` $start `]` `length` $length
-    (`block_table` $block_table^)? attr-dict
+    (`block_table` $block_table^)? (`seq` `(` $seq_start^ `)`)? attr-dict
     `:` type($src) (`,` type($block_table)^)? `->` type($tile)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isPacked() { return getSeqStart() != nullptr; }
+  }];
 }
 
 def Attn_QKOp : Attn_Op<"qk", [Pure]> {
@@ -449,11 +498,12 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
   let hasVerifier = 1;
 }
 
-def Attn_StoreOOp : Attn_Op<"store_o"> {
+def Attn_StoreOOp : Attn_Op<"store_o", [AttrSizedOperandSegments]> {
   let summary = "store an output tile, skipping rows past the end";
   let description = [{
     Writes tile row `r` to `o[batch, kv_head * G + f % G, f / G, :]` with
-    `f = row + r` when `f < G * Sq`; the layout of `attn.load_q`.
+    `f = row + r` when `f < G * Sq`; the layout of `attn.load_q`, packed
+    (`seq(start, len)`, o `[total_q, Hq, Dv]`) as well.
 
     ```mlir
     attn.store_o %ot, %o[%b, %h, %row] group 4
@@ -462,19 +512,26 @@ def Attn_StoreOOp : Attn_Op<"store_o"> {
   }];
   let arguments = (ins Attn_Tile:$tile, Arg<AnyMemRef, "", [MemWrite]>:$o,
                        Index:$batch, Index:$kv_head, Index:$row,
-                       I64Attr:$group);
+                       I64Attr:$group, Optional<Index>:$seq_start,
+                       Optional<Index>:$seq_len);
   let assemblyFormat = [{
-    $tile `,` $o `[` $batch `,` $kv_head `,` $row `]` `group` $group attr-dict
+    $tile `,` $o `[` $batch `,` $kv_head `,` $row `]` `group` $group
+    (`seq` `(` $seq_start^ `,` $seq_len `)`)? attr-dict
     `:` type($tile) `,` type($o)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isPacked() { return getSeqStart() != nullptr; }
+  }];
 }
 
-def Attn_StoreLseOp : Attn_Op<"store_lse"> {
+def Attn_StoreLseOp : Attn_Op<"store_lse", [AttrSizedOperandSegments]> {
   let summary = "store a tile of log-sum-exp values";
   let description = [{
     Writes `tile[r]` to `lse[batch, kv_head * G + f % G, f / G]` with
-    `f = row + r` when `f < G * Sq`.
+    `f = row + r` when `f < G * Sq`; packed (`seq(start, len)`, lse
+    `[total_q, Hq]`), to `lse[start + f / G, kv_head * G + f % G]` when
+    `f < G * len`.
 
     ```mlir
     attn.store_lse %l, %lse[%b, %h, %row] group 4
@@ -483,12 +540,17 @@ def Attn_StoreLseOp : Attn_Op<"store_lse"> {
   }];
   let arguments = (ins Attn_Tile:$tile, Arg<AnyMemRef, "", [MemWrite]>:$lse,
                        Index:$batch, Index:$kv_head, Index:$row,
-                       I64Attr:$group);
+                       I64Attr:$group, Optional<Index>:$seq_start,
+                       Optional<Index>:$seq_len);
   let assemblyFormat = [{
     $tile `,` $lse `[` $batch `,` $kv_head `,` $row `]` `group` $group
+    (`seq` `(` $seq_start^ `,` $seq_len `)`)?
     attr-dict `:` type($tile) `,` type($lse)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isPacked() { return getSeqStart() != nullptr; }
+  }];
 }
 
 #endif // ATTN_OPS_TD

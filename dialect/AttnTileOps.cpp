@@ -65,6 +65,14 @@ public:
     return success();
   }
 
+  /// A packed row range names both its start and its length.
+  LogicalResult sequence(Value start, Value len) {
+    if (static_cast<bool>(start) == static_cast<bool>(len))
+      return success();
+    return op->emitOpError("'seq' needs both the sequence's first row and its "
+                           "length");
+  }
+
   LogicalResult positive(StringRef name, int64_t value) {
     if (value >= 1)
       return success();
@@ -105,12 +113,18 @@ LogicalResult InitStateOp::verify() {
 
 LogicalResult LoadQOp::verify() {
   TileVerifier check(*this);
-  if (failed(check.memref("q", getQ(), 4, "[B, Hq, Sq, D]")) ||
+  const bool packed = isPacked();
+  if (failed(check.sequence(getSeqStart(), getSeqLen())) ||
+      failed(check.memref("q", getQ(), packed ? 3 : 4,
+                          packed ? "[total_q, Hq, D] (packed by 'seq')"
+                                 : "[B, Hq, Sq, D]")) ||
       failed(check.positive("group", getGroup())))
     return failure();
   auto q = cast<MemRefType>(getQ().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
-  if (failed(tile) || failed(check.same("tile", *tile, 1, "q", q, 3, "head dim")) ||
+  if (failed(tile) ||
+      failed(check.same("tile", *tile, 1, "q", q, q.getRank() - 1,
+                        "head dim")) ||
       failed(check.sameElement("tile", *tile, "q", q)))
     return failure();
   int64_t hq = q.getDimSize(1);
@@ -123,9 +137,13 @@ LogicalResult LoadQOp::verify() {
 LogicalResult LoadKVOp::verify() {
   TileVerifier check(*this);
   bool paged = getBlockTable() != nullptr;
-  if (failed(check.memref("src", getSrc(), 4,
-                          paged ? "[num_blocks, Hkv, block_size, D]"
-                                : "[B, Hkv, Sk, D]")))
+  if (paged && isPacked())
+    return emitOpError("a K/V tile comes from a paged cache ('block_table') "
+                       "or from packed sequences ('seq'), not both");
+  if (failed(check.memref("src", getSrc(), isPacked() ? 3 : 4,
+                          paged      ? "[num_blocks, Hkv, block_size, D]"
+                          : isPacked() ? "[total_k, Hkv, D] (packed by 'seq')"
+                                       : "[B, Hkv, Sk, D]")))
     return failure();
   if (paged) {
     auto table = cast<MemRefType>(getBlockTable().getType());
@@ -142,7 +160,8 @@ LogicalResult LoadKVOp::verify() {
   auto src = cast<MemRefType>(getSrc().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
   if (failed(tile) ||
-      failed(check.same("tile", *tile, 1, "src", src, 3, "head dim")) ||
+      failed(check.same("tile", *tile, 1, "src", src, src.getRank() - 1,
+                        "head dim")) ||
       failed(check.sameElement("tile", *tile, "src", src)))
     return failure();
   return success();
@@ -230,13 +249,18 @@ LogicalResult FinalizeOp::verify() {
 
 LogicalResult StoreOOp::verify() {
   TileVerifier check(*this);
-  if (failed(check.memref("o", getO(), 4, "[B, Hq, Sq, Dv]")) ||
+  const bool packed = isPacked();
+  if (failed(check.sequence(getSeqStart(), getSeqLen())) ||
+      failed(check.memref("o", getO(), packed ? 3 : 4,
+                          packed ? "[total_q, Hq, Dv] (packed by 'seq')"
+                                 : "[B, Hq, Sq, Dv]")) ||
       failed(check.positive("group", getGroup())))
     return failure();
   auto o = cast<MemRefType>(getO().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, Dv]", false);
   if (failed(tile) ||
-      failed(check.same("tile", *tile, 1, "o", o, 3, "value head dim")) ||
+      failed(check.same("tile", *tile, 1, "o", o, o.getRank() - 1,
+                        "value head dim")) ||
       failed(check.sameElement("tile", *tile, "o", o)))
     return failure();
   return success();
@@ -244,7 +268,11 @@ LogicalResult StoreOOp::verify() {
 
 LogicalResult StoreLseOp::verify() {
   TileVerifier check(*this);
-  if (failed(check.memref("lse", getLse(), 3, "[B, Hq, Sq]")) ||
+  const bool packed = isPacked();
+  if (failed(check.sequence(getSeqStart(), getSeqLen())) ||
+      failed(check.memref("lse", getLse(), packed ? 2 : 3,
+                          packed ? "[total_q, Hq] (packed by 'seq')"
+                                 : "[B, Hq, Sq]")) ||
       failed(check.positive("group", getGroup())) ||
       failed(check.tile("tile", getTile(), 1, "[rows]", true)))
     return failure();

@@ -14,9 +14,10 @@
 //   combine kernel, one warp per (batch, head, query) row:
 //     o = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m), and the LSE.
 //
-// The workspace is a memref [B * Hq * Sq, N, Dv + 2] of f32 appended to
-// the host function's arguments: its dim 1 is the split count, chosen by
-// the caller at run time (from the K/V length and the SM count).
+// The workspace is a memref [B * Hq * Sq, N, Dv + 2] of f32 (one row per
+// row of O: [total_q * Hq, N, Dv + 2] for a packed Q) appended to the host
+// function's arguments: its dim 1 is the split count, chosen by the
+// caller at run time (from the K/V length and the SM count).
 //
 //===----------------------------------------------------------------------===//
 
@@ -156,6 +157,26 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value totalRows = mul(*qLen, idx(group));
+  // A packed Q's rows start at its sequence's first row.
+  Value seqStart;
+  if (n.loadQ.isPacked()) {
+    FailureOr<Value> start = materialize(n.loadQ.getSeqStart());
+    if (failed(start))
+      return failure();
+    seqStart = *start;
+  }
+  Value kvStart;
+  if (n.loadK.isPacked()) {
+    FailureOr<Value> start = materialize(n.loadK.getSeqStart());
+    if (failed(start))
+      return failure();
+    kvStart = *start;
+  }
+  auto qIndices = [&](Value head, Value query) -> SmallVector<Value> {
+    if (seqStart)
+      return {add(seqStart, query), head};
+    return {batch, head, query};
+  };
 
   // This split's keys, key by key.
   Value splits = memref::DimOp::create(kb, wsArg, 1);
@@ -178,7 +199,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     Value firstHead = mul(kvHead, idx(group));
     Value head = add(firstHead, arith::RemUIOp::create(kb, fc, idx(group)));
     Value query = arith::DivUIOp::create(kb, fc, idx(group));
-    Value slice = loadSlice(q, {batch, head, query}, d);
+    Value slice = loadSlice(q, qIndices(head, query), d);
     qSlices.push_back(arith::SelectOp::create(kb, valid, slice, zeroVec));
     queries.push_back(query);
   }
@@ -199,6 +220,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     kb.setInsertionPointToStart(loop.getBody());
     auto kvSlice = [&](LoadKVOp load, Value j, int64_t rowWidth) {
       Value src = map.lookup(load.getSrc());
+      if (load.isPacked())
+        return loadSlice(src, {add(kvStart, j), kvHead}, rowWidth);
       if (Value table = load.getBlockTable()) {
         int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
         Value entry = memref::LoadOp::create(
@@ -336,7 +359,11 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     Value firstHead = mul(kvHead, idx(group));
     Value head = add(firstHead, arith::RemUIOp::create(kb, f, idx(group)));
     Value query = arith::DivUIOp::create(kb, f, idx(group));
-    Value wsRow = add(mul(add(mul(batch, hq), head), *qLen), query);
+    // O's rows flattened: (batch * Hq + head) * Sq + query, packed
+    // token * Hq + head.
+    SmallVector<Value> at = qIndices(head, query);
+    Value headRow = add(mul(at[0], hq), at[1]);
+    Value wsRow = seqStart ? headRow : add(mul(headRow, *qLen), at[2]);
     memref::StoreOp::create(kb, sumLoop.getResult(1), wsArg,
                             ValueRange{wsRow, split, c});
     auto first = scf::IfOp::create(

@@ -152,6 +152,74 @@ FailureOr<Value> KernelEmitter::mapSplitBlock() {
   return split;
 }
 
+// Sequence b's first tile, floor(cu[b] * G / blockQ) + b, is monotone in
+// b, and floor(cu[b] G / Br) + ceil(len_b G / Br) <= floor(cu[b+1] G / Br)
+// + 1, so the sequences' tile ranges do not overlap.
+static Value firstPackedTile(ImplicitLocOpBuilder &b, Value offsets, Value seq,
+                             int64_t group, int64_t blockQ) {
+  Value entry = memref::LoadOp::create(b, offsets, ValueRange{seq});
+  Value row = arith::IndexCastOp::create(b, b.getIndexType(), entry);
+  Value rows = arith::MulIOp::create(
+      b, row, arith::ConstantIndexOp::create(b, group));
+  Value tile = arith::DivUIOp::create(
+      b, rows, arith::ConstantIndexOp::create(b, blockQ));
+  return arith::AddIOp::create(b, tile, seq);
+}
+
+void KernelEmitter::mapPackedBlock(int64_t blockQ) {
+  const int64_t group = n.loadQ.getGroup();
+  Value offsets = map.lookup(n.cuSeqlensQ);
+  Value x = gpu::BlockIdOp::create(*b, gpu::Dimension::x);
+  Value sequences =
+      arith::SubIOp::create(*b, memref::DimOp::create(*b, offsets, 0), idx(1));
+  // The last sequence whose first tile is at most x: lo = 0, hi = B keep
+  // first(lo) <= x < first(hi) (first(B) is the grid's size).
+  Type index = b->getIndexType();
+  auto search = scf::WhileOp::create(
+      *b, TypeRange{index, index}, ValueRange{idx(0), sequences},
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        ImplicitLocOpBuilder cb(loc, ob);
+        Value width = arith::SubIOp::create(cb, args[1], args[0]);
+        Value more = arith::CmpIOp::create(
+            cb, arith::CmpIPredicate::sgt, width,
+            arith::ConstantIndexOp::create(cb, 1));
+        scf::ConditionOp::create(cb, more, args);
+      },
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        ImplicitLocOpBuilder bb(loc, ob);
+        Value sum = arith::AddIOp::create(bb, args[0], args[1]);
+        Value mid = arith::DivUIOp::create(
+            bb, sum, arith::ConstantIndexOp::create(bb, 2));
+        Value first = firstPackedTile(bb, offsets, mid, group, blockQ);
+        Value atOrBefore =
+            arith::CmpIOp::create(bb, arith::CmpIPredicate::ule, first, x);
+        Value lo = arith::SelectOp::create(bb, atOrBefore, mid, args[0]);
+        Value hi = arith::SelectOp::create(bb, atOrBefore, args[1], mid);
+        scf::YieldOp::create(bb, ValueRange{lo, hi});
+      });
+  Value seq = search.getResult(0);
+  Value tile =
+      arith::SubIOp::create(*b, x, firstPackedTile(*b, offsets, seq, group,
+                                                   blockQ));
+  map.map(n.forall.getInductionVar(0), seq);
+  map.map(n.forall.getInductionVar(1),
+          gpu::BlockIdOp::create(*b, gpu::Dimension::y));
+  map.map(n.forall.getInductionVar(2), tile);
+}
+
+Value KernelEmitter::packedTileCount(ImplicitLocOpBuilder &hb,
+                                     int64_t blockQ) {
+  Value totalQ = memref::DimOp::create(hb, n.loadQ.getQ(), 0);
+  Value offsets = memref::DimOp::create(hb, n.cuSeqlensQ, 0);
+  Value sequences = arith::SubIOp::create(
+      hb, offsets, arith::ConstantIndexOp::create(hb, 1));
+  Value rows = arith::MulIOp::create(
+      hb, totalQ, arith::ConstantIndexOp::create(hb, n.loadQ.getGroup()));
+  Value tiles = arith::DivUIOp::create(
+      hb, rows, arith::ConstantIndexOp::create(hb, blockQ));
+  return arith::AddIOp::create(hb, tiles, sequences);
+}
+
 std::pair<Value, Value> KernelEmitter::splitRange(Value split, Value splits,
                                                   Value lo, Value hi,
                                                   int64_t granule) {

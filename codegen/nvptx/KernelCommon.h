@@ -113,6 +113,17 @@ public:
   /// + Q tile): maps the nest's batch, K/V head and Q tile and returns the
   /// split.
   FailureOr<Value> mapSplitBlock();
+  /// A packed Q's block (x, y) = (packed Q tile, K/V head): sequence b's
+  /// tiles of `blockQ` rows start at floor(cu_seqlens_q[b] * G / blockQ)
+  /// + b, so a binary search over the offsets finds a block's sequence
+  /// and tile without a table, and at most one block a sequence (the gap
+  /// its rounding leaves) has no rows. Maps the nest's batch, K/V head and
+  /// Q tile.
+  void mapPackedBlock(int64_t blockQ);
+  /// The blocks mapPackedBlock covers, on the host at `hb`: floor(total_q
+  /// * G / blockQ) + B.
+  Value packedTileCount(ImplicitLocOpBuilder &hb, int64_t blockQ);
+
   /// Split `split`'s keys of [lo, hi) out of `splits`: [lo + s * per,
   /// min(hi, lo + (s + 1) * per)), `per` rounded up to whole `granule`s
   /// (K/V tiles, so that no tile straddles two splits).

@@ -3,6 +3,7 @@
 #include "codegen/nvptx/LaunchContract.h"
 
 #include "lib/Transforms/L1Nest.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -11,19 +12,23 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   LaunchOperands operands;
   operands.blockTable = n.loadK.getBlockTable() != nullptr;
-  // inputOperands() passes q, k, v, [block_table], then kv_lens, the one
-  // memref the nest's length computation reads.
-  operands.kvLens =
-      inputOperands(nest).size() > 3 + (operands.blockTable ? 1u : 0u);
+  operands.kvLens = n.kvLens != nullptr;
+  operands.cuSeqlensQ = n.cuSeqlensQ != nullptr;
+  operands.cuSeqlensK = n.cuSeqlensK != nullptr;
   operands.lse = n.storeLse != nullptr;
   return operands;
 }
 
-// q, k, v, [block_table], [kv_lens]: what every kernel of a nest reads.
+// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens]:
+// what every kernel of a nest reads (inputOperands' order).
 static void addInputs(SmallVectorImpl<LaunchParam> &params,
                       LaunchOperands operands) {
   for (LaunchOperand o : {LaunchOperand::Q, LaunchOperand::K, LaunchOperand::V})
     params.push_back(LaunchParam::memref(o));
+  if (operands.cuSeqlensQ)
+    params.push_back(LaunchParam::memref(LaunchOperand::CuSeqlensQ));
+  if (operands.cuSeqlensK)
+    params.push_back(LaunchParam::memref(LaunchOperand::CuSeqlensK));
   if (operands.blockTable)
     params.push_back(LaunchParam::memref(LaunchOperand::BlockTable));
   if (operands.kvLens)
@@ -52,12 +57,23 @@ LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
   SmallVector<LaunchParam> params;
   addInputs(params, operands);
   addOutputs(params, operands);
-  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::GroupRows, blockQ),
-                       LaunchTerm::of(1, LaunchSize::KVHeads),
-                       LaunchTerm::of(2, LaunchSize::Batch)};
+  SmallVector<LaunchTerm> grid{LaunchTerm::of(0, LaunchSize::GroupRows, blockQ),
+                               LaunchTerm::of(1, LaunchSize::KVHeads),
+                               LaunchTerm::of(2, LaunchSize::Batch)};
+  // A packed Q's tiles, sequence after sequence, with no padding tiles.
+  if (operands.cuSeqlensQ)
+    grid = {LaunchTerm::of(0, LaunchSize::PackedQTiles, blockQ),
+            LaunchTerm::of(1, LaunchSize::KVHeads), LaunchTerm::constant(2, 1)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::Prefill, tier,
                          threads, sharedBytes, grid, params, {}, Type(),
                          blockQ, group);
+}
+
+int64_t mlir::attn::packedQTiles(const L1Nest &nest) {
+  scf::ForallOp forall = nest.forall; // the accessors are not const
+  std::optional<int64_t> tiles =
+      getConstantIntValue(forall.getMixedUpperBound()[2]);
+  return tiles.value_or(0);
 }
 
 LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
@@ -68,10 +84,13 @@ LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
   SmallVector<LaunchParam> params;
   addInputs(params, operands);
   params.push_back(LaunchParam::workspace());
-  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::Splits),
-                       LaunchTerm::of(1, LaunchSize::KVHeads),
-                       LaunchTerm::of(2, LaunchSize::Batch),
-                       LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
+  SmallVector<LaunchTerm> grid{LaunchTerm::of(0, LaunchSize::Splits),
+                               LaunchTerm::of(1, LaunchSize::KVHeads),
+                               LaunchTerm::of(2, LaunchSize::Batch),
+                               LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
+  // A packed Q: the Q tiles of max_q_len queries a sequence (static).
+  if (operands.cuSeqlensQ)
+    grid.back() = LaunchTerm::constant(2, packedQTiles(nest));
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeSplit,
                          tier, threads, sharedBytes, grid, params,
                          workspaceShape(workspace),

@@ -24,7 +24,8 @@ inline constexpr llvm::StringLiteral kLaunchAttrName = "attn.launch";
 
 /// Which of attn.attention's optional operands a kernel takes.
 struct LaunchOperands {
-  bool blockTable = false, kvLens = false, lse = false;
+  bool blockTable = false, kvLens = false, lse = false, cuSeqlensQ = false,
+       cuSeqlensK = false;
 
   /// The operands of `nest`'s attention, as inputOperands() and the
   /// stores pass them.
@@ -32,9 +33,15 @@ struct LaunchOperands {
 };
 
 /// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
-/// head, batch); params q, k, v, [block_table], [kv_lens], o, [lse].
+/// head, batch), or, for a packed Q, per (packed Q tile, K/V head); params
+/// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens], o,
+/// [lse].
 LaunchAttr prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
                          int64_t sharedBytes, int64_t blockQ, int64_t group);
+
+/// The Q tiles per sequence of a nest over a packed Q whose max_q_len the
+/// spec fixes (its forall's static bound); 0 when it is not static.
+int64_t packedQTiles(const L1Nest &nest);
 
 /// Split-K decode, first launch: one block per (split, K/V head, batch x Q
 /// tile); params q, k, v, [block_table], [kv_lens], workspace. `workspace`

@@ -103,7 +103,9 @@ Value PrefillKernel::kvIndices(LoadKVOp load, Value row,
                           *b, j, arith::SubIOp::create(*b, kvLen, idx(1))));
   Value batch = map.lookup(load.getBatch());
   Value head = map.lookup(load.getKvHead());
-  if (Value table = load.getBlockTable()) {
+  if (Value seqStart = load.getSeqStart()) {
+    indices = {add(map.lookup(seqStart), jc), head};
+  } else if (Value table = load.getBlockTable()) {
     int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
     Value entry = memref::LoadOp::create(
         *b, map.lookup(table),
@@ -168,7 +170,14 @@ SmallVector<Value> PrefillKernel::rowIndices(const Output &out, Value flat) {
   Value headInGroup = arith::RemUIOp::create(*b, flat, idx(p.group));
   Value head = add(firstHead, headInGroup);
   Value query = arith::DivUIOp::create(*b, flat, idx(p.group));
+  if (out.seqStart)
+    return {add(out.seqStart, query), head};
   return {out.batch, head, query};
+}
+Value PrefillKernel::workspaceRow(const Output &out, ArrayRef<Value> at) {
+  Value hq = idx(cast<MemRefType>(n.loadQ.getQ().getType()).getDimSize(1));
+  Value first = add(mul(at[0], hq), at[1]);
+  return out.seqStart ? first : add(mul(first, out.queries), at[2]);
 }
 Value PrefillKernel::inverseOrZero(Value l) {
   Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
@@ -244,6 +253,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     if (failed(mapped))
       return failure();
     split = *mapped;
+  } else if (n.loadQ.isPacked()) {
+    // Block (x, y) = (packed Q tile, K/V head).
+    mapPackedBlock(p.br);
   } else {
     // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
     map.map(n.forall.getInductionVar(0),
@@ -270,6 +282,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       failed(hi) || failed(materialize(n.loadK.getBatch())) ||
       failed(materialize(n.loadK.getKvHead())))
     return failure();
+  if (n.loadK.isPacked() && failed(materialize(n.loadK.getSeqStart())))
+    return failure();
   kvLen = *len;
   if (p.splitKV) {
     // This split's keys, whole K/V tiles.
@@ -281,7 +295,14 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value rows = mul(*qLen, idx(p.group));
-  Output out{batch, kvHead, *row0, rows, *qLen};
+  Value seqStart;
+  if (n.loadQ.isPacked()) {
+    FailureOr<Value> start = materialize(n.loadQ.getSeqStart());
+    if (failed(start))
+      return failure();
+    seqStart = *start;
+  }
+  Output out{batch, kvHead, *row0, rows, *qLen, seqStart};
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.
@@ -407,6 +428,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         hb, cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
   };
   gpu::KernelDim3 grid{asIndex(ubs[2]), asIndex(ubs[1]), asIndex(ubs[0])};
+  if (n.loadQ.isPacked() && !p.splitKV)
+    grid = {packedTileCount(hb, p.br), grid.y, arith::ConstantIndexOp::create(hb, 1)};
   if (p.splitKV) {
     Value zTiles = arith::MulIOp::create(hb, grid.x, grid.z);
     grid = {memref::DimOp::create(hb, hostWorkspace, 1), grid.y, zTiles};

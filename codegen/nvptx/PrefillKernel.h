@@ -56,9 +56,10 @@ protected:
     ValueRange state;       // the loop's: softmax state, then acc tiles
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`
-  /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`.
+  /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`;
+  /// for a packed Q, the sequence's rows from `seqStart` (else null).
   struct Output {
-    Value batch, kvHead, row0, rows, queries;
+    Value batch, kvHead, row0, rows, queries, seqStart;
   };
   /// Where this thread's warp works: its rows and its keys.
   struct WarpPlace {
@@ -92,8 +93,12 @@ protected:
   /// or the block's.
   std::pair<Value, Value> queryRange(Value firstRow, int64_t rows);
   /// The (batch, head, query) indices of Q, O and LSE for flat row `flat`
-  /// of the K/V head's group * Sq rows.
+  /// of the K/V head's group * Sq rows; (seqStart + query, head) packed.
   SmallVector<Value> rowIndices(const Output &out, Value flat);
+  /// The split-K workspace row of the O row at `at` (rowIndices' result):
+  /// O's rows flattened, (batch * Hq + head) * Sq + query, or packed
+  /// token * Hq + head.
+  Value workspaceRow(const Output &out, ArrayRef<Value> at);
   /// The same for the block's row `row`.
   SmallVector<Value> outputIndices(const Output &out, Value row) {
     return rowIndices(out, add(out.row0, row));

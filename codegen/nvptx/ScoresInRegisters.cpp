@@ -527,8 +527,6 @@ void RegisterScoreKernel::storeSplitState(MmaSyncTileMMA &tiles,
                                           ValueRange state, Value warpRow,
                                           const Output &out) {
   const int64_t nState = 4 * p.mTiles, dv16 = p.dv / 16;
-  const int64_t hq =
-      cast<MemRefType>(n.loadQ.getQ().getType()).getDimSize(1);
   auto pairType = VectorType::get({2}, b->getF32Type());
   Value firstColumn = arith::CmpIOp::create(
       *b, arith::CmpIPredicate::eq, tiles.laneColumn(), idx(0));
@@ -549,9 +547,7 @@ void RegisterScoreKernel::storeSplitState(MmaSyncTileMMA &tiles,
                             /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(*b);
       b->setInsertionPointToStart(inside.thenBlock());
-      SmallVector<Value> at = outputIndices(out, row);
-      Value bh = add(mul(at[0], idx(hq)), at[1]);
-      Value wsRow = add(mul(bh, out.queries), at[2]);
+      Value wsRow = workspaceRow(out, outputIndices(out, row));
       for (int64_t nb = 0; nb < dv16; ++nb)
         for (int64_t half = 0; half < 2; ++half) {
           if (16 * nb + 8 * half >= p.valueHeadDim)

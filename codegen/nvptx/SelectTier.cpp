@@ -69,12 +69,13 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
   return {64, 32};
 }
 
-/// Query rows per K/V head (group x Sq), or none when Sq is dynamic.
+/// Query rows per K/V head (group x Sq), or none when Sq is dynamic (a
+/// packed Q: without max_q_len).
 std::optional<int64_t> staticGroupRows(AttentionOp op) {
-  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-  if (ShapedType::isDynamic(sq))
+  std::optional<int64_t> sq = op.getStaticQueryLength();
+  if (!sq)
     return std::nullopt;
-  return sq * op.getGroupSize();
+  return *sq * op.getGroupSize();
 }
 
 /// The tier of `op`: its own attn.tier, else decode for a static Sq of at
@@ -82,11 +83,9 @@ std::optional<int64_t> staticGroupRows(AttentionOp op) {
 Tier tierOf(AttentionOp op, Tier prefillTier) {
   if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName))
     return chosen.getValue();
-  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-  return !ShapedType::isDynamic(sq) && sq <= kDecodeMaxQueries &&
-                 fitsDecode(op)
-             ? Tier::Decode
-             : prefillTier;
+  std::optional<int64_t> sq = op.getStaticQueryLength();
+  return sq && *sq <= kDecodeMaxQueries && fitsDecode(op) ? Tier::Decode
+                                                          : prefillTier;
 }
 
 struct AttnSelectTierPass
@@ -156,8 +155,7 @@ int64_t mlir::attn::defaultWarps(Tier tier, int64_t blockQ) {
 int64_t mlir::attn::defaultStages(int sm) { return sm >= 80 ? 2 : 1; }
 
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {
-  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-  return ShapedType::isDynamic(sq) && !op->hasAttr(kTierAttrName) &&
+  return !op.getStaticQueryLength() && !op->hasAttr(kTierAttrName) &&
          fitsDecode(op);
 }
 

@@ -130,13 +130,23 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
   Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
   Value inverse = arith::DivFOp::create(kb, f32(1), l);
   Value inv = arith::SelectOp::create(kb, seen, inverse, f32(0));
-  // row = (b * Hq + head) * Sq + query
-  Value qLen = memref::DimOp::create(kb, o, 2);
-  Value hq = idx(cast<MemRefType>(o.getType()).getDimSize(1));
-  Value query = arith::RemUIOp::create(kb, row, qLen);
-  Value bh = arith::DivUIOp::create(kb, row, qLen);
-  Value head = arith::RemUIOp::create(kb, bh, hq);
-  Value batch = arith::DivUIOp::create(kb, bh, hq);
+  // row = (b * Hq + head) * Sq + query, or packed token * Hq + head: the
+  // indices of O's row and of its LSE.
+  const int64_t heads = cast<MemRefType>(o.getType()).getDimSize(1);
+  SmallVector<Value> at;
+  if (cast<MemRefType>(o.getType()).getRank() == 3) {
+    Value hq = idx(heads);
+    at = {arith::DivUIOp::create(kb, row, hq),
+          arith::RemUIOp::create(kb, row, hq)};
+  } else {
+    Value qLen = memref::DimOp::create(kb, o, 2);
+    Value hq = idx(heads);
+    Value query = arith::RemUIOp::create(kb, row, qLen);
+    Value bh = arith::DivUIOp::create(kb, row, qLen);
+    Value head = arith::RemUIOp::create(kb, bh, hq);
+    Value batch = arith::DivUIOp::create(kb, bh, hq);
+    at = {batch, head, query};
+  }
   Value columns = idx(dv), colStride = idx(kCombineThreads);
   auto cols = scf::ForOp::create(kb, tid, columns, colStride);
   {
@@ -159,7 +169,9 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
     Value x = mulf(accLoop.getResult(0), inv);
     if (!outElt.isF32())
       x = arith::TruncFOp::create(kb, outElt, x);
-    memref::StoreOp::create(kb, x, o, ValueRange{batch, head, query, c});
+    SmallVector<Value> oAt(at);
+    oAt.push_back(c);
+    memref::StoreOp::create(kb, x, o, oAt);
   }
   if (lse) {
     auto first = scf::IfOp::create(
@@ -168,7 +180,7 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
     Value log2Sum = addf(m, math::Log2Op::create(kb, l));
     Value x = mulf(log2Sum, f32(kLn2));
     x = arith::SelectOp::create(kb, seen, x, f32(-INFINITY));
-    memref::StoreOp::create(kb, x, lse, ValueRange{batch, head, query});
+    memref::StoreOp::create(kb, x, lse, at);
   }
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);

@@ -13,31 +13,46 @@ void attention(const Problem &p, const std::vector<double> &q,
                std::vector<double> &o, std::vector<double> &lse) {
   const int64_t d = p.headDim, dv = p.valueHeadDim;
   const int64_t group = p.qHeads / p.kvHeads;
-  o.assign(p.batch * p.qHeads * p.qLen * dv, 0.0);
-  lse.assign(p.batch * p.qHeads * p.qLen,
-             -std::numeric_limits<double>::infinity());
+  const int64_t qRows =
+      p.cuSeqlensQ ? p.cuSeqlensQ[p.batch] : p.batch * p.qLen;
+  o.assign(qRows * p.qHeads * dv, 0.0);
+  lse.assign(qRows * p.qHeads, -std::numeric_limits<double>::infinity());
   std::vector<double> scores;
   for (int64_t b = 0; b < p.batch; ++b) {
     // kv_lens may shorten a contiguous sequence, never lengthen it; a paged
-    // sequence is as long as kv_lens says.
+    // sequence is as long as kv_lens says; a packed one as its offsets say.
     int64_t len = p.kvLen;
     if (p.kvLens) {
       len = std::max<int64_t>(p.kvLens[b], 0);
       if (!p.blockSize)
         len = std::min(len, p.kvLen);
     }
+    if (p.cuSeqlensK)
+      len = std::max<int64_t>(p.cuSeqlensK[b + 1] - p.cuSeqlensK[b], 0);
+    const int64_t qLen =
+        p.cuSeqlensQ
+            ? std::max<int64_t>(p.cuSeqlensQ[b + 1] - p.cuSeqlensQ[b], 0)
+            : p.qLen;
+    // Index of (head h, query i) in Q's rows (and O's, LSE's).
+    auto qRow = [&](int64_t h, int64_t i) -> int64_t {
+      if (p.cuSeqlensQ)
+        return (p.cuSeqlensQ[b] + i) * p.qHeads + h;
+      return (b * p.qHeads + h) * p.qLen + i;
+    };
     // Offset of K/V row j of head h in the (possibly paged) cache.
     auto row = [&](int64_t h, int64_t j, int64_t width) -> int64_t {
+      if (p.cuSeqlensK)
+        return ((p.cuSeqlensK[b] + j) * p.kvHeads + h) * width;
       if (!p.blockSize)
         return ((b * p.kvHeads + h) * p.kvLen + j) * width;
       int64_t block = p.blockTable[b * p.maxBlocks + j / p.blockSize];
       return ((block * p.kvHeads + h) * p.blockSize + j % p.blockSize) * width;
     };
-    const int64_t shift = p.mask.bottomRight ? len - p.qLen : 0;
+    const int64_t shift = p.mask.bottomRight ? len - qLen : 0;
     for (int64_t h = 0; h < p.qHeads; ++h) {
       const int64_t hk = h / group;
-      for (int64_t i = 0; i < p.qLen; ++i) {
-        const double *qi = &q[((b * p.qHeads + h) * p.qLen + i) * d];
+      for (int64_t i = 0; i < qLen; ++i) {
+        const double *qi = &q[qRow(h, i) * d];
         scores.assign(len, -std::numeric_limits<double>::infinity());
         double best = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < len; ++j) {
@@ -58,7 +73,7 @@ void attention(const Problem &p, const std::vector<double> &q,
         if (best == -std::numeric_limits<double>::infinity())
           continue; // sees no key: o = 0, lse = -inf
         double sum = 0;
-        double *oi = &o[((b * p.qHeads + h) * p.qLen + i) * dv];
+        double *oi = &o[qRow(h, i) * dv];
         for (int64_t j = 0; j < len; ++j) {
           if (scores[j] == -std::numeric_limits<double>::infinity())
             continue;
@@ -70,7 +85,7 @@ void attention(const Problem &p, const std::vector<double> &q,
         }
         for (int64_t x = 0; x < dv; ++x)
           oi[x] /= sum;
-        lse[(b * p.qHeads + h) * p.qLen + i] = best + std::log(sum);
+        lse[qRow(h, i)] = best + std::log(sum);
       }
     }
   }

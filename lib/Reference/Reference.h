@@ -33,11 +33,17 @@ struct Problem {
   const int32_t *blockTable = nullptr;
   /// Per-sequence K/V lengths (nullptr: every sequence has kvLen keys).
   const int32_t *kvLens = nullptr;
+  /// Packed (varlen) Q, O and LSE: [B + 1] offsets; sequence b owns rows
+  /// [cuSeqlensQ[b], cuSeqlensQ[b+1]) of q [total_q, Hq, D], o [total_q,
+  /// Hq, Dv] and lse [total_q, Hq], total_q = cuSeqlensQ[B] (qLen unused).
+  const int32_t *cuSeqlensQ = nullptr;
+  /// Packed K and V [total_k, Hkv, D(v)], the same way (kvLen unused).
+  const int32_t *cuSeqlensK = nullptr;
 };
 
 /// Dense row-major inputs: q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D(v)] or the
-/// paged caches. Writes o [B, Hq, Sq, Dv] and lse [B, Hq, Sq] (natural log;
-/// -inf and o = 0 for a query that sees no key).
+/// paged caches (or the packed forms). Writes o [B, Hq, Sq, Dv] and lse
+/// [B, Hq, Sq] (natural log; -inf and o = 0 for a query that sees no key).
 void attention(const Problem &p, const std::vector<double> &q,
                const std::vector<double> &k, const std::vector<double> &v,
                std::vector<double> &o, std::vector<double> &lse);

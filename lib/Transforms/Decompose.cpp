@@ -112,6 +112,23 @@ std::pair<Value, Value> headAndQuery(ImplicitLocOpBuilder &b, Value f,
   return {head, arith::DivUIOp::create(b, f, g)};
 }
 
+/// The flat Q rows (G * q_len) of a Q-shaped operand (q, o, lse): its
+/// dim 2 times G, or a packed sequence's `seqLen` times G.
+Value flatRows(ImplicitLocOpBuilder &b, Value memref, int64_t group,
+               Value seqLen) {
+  Value qLen = seqLen ? seqLen : Value(memref::DimOp::create(b, memref, 2));
+  return arith::MulIOp::create(b, qLen, idx(b, group));
+}
+
+/// The indices of (head, query) in a Q-shaped operand: [batch, head,
+/// query] padded, [seqStart + query, head] packed.
+SmallVector<Value> rowIndices(ImplicitLocOpBuilder &b, Value batch,
+                              Value seqStart, Value head, Value query) {
+  if (!seqStart)
+    return {batch, head, query};
+  return {arith::AddIOp::create(b, seqStart, query), head};
+}
+
 /// A tile whose element (r, d) is `load(r, d)` where `valid(r)` holds and
 /// zero elsewhere; nothing is read for invalid rows.
 Value guardedTile(Builder &b, RankedTensorType type,
@@ -140,8 +157,7 @@ Value guardedTile(Builder &b, RankedTensorType type,
 Value decompose(Builder &b, LoadQOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
   int64_t group = op.getGroup();
-  Value qLen = memref::DimOp::create(b, op.getQ(), 2);
-  Value rows = arith::MulIOp::create(b, qLen, idx(b, group));
+  Value rows = flatRows(b, op.getQ(), group, op.getSeqLen());
   return guardedTile(
       b, type,
       [&](ImplicitLocOpBuilder &nb, Value r) {
@@ -151,8 +167,10 @@ Value decompose(Builder &b, LoadQOp op) {
       [&](ImplicitLocOpBuilder &nb, Value r, Value d) -> Value {
         Value f = arith::AddIOp::create(nb, op.getRow(), r);
         auto [head, query] = headAndQuery(nb, f, op.getKvHead(), group);
-        return memref::LoadOp::create(
-            nb, op.getQ(), ValueRange{op.getBatch(), head, query, d});
+        SmallVector<Value> indices =
+            rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query);
+        indices.push_back(d);
+        return memref::LoadOp::create(nb, op.getQ(), indices);
       });
 }
 
@@ -168,6 +186,11 @@ Value decompose(Builder &b, LoadKVOp op) {
       [&](ImplicitLocOpBuilder &nb, Value r, Value d) -> Value {
         Value j = arith::AddIOp::create(nb, op.getStart(), r);
         Value table = op.getBlockTable();
+        if (Value seqStart = op.getSeqStart())
+          return memref::LoadOp::create(
+              nb, op.getSrc(),
+              ValueRange{arith::AddIOp::create(nb, seqStart, j),
+                         op.getKvHead(), d});
         if (!table)
           return memref::LoadOp::create(
               nb, op.getSrc(), ValueRange{op.getBatch(), op.getKvHead(), j, d});
@@ -359,15 +382,14 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
   return {out, lse};
 }
 
-/// for r < rows of the tile with flat row f = row + r < G * Sq:
+/// for r < rows of the tile with flat row f = row + r < G * q_len:
 ///   store(r, head, query)
 void storeRows(Builder &b, Value tile, Value dest, Value kvHead, Value row,
-               int64_t group,
+               int64_t group, Value seqLen,
                function_ref<void(ImplicitLocOpBuilder &, Value, Value, Value)>
                    store) {
   auto type = cast<RankedTensorType>(tile.getType());
-  Value rows = arith::MulIOp::create(b, memref::DimOp::create(b, dest, 2),
-                                     b.idx(group));
+  Value rows = flatRows(b, dest, group, seqLen);
   auto loop = scf::ForOp::create(b, b.idx(0), b.idx(type.getDimSize(0)),
                                  b.idx(1));
   OpBuilder::InsertionGuard guard(b);
@@ -384,7 +406,7 @@ void storeRows(Builder &b, Value tile, Value dest, Value kvHead, Value row,
 void decompose(Builder &b, StoreOOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
   storeRows(b, op.getTile(), op.getO(), op.getKvHead(), op.getRow(),
-            op.getGroup(),
+            op.getGroup(), op.getSeqLen(),
             [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
               Value from = idx(nb, 0);
               Value to = idx(nb, type.getDimSize(1));
@@ -395,19 +417,21 @@ void decompose(Builder &b, StoreOOp op) {
               Value d = loop.getInductionVar();
               Value x = tensor::ExtractOp::create(nb, op.getTile(),
                                                   ValueRange{r, d});
-              memref::StoreOp::create(
-                  nb, x, op.getO(),
-                  ValueRange{op.getBatch(), head, query, d});
+              SmallVector<Value> indices =
+                  rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query);
+              indices.push_back(d);
+              memref::StoreOp::create(nb, x, op.getO(), indices);
             });
 }
 
 void decompose(Builder &b, StoreLseOp op) {
   storeRows(b, op.getTile(), op.getLse(), op.getKvHead(), op.getRow(),
-            op.getGroup(),
+            op.getGroup(), op.getSeqLen(),
             [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
               Value x = tensor::ExtractOp::create(nb, op.getTile(), ValueRange{r});
-              memref::StoreOp::create(nb, x, op.getLse(),
-                                      ValueRange{op.getBatch(), head, query});
+              memref::StoreOp::create(
+                  nb, x, op.getLse(),
+                  rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query));
             });
 }
 

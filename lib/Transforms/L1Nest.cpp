@@ -2,6 +2,8 @@
 
 #include "lib/Transforms/L1Nest.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
@@ -69,6 +71,40 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
                << ": the K/V loop's ops are not chained as attn-tile chains "
                   "them",
            failure();
+  // A packed sequence's first row is read from its offsets.
+  auto offsetsOf = [](Value seqStart) -> Value {
+    auto cast = seqStart.getDefiningOp<arith::IndexCastOp>();
+    auto load = cast ? cast.getIn().getDefiningOp<memref::LoadOp>() : nullptr;
+    return load ? load.getMemref() : Value();
+  };
+  if (n.loadQ.isPacked() && !(n.cuSeqlensQ = offsetsOf(n.loadQ.getSeqStart())))
+    return forall.emitError()
+               << pass << ": a packed Q's first row must be loaded from its "
+                          "offsets (cu_seqlens_q)",
+           failure();
+  if (n.loadK.isPacked() && !(n.cuSeqlensK = offsetsOf(n.loadK.getSeqStart())))
+    return forall.emitError()
+               << pass << ": a packed K/V's first row must be loaded from "
+                          "its offsets (cu_seqlens_k)",
+           failure();
+  // kv_lens is read by the nest's length computation, not by an L1 op: it
+  // is the one memref left.
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(forall.getRegion(), captured);
+  Value known[] = {n.loadQ.getQ(),      n.loadK.getSrc(),   n.loadV.getSrc(),
+                   n.loadK.getBlockTable(), n.cuSeqlensQ,   n.cuSeqlensK,
+                   n.storeO.getO(),
+                   n.storeLse ? n.storeLse.getLse() : Value()};
+  for (Value v : captured) {
+    if (!isa<MemRefType>(v.getType()) || llvm::is_contained(known, v))
+      continue;
+    if (n.kvLens)
+      return forall.emitError()
+                 << pass << ": the nest reads more memrefs than attn-tile's "
+                            "operands",
+             failure();
+    n.kvLens = v;
+  }
   return n;
 }
 
@@ -76,14 +112,9 @@ SmallVector<Value> mlir::attn::inputOperands(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   SmallVector<Value> operands{n.loadQ.getQ(), n.loadK.getSrc(),
                               n.loadV.getSrc()};
-  if (Value table = n.loadK.getBlockTable())
-    operands.push_back(table);
-  // kv_lens is read by the nest's length computation, not by an L1 op.
-  SetVector<Value> captured;
-  getUsedValuesDefinedAbove(n.forall.getRegion(), captured);
-  for (Value v : captured)
-    if (isa<MemRefType>(v.getType()) && !llvm::is_contained(operands, v) &&
-        v != n.storeO.getO() && (!n.storeLse || v != n.storeLse.getLse()))
+  for (Value v : {n.cuSeqlensQ, n.cuSeqlensK, Value(n.loadK.getBlockTable()),
+                  n.kvLens})
+    if (v)
       operands.push_back(v);
   return operands;
 }

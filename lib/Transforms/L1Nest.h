@@ -30,6 +30,9 @@ struct L1Nest {
   FinalizeOp finalize;
   StoreOOp storeO;
   StoreLseOp storeLse; // may be null
+  /// The memrefs the nest's index arithmetic reads, where the attention
+  /// has them: the packed forms' offsets and the K/V lengths.
+  Value cuSeqlensQ, cuSeqlensK, kvLens;
 };
 
 /// Recognizes the nest rooted at `forall`; `pass` names the caller in
@@ -37,7 +40,7 @@ struct L1Nest {
 FailureOr<L1Nest> matchL1Nest(scf::ForallOp forall, StringRef pass);
 
 /// The memrefs a kernel reads for `nest`, in the order every target passes
-/// them: q, k, v, [block_table], [kv_lens].
+/// them: q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens].
 SmallVector<Value> inputOperands(const L1Nest &nest);
 
 } // namespace mlir::attn

@@ -52,6 +52,19 @@ Value cst(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
+/// Sequence `seq`'s first row and length in a packed form:
+/// offsets[seq] and max(offsets[seq + 1] - offsets[seq], 0).
+std::pair<Value, Value> sequenceRange(ImplicitLocOpBuilder &b, Value offsets,
+                                      Value seq) {
+  Value next = arith::AddIOp::create(b, seq, cst(b, 1));
+  Value first = memref::LoadOp::create(b, offsets, ValueRange{seq});
+  Value end = memref::LoadOp::create(b, offsets, ValueRange{next});
+  first = arith::IndexCastOp::create(b, b.getIndexType(), first);
+  end = arith::IndexCastOp::create(b, b.getIndexType(), end);
+  Value len = arith::SubIOp::create(b, end, first);
+  return {first, arith::MaxSIOp::create(b, len, cst(b, 0))};
+}
+
 /// The visible key range [lo, hi) of flat Q rows [row, row + br), with lo
 /// rounded down to a multiple of bc.
 std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, MaskAttr mask,
@@ -133,12 +146,31 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   FloatAttr softcap = op.getSoftcapAttr();
   IntegerAttr groupAttr = b.getI64IntegerAttr(group);
 
-  Value batch = dimOf(b, op.getQ(), 0);
-  Value qLen = dimOf(b, op.getQ(), 2);
+  // Padded Q: B and Sq are Q's dims. Packed Q: B is cu_seqlens_q's
+  // length - 1, and the tiles cover the longest sequence the spec allows
+  // (max_q_len, else every packed row); each sequence's own length is
+  // read inside the forall.
+  const bool packedQ = op.isPackedQ();
+  Value batch, qLen;
+  if (packedQ) {
+    batch = arith::SubIOp::create(b, dimOf(b, op.getCuSeqlensQ(), 0),
+                                  cst(b, 1));
+    std::optional<int64_t> maxQLen = op.getMaxQLen();
+    qLen = maxQLen ? cst(b, *maxQLen) : dimOf(b, op.getQ(), 0);
+  } else {
+    batch = dimOf(b, op.getQ(), 0);
+    qLen = dimOf(b, op.getQ(), 2);
+  }
   Value rows = arith::MulIOp::create(b, qLen, cst(b, group));
-  Value qTiles = arith::CeilDivSIOp::create(b, rows, cst(b, br));
+  OpFoldResult qTiles = arith::CeilDivSIOp::create(b, rows, cst(b, br))
+                            .getResult();
+  // A packed Q's static max_q_len gives a static tile count, which the
+  // decode tier's launch contract states.
+  if (std::optional<int64_t> maxQLen = op.getMaxQLen(); packedQ && maxQLen)
+    qTiles = b.getIndexAttr(llvm::divideCeil(*maxQLen * group, br));
   // Contiguous K/V: Sk bounds every sequence (kv_lens may only shorten it).
-  Value maxKV = op.isPaged() ? Value() : dimOf(b, op.getK(), 2);
+  Value maxKV = op.isPaged() || op.isPackedKV() ? Value()
+                                                : dimOf(b, op.getK(), 2);
 
   auto forall = scf::ForallOp::create(
       b, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), qTiles},
@@ -154,7 +186,19 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   Value head = forall.getInductionVar(1);
   Value row = arith::MulIOp::create(b, forall.getInductionVar(2), cst(b, br));
 
+  Value qStart, kvStart;
+  if (packedQ) {
+    auto [start, len] = sequenceRange(b, op.getCuSeqlensQ(), bIdx);
+    qStart = start;
+    qLen = len;
+    rows = arith::MulIOp::create(b, qLen, cst(b, group));
+  }
   Value kvLen = maxKV;
+  if (op.isPackedKV()) {
+    auto [start, len] = sequenceRange(b, op.getCuSeqlensK(), bIdx);
+    kvStart = start;
+    kvLen = len;
+  }
   if (Value lens = op.getKvLens()) {
     Value len = memref::LoadOp::create(b, lens, ValueRange{bIdx});
     len = arith::IndexCastOp::create(b, b.getIndexType(), len);
@@ -165,9 +209,18 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   }
   auto [lo, hi] =
       visibleKeyRange(b, mask, group, br, bc, row, rows, qLen, kvLen);
+  // A packed sequence shorter than the longest has tiles with no rows:
+  // their K/V loop is empty.
+  if (packedQ)
+    hi = arith::SelectOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rows), hi,
+        lo);
 
-  Value qTile =
-      LoadQOp::create(b, qTileType, op.getQ(), bIdx, head, row, groupAttr);
+  // The packed form's row range, for the ops that address Q, O and LSE.
+  Value seqStart = packedQ ? qStart : Value();
+  Value seqLen = packedQ ? qLen : Value();
+  Value qTile = LoadQOp::create(b, qTileType, op.getQ(), bIdx, head, row,
+                                groupAttr, seqStart, seqLen);
   auto init = InitStateOp::create(b, br, dv);
   auto loop = scf::ForOp::create(
       b, lo, hi, cst(b, bc),
@@ -180,9 +233,9 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
     Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
           acc = loop.getRegionIterArg(2);
     Value kTile = LoadKVOp::create(b, kTileType, op.getK(), bIdx, head, col,
-                                   kvLen, op.getBlockTable());
+                                   kvLen, op.getBlockTable(), kvStart);
     Value vTile = LoadKVOp::create(b, vTileType, op.getV(), bIdx, head, col,
-                                   kvLen, op.getBlockTable());
+                                   kvLen, op.getBlockTable(), kvStart);
     Value s = QKOp::create(b, scoreType, qTile, kTile, scale, softcap);
     s = MaskOp::create(b, scoreType, s, row, col, qLen, kvLen, mask, groupAttr);
     auto sm = OnlineSoftmaxOp::create(b, scoreType, rowType, rowType, rowType,
@@ -194,9 +247,11 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   }
   auto fin = FinalizeOp::create(b, oTileType, rowType, loop.getResult(0),
                                 loop.getResult(1), loop.getResult(2));
-  StoreOOp::create(b, fin.getOut(), op.getO(), bIdx, head, row, groupAttr);
+  StoreOOp::create(b, fin.getOut(), op.getO(), bIdx, head, row, groupAttr,
+                   seqStart, seqLen);
   if (Value lse = op.getLse())
-    StoreLseOp::create(b, fin.getLse(), lse, bIdx, head, row, groupAttr);
+    StoreLseOp::create(b, fin.getLse(), lse, bIdx, head, row, groupAttr,
+                       seqStart, seqLen);
   op.erase();
   return success();
 }

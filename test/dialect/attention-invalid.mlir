@@ -22,7 +22,7 @@ func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<32x64xf16>, %v: memref<2x8x32
 
 // V must be rank 4.
 func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x8x32x64xf16>, %v: memref<1x2x8x32x64xf16>, %o: memref<2x8x16x64xf16>) {
-  // expected-error @+1 {{operand 'v' must have rank 4 [B, Hkv, Sk, D], got rank 5}}
+  // expected-error @+1 {{operand 'v' must have rank 4 [B, Hkv, Sk, Dv], got rank 5}}
   attn.attention q(%q : memref<2x8x16x64xf16>) k(%k : memref<2x8x32x64xf16>) v(%v : memref<1x2x8x32x64xf16>) -> o(%o : memref<2x8x16x64xf16>)
   return
 }

@@ -93,3 +93,31 @@ func.func @mask_none_explicit(%q: memref<1x1x1x32xf16>, %k: memref<1x1x1x32xf16>
                  mask = <none>
   return
 }
+
+// Packed (varlen) forms: packed Q and K/V; packed Q over a paged cache
+// with max_q_len; packed K/V under a padded Q.
+// CHECK-LABEL: func.func @packed_varlen
+// CHECK: attn.attention q(%{{.*}} : memref<?x8x64xf16>) k(%{{.*}} : memref<?x2x64xf16>) v(%{{.*}} : memref<?x2x64xf16>) cu_seqlens_q(%{{.*}} : memref<?xi32>) cu_seqlens_k(%{{.*}} : memref<?xi32>) -> o(%{{.*}} : memref<?x8x64xf16>) lse(%{{.*}} : memref<?x8xf32>) mask = <causal, bottom_right>{{$}}
+func.func @packed_varlen(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>, %v: memref<?x2x64xf16>, %cq: memref<?xi32>, %ck: memref<?xi32>, %o: memref<?x8x64xf16>, %lse: memref<?x8xf32>) {
+  attn.attention q(%q : memref<?x8x64xf16>) k(%k : memref<?x2x64xf16>) v(%v : memref<?x2x64xf16>)
+      cu_seqlens_q(%cq : memref<?xi32>) cu_seqlens_k(%ck : memref<?xi32>)
+      -> o(%o : memref<?x8x64xf16>) lse(%lse : memref<?x8xf32>) mask = <causal, bottom_right>
+  return
+}
+
+// CHECK-LABEL: func.func @varlen_paged
+// CHECK: attn.attention q(%{{.*}} : memref<?x8x64xf16>) k(%{{.*}} : memref<?x2x16x64xf16>) v(%{{.*}} : memref<?x2x16x64xf16>) cu_seqlens_q(%{{.*}} : memref<?xi32>) block_table(%{{.*}} : memref<?x?xi32>) kv_lens(%{{.*}} : memref<?xi32>) -> o(%{{.*}} : memref<?x8x64xf16>) max_q_len = 16{{$}}
+func.func @varlen_paged(%q: memref<?x8x64xf16>, %k: memref<?x2x16x64xf16>, %v: memref<?x2x16x64xf16>, %cq: memref<?xi32>, %bt: memref<?x?xi32>, %lens: memref<?xi32>, %o: memref<?x8x64xf16>) {
+  attn.attention q(%q : memref<?x8x64xf16>) k(%k : memref<?x2x16x64xf16>) v(%v : memref<?x2x16x64xf16>)
+      cu_seqlens_q(%cq : memref<?xi32>) block_table(%bt : memref<?x?xi32>) kv_lens(%lens : memref<?xi32>)
+      -> o(%o : memref<?x8x64xf16>) max_q_len = 16
+  return
+}
+
+// CHECK-LABEL: func.func @varlen_kv_padded_q
+// CHECK: attn.attention q(%{{.*}} : memref<?x8x?x64xf16>) k(%{{.*}} : memref<?x2x64xf16>) v(%{{.*}} : memref<?x2x64xf16>) cu_seqlens_k(%{{.*}} : memref<?xi32>) -> o(%{{.*}} : memref<?x8x?x64xf16>){{$}}
+func.func @varlen_kv_padded_q(%q: memref<?x8x?x64xf16>, %k: memref<?x2x64xf16>, %v: memref<?x2x64xf16>, %ck: memref<?xi32>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x64xf16>) v(%v : memref<?x2x64xf16>)
+      cu_seqlens_k(%ck : memref<?xi32>) -> o(%o : memref<?x8x?x64xf16>)
+  return
+}

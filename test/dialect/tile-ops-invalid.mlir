@@ -295,3 +295,52 @@ func.func @f(%t: tensor<16xf32>, %l: memref<2x8x?x1xf32>, %i: index) {
   attn.store_lse %t, %l[%i, %i, %i] group 1 : tensor<16xf32>, memref<2x8x?x1xf32>
   return
 }
+
+// -----
+
+func.func @f(%q: memref<2x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'q' must have rank 3 [total_q, Hq, D] (packed by 'seq'), got 'memref<2x8x?x64xf16>'}}
+  %t = attn.load_q %q[%i, %i, %i] group 1 seq(%i, %i) : memref<2x8x?x64xf16> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%k: memref<?x2x64xf16>, %i: index) {
+  // expected-error @+1 {{'src' must have rank 4 [B, Hkv, Sk, D], got 'memref<?x2x64xf16>'}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i : memref<?x2x64xf16> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%k: memref<?x2x16x64xf16>, %bt: memref<?x?xi32>, %i: index) {
+  // expected-error @+1 {{a K/V tile comes from a paged cache ('block_table') or from packed sequences ('seq'), not both}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i block_table %bt seq(%i) : memref<?x2x16x64xf16>, memref<?x?xi32> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%o: memref<?x8x64xf16>, %t: tensor<16x64xf16>, %i: index) {
+  // expected-error @+1 {{'o' must have rank 4 [B, Hq, Sq, Dv], got 'memref<?x8x64xf16>'}}
+  attn.store_o %t, %o[%i, %i, %i] group 1 : tensor<16x64xf16>, memref<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%l: memref<?x8x?xf32>, %t: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{'lse' must have rank 2 [total_q, Hq] (packed by 'seq'), got 'memref<?x8x?xf32>'}}
+  attn.store_lse %t, %l[%i, %i, %i] group 1 seq(%i, %i) : tensor<16xf32>, memref<?x8x?xf32>
+  return
+}
+
+// -----
+
+// The generic form can name a packed start without a length.
+func.func @f(%q: memref<?x8x64xf16>, %i: index) {
+  // expected-error @+1 {{'seq' needs both the sequence's first row and its length}}
+  %t = "attn.load_q"(%q, %i, %i, %i, %i) <{group = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}> : (memref<?x8x64xf16>, index, index, index, index) -> tensor<16x64xf16>
+  return
+}

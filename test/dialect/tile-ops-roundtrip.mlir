@@ -35,3 +35,22 @@ func.func @step(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x16x64xbf16>,
   attn.store_lse %lt, %lse[%b, %h, %row] group 4 : tensor<32xf32>, memref<?x8x?xf32>
   return
 }
+
+// The packed (varlen) addressing: Q, O and LSE rows from a sequence's
+// first row and length, K/V rows from its first row.
+// CHECK-LABEL: func.func @packed
+// CHECK: attn.load_q %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group 4 seq(%{{.*}}, %{{.*}}) : memref<?x8x64xf16> -> tensor<32x64xf16>
+// CHECK: attn.load_kv %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] length %{{.*}} seq(%{{.*}}) : memref<?x2x64xf16> -> tensor<16x64xf16>
+// CHECK: attn.store_o %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group 4 seq(%{{.*}}, %{{.*}}) : tensor<32x64xf16>, memref<?x8x64xf16>
+// CHECK: attn.store_lse %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group 4 seq(%{{.*}}, %{{.*}}) : tensor<32xf32>, memref<?x8xf32>
+func.func @packed(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>,
+                  %o: memref<?x8x64xf16>, %lse: memref<?x8xf32>, %b: index,
+                  %h: index, %row: index, %col: index, %qs: index,
+                  %ql: index, %ks: index, %n: index, %t: tensor<32x64xf16>,
+                  %l: tensor<32xf32>) {
+  %qt = attn.load_q %q[%b, %h, %row] group 4 seq(%qs, %ql) : memref<?x8x64xf16> -> tensor<32x64xf16>
+  %kt = attn.load_kv %k[%b, %h, %col] length %n seq(%ks) : memref<?x2x64xf16> -> tensor<16x64xf16>
+  attn.store_o %t, %o[%b, %h, %row] group 4 seq(%qs, %ql) : tensor<32x64xf16>, memref<?x8x64xf16>
+  attn.store_lse %l, %lse[%b, %h, %row] group 4 seq(%qs, %ql) : tensor<32xf32>, memref<?x8xf32>
+  return
+}

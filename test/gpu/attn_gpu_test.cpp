@@ -50,6 +50,9 @@ struct Case {
   int64_t splits = 0;    // decode tier: forced split count (0: chosen)
   bool bf16 = false;     // element type of Q, K, V, O (else f16)
   bool f32Out = false;   // O in f32 instead (dtype "f16:f32")
+  // Packed (varlen) forms (a last column packed_q, packed_kv or
+  // packed_qkv): sq and sk are the longest sequence's lengths.
+  bool packedQ = false, packedKV = false;
 };
 
 struct LaunchFacts {
@@ -147,11 +150,28 @@ bool loadModule(const std::string &path, Module &m) {
 
 /// Device buffers of one case, filled with fresh random inputs.
 struct Problem {
-  Arg q, k, v, blockTable, kvLens, o, lse, workspace;
+  Arg q, k, v, cuQ, cuK, blockTable, kvLens, o, lse, workspace;
   std::vector<double> hq, hk, hv; // the inputs as the kernel sees them
-  std::vector<int32_t> table, lens;
+  std::vector<int32_t> table, lens, offsetsQ, offsetsK;
   int64_t numBlocks = 0, maxBlocks = 0, splits = 1;
+  int64_t totalQ = 0, totalK = 0; // packed rows
 };
+
+/// A packed batch's lengths, each up to `most`: the first sequence the
+/// longest, then (where the batch has them) one token and an empty one,
+/// the rest random; returns the B + 1 offsets.
+std::vector<int32_t> packedOffsets(int64_t batch, int64_t most,
+                                   std::mt19937_64 &rng) {
+  std::vector<int32_t> offsets{0};
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t len = b == 0   ? most
+                  : b == 1 ? 1
+                  : b == 2 ? 0
+                           : std::uniform_int_distribution<int64_t>(0, most)(rng);
+    offsets.push_back(offsets.back() + int32_t(len));
+  }
+  return offsets;
+}
 
 bool upload(Arg &a, const void *data) {
   CHECK_RT(attnrt_malloc(&a.ptr, a.count() * a.elementBytes));
@@ -170,8 +190,30 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   p.k.sizes = {kvOuter, c.hkv, kvRows, c.d};
   p.v.sizes = {kvOuter, c.hkv, kvRows, c.dv};
   p.o.sizes = {c.batch, c.hq, c.sq, c.dv};
-  p.o.elementBytes = c.f32Out ? 4 : 2;
   p.lse.sizes = {c.batch, c.hq, c.sq};
+  auto uploadOffsets = [&](Arg &a, const std::vector<int32_t> &offsets) {
+    a.sizes = {int64_t(offsets.size())};
+    a.elementBytes = 4;
+    return upload(a, offsets.data());
+  };
+  if (c.packedQ) {
+    p.offsetsQ = packedOffsets(c.batch, c.sq, rng);
+    p.totalQ = p.offsetsQ.back();
+    p.q.sizes = {p.totalQ, c.hq, c.d};
+    p.o.sizes = {p.totalQ, c.hq, c.dv};
+    p.lse.sizes = {p.totalQ, c.hq};
+    if (!uploadOffsets(p.cuQ, p.offsetsQ))
+      return false;
+  }
+  if (c.packedKV) {
+    p.offsetsK = packedOffsets(c.batch, c.sk, rng);
+    p.totalK = p.offsetsK.back();
+    p.k.sizes = {p.totalK, c.hkv, c.d};
+    p.v.sizes = {p.totalK, c.hkv, c.dv};
+    if (!uploadOffsets(p.cuK, p.offsetsK))
+      return false;
+  }
+  p.o.elementBytes = c.f32Out ? 4 : 2;
   p.lse.elementBytes = 4;
   auto random = [&](Arg &a, std::vector<double> &host) -> bool {
     std::vector<uint16_t> bits(a.count());
@@ -211,14 +253,14 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
     CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
   // Decode: libattnrt's choice from the SM count and the K/V length,
   // unless the case forces a count.
-  int64_t rows = c.batch * c.hq * c.sq;
+  int64_t rows = c.packedQ ? p.totalQ * c.hq : c.batch * c.hq * c.sq;
   p.splits = c.splits > 0 ? c.splits
                           : attnrt_decode_splits(sms, c.batch * c.hkv, c.sk);
   p.workspace.sizes = {rows, p.splits, c.dv + 2};
   p.workspace.elementBytes = 4;
   CHECK_RT(attnrt_malloc(&p.workspace.ptr, p.workspace.count() * 4));
-  for (Arg *a : {&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse,
-                 &p.workspace})
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.cuQ, &p.cuK, &p.blockTable, &p.kvLens,
+                 &p.o, &p.lse, &p.workspace})
     if (a->ptr)
       a->describe();
   return true;
@@ -238,8 +280,8 @@ struct Params {
 };
 
 void tearDown(Problem &p) {
-  for (Arg *a : {&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse,
-                 &p.workspace})
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.cuQ, &p.cuK, &p.blockTable, &p.kvLens,
+                 &p.o, &p.lse, &p.workspace})
     if (a->ptr)
       attnrt_free(a->ptr);
 }
@@ -259,18 +301,31 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
     if (f.tier == "wmma" || f.tier == "mma") {
       int64_t rows = c.sq * (c.hq / c.hkv);
       unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
-      Params params{&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.o, &p.lse};
-      CHECK_RT(attnrt_launch(f.kernel, gridX, c.hkv, c.batch, f.threads, 1, 1,
-                             f.smem, stream, params.pointers.data()));
+      unsigned gridZ = static_cast<unsigned>(c.batch);
+      // A packed Q: floor(total_q * G / block_q) + B tiles (packed_q_tiles).
+      if (c.packedQ) {
+        gridX = static_cast<unsigned>(p.totalQ * (c.hq / c.hkv) / f.blockQ +
+                                      c.batch);
+        gridZ = 1;
+      }
+      Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
+                    &p.blockTable, &p.kvLens, &p.o, &p.lse};
+      if (gridX > 0)
+        CHECK_RT(attnrt_launch(f.kernel, gridX, c.hkv, gridZ, f.threads, 1,
+                               1, f.smem, stream, params.pointers.data()));
     } else if (f.tier == "decode-split") {
       int64_t rows = c.sq * (c.hq / c.hkv);
       int64_t qTiles = (rows + f.blockQ - 1) / f.blockQ;
-      Params params{&p.q, &p.k, &p.v, &p.blockTable, &p.kvLens, &p.workspace};
+      Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
+                    &p.blockTable, &p.kvLens, &p.workspace};
       CHECK_RT(attnrt_launch(f.kernel, p.splits, c.hkv, c.batch * qTiles,
                              f.threads, 1, 1, f.smem, stream,
                              params.pointers.data()));
     } else if (f.tier == "decode-combine") {
-      int64_t rows = c.batch * c.hq * c.sq, perBlock = std::max<int64_t>(1, f.rowsPerBlock);
+      int64_t rows = c.packedQ ? p.totalQ * c.hq : c.batch * c.hq * c.sq,
+              perBlock = std::max<int64_t>(1, f.rowsPerBlock);
+      if (rows == 0)
+        continue;
       Params params{&p.workspace, &p.o, &p.lse};
       CHECK_RT(attnrt_launch(f.kernel, (rows + perBlock - 1) / perBlock, 1, 1,
                              f.threads, 1, 1, f.smem, stream,
@@ -317,6 +372,10 @@ bool check(const Case &c, Problem &p, Result &r) {
   }
   if (!p.lens.empty())
     rp.kvLens = p.lens.data();
+  if (c.packedQ)
+    rp.cuSeqlensQ = p.offsetsQ.data();
+  if (c.packedKV)
+    rp.cuSeqlensK = p.offsetsK.data();
   std::vector<double> refO, refLse;
   attn::reference::attention(rp, p.hq, p.hk, p.hv, refO, refLse);
   double num = 0, den = 0;
@@ -357,10 +416,14 @@ std::vector<Case> readCases(const char *path) {
         c.sk >> c.blockSize >> lens >> c.splits;
     if (!w)
       continue;
-    std::string dtype;
+    std::string dtype, form;
     if (w >> dtype) {
       c.bf16 = dtype.rfind("bf16", 0) == 0;
       c.f32Out = dtype.size() > 4 && dtype.substr(dtype.size() - 4) == ":f32";
+    }
+    if (w >> form) {
+      c.packedQ = form == "packed_q" || form == "packed_qkv";
+      c.packedKV = form == "packed_kv" || form == "packed_qkv";
     }
     c.bottomRight = br;
     c.lse = lse;

@@ -138,6 +138,50 @@ PAGED_PREFILL_KERNELS = {
 PAGED_PREFILL_SIZES = [(2, 64, 300), (1, 129, 1000), (3, 17, 77),
                        (1, 300, 200), (2, 1, 33), (1, 512, 2048)]
 
+# Packed (varlen) batches, issue 19: name -> (kernel as in KERNELS, form,
+# block_size, max_q_len[, dtype]). form: packed_qkv (Q and K/V by
+# cu_seqlens_q/k), packed_q (Q packed over a contiguous K/V with kv_lens,
+# or over a paged cache: chunked prefill), packed_kv (K/V packed under a
+# padded Q). A max_q_len of at most 16 takes the decode tier.
+VARLEN_KERNELS = {
+    "vl_gqa4_d128_causal_br": ((8, 2, 128, 128, (-1, 0, True), None, None,
+                                True), "packed_qkv", 0, None),
+    "vl_mha_d64": ((4, 4, 64, 64, None, None, None, True), "packed_qkv", 0,
+                   None),
+    "vl_gqa4_d40_causal_br": ((8, 2, 40, 40, (-1, 0, True), None, None,
+                               True), "packed_qkv", 0, None),
+    "vl_mha_d72_window_br": ((4, 4, 72, 72, (64, 0, True), None, None, True),
+                             "packed_qkv", 0, None),
+    "vl_gqa2_d104_softcap": ((4, 2, 104, 104, None, 0.1, 30.0, True),
+                             "packed_qkv", 0, None),
+    "vl_bf16_gqa8_d128_causal_br": ((8, 1, 128, 128, (-1, 0, True), None,
+                                     None, True), "packed_qkv", 0, None,
+                                    "bf16"),
+    "vl_paged16_gqa4_d128_causal_br": ((8, 2, 128, 128, (-1, 0, True), None,
+                                        None, True), "packed_q", 16, None),
+    "vl_paged1_gqa4_d64_causal_br": ((8, 2, 64, 64, (-1, 0, True), None,
+                                      None, True), "packed_q", 1, None),
+    "vl_paged64_mha_d72_causal_br": ((4, 4, 72, 72, (-1, 0, True), None,
+                                      None, False), "packed_q", 64, None),
+    "vl_q_lens_gqa4_d64_causal_br": ((8, 2, 64, 64, (-1, 0, True), None,
+                                      None, True), "packed_q", 0, None),
+    "vl_kv_gqa4_d64_causal_br": ((8, 2, 64, 64, (-1, 0, True), None, None,
+                                  True), "packed_kv", 0, None),
+    "vl_dec_paged16_gqa4_d128": ((8, 2, 128, 128, (-1, 0, True), None, None,
+                                  True), "packed_q", 16, 1),
+    "vl_specdec4_gqa8_d128_causal_br": ((16, 2, 128, 128, (-1, 0, True),
+                                         None, None, True), "packed_qkv", 0,
+                                        4),
+    "vl_dec_gqa4_d40": ((8, 2, 40, 40, None, None, None, True), "packed_qkv",
+                        0, 2),
+}
+# (B, longest Sq, longest Sk): the first sequence is the longest, the
+# second has one query, the third none (attn_gpu_test.cpp).
+VARLEN_SIZES = [(3, 200, 300), (5, 64, 64), (1, 1000, 1100), (4, 17, 500),
+                (8, 300, 300)]
+# (B, longest Sk, splits) for the decode-tier ones (Sq = max_q_len).
+VARLEN_DECODE_SIZES = [(4, 300, 0), (8, 1000, 0), (3, 50, 3)]
+
 # (B, Sk, splits): splits 0 lets the host choose from Sk and the SM count.
 DECODE_SIZES = [(1, 1, 0), (2, 239, 1), (2, 239, 3), (1, 1000, 16),
                 (3, 777, 0), (1, 4097, 0), (2, 50, 16)]
@@ -284,17 +328,33 @@ SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
 
 
 def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
-         block_size=0, lens=False, schedule=None, dtype="f16"):
+         block_size=0, lens=False, schedule=None, dtype="f16", form=None,
+         max_q_len=None):
     s = sq or "?"
     dtype, _, out_type = dtype.partition(":")  # "f16:f32": O in f32
+    packed_q = form in ("packed_q", "packed_qkv")
+    packed_kv = form in ("packed_kv", "packed_qkv")
     q = f"memref<?x{hq}x{s}x{d}x{dtype}>"
     rows = block_size or "?"
     k = f"memref<?x{hkv}x{rows}x{d}x{dtype}>"
     v = f"memref<?x{hkv}x{rows}x{dv}x{dtype}>"
     o = f"memref<?x{hq}x{s}x{dv}x{out_type or dtype}>"
     l = f"memref<?x{hq}x{s}xf32>"
+    if packed_q:
+        q = f"memref<?x{hq}x{d}x{dtype}>"
+        o = f"memref<?x{hq}x{dv}x{out_type or dtype}>"
+        l = f"memref<?x{hq}xf32>"
+    if packed_kv:
+        k = f"memref<?x{hkv}x{d}x{dtype}>"
+        v = f"memref<?x{hkv}x{dv}x{dtype}>"
     args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     op = f"  attn.attention q(%q : {q}) k(%k : {k}) v(%v : {v})"
+    if packed_q:
+        args.append("%cq: memref<?xi32>")
+        op += " cu_seqlens_q(%cq : memref<?xi32>)"
+    if packed_kv:
+        args.append("%ck: memref<?xi32>")
+        op += " cu_seqlens_k(%ck : memref<?xi32>)"
     if block_size:
         args.append("%bt: memref<?x?xi32>")
         op += " block_table(%bt : memref<?x?xi32>)"
@@ -317,6 +377,8 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
             op += f" mask = <window {left}, {right}{align}>"
     if softcap:
         op += f" softcap = {softcap}"
+    if max_q_len:
+        op += f" max_q_len = {max_q_len}"
     if schedule:
         fields = zip(("block_q", "block_kv", "warps", "stages"), schedule)
         op += (" schedule = <" +
@@ -369,6 +431,23 @@ def main(out):
             lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} {bs} {int(lens)} {splits} {dtype}")
+    for name, (kernel, form, bs, max_q_len, *rest) in VARLEN_KERNELS.items():
+        hq, hkv, d, dv, mask, scale, softcap, lse = kernel
+        dtype = rest[0] if rest else "f16"
+        lens = form == "packed_q"  # kv_lens beside a contiguous or paged K/V
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, *kernel, block_size=bs, lens=lens, dtype=dtype,
+                         form=form, max_q_len=max_q_len))
+        left, right, br = mask if mask else (-1, -1, False)
+        sc = scale if scale else d ** -0.5
+        sizes = ([(b, max_q_len, sk, splits)
+                  for b, sk, splits in VARLEN_DECODE_SIZES] if max_q_len else
+                 [(b, sq, sk, 0) for b, sq, sk in VARLEN_SIZES])
+        for b, sq, sk, splits in sizes:
+            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
+                         f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
+                         f"{b} {sq} {sk} {bs} {int(lens)} {splits} {dtype} "
+                         f"{form}")
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     bench = lines[:1]
@@ -403,7 +482,7 @@ def main(out):
                                  for name, size in APPEND_BENCH]
     with open(os.path.join(out, "append_bench.txt"), "w") as f:
         f.write("\n".join(append_bench) + "\n")
-    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS)}"
+    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS) + len(VARLEN_KERNELS)}"
           f" kernels, {len(lines) - 1} cases in {out}; {len(APPEND_KERNELS)} "
           f"append kernels, {len(append) - 1} cases")
 

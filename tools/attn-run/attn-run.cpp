@@ -10,6 +10,11 @@
 //            [--block-q=64 --block-kv=64] [--num-splits=N | --kv-chunk=N]
 //            [--kv-lens=random|full|a,b,...] [--seed=N]
 //
+// Packed (varlen) forms: --q-lens and --kv-lens give each sequence's
+// lengths (random ones up to --q-len and --kv-len, empty sequences
+// included); the run builds cu_seqlens_q / cu_seqlens_k from them and
+// packs Q, O, LSE (and K, V) with exactly that many rows.
+//
 // A spec whose kernel holds an attn.cache_append runs the append instead
 // (runAppend): the caches are poisoned, the kernel runs, and every cache
 // element must equal what the reference append gives, bit for bit (new
@@ -75,6 +80,12 @@ static cl::opt<std::string>
               cl::desc("per-sequence K/V lengths: 'random' (default), 'full' "
                        "or a comma-separated list"),
               cl::init("random"));
+static cl::opt<std::string>
+    qLensOpt("q-lens",
+             cl::desc("packed Q (cu_seqlens_q): per-sequence query lengths, "
+                      "'random' in [0, --q-len] (default), 'full' or a "
+                      "comma-separated list"),
+             cl::init("random"));
 static cl::opt<int64_t> newLenOpt("new-len",
                                   cl::desc("attn.cache_append: S_new (dynamic "
                                            "S_new only)"),
@@ -259,7 +270,7 @@ Buffer allocate(MemRefType type, ArrayRef<int64_t> shape, Extent extent) {
 // Sizes of a run
 //===----------------------------------------------------------------------===//
 
-enum class Role { Q, K, V, BlockTable, KVLens, O, LSE };
+enum class Role { Q, K, V, BlockTable, KVLens, O, LSE, CuSeqlensQ, CuSeqlensK };
 
 /// Resolves dim `dim` of an operand: its static size, or `value` for a
 /// dynamic one. A static dim that disagrees with a given value is an error.
@@ -912,6 +923,8 @@ int main(int argc, char **argv) {
       failed(bind(op.getV(), Role::V, "v")) ||
       failed(bind(op.getBlockTable(), Role::BlockTable, "block_table")) ||
       failed(bind(op.getKvLens(), Role::KVLens, "kv_lens")) ||
+      failed(bind(op.getCuSeqlensQ(), Role::CuSeqlensQ, "cu_seqlens_q")) ||
+      failed(bind(op.getCuSeqlensK(), Role::CuSeqlensK, "cu_seqlens_k")) ||
       failed(bind(op.getO(), Role::O, "o")) ||
       failed(bind(op.getLse(), Role::LSE, "lse")))
     return 1;
@@ -922,59 +935,75 @@ int main(int argc, char **argv) {
   // Sizes.
   auto qType = cast<MemRefType>(op.getQ().getType());
   auto kType = cast<MemRefType>(op.getK().getType());
+  const bool packedQ = op.isPackedQ(), packedKV = op.isPackedKV();
   ref::Problem p;
-  auto batch = resolve(qType, 0, batchOpt, "batch (--batch)");
-  auto qLen = resolve(qType, 2, qLenOpt, "query length (--q-len)");
+  auto batch = packedQ ? FailureOr<int64_t>(batchOpt)
+                       : resolve(qType, 0, batchOpt, "batch (--batch)");
+  // Packed Q: --q-len bounds the random lengths (and max_q_len).
+  auto qLen = packedQ ? FailureOr<int64_t>(qLenOpt)
+                      : resolve(qType, 2, qLenOpt, "query length (--q-len)");
   if (failed(batch) || failed(qLen))
     return 1;
   if (*batch < 1 || *qLen < 1 || *batch > 4096 || *qLen > 65536)
     return fail("--batch and --q-len must be in [1, 4096] and [1, 65536]");
   p.batch = *batch;
   p.qLen = *qLen;
+  if (std::optional<int64_t> maxQLen = op.getMaxQLen())
+    p.qLen = std::min(p.qLen, *maxQLen);
   p.qHeads = op.getNumQueryHeads();
   p.kvHeads = op.getNumKVHeads();
   p.headDim = op.getHeadDim();
   p.valueHeadDim = op.getValueHeadDim();
   setScoreTerms(p, op);
 
-  if (op.isPaged()) {
+  if (op.isPaged() || packedKV) {
     if (kvLenOpt < 1 || kvLenOpt > 1 << 20)
-      return fail("paged K/V needs --kv-len (the longest sequence) in "
-                  "[1, 2^20]");
+      return fail("paged or packed K/V needs --kv-len (the longest "
+                  "sequence) in [1, 2^20]");
     p.kvLen = kvLenOpt;
-    p.blockSize = op.getBlockSize();
-    auto blocks = pagedBlocks(kType, p.batch, p.kvLen, p.blockSize);
-    if (failed(blocks))
-      return 1;
-    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
   } else {
     auto kvLen = resolveRows(kType, "key length (--kv-len)");
     if (failed(kvLen))
       return 1;
     p.kvLen = *kvLen;
   }
+  if (op.isPaged()) {
+    p.blockSize = op.getBlockSize();
+    auto blocks = pagedBlocks(kType, p.batch, p.kvLen, p.blockSize);
+    if (failed(blocks))
+      return 1;
+    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
+  }
 
   uint64_t seed = runSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
 
-  std::vector<int32_t> kvLens, blockTable;
-  if (op.getKvLens()) {
-    kvLens.resize(p.batch);
-    SmallVector<StringRef> parts;
-    StringRef(kvLensOpt).split(parts, ',');
-    for (int64_t b = 0; b < p.batch; ++b) {
-      if (kvLensOpt == "random")
-        kvLens[b] = std::uniform_int_distribution<int64_t>(0, p.kvLen)(rng);
-      else if (kvLensOpt == "full")
-        kvLens[b] = p.kvLen;
-      else if (static_cast<int64_t>(parts.size()) != p.batch ||
-               parts[b].getAsInteger(10, kvLens[b]) || kvLens[b] < 0 ||
-               kvLens[b] > p.kvLen)
-        return fail("--kv-lens must be 'random', 'full' or " +
-                    Twine(p.batch) + " lengths in [0, --kv-len]");
+  std::vector<int32_t> kvLens, blockTable, cuQ, cuK;
+  if (op.getKvLens() || packedKV) {
+    auto lens = lengthsFrom(kvLensOpt, "kv-lens", p.batch, 0, p.kvLen,
+                            /*anyInList=*/false, rng);
+    if (failed(lens))
+      return 1;
+    kvLens = *lens;
+    if (packedKV) {
+      cuK.push_back(0);
+      for (int32_t len : kvLens)
+        cuK.push_back(cuK.back() + len);
+      p.cuSeqlensK = cuK.data();
+    } else {
+      p.kvLens = kvLens.data();
     }
-    p.kvLens = kvLens.data();
+  }
+  if (packedQ) {
+    auto lens = lengthsFrom(qLensOpt, "q-lens", p.batch, 0, p.qLen,
+                            /*anyInList=*/false, rng);
+    if (failed(lens))
+      return 1;
+    cuQ.push_back(0);
+    for (int32_t len : *lens)
+      cuQ.push_back(cuQ.back() + len);
+    p.cuSeqlensQ = cuQ.data();
   }
   if (op.isPaged()) {
     blockTable = shuffledBlocks(p.numBlocks, p.batch * p.maxBlocks, rng);
@@ -994,18 +1023,36 @@ int main(int argc, char **argv) {
   const int64_t B = p.batch, Hq = p.qHeads, Hkv = p.kvHeads;
   const int64_t kvRows = op.isPaged() ? p.blockSize : p.kvLen;
   const int64_t kvOuter = op.isPaged() ? p.numBlocks : B;
+  // Packed operands have exactly their sequences' rows (an unwritten row
+  // of O would show as poison).
+  const int64_t totalQ = packedQ ? cuQ.back() : 0;
+  const int64_t totalK = packedKV ? cuK.back() : 0;
+  auto qShape = [&](int64_t width) -> SmallVector<int64_t> {
+    if (packedQ)
+      return width ? SmallVector<int64_t>{totalQ, Hq, width}
+                   : SmallVector<int64_t>{totalQ, Hq};
+    return width ? SmallVector<int64_t>{B, Hq, p.qLen, width}
+                 : SmallVector<int64_t>{B, Hq, p.qLen};
+  };
+  auto kvShape = [&](int64_t width) -> SmallVector<int64_t> {
+    if (packedKV)
+      return {totalK, Hkv, width};
+    return {kvOuter, Hkv, kvRows, width};
+  };
   Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr;
   SmallVector<SmallVector<int64_t>> shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     SmallVector<int64_t> &shape = shapes.emplace_back();
     switch (roles[i]) {
-    case Role::Q: shape = {B, Hq, p.qLen, p.headDim}; break;
-    case Role::K: shape = {kvOuter, Hkv, kvRows, p.headDim}; break;
-    case Role::V: shape = {kvOuter, Hkv, kvRows, p.valueHeadDim}; break;
+    case Role::Q: shape = qShape(p.headDim); break;
+    case Role::K: shape = kvShape(p.headDim); break;
+    case Role::V: shape = kvShape(p.valueHeadDim); break;
     case Role::BlockTable: shape = {B, p.maxBlocks}; break;
     case Role::KVLens: shape = {B}; break;
-    case Role::O: shape = {B, Hq, p.qLen, p.valueHeadDim}; break;
-    case Role::LSE: shape = {B, Hq, p.qLen}; break;
+    case Role::CuSeqlensQ:
+    case Role::CuSeqlensK: shape = {B + 1}; break;
+    case Role::O: shape = qShape(p.valueHeadDim); break;
+    case Role::LSE: shape = qShape(0); break;
     }
   }
   SmallVector<Extent> extents;
@@ -1037,6 +1084,14 @@ int main(int argc, char **argv) {
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, kvLens[x]);
       continue;
+    case Role::CuSeqlensQ:
+    case Role::CuSeqlensK: {
+      const std::vector<int32_t> &offsets =
+          roles[i] == Role::CuSeqlensQ ? cuQ : cuK;
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, offsets[x]);
+      continue;
+    }
     }
     bool output = roles[i] == Role::O || roles[i] == Role::LSE;
     for (int64_t x = 0; x < buf.numElements(); ++x)
@@ -1084,6 +1139,10 @@ int main(int argc, char **argv) {
                << " D=" << p.headDim << " Dv=" << p.valueHeadDim << " " << elt
                << (paged ? " paged bs=" + std::to_string(p.blockSize)
                                 : std::string())
+               << (packedQ ? " packed_q=" + std::to_string(totalQ)
+                           : std::string())
+               << (packedKV ? " packed_kv=" + std::to_string(totalK)
+                            : std::string())
                << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
                << " (tol " << tol << ")";
   if (lse)
