@@ -24,7 +24,8 @@ for spec in "$out"/specs/*.mlir; do
 done
 # A few specs again on the wmma tier (the default on sm_80+ is mma), with
 # their cases pointing at that PTX.
-for name in mha_d64 gqa8_d128_causal_br gqa4_d128_softcap bf16_gqa4_d64_causal; do
+for name in mha_d64 gqa8_d128_causal_br gqa4_d128_softcap bf16_gqa4_d64_causal \
+    vl_gqa4_d128_causal_br vl_paged16_gqa4_d128_causal_br; do
   "$build/bin/attn-opt" "$out/specs/$name.mlir" \
       --attn-to-ptx="chip=$chip prefill=wmma" |
     "$build/bin/attn-translate" --attn-ptx -o "$out/$name.wmma.ptx"

@@ -53,6 +53,9 @@ struct Case {
   // Packed (varlen) forms (a last column packed_q, packed_kv or
   // packed_qkv): sq and sk are the longest sequence's lengths.
   bool packedQ = false, packedKV = false;
+  // Benchmark: packed lengths drawn from [64, sq] with a fixed seed, the
+  // same for Q and K/V (a prefill batch), instead of the check's pattern.
+  bool benchLengths = false;
 };
 
 struct LaunchFacts {
@@ -196,8 +199,18 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
     a.elementBytes = 4;
     return upload(a, offsets.data());
   };
+  if (c.benchLengths) {
+    std::mt19937_64 fixed(19);
+    std::vector<int32_t> offsets{0};
+    for (int64_t b = 0; b < c.batch; ++b)
+      offsets.push_back(offsets.back() +
+                        int32_t(std::uniform_int_distribution<int64_t>(
+                            std::min<int64_t>(64, c.sq), c.sq)(fixed)));
+    p.offsetsQ = p.offsetsK = offsets;
+  }
   if (c.packedQ) {
-    p.offsetsQ = packedOffsets(c.batch, c.sq, rng);
+    if (!c.benchLengths)
+      p.offsetsQ = packedOffsets(c.batch, c.sq, rng);
     p.totalQ = p.offsetsQ.back();
     p.q.sizes = {p.totalQ, c.hq, c.d};
     p.o.sizes = {p.totalQ, c.hq, c.dv};
@@ -206,7 +219,8 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
       return false;
   }
   if (c.packedKV) {
-    p.offsetsK = packedOffsets(c.batch, c.sk, rng);
+    if (!c.benchLengths)
+      p.offsetsK = packedOffsets(c.batch, c.sk, rng);
     p.totalK = p.offsetsK.back();
     p.k.sizes = {p.totalK, c.hkv, c.d};
     p.v.sizes = {p.totalK, c.hkv, c.dv};
@@ -892,7 +906,9 @@ int main(int argc, char **argv) {
     // correctness on smaller shapes of the same kernels).
     const bool verify =
         !bench || double(c.batch) * c.hq * c.sq * c.sk * c.d < 2e10;
-    bool ok = setUp(c, rng, sms, p) && poison(c, p) &&
+    Case run = c;
+    run.benchLengths = bench && (c.packedQ || c.packedKV);
+    bool ok = setUp(run, rng, sms, p) && poison(c, p) &&
               launch(c, f, p, nullptr) &&
               attnrt_synchronize() == ATTNRT_SUCCESS &&
               (!verify || check(c, p, r));
@@ -917,6 +933,18 @@ int main(int argc, char **argv) {
       std::printf(" bf16");
     if (c.f32Out)
       std::printf(" o=f32");
+    if (c.packedQ || c.packedKV) {
+      // Packed: the tokens, and the causal FLOPs of the sequences.
+      double flops = 0;
+      for (int64_t b = 0; b < c.batch; ++b) {
+        double lq = c.packedQ ? p.offsetsQ[b + 1] - p.offsetsQ[b] : c.sq;
+        double lk = c.packedKV ? p.offsetsK[b + 1] - p.offsetsK[b] : c.sk;
+        flops += 4.0 * c.hq * lq * lk * c.d * (c.right == 0 ? 0.5 : 1.0);
+      }
+      std::printf(" packed q_tokens=%lld kv_tokens=%lld flops=%.4e",
+                  (long long)(c.packedQ ? p.totalQ : c.batch * c.sq),
+                  (long long)(c.packedKV ? p.totalK : c.batch * c.sk), flops);
+    }
     if (f.front().tier.rfind("decode", 0) == 0)
       std::printf(" splits=%lld", (long long)p.splits);
     std::printf(":");

@@ -241,6 +241,21 @@ BENCH_KERNELS = {
                            False, None, "bf16"), [(1, 512, 512)]),
     "bench_dec_h32_kv8_d128": ((32, 8, 128, 128, None, None, None, False, 1),
                                [(1, 1, 131072), (1, 1, 16384), (64, 1, 4096)]),
+    # Issue 19's speed rows: a packed batch of 16 sequences (lengths drawn
+    # from 64..4096 with a fixed seed in bench mode) against the same
+    # tokens as one padded batch of equal lengths (16 x 2048, about the
+    # mean), and paged prefill (a 512-token chunk over a 4k context,
+    # block size 16) against the same chunk over a contiguous cache.
+    "bench_vl_h32_kv8_d128_causal": ((32, 8, 128, 128, (-1, 0, True), None,
+                                      None, False, None, 0, False, None,
+                                      "f16", "packed_qkv"),
+                                     [(16, 4096, 4096)]),
+    "bench_h32_kv8_d128_causal_br": ((32, 8, 128, 128, (-1, 0, True), None,
+                                      None, False),
+                                     [(16, 2048, 2048), (8, 512, 4096)]),
+    "bench_paged16_h32_kv8_d128_causal_br": ((32, 8, 128, 128, (-1, 0, True),
+                                              None, None, False, None, 16,
+                                              False), [(8, 512, 4096)]),
 }
 
 # attn.cache_append kernels: name -> (Hkv, D, Dv, dtype, S_new (None:
@@ -454,13 +469,16 @@ def main(out):
     for name, (kernel, sizes) in BENCH_KERNELS.items():
         hq, hkv, d, dv, mask, scale, softcap, lse = kernel[:8]
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, *kernel))
+            f.write(spec(name, *kernel[:13],
+                         form=kernel[13] if len(kernel) > 13 else None))
         left, right, br = mask if mask else (-1, -1, False)
         dtype = kernel[12] if len(kernel) > 12 else "f16"
+        bs = kernel[9] if len(kernel) > 9 else 0
+        form = " " + kernel[13] if len(kernel) > 13 else ""
         for b, sq, sk in sizes:
             bench.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {d ** -0.5!r} 0 0 {b} {sq} {sk} "
-                         f"0 0 0 {dtype}")
+                         f"{bs} 0 0 {dtype}{form}")
     # The decode split count against a fixed one, to see the heuristic's cost.
     bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
