@@ -36,7 +36,8 @@ clang++-22 -O2 -std=c++17 -I"$root" -I"$root/runtime/include" \
   "$root/test/gpu/attn_gpu_test.cpp" "$root/lib/Reference/Reference.cpp" \
   "$build/lib/libattnrt.a" -ldl -lpthread -o "$out/attn_gpu_test"
 cp "$root/test/gpu/run-on-gpu.sh" "$root/test/gpu/profile.sh" \
-  "$root/test/gpu/profile-decode.sh" "$root/bench/peers.py" "$out/"
+  "$root/test/gpu/profile-decode.sh" "$root/bench/peers.py" \
+  "$root/bench/varlen_peers.py" "$out/"
 
 # attn-compile's libraries and their consumers: the C example, the ABI
 # checks, the Python wrapper with its checks, and the side-by-side benchmark.

@@ -216,6 +216,12 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
+  if (op.isPackedQ() || op.isPackedKV())
+    return op.emitError() << "the msl tier does not take the packed (varlen) "
+                             "forms yet (operand '"
+                          << (op.isPackedQ() ? "cu_seqlens_q" : "cu_seqlens_k")
+                          << "'); pad the batch to [B, H, S, D], or use the "
+                             "CPU or NVIDIA targets";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "
