@@ -34,6 +34,16 @@
 // row, K/V range, lengths, split ranges) is printed from the L1 IR itself,
 // so masks and paging mean here what they mean on the CPU.
 //
+// The vector decode (emitVectorKernel, the default for decode shapes) is
+// MLX's sdpa_vector in this scheme: block_q = 1, 32 simdgroups stride the
+// nest's K/V range key by key (no threadgroup tiles), each key's q . k a
+// shuffle-reduced dot product over a power of two of lanes, the states
+// merged by shuffles and then through threadgroup memory. Its first pass
+// also serves split-K, with the merge kernel of the matrix kernels.
+//
+// Q, K, V and O are addressed through their strides (strideOf), so
+// strided views (token-major [B, S, H, D]) need no copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/msl/MSLEmitter.h"
@@ -145,6 +155,8 @@ struct Plan {
   int64_t qBytes = 0, kBytes = 0, vBytes = 0, mergeBytes = 0, smemBytes = 0;
   /// Row strides (elements) of the Q, K and V tiles in threadgroup memory.
   int64_t ldq = 0, ldk = 0, ldv = 0;
+  /// Elements per 16-byte piece of the tile copies (0: element by element).
+  int64_t copyVec = 0;
   // The vector decode kernel (makeVectorPlan): `lanes` lanes share a key
   // row, each holding `ek` of its D and `ev` of its Dv elements, so a
   // simdgroup takes 32 / lanes keys at a time; `vecLoads`: the pieces are
@@ -641,24 +653,36 @@ LogicalResult MSLKernelEmitter::emitIndexArithmetic(bool inSplit,
 }
 
 void MSLKernelEmitter::emitLoadQ() {
+  const int64_t ve = p.copyVec ? p.copyVec : 1;
+  const std::string piece = p.copyVec ? "uint4" : elt();
   body << "\n  // attn.load_q: tile row r is query (row0 + r) / " << s.group
        << " of head kv_head * " << s.group << " + (row0 + r) % " << s.group
        << "; rows past the end are zero.\n";
   body << "  threadgroup " << elt() << " *q_s = (threadgroup " << elt()
        << " *)smem;\n";
-  body << "  for (int i = int(tid); i < " << p.br * p.d
+  body << "  for (int i = int(tid); i < " << p.br * p.d / ve
        << "; i += " << p.threads << ") {\n";
-  body << "    const int r = i / " << p.d << ", c = i % " << p.d << ";\n";
+  body << "    const int r = i / " << p.d / ve << ", c = i % " << p.d / ve
+       << (ve > 1 ? " * " + std::to_string(ve) : "") << ";\n";
   body << "    const int f = " << row0 << " + r;\n";
-  body << "    " << elt() << " x = " << elt() << "(0.0f);\n";
+  body << "    " << piece << " x = " << piece
+       << (p.copyVec ? "(0u)" : "(0.0f)") << ";\n";
   body << "    if (f < q_rows)\n";
-  body << "      x = q["
-        << qRowOffset("q", n.loadQ.getQ(), "f / " + std::to_string(s.group),
-                     "kv_head * " + std::to_string(s.group) + " + f % " +
-                         std::to_string(s.group),
-                     s.hq, p.d)
-       << " + c];\n";
-  body << "    q_s[r * " << p.ldq << " + c] = x;\n  }\n";
+  std::string at =
+      "q + " +
+      qRowOffset("q", n.loadQ.getQ(), "f / " + std::to_string(s.group),
+                 "kv_head * " + std::to_string(s.group) + " + f % " +
+                     std::to_string(s.group),
+                 s.hq, p.d) +
+      " + c";
+  if (p.copyVec) {
+    body << "      x = *(device const uint4 *)(" << at << ");\n";
+    body << "    *(threadgroup uint4 *)(q_s + r * " << p.ldq << " + c) = x;\n";
+  } else {
+    body << "      x = *(" << at << ");\n";
+    body << "    q_s[r * " << p.ldq << " + c] = x;\n";
+  }
+  body << "  }\n";
   body << "  threadgroup_barrier(mem_flags::mem_threadgroup);\n";
   body << "  " << fragType() << " q_frag[" << p.d / 8 << "];\n";
   body << "  " << kUnroll << "  for (int kk = 0; kk < " << p.d / 8
@@ -682,30 +706,50 @@ void MSLKernelEmitter::emitInitState() {
 void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
                                   StringRef what) {
   StringRef src = load == n.loadK ? "k" : "v";
+  const int64_t ld = dst == "k_s" ? p.ldk : p.ldv;
+  // 16-byte pieces (uint4: 8 halves or 4 floats) where rows are 16-byte
+  // aligned in both memories, else single elements.
+  const int64_t ve = p.copyVec ? p.copyVec : 1;
+  const std::string piece = p.copyVec ? "uint4" : elt();
   body << "    // attn.load_kv (" << what << "): rows past kv_len are zero and "
        << "read nothing" << (s.blockSize ? ", not even the block table" : "")
-       << ".\n";
-  body << "    for (int i = int(tid); i < " << p.bct * width
+       << "; " << (p.copyVec ? "16-byte" : std::to_string(p.eltBytes) + "-byte")
+       << " pieces, 32-bit offsets inside a ("
+       << (s.blockSize ? "page" : "batch") << ", head) slice.\n";
+  if (!s.blockSize)
+    body << "    device const " << elt() << " *" << src << "_seq = " << src
+         << " + (" << offset64(src, load.getSrc(), "batch", "kv_head", "0")
+         << ");\n";
+  body << "    for (int i = int(tid); i < " << p.bct * width / ve
        << "; i += " << p.threads << ") {\n";
-  body << "      const int j = kv_start + i / " << width << ", c = i % "
-       << width << ";\n";
-  body << "      " << elt() << " x = " << elt() << "(0.0f);\n";
+  body << "      const int j = kv_start + i / " << width / ve << ", c = i % "
+       << width / ve << (ve > 1 ? " * " + std::to_string(ve) : "") << ";\n";
+  body << "      " << piece << " x = " << piece
+       << (p.copyVec ? "(0u)" : "(0.0f)") << ";\n";
   body << "      if (j < " << kvLen << ") {\n";
+  std::string row;
   if (s.blockSize) {
     body << "        const int page = block_table[batch * "
          << *index.dimOf("block_table", load.getBlockTable(), 1) << " + j / "
          << s.blockSize << "];\n";
-    body << "        x = " << src << "["
-         << offset64(src, load.getSrc(), "page", "kv_head",
-                     "j % " + std::to_string(s.blockSize))
-         << " + c];\n";
+    row = src.str() + " + (" +
+          offset64(src, load.getSrc(), "page", "kv_head", "0") + ") + uint(j % " +
+          std::to_string(s.blockSize) + ") * " +
+          strideOf(src, load.getSrc(), 2);
   } else {
-    body << "        x = " << src << "["
-         << offset64(src, load.getSrc(), "batch", "kv_head", "j")
-         << " + c];\n";
+    row = src.str() + "_seq + uint(j) * " + strideOf(src, load.getSrc(), 2);
   }
-  body << "      }\n      " << dst << "[(i / " << width << ") * "
-       << (dst == "k_s" ? p.ldk : p.ldv) << " + c] = x;\n    }\n";
+  if (p.copyVec)
+    body << "        x = *(device const uint4 *)(" << row << " + c);\n";
+  else
+    body << "        x = (" << row << ")[c];\n";
+  body << "      }\n";
+  if (p.copyVec)
+    body << "      *(threadgroup uint4 *)(" << dst << " + (i / " << width / ve
+         << ") * " << ld << " + c) = x;\n    }\n";
+  else
+    body << "      " << dst << "[(i / " << width << ") * " << ld
+         << " + c] = x;\n    }\n";
 }
 
 void MSLKernelEmitter::emitQK() {
@@ -1596,6 +1640,12 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
       plan = makePlan(tileQ, tileKV, s.decode, s.d, s.dv, eltBytes, pad);
       if (plan.smemBytes > kMaxThreadgroupBytes && pad)
         plan = makePlan(tileQ, tileKV, s.decode, s.d, s.dv, eltBytes, false);
+      // 16-byte copies need 16-byte aligned rows in device memory (the
+      // strides) and in threadgroup memory (the padded row strides).
+      const int64_t ve = 16 / eltBytes;
+      if (aligned16 && s.d % ve == 0 && s.dv % ve == 0 &&
+          plan.ldq % ve == 0 && plan.ldk % ve == 0 && plan.ldv % ve == 0)
+        plan.copyVec = ve;
     }
     if (plan.smemBytes > kMaxThreadgroupBytes)
       return op.emitError() << "the msl tier needs " << plan.smemBytes
@@ -1935,8 +1985,9 @@ Cost costOf(const FunctionFacts &f, const LaunchFacts &k) {
     c.loadsPerKey = p.lanes * (p.ek + p.ev) / perLoad;
     c.loadBytes = perLoad * p.eltBytes;
   } else {
-    c.loadsPerKey = s.d + s.dv; // one element per thread and iteration
-    c.loadBytes = p.eltBytes;
+    const int64_t perLoad = p.copyVec ? p.copyVec : 1;
+    c.loadsPerKey = (s.d + s.dv) / perLoad;
+    c.loadBytes = perLoad * p.eltBytes;
   }
   return c;
 }
@@ -1963,6 +2014,9 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
         "// block_q x Dv acc, then block_q m, then block_q l (f32).\n"
         "// Cache appends: k_new, v_new [B, Hkv, S_new, D(v)] into k_cache,\n"
         "// v_cache [B, Hkv, capacity, D(v)] or paged, with AttnAppendSizes.\n"
+        "// The host binds buffers at 16-byte aligned offsets (16-byte loads),\n"
+        "// gives dynamic strides that are multiples of 16 bytes, and keeps\n"
+        "// Sk x the K/V row stride below 2^32 (32-bit key offsets).\n"
         "//\n"
         "// Launch facts (grid = threadgroups_per_grid (x, y, z)):\n";
   for (const FunctionFacts &f : functions) {
@@ -2078,6 +2132,9 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
        << ", \"fields\": [\"B\", \"Sq\", \"Sk\", \"max_blocks\"], "
           "\"type\": \"int32\"},\n";
     writeJsonLayouts(os, s);
+    os << "      \"host_requires\": [\"buffers at 16-byte aligned offsets\", "
+          "\"dynamic strides multiples of 16 bytes\", \"Sk * K/V row stride "
+          "< 2^32\"],\n";
     if (f.dispatch)
       os << "      \"dispatch\": {\"two_pass_from_sk\": " << kTwoPassMinKeys
          << "},\n";

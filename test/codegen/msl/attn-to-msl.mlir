@@ -15,7 +15,7 @@
 // CHECK-NEXT: //   grid=(ceil(4 * Sq / 32), 2, B) threadgroup(0)=9216 bytes
 // CHECK-NEXT: //   buffers: q=0 k=1 v=2 o=3 lse=4 sizes=5
 // CHECK-NEXT: //   msl_version=2.3 gpu_family=apple7 math_mode=fast
-// CHECK-NEXT: //   cost: 128 threads/threadgroup, 2 threadgroups at B=1 (Sq=1 if dynamic), 9216 threadgroup bytes; per key: 1 threadgroup(s) read 256 bytes of K+V each, in 128 loads of 2 bytes
+// CHECK-NEXT: //   cost: 128 threads/threadgroup, 2 threadgroups at B=1 (Sq=1 if dynamic), 9216 threadgroup bytes; per key: 1 threadgroup(s) read 256 bytes of K+V each, in 16 loads of 16 bytes
 // CHECK: // attn.kernel paged_vector host=paged tier=msl kind=decode_vector threads=1024 block_q=1 block_kv=32 group=4 splits=1
 // CHECK-NEXT: //   grid=(ceil(4 * 1 / 1), 2, B) threadgroup(0)=4480 bytes
 // CHECK-NEXT: //   buffers: q=0 k=1 v=2 block_table=3 kv_lens=4 o=5 sizes=6
@@ -57,20 +57,21 @@
 // CHECK: const int q_len = sizes.Sq;
 // CHECK: const int kv_len = sizes.Sk;
 // CHECK: const int kv_end = min(
-// CHECK: x = q[ulong(batch) * (512 * sizes.Sq) + ulong(kv_head * 4 + f % 4) * (64 * sizes.Sq) + ulong(f / 4) * 64 + c];
+// Tiles are copied in 16-byte pieces into rows padded by 16 bytes (64 + 8
+// halves); fragment loops are unrolled.
+// CHECK: x = *(device const uint4 *)(q + ulong(batch) * (512 * sizes.Sq) + ulong(kv_head * 4 + f % 4) * (64 * sizes.Sq) + ulong(f / 4) * 64 + c);
+// CHECK-NEXT: *(threadgroup uint4 *)(q_s + r * 72 + c) = x;
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);
 // CHECK: simdgroup_half8x8 q_frag[8];
-// Threadgroup rows are padded by 16 bytes (64 + 8 halves); fragment loops
-// are unrolled.
-// CHECK: q_s[r * 72 + c] = x;
 // CHECK: #pragma clang loop unroll(full)
 // CHECK-NEXT: for (int kk = 0; kk < 8; ++kk)
 // CHECK-NEXT: simdgroup_load(q_frag[kk], q_s + row_block * 576 + kk * 8, 72);
 // CHECK: float m = ATTN_NO_SCORE, l = 0.0f;
 // CHECK-NEXT: simdgroup_float8x8 acc[8];
 // CHECK: for (int kv_start = 0; kv_start < kv_end; kv_start += 32) {
-// CHECK: x = k[ulong(batch) * (128 * sizes.Sk) + ulong(kv_head) * (64 * sizes.Sk) + ulong(j) * 64 + c];
-// CHECK: k_s[(i / 64) * 72 + c] = x;
+// CHECK: device const half *k_seq = k + (ulong(batch) * (128 * sizes.Sk) + ulong(kv_head) * (64 * sizes.Sk));
+// CHECK: x = *(device const uint4 *)(k_seq + uint(j) * 64 + c);
+// CHECK: *(threadgroup uint4 *)(k_s + (i / 8) * 72 + c) = x;
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);
 // CHECK: simdgroup_load(kt, k_s + (key_block * 32 + nb * 8) * 72 + kk * 8, 72, ulong2(0, 0), true);
 // CHECK-NEXT: simdgroup_multiply_accumulate(s[nb], q_frag[kk], kt, s[nb]);
@@ -108,7 +109,7 @@ func.func @causal_gqa(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
 // CHECK-NEXT: const int key_slot = int(simd) * 8 + int(lane) / 4;
 // CHECK: const uint4 raw = *((device const uint4 *)(q_row) + i);
 // CHECK-NEXT: const float4 lo = float4(as_type<half4>(raw.xy));
-// CHECK: for (int j0 = 0; j0 < key_stop; j0 += 256) {
+// CHECK: for (int j0 = kv_begin; j0 < key_stop; j0 += 256) {
 // CHECK: const int page = in_range ? block_table[batch * sizes.max_blocks + key / 16] : 0;
 // CHECK-NEXT: const uint in_page = uint(key % 16);
 // CHECK: device const half *k_row = k + (ulong(page) * 1024 + ulong(kv_head) * 512) + in_page * 32 + piece * 8;
@@ -148,7 +149,7 @@ func.func @paged(%q: memref<?x8x1x32xf16>, %k: memref<?x2x16x32xf16>,
 // The simdgroup_matrix decode of the paged spec (--msl-kernel=decode).
 // DECODE-LABEL: kernel void paged_decode(
 // DECODE: const int page = block_table[batch * sizes.max_blocks + j / 16];
-// DECODE-NEXT: x = k[ulong(page) * 1024 + ulong(kv_head) * 512 + ulong(j % 16) * 32 + c];
+// DECODE-NEXT: x = *(device const uint4 *)(k + (ulong(page) * 1024 + ulong(kv_head) * 512) + uint(j % 16) * 32 + c);
 // DECODE: simdgroup_store(acc[dn], part_acc + (key_block * 8 + row_block * 8) * 32 + dn * 8, 32);
 // DECODE: attn_merge(mr, lr, ar, part_max[b * 8 + r], part_sum[b * 8 + r], part_acc[(b * 8 + r) * 32 + c]);
 
@@ -179,7 +180,7 @@ func.func @paged(%q: memref<?x8x1x32xf16>, %k: memref<?x2x16x32xf16>,
 // JSON: "threads_per_threadgroup": [128, 1, 1], "block_q": 32, "block_kv": 32, "splits": 1,
 // JSON: "threadgroups_per_grid": ["ceil(4 * Sq / 32)", "2", "B"],
 // JSON: "threadgroup_memory_bytes": [9216],
-// JSON-NEXT: "cost": {"threadgroups_at_b1": 2, "threadgroups_reading_each_key": 1, "bytes_per_key": 256, "loads_per_key": 128, "load_bytes": 2},
+// JSON-NEXT: "cost": {"threadgroups_at_b1": 2, "threadgroups_reading_each_key": 1, "bytes_per_key": 256, "loads_per_key": 16, "load_bytes": 16},
 // JSON: "buffers": {"q": 0, "k": 1, "v": 2, "o": 3, "lse": 4, "sizes": 5}}
 // JSON: "name": "paged",
 // JSON: "block_size": 16, "lse": false, "kv_lens": true, "splits": 32,
