@@ -713,8 +713,10 @@ void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
   const std::string piece = p.copyVec ? "uint4" : elt();
   body << "    // attn.load_kv (" << what << "): rows past kv_len are zero and "
        << "read nothing" << (s.blockSize ? ", not even the block table" : "")
-       << "; " << (p.copyVec ? "16-byte" : std::to_string(p.eltBytes) + "-byte")
-       << " pieces, 32-bit offsets inside a ("
+       << "; "
+       << (p.copyVec ? "16-byte pieces"
+                     : "element pieces (fallback: rows not 16-byte aligned)")
+       << ", 32-bit offsets inside a ("
        << (s.blockSize ? "page" : "batch") << ", head) slice.\n";
   if (!s.blockSize)
     body << "    device const " << elt() << " *" << src << "_seq = " << src
@@ -1116,7 +1118,10 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
                ? "16-byte uint4 loads for pieces of 8 elements, else "
                  "4-element vectors"
                : "4-element vectors (" + std::to_string(4 * p.eltBytes) +
-                     " bytes)")
+                     " bytes" +
+                     (p.eltBytes == 2 ? "; fallback: rows not 16-byte aligned"
+                                      : "") +
+                     ")")
        << "; " << ek * p.eltBytes << " bytes of K a lane a key.\n";
   body << "  device const " << t << " *q_row = q + ("
        << offset64("q", n.loadQ.getQ(), "batch", "head", "query")

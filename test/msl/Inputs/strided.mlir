@@ -46,3 +46,17 @@ func.func @llama3_token_major(%q: memref<?x32x?x128xf16, strided<[?, 128, 4096, 
                  mask = <causal, bottom_right>
   return
 }
+
+// Rows 24 bytes apart (12 halves; D = 8): not 16-byte aligned, so the tile
+// copies fall back to elements and the vector decode to 8-byte half4 loads
+// (one lane a key, 32 keys a simdgroup at a time).
+func.func @misaligned_f16(%q: memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>,
+                          %k: memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>,
+                          %v: memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>,
+                          %o: memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>) {
+  attn.attention q(%q : memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>)
+                 k(%k : memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>)
+                 v(%v : memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>)
+              -> o(%o : memref<?x2x?x8xf16, strided<[?, 12, 24, 1]>>)
+  return
+}
