@@ -34,6 +34,16 @@
 // row, K/V range, lengths, split ranges) is printed from the L1 IR itself,
 // so masks and paging mean here what they mean on the CPU.
 //
+// The vector decode (emitVectorKernel, the default for decode shapes) is
+// MLX's sdpa_vector in this scheme: block_q = 1, 32 simdgroups stride the
+// nest's K/V range key by key (no threadgroup tiles), each key's q . k a
+// shuffle-reduced dot product over a power of two of lanes, the states
+// merged by shuffles and then through threadgroup memory. Its first pass
+// also serves split-K, with the merge kernel of the matrix kernels.
+//
+// Q, K, V and O are addressed through their strides (strideOf), so
+// strided views (token-major [B, S, H, D]) need no copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/msl/MSLEmitter.h"
@@ -90,6 +100,9 @@ constexpr int64_t kDecodeKeyBlocks = 4;
 constexpr int64_t kPrefillRows = 32;
 /// Threads of the split-K merge kernel.
 constexpr int64_t kMergeThreads = 128;
+/// Fixed-trip fragment loops are unrolled, so that q_frag[kk], s[nb] and
+/// acc[dn] stay in registers (MLX's STEEL_PRAGMA_UNROLL is this pragma).
+constexpr const char *kUnroll = "#pragma clang loop unroll(full)\n";
 
 std::string mslType(Type t) {
   if (t.isF16())
@@ -140,13 +153,34 @@ struct Plan {
   int64_t simdgroups = 0, threads = 0;
   int64_t d = 0, dv = 0, eltBytes = 0;
   int64_t qBytes = 0, kBytes = 0, vBytes = 0, mergeBytes = 0, smemBytes = 0;
+  /// Row strides (elements) of the Q, K and V tiles in threadgroup memory.
+  int64_t ldq = 0, ldk = 0, ldv = 0;
+  /// Elements per 16-byte piece of the tile copies (0: element by element).
+  int64_t copyVec = 0;
+  // The vector decode kernel (makeVectorPlan): `lanes` lanes share a key
+  // row, each holding `ek` of its D and `ev` of its Dv elements, so a
+  // simdgroup takes 32 / lanes keys at a time; `vecLoads`: the pieces are
+  // read as 4-element vectors (half4, bfloat4, float4).
+  bool vector = false;
+  int64_t lanes = 0, ek = 0, ev = 0;
+  bool vecLoads = false;
+  /// Rows start at multiples of 16 bytes: 2-byte pieces of 8 elements are
+  /// read as one 16-byte uint4.
+  bool aligned16 = false;
 };
 
 /// Threadgroup memory of a plan: the Q staging tile, the K/V tiles and the
 /// merge area are used one after the other, so they share one block.
 Plan makePlan(int64_t br, int64_t bct, bool decode, int64_t d, int64_t dv,
-              int64_t eltBytes) {
+              int64_t eltBytes, bool padded) {
   Plan p;
+  // Threadgroup rows padded by 16 bytes, as MLX's steel attention: the
+  // transposed K fragment loads walk a column, and unpadded power-of-two
+  // rows put its elements in one bank.
+  const int64_t pad = padded ? 16 / eltBytes : 0;
+  p.ldq = d + pad;
+  p.ldk = d + pad;
+  p.ldv = dv + pad;
   p.br = br;
   p.bct = bct;
   p.d = d;
@@ -161,13 +195,57 @@ Plan makePlan(int64_t br, int64_t bct, bool decode, int64_t d, int64_t dv,
   p.bc = bct / p.keyBlocks;
   p.simdgroups = p.rowBlocks * p.keyBlocks;
   p.threads = 32 * p.simdgroups;
-  p.qBytes = br * d * eltBytes;
-  p.kBytes = bct * d * eltBytes;
-  p.vBytes = bct * dv * eltBytes;
+  p.qBytes = br * p.ldq * eltBytes;
+  p.kBytes = bct * p.ldk * eltBytes;
+  p.vBytes = bct * p.ldv * eltBytes;
   if (p.keyBlocks > 1)
     p.mergeBytes = p.keyBlocks * br * (dv + 2) * 4;
   int64_t bytes = std::max({p.qBytes, p.kBytes + p.vBytes, p.mergeBytes});
   p.smemBytes = (bytes + 15) / 16 * 16;
+  return p;
+}
+
+/// Simdgroups of the vector decode kernel: 1024 threads, as MLX's
+/// sdpa_vector.
+constexpr int64_t kVectorSimdgroups = 32;
+/// From this many keys (static Sk) the vector decode runs two passes
+/// (MLX's sdpa_vector_2pass starts at 1024 keys on large GPUs), with this
+/// many splits (MLX: 32 blocks).
+constexpr int64_t kTwoPassMinKeys = 1024;
+constexpr int64_t kTwoPassSplits = 32;
+
+/// The vector decode kernel: one flat row (query, head) per threadgroup, 32
+/// simdgroups striding its keys. Lanes per key: 16 bytes of K a lane
+/// (8 halves or 4 floats) when that gives a power of two of lanes that
+/// also divides Dv, else the largest power of two up to 32 dividing D and
+/// Dv (scalar pieces, then vector pieces where 4 elements divide them).
+Plan makeVectorPlan(int64_t d, int64_t dv, int64_t eltBytes,
+                    bool alignedStrides) {
+  Plan p;
+  p.vector = true;
+  p.br = 1;
+  p.d = d;
+  p.dv = dv;
+  p.eltBytes = eltBytes;
+  p.rowBlocks = 1;
+  p.simdgroups = kVectorSimdgroups;
+  p.threads = 32 * kVectorSimdgroups;
+  const int64_t vec16 = 16 / eltBytes;
+  if (d % vec16 == 0 && llvm::isPowerOf2_64(d / vec16) && d / vec16 <= 32 &&
+      dv % (d / vec16) == 0) {
+    p.lanes = d / vec16;
+  } else {
+    p.lanes = 32;
+    while (d % p.lanes || dv % p.lanes)
+      p.lanes /= 2;
+  }
+  p.ek = d / p.lanes;
+  p.ev = dv / p.lanes;
+  p.vecLoads = alignedStrides && p.ek % 4 == 0 && p.ev % 4 == 0;
+  // Merge area: m and l of each simdgroup, then a 32 x 33 float block (one
+  // padded row per output element of a round, one column per simdgroup).
+  p.mergeBytes = (2 * kVectorSimdgroups + 32 * 33) * 4;
+  p.smemBytes = (p.mergeBytes + 15) / 16 * 16;
   return p;
 }
 
@@ -185,13 +263,17 @@ struct Spec {
   bool hasLse = false, hasKvLens = false;
   /// Fixed buffer indices of the spec's kernels (-1: absent).
   int q = 0, k = 1, v = 2, blockTable = -1, kvLens = -1, o = -1, lse = -1,
-      sizes = -1, partials = -1;
+      sizes = -1, partials = -1, strides = -1;
 };
 
-/// Every present operand of `op` is a kernel buffer: a function argument,
-/// contiguous row-major, in the default memory space.
+/// Every present operand of `op` is a kernel buffer: a function argument in
+/// the default memory space, contiguous row-major, or, for the operands
+/// named in `strided` (rank-4 Q/K/V/O), any strides with unit innermost
+/// stride and offset 0: token-major [B, S, H, D] views, as the NVIDIA tiers
+/// take them. The kernels address them through their strides.
 LogicalResult checkBuffers(Operation *op,
-                           ArrayRef<std::pair<StringRef, Value>> operands) {
+                           ArrayRef<std::pair<StringRef, Value>> operands,
+                           ArrayRef<StringRef> strided = {}) {
   for (auto [name, value] : operands) {
     if (!value)
       continue;
@@ -201,15 +283,26 @@ LogicalResult checkBuffers(Operation *op,
                                "buffer; operand '"
                             << name << "' must be an argument of the function";
     auto type = cast<MemRefType>(value.getType());
-    if (!type.getLayout().isIdentity())
-      return op->emitError()
-             << "the msl tier takes contiguous row-major buffers; operand '"
-             << name << "' has layout " << type.getLayout()
-             << " (view it as a contiguous memref)";
     if (type.getMemorySpace())
       return op->emitError() << "the msl tier takes buffers in the default "
                                "memory space; operand '"
                             << name << "' is in " << type.getMemorySpace();
+    if (type.getLayout().isIdentity())
+      continue;
+    if (!llvm::is_contained(strided, name))
+      return op->emitError()
+             << "the msl tier takes contiguous row-major buffers; operand '"
+             << name << "' has layout " << type.getLayout()
+             << " (view it as a contiguous memref)";
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1 || offset != 0)
+      return op->emitError()
+             << "the msl tier takes strided buffers with unit innermost "
+                "stride and offset 0 (bind the buffer at the view's start); "
+                "operand '"
+             << name << "' has layout " << type.getLayout();
   }
   return success();
 }
@@ -234,7 +327,21 @@ LogicalResult checkSupported(AttentionOp op) {
       {"v", op.getV()},           {"o", op.getO()},
       {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
       {"kv_lens", op.getKvLens()}};
-  return checkBuffers(op, operands);
+  return checkBuffers(op, operands, {"q", "k", "v", "o"});
+}
+
+/// Whether some Q/K/V/O stride is dynamic: the kernels then take an
+/// AttnStrides buffer.
+bool hasDynamicStrides(AttentionOp op) {
+  for (Value v : {op.getQ(), op.getK(), op.getV(), op.getO()}) {
+    auto type = cast<MemRefType>(v.getType());
+    if (type.getLayout().isIdentity())
+      continue;
+    auto [strides, offset] = type.getStridesAndOffset();
+    if (llvm::any_of(strides, ShapedType::isDynamic))
+      return true;
+  }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -355,10 +462,14 @@ private:
 // The kernel emitter: one function per L1 op kind
 //===----------------------------------------------------------------------===//
 
-enum class KernelKind { Prefill, Decode, Partial, Merge };
+enum class KernelKind { Prefill, Decode, Partial, Merge, Vector, VectorPartial };
 
 StringRef kindName(KernelKind kind) {
   switch (kind) {
+  case KernelKind::Vector:
+    return "decode_vector";
+  case KernelKind::VectorPartial:
+    return "partial_vector";
   case KernelKind::Prefill:
     return "prefill";
   case KernelKind::Decode:
@@ -377,6 +488,8 @@ struct LaunchFacts {
   KernelKind kind;
   int64_t threads = 0, blockQ = 0, blockKV = 0, splits = 1, smemBytes = 0;
   SmallVector<std::pair<std::string, int>> buffers;
+  /// "one_pass" or "two_pass" when the function has both; else empty.
+  std::string variant;
 };
 
 class MSLKernelEmitter {
@@ -392,6 +505,8 @@ public:
   FailureOr<LaunchFacts> emitTileKernel(StringRef name, KernelKind kind);
   /// The second pass of split-K.
   FailureOr<LaunchFacts> emitMergeKernel(StringRef name);
+  /// The vector decode kernel (one pass), or the first pass of its split-K.
+  FailureOr<LaunchFacts> emitVectorKernel(StringRef name, KernelKind kind);
 
 private:
   std::string elt() const { return mslType(s.elt); }
@@ -418,6 +533,14 @@ private:
   /// Element offset of row (query, head) of a [B, H, Sq, width] buffer.
   std::string qRowOffset(StringRef role, Value memref, StringRef query,
                          StringRef head, int64_t heads, int64_t width);
+  /// The stride of dim `dim` (0..2) of the rank-4 `role` buffer, in
+  /// elements: a literal, a product of sizes (row-major) or a field of
+  /// AttnStrides (a dynamic stride).
+  std::string strideOf(StringRef role, Value memref, int dim);
+  /// The 64-bit element offset of row `row` of head `head` of slice
+  /// `outer` (the batch, or the page of a paged cache) of `role`.
+  std::string offset64(StringRef role, Value memref, StringRef outer,
+                       StringRef head, StringRef row);
   void emitSignature(StringRef name, ArrayRef<std::string> params);
 
   // Copies: op handles are cheap and their accessors are not const.
@@ -435,12 +558,43 @@ private:
 std::string MSLKernelEmitter::qRowOffset(StringRef role, Value memref,
                                          StringRef query, StringRef head,
                                          int64_t heads, int64_t width) {
+  if (width != 1) // Q and O: through their strides
+    return offset64(role, memref, "batch", head, query);
   std::string sq = *index.dimOf(role, memref, 2);
-  std::string offset = "(ulong(batch) * " + std::to_string(heads) + " + " +
-                       head.str() + ") * " + sq + " + " + query.str();
-  if (width == 1)
-    return offset;
-  return "(" + offset + ") * " + std::to_string(width);
+  return "(ulong(batch) * " + std::to_string(heads) + " + " + head.str() +
+         ") * " + sq + " + " + query.str();
+}
+
+std::string MSLKernelEmitter::strideOf(StringRef role, Value memref, int dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.getLayout().isIdentity()) {
+    auto [strides, offset] = type.getStridesAndOffset();
+    if (!ShapedType::isDynamic(strides[dim]))
+      return std::to_string(strides[dim]);
+    return "strides." + role.str() + "[" + std::to_string(dim) + "]";
+  }
+  int64_t constant = 1;
+  std::string text;
+  for (int i = type.getRank() - 1; i > dim; --i) {
+    if (!type.isDynamicDim(i))
+      constant *= type.getDimSize(i);
+    else
+      text += " * " + *index.dimOf(role, memref, i);
+  }
+  return std::to_string(constant) + text;
+}
+
+std::string MSLKernelEmitter::offset64(StringRef role, Value memref,
+                                       StringRef outer, StringRef head,
+                                       StringRef row) {
+  auto term = [&](StringRef x, int dim) {
+    std::string stride = strideOf(role, memref, dim);
+    if (stride.find(' ') != std::string::npos)
+      stride = "(" + stride + ")";
+    return "ulong(" + x.str() + ") * " + stride;
+  };
+  std::string text = term(outer, 0) + " + " + term(head, 1);
+  return row == "0" ? text : text + " + " + term(row, 2);
 }
 
 void MSLKernelEmitter::emitSignature(StringRef name,
@@ -505,29 +659,42 @@ LogicalResult MSLKernelEmitter::emitIndexArithmetic(bool inSplit,
 }
 
 void MSLKernelEmitter::emitLoadQ() {
+  const int64_t ve = p.copyVec ? p.copyVec : 1;
+  const std::string piece = p.copyVec ? "uint4" : elt();
   body << "\n  // attn.load_q: tile row r is query (row0 + r) / " << s.group
        << " of head kv_head * " << s.group << " + (row0 + r) % " << s.group
        << "; rows past the end are zero.\n";
   body << "  threadgroup " << elt() << " *q_s = (threadgroup " << elt()
        << " *)smem;\n";
-  body << "  for (int i = int(tid); i < " << p.br * p.d
+  body << "  for (int i = int(tid); i < " << p.br * p.d / ve
        << "; i += " << p.threads << ") {\n";
-  body << "    const int r = i / " << p.d << ", c = i % " << p.d << ";\n";
+  body << "    const int r = i / " << p.d / ve << ", c = i % " << p.d / ve
+       << (ve > 1 ? " * " + std::to_string(ve) : "") << ";\n";
   body << "    const int f = " << row0 << " + r;\n";
-  body << "    " << elt() << " x = " << elt() << "(0.0f);\n";
+  body << "    " << piece << " x = " << piece
+       << (p.copyVec ? "(0u)" : "(0.0f)") << ";\n";
   body << "    if (f < q_rows)\n";
-  body << "      x = q["
-       << qRowOffset("q", n.loadQ.getQ(), "f / " + std::to_string(s.group),
-                     "kv_head * " + std::to_string(s.group) + " + f % " +
-                         std::to_string(s.group),
-                     s.hq, p.d)
-       << " + c];\n";
-  body << "    q_s[i] = x;\n  }\n";
+  std::string at =
+      "q + " +
+      qRowOffset("q", n.loadQ.getQ(), "f / " + std::to_string(s.group),
+                 "kv_head * " + std::to_string(s.group) + " + f % " +
+                     std::to_string(s.group),
+                 s.hq, p.d) +
+      " + c";
+  if (p.copyVec) {
+    body << "      x = *(device const uint4 *)(" << at << ");\n";
+    body << "    *(threadgroup uint4 *)(q_s + r * " << p.ldq << " + c) = x;\n";
+  } else {
+    body << "      x = *(" << at << ");\n";
+    body << "    q_s[r * " << p.ldq << " + c] = x;\n";
+  }
+  body << "  }\n";
   body << "  threadgroup_barrier(mem_flags::mem_threadgroup);\n";
   body << "  " << fragType() << " q_frag[" << p.d / 8 << "];\n";
-  body << "  for (int kk = 0; kk < " << p.d / 8 << "; ++kk)\n";
-  body << "    simdgroup_load(q_frag[kk], q_s + row_block * " << 8 * p.d
-       << " + kk * 8, " << p.d << ");\n";
+  body << "  " << kUnroll << "  for (int kk = 0; kk < " << p.d / 8
+       << "; ++kk)\n";
+  body << "    simdgroup_load(q_frag[kk], q_s + row_block * " << 8 * p.ldq
+       << " + kk * 8, " << p.ldq << ");\n";
   body << "  // K/V tiles reuse Q's threadgroup memory from here on.\n";
   body << "  threadgroup_barrier(mem_flags::mem_threadgroup);\n";
 }
@@ -537,47 +704,74 @@ void MSLKernelEmitter::emitInitState() {
           "8x8 fragments.\n";
   body << "  float m = ATTN_NO_SCORE, l = 0.0f;\n";
   body << "  simdgroup_float8x8 acc[" << p.dv / 8 << "];\n";
-  body << "  for (int dn = 0; dn < " << p.dv / 8 << "; ++dn)\n";
+  body << "  " << kUnroll << "  for (int dn = 0; dn < " << p.dv / 8
+       << "; ++dn)\n";
   body << "    acc[dn] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n";
 }
 
 void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
                                   StringRef what) {
   StringRef src = load == n.loadK ? "k" : "v";
+  const int64_t ld = dst == "k_s" ? p.ldk : p.ldv;
+  // 16-byte pieces (uint4: 8 halves or 4 floats) where rows are 16-byte
+  // aligned in both memories, else single elements.
+  const int64_t ve = p.copyVec ? p.copyVec : 1;
+  const std::string piece = p.copyVec ? "uint4" : elt();
   body << "    // attn.load_kv (" << what << "): rows past kv_len are zero and "
        << "read nothing" << (s.blockSize ? ", not even the block table" : "")
-       << ".\n";
-  body << "    for (int i = int(tid); i < " << p.bct * width
+       << "; "
+       << (p.copyVec ? "16-byte pieces"
+                     : "element pieces (fallback: rows not 16-byte aligned)")
+       << ", 32-bit offsets inside a ("
+       << (s.blockSize ? "page" : "batch") << ", head) slice.\n";
+  if (!s.blockSize)
+    body << "    device const " << elt() << " *" << src << "_seq = " << src
+         << " + (" << offset64(src, load.getSrc(), "batch", "kv_head", "0")
+         << ");\n";
+  body << "    for (int i = int(tid); i < " << p.bct * width / ve
        << "; i += " << p.threads << ") {\n";
-  body << "      const int j = kv_start + i / " << width << ", c = i % "
-       << width << ";\n";
-  body << "      " << elt() << " x = " << elt() << "(0.0f);\n";
+  body << "      const int j = kv_start + i / " << width / ve << ", c = i % "
+       << width / ve << (ve > 1 ? " * " + std::to_string(ve) : "") << ";\n";
+  body << "      " << piece << " x = " << piece
+       << (p.copyVec ? "(0u)" : "(0.0f)") << ";\n";
   body << "      if (j < " << kvLen << ") {\n";
+  std::string row;
   if (s.blockSize) {
     body << "        const int page = block_table[batch * "
          << *index.dimOf("block_table", load.getBlockTable(), 1) << " + j / "
          << s.blockSize << "];\n";
-    body << "        x = " << src << "[((ulong(page) * " << s.hkv
-         << " + kv_head) * " << s.blockSize << " + j % " << s.blockSize
-         << ") * " << width << " + c];\n";
+    row = src.str() + " + (" +
+          offset64(src, load.getSrc(), "page", "kv_head", "0") + ") + uint(j % " +
+          std::to_string(s.blockSize) + ") * " +
+          strideOf(src, load.getSrc(), 2);
   } else {
-    body << "        x = " << src << "[((ulong(batch) * " << s.hkv
-         << " + kv_head) * " << *index.dimOf(src, load.getSrc(), 2)
-         << " + j) * " << width << " + c];\n";
+    row = src.str() + "_seq + uint(j) * " + strideOf(src, load.getSrc(), 2);
   }
-  body << "      }\n      " << dst << "[i] = x;\n    }\n";
+  if (p.copyVec)
+    body << "        x = *(device const uint4 *)(" << row << " + c);\n";
+  else
+    body << "        x = (" << row << ")[c];\n";
+  body << "      }\n";
+  if (p.copyVec)
+    body << "      *(threadgroup uint4 *)(" << dst << " + (i / " << width / ve
+         << ") * " << ld << " + c) = x;\n    }\n";
+  else
+    body << "      " << dst << "[(i / " << width << ") * " << ld
+         << " + c] = x;\n    }\n";
 }
 
 void MSLKernelEmitter::emitQK() {
   body << "\n    // attn.qk: S = Q K^T for this simdgroup's 8 rows x " << p.bc
        << " keys, f32 accumulation.\n";
   body << "    simdgroup_float8x8 s[" << p.bc / 8 << "];\n";
-  body << "    for (int nb = 0; nb < " << p.bc / 8 << "; ++nb) {\n";
+  body << "    " << kUnroll << "    for (int nb = 0; nb < " << p.bc / 8
+       << "; ++nb) {\n";
   body << "      s[nb] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n";
-  body << "      for (int kk = 0; kk < " << p.d / 8 << "; ++kk) {\n";
+  body << "      " << kUnroll << "      for (int kk = 0; kk < " << p.d / 8
+       << "; ++kk) {\n";
   body << "        " << fragType() << " kt;\n";
   body << "        simdgroup_load(kt, k_s + (key_block * " << p.bc
-       << " + nb * 8) * " << p.d << " + kk * 8, " << p.d
+       << " + nb * 8) * " << p.ldk << " + kk * 8, " << p.ldk
        << ", ulong2(0, 0), true);\n";
   body << "        simdgroup_multiply_accumulate(s[nb], q_frag[kk], kt, "
           "s[nb]);\n";
@@ -599,7 +793,8 @@ void MSLKernelEmitter::emitMask() {
          << "    const int diagonal = "
          << text.add("query", rules.shift(qLen, kvLen)) << ";\n";
   body << "    float row_max = ATTN_NO_SCORE;\n";
-  body << "    for (int nb = 0; nb < " << p.bc / 8 << "; ++nb)\n";
+  body << "    " << kUnroll << "    for (int nb = 0; nb < " << p.bc / 8
+       << "; ++nb)\n";
   body << "      for (int e = 0; e < 2; ++e) {\n";
   body << "        float x = s[nb].thread_elements()[e];\n";
   if (std::optional<double> c = score.linearFactor()) {
@@ -633,7 +828,8 @@ void MSLKernelEmitter::emitOnlineSoftmax() {
           ": 0.0f;\n";
   body << "    float row_sum = 0.0f;\n";
   body << "    " << fragType() << " prob[" << p.bc / 8 << "];\n";
-  body << "    for (int nb = 0; nb < " << p.bc / 8 << "; ++nb)\n";
+  body << "    " << kUnroll << "    for (int nb = 0; nb < " << p.bc / 8
+       << "; ++nb)\n";
   body << "      for (int e = 0; e < 2; ++e) {\n";
   body << "        const float x = s[nb].thread_elements()[e];\n";
   body << "        const float pe = x > ATTN_NO_SCORE ? fast::exp2(x - m_new) "
@@ -649,12 +845,14 @@ void MSLKernelEmitter::emitOnlineSoftmax() {
 
 void MSLKernelEmitter::emitPV() {
   body << "\n    // attn.pv: acc = acc * rescale + P V.\n";
-  body << "    for (int dn = 0; dn < " << p.dv / 8 << "; ++dn) {\n";
+  body << "    " << kUnroll << "    for (int dn = 0; dn < " << p.dv / 8
+       << "; ++dn) {\n";
   body << "      acc[dn].thread_elements() *= rescale;\n";
-  body << "      for (int kk = 0; kk < " << p.bc / 8 << "; ++kk) {\n";
+  body << "      " << kUnroll << "      for (int kk = 0; kk < " << p.bc / 8
+       << "; ++kk) {\n";
   body << "        " << fragType() << " vt;\n";
   body << "        simdgroup_load(vt, v_s + (key_block * " << p.bc
-       << " + kk * 8) * " << p.dv << " + dn * 8, " << p.dv << ");\n";
+       << " + kk * 8) * " << p.ldv << " + dn * 8, " << p.ldv << ");\n";
   body << "        simdgroup_multiply_accumulate(acc[dn], prob[kk], vt, "
           "acc[dn]);\n";
   body << "      }\n    }\n";
@@ -671,7 +869,8 @@ void MSLKernelEmitter::emitFinalizeFromFragments() {
   std::string query = "f / " + std::to_string(s.group);
   body << "    const ulong o_row = "
        << qRowOffset("o", n.storeO.getO(), query, head, s.hq, p.dv) << ";\n";
-  body << "    for (int dn = 0; dn < " << p.dv / 8 << "; ++dn)\n";
+  body << "    " << kUnroll << "    for (int dn = 0; dn < " << p.dv / 8
+       << "; ++dn)\n";
   body << "      for (int e = 0; e < 2; ++e)\n";
   body << "        o[o_row + dn * 8 + frag_col + e] = " << outElt()
        << "(acc[dn].thread_elements()[e] * inv_l);\n";
@@ -831,9 +1030,340 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
       buffer("lse", s.lse, "device float *lse");
   }
   buffer("sizes", s.sizes, "constant AttnSizes &sizes");
+  if (s.strides >= 0)
+    buffer("strides", s.strides, "constant AttnStrides &strides");
   params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   params.push_back("uint tid [[thread_index_in_threadgroup]]");
+  params.push_back("uint lane [[thread_index_in_simdgroup]]");
+  params.push_back("uint simd [[simdgroup_index_in_threadgroup]]");
+  emitSignature(name, params);
+  os << bodyText << "}\n";
+  return facts;
+}
+
+FailureOr<LaunchFacts>
+MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
+  const bool partial = kind == KernelKind::VectorPartial;
+  if (failed(emitIndexArithmetic(partial, /*mergeOnly=*/false)))
+    return failure();
+  const int64_t lanes = p.lanes, keyGroups = 32 / lanes, ek = p.ek,
+                ev = p.ev;
+  const std::string t = elt(), g = groupText();
+  const std::string unroll = kUnroll;
+  const bool paged = s.blockSize != 0;
+  Value kMem = n.loadK.getSrc(), vMem = n.loadV.getSrc();
+
+  body << "  // One flat row (query, head) per threadgroup; its keys are "
+          "strided over "
+       << kVectorSimdgroups << " simdgroups,\n  // " << keyGroups
+       << " key(s) per simdgroup at a time, " << lanes
+       << " lanes per key, each lane holding " << ek << " of D and " << ev
+       << " of Dv.\n";
+  body << "  if (row0 >= q_rows)\n    return;\n";
+  body << "  const int query = row0 / " << g << ", head = kv_head * " << g
+       << " + row0 % " << g << ";\n";
+  body << "  const int piece = int(lane) % " << lanes
+       << "; // this lane's piece of a key row\n";
+  body << "  const int key_slot = int(simd) * " << keyGroups
+       << " + int(lane) / " << lanes << ";\n";
+  // n consecutive elements at `ptr` into the float array `dst`, through
+  // 4-element vectors when the plan allows.
+  auto loadPiece = [&](StringRef indent, StringRef ptr, int64_t count,
+                       StringRef use) {
+    // `use(i, x)`: the statement for element i with value x.
+    auto stmt = [&](const std::string &i, const std::string &x) {
+      std::string text = use.str();
+      for (auto [from, to] : {std::pair<StringRef, std::string>{"$i", i},
+                              {"$x", x}}) {
+        size_t at;
+        while ((at = text.find(from.str())) != std::string::npos)
+          text.replace(at, from.size(), to);
+      }
+      return text;
+    };
+    if (p.vecLoads && p.aligned16 && p.eltBytes == 2 && count % 8 == 0) {
+      // 16 bytes a load: 8 halves or bfloats as a uint4, split by as_type.
+      body << indent << unroll << indent << "for (int i = 0; i < "
+           << count / 8 << "; ++i) {\n";
+      body << indent << "  const uint4 raw = *((device const uint4 *)(" << ptr
+           << ") + i);\n";
+      for (int h = 0; h < 2; ++h) {
+        const std::string half = h ? "hi" : "lo";
+        body << indent << "  const float4 " << half << " = float4(as_type<"
+             << t << "4>(raw." << (h ? "zw" : "xy") << "));\n";
+        for (auto [c, comp] : llvm::enumerate(StringRef("xyzw")))
+          body << indent << "  "
+               << stmt("8 * i + " + std::to_string(4 * h + c),
+                       half + "." + std::string(1, comp))
+               << "\n";
+      }
+      body << indent << "}\n";
+    } else if (p.vecLoads) {
+      body << indent << unroll << indent << "for (int i = 0; i < "
+           << count / 4 << "; ++i) {\n";
+      body << indent << "  const " << t << "4 raw = *((device const " << t
+           << "4 *)(" << ptr << ") + i);\n";
+      body << indent << "  const float4 x = float4(raw);\n";
+      for (auto [c, comp] : llvm::enumerate(StringRef("xyzw")))
+        body << indent << "  "
+             << stmt("4 * i + " + std::to_string(c), "x." + std::string(1, comp))
+             << "\n";
+      body << indent << "}\n";
+    } else {
+      body << indent << unroll << indent << "for (int i = 0; i < " << count
+           << "; ++i)\n";
+      body << indent << "  " << stmt("i", "float(" + ptr.str() + "[i])")
+           << "\n";
+    }
+  };
+  body << "  // Loads: "
+       << (!p.vecLoads ? "scalar (fallback: the pieces are not multiples of "
+                         "4 elements, or a stride is not)"
+           : p.eltBytes == 2 && p.aligned16
+               ? "16-byte uint4 loads for pieces of 8 elements, else "
+                 "4-element vectors"
+               : "4-element vectors (" + std::to_string(4 * p.eltBytes) +
+                     " bytes" +
+                     (p.eltBytes == 2 ? "; fallback: rows not 16-byte aligned"
+                                      : "") +
+                     ")")
+       << "; " << ek * p.eltBytes << " bytes of K a lane a key.\n";
+  body << "  device const " << t << " *q_row = q + ("
+       << offset64("q", n.loadQ.getQ(), "batch", "head", "query")
+       << ") + piece * " << ek << ";\n";
+  body << "  float qv[" << ek << "];\n";
+  loadPiece("  ", "q_row", ek, "qv[$i] = $x;");
+  body << "\n  // attn.init_state: each lane group's (m, l) and its lanes' "
+          "acc pieces.\n";
+  body << "  float m = ATTN_NO_SCORE, l = 0.0f, acc[" << ev << "];\n";
+  body << "  " << unroll << "  for (int i = 0; i < " << ev
+       << "; ++i)\n    acc[i] = 0.0f;\n";
+
+  // 32-bit offsets inside a (batch or page, head) slice; 64-bit bases.
+  std::string kRow = strideOf("k", kMem, 2), vRow = strideOf("v", vMem, 2);
+  auto kType = cast<MemRefType>(kMem.getType());
+  bool index32 = true;
+  if (!paged && !kType.isDynamicDim(2)) {
+    auto [kStrides, kOff] = kType.getStridesAndOffset();
+    auto [vStrides, vOff] =
+        cast<MemRefType>(vMem.getType()).getStridesAndOffset();
+    for (int64_t stride : {kStrides[2], vStrides[2]})
+      if (!ShapedType::isDynamic(stride) &&
+          kType.getDimSize(2) * stride >= (int64_t(1) << 32))
+        index32 = false;
+  }
+  const std::string idx = index32 ? "uint" : "ulong";
+  body << "\n  // The K/V range of the L1 nest: its tiles of " << p.bct
+       << " keys from kv_begin while below kv_end.\n";
+  body << "  const int key_stop = " << kvBegin << " + attn_ceil_div(max("
+       << kvEnd << " - " << kvBegin << ", 0), " << p.bct << ") * " << p.bct
+       << ";\n";
+  if (index32)
+    body << "  // Key offsets are 32-bit inside a (" << (paged ? "page" : "batch")
+         << ", head) slice of K and V: this needs "
+         << (paged ? "the block's rows" : "Sk") << " * row stride < 2^32.\n";
+  else
+    body << "  // Key offsets are 64-bit: the static Sk * row stride reaches "
+            "2^32.\n";
+  if (!paged) {
+    body << "  device const " << t << " *k_seq = k + ("
+         << offset64("k", kMem, "batch", "kv_head", "0") << ");\n";
+    body << "  device const " << t << " *v_seq = v + ("
+         << offset64("v", vMem, "batch", "kv_head", "0") << ");\n";
+  }
+  body << "  for (int j0 = " << kvBegin << "; j0 < key_stop; j0 += "
+       << kVectorSimdgroups * keyGroups << ") {\n";
+  body << "    const int key = j0 + key_slot;\n";
+  body << "    const bool in_range = key < key_stop && key < " << kvLen
+       << ";\n";
+  std::string kRowPtr, vRowPtr;
+  if (paged) {
+    body << "    // attn.load_kv through the block table: keys past kv_len "
+            "read nothing.\n";
+    body << "    const int page = in_range ? block_table[batch * "
+         << *index.dimOf("block_table", n.loadK.getBlockTable(), 1)
+         << " + key / " << s.blockSize << "] : 0;\n";
+    body << "    const " << idx << " in_page = " << idx << "(key % "
+         << s.blockSize << ");\n";
+    kRowPtr = "k + (" + offset64("k", kMem, "page", "kv_head", "0") +
+              ") + in_page * " + kRow + " + piece * " + std::to_string(ek);
+    vRowPtr = "v + (" + offset64("v", vMem, "page", "kv_head", "0") +
+              ") + in_page * " + vRow + " + piece * " + std::to_string(ev);
+  } else {
+    kRowPtr = "k_seq + " + idx + "(key) * " + kRow + " + piece * " +
+              std::to_string(ek);
+    vRowPtr = "v_seq + " + idx + "(key) * " + vRow + " + piece * " +
+              std::to_string(ev);
+  }
+  body << "    // attn.qk: this lane's part of q . k, summed over the "
+       << lanes << " lanes of the key.\n";
+  body << "    float dot = 0.0f;\n";
+  body << "    if (in_range) {\n";
+  body << "      device const " << t << " *k_row = " << kRowPtr << ";\n";
+  loadPiece("      ", "k_row", ek, "dot += qv[$i] * $x;");
+  body << "    }\n";
+  for (int64_t off = 1; off < lanes; off *= 2)
+    body << "    dot += simd_shuffle_xor(dot, " << off << ");\n";
+
+  // attn.mask, printed from the mask's rules as in emitMask.
+  MaskAttr mask = n.mask.getMask();
+  ScoreTransform score = ScoreTransform::of(n.qk);
+  TextExprs text;
+  MaskRules<TextExprs> rules(text, mask);
+  body << "    // attn.mask: the score in base-2 units"
+       << (score.softcap ? " after the soft-cap" : "") << ".\n";
+  body << "    float x = dot;\n";
+  if (std::optional<double> c = score.linearFactor())
+    body << "    x *= " << floatLiteral(*c) << ";\n";
+  else
+    body << "    x = " << floatLiteral(score.tanhOutputFactor())
+         << " * precise::tanh(x * " << floatLiteral(score.tanhInputFactor())
+         << ");\n";
+  if (!mask.isNone())
+    body << "    const int diagonal = "
+         << text.add("query", rules.shift(qLen, kvLen)) << ";\n";
+  body << "    const bool visible = key < key_stop && ("
+       << rules.visibleFromDiagonal("key", "diagonal", kvLen) << ");\n";
+  body << "    // attn.online_softmax: weights of hidden keys and empty "
+          "states are 0 by select.\n";
+  body << "    x = visible ? x : ATTN_NO_SCORE;\n";
+  body << "    const float m_new = max(m, x);\n";
+  body << "    const float rescale = m > ATTN_NO_SCORE ? fast::exp2(m - m_new) "
+          ": 0.0f;\n";
+  body << "    const float pe = visible ? fast::exp2(x - m_new) : 0.0f;\n";
+  body << "    l = l * rescale + pe;\n";
+  body << "    m = m_new;\n";
+  body << "    // attn.pv: acc = acc * rescale + p v; hidden keys read no V.\n";
+  body << "    " << unroll << "    for (int i = 0; i < " << ev
+       << "; ++i)\n      acc[i] *= rescale;\n";
+  body << "    if (visible) {\n";
+  body << "      device const " << t << " *v_row = " << vRowPtr << ";\n";
+  loadPiece("      ", "v_row", ev, "acc[$i] += pe * $x;");
+  body << "    }\n  }\n";
+
+  // attn.merge, 1: the lane groups of a simdgroup (lanes differing in the
+  // bits above the key's lanes) hold different keys' states.
+  if (keyGroups > 1) {
+    body << "\n  // attn.merge of the " << keyGroups
+         << " lane groups of this simdgroup (lane bits of "
+         << lanes << " and up).\n";
+    for (int64_t off = lanes; off < 32; off *= 2) {
+      body << "  {\n";
+      body << "    const float m1 = simd_shuffle_xor(m, " << off
+           << "), l1 = simd_shuffle_xor(l, " << off << ");\n";
+      body << "    const float m_new = max(m, m1);\n";
+      body << "    const float s0 = m > ATTN_NO_SCORE ? fast::exp2(m - m_new) "
+              ": 0.0f;\n";
+      body << "    const float s1 = m1 > ATTN_NO_SCORE ? fast::exp2(m1 - "
+              "m_new) : 0.0f;\n";
+      body << "    l = l * s0 + l1 * s1;\n";
+      body << "    " << unroll << "    for (int i = 0; i < " << ev << "; ++i)\n";
+      body << "      acc[i] = acc[i] * s0 + simd_shuffle_xor(acc[i], " << off
+           << ") * s1;\n";
+      body << "    m = m_new;\n  }\n";
+    }
+  }
+  // attn.merge, 2: the simdgroups, through threadgroup memory, as MLX's
+  // sdpa_vector: lane t reads simdgroup t's (m, l); the accumulators go
+  // through a padded 32 x 33 block, 32 output elements per round, and
+  // simdgroup s sums element s of the round over the simdgroups.
+  const int64_t rounds = (p.dv + 31) / 32;
+  body << "\n  // attn.merge of the " << kVectorSimdgroups
+       << " simdgroups in threadgroup memory: lane t takes simdgroup t's "
+          "state; then "
+       << rounds << " round(s) of 32 output elements, element s of a round "
+       << "summed by simdgroup s.\n";
+  body << "  threadgroup float *sg_m = (threadgroup float *)smem; // ["
+       << kVectorSimdgroups << "]\n";
+  body << "  threadgroup float *sg_l = sg_m + " << kVectorSimdgroups << ";\n";
+  body << "  threadgroup float *sg_acc = sg_l + " << kVectorSimdgroups
+       << "; // [32 elements][33: simdgroups + 1 padding]\n";
+  body << "  if (lane == 0) {\n    sg_m[simd] = m;\n    sg_l[simd] = l;\n  }\n";
+  body << "  threadgroup_barrier(mem_flags::mem_threadgroup);\n";
+  body << "  const float m_t = sg_m[lane];\n";
+  body << "  const float m_all = simd_max(m_t);\n";
+  body << "  const float w_t = m_t > ATTN_NO_SCORE ? fast::exp2(m_t - m_all) "
+          ": 0.0f;\n";
+  body << "  const float l_all = simd_sum(sg_l[lane] * w_t);\n";
+  std::string record;
+  if (partial) {
+    body << "  // attn-split-kv: this split's state (acc unnormalized, m, l) "
+            "to the workspace.\n";
+    body << "  const ulong record = (ulong((batch * " << s.hkv
+         << " + kv_head) * " << qTiles << " + q_tile) * " << s.splits
+         << " + split) * " << p.dv + 2 << ";\n";
+  } else {
+    body << "  const ulong o_row = "
+         << offset64("o", n.storeO.getO(), "batch", "head", "query") << ";\n";
+  }
+  body << "  for (int r = 0; r < " << rounds << "; ++r) {\n";
+  body << "    if (lane < " << lanes << ") { // one copy of the accumulator\n";
+  body << "      " << unroll << "      for (int i = 0; i < " << ev
+       << "; ++i) {\n";
+  body << "        const int e = piece * " << ev << " + i - r * 32;\n";
+  body << "        if (e >= 0 && e < 32)\n";
+  body << "          sg_acc[e * 33 + simd] = acc[i];\n";
+  body << "      }\n    }\n";
+  body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
+  body << "    const int e = r * 32 + int(simd);\n";
+  body << "    // e is uniform in the simdgroup: the simd_sum runs on all its "
+          "lanes or none.\n";
+  body << "    const float a = e < " << p.dv
+       << " ? simd_sum(sg_acc[simd * 33 + lane] * w_t) : 0.0f;\n";
+  body << "    if (lane == 0 && e < " << p.dv << ")\n";
+  if (partial)
+    body << "      partials[record + e] = a;\n";
+  else
+    body << "      o[o_row + e] = " << outElt()
+         << "(l_all > 0.0f ? a / l_all : 0.0f);\n";
+  body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
+  body << "  }\n";
+  if (partial) {
+    body << "  if (simd == 0 && lane == 0) {\n";
+    body << "    partials[record + " << p.dv << "] = m_all;\n";
+    body << "    partials[record + " << p.dv + 1 << "] = l_all;\n  }\n";
+  } else if (n.storeLse) {
+    body << "  if (simd == 0 && lane == 0)\n";
+    body << "    lse["
+         << qRowOffset("lse", n.storeLse.getLse(), "query", "head", s.hq, 1)
+         << "] = attn_lse(m_all, l_all);\n";
+  }
+
+  LaunchFacts facts;
+  facts.name = name.str();
+  facts.function = s.func.getSymName().str();
+  facts.kind = kind;
+  facts.threads = p.threads;
+  facts.blockQ = p.br;
+  facts.blockKV = p.bct;
+  facts.splits = partial ? s.splits : 1;
+  facts.smemBytes = p.smemBytes;
+  SmallVector<std::string> params;
+  auto buffer = [&](StringRef role, int idx, StringRef decl) {
+    params.push_back(decl.str() + " [[buffer(" + std::to_string(idx) + ")]]");
+    facts.buffers.push_back({role.str(), idx});
+  };
+  std::string in = "device const " + elt() + " *";
+  buffer("q", s.q, in + "q");
+  buffer("k", s.k, in + "k");
+  buffer("v", s.v, in + "v");
+  if (s.blockTable >= 0)
+    buffer("block_table", s.blockTable, "device const int *block_table");
+  if (s.kvLens >= 0)
+    buffer("kv_lens", s.kvLens, "device const int *kv_lens");
+  if (partial) {
+    buffer("partials", s.partials, "device float *partials");
+  } else {
+    buffer("o", s.o, "device " + outElt() + " *o");
+    if (s.lse >= 0)
+      buffer("lse", s.lse, "device float *lse");
+  }
+  buffer("sizes", s.sizes, "constant AttnSizes &sizes");
+  if (s.strides >= 0)
+    buffer("strides", s.strides, "constant AttnStrides &strides");
+  params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
+  params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   params.push_back("uint lane [[thread_index_in_simdgroup]]");
   params.push_back("uint simd [[simdgroup_index_in_threadgroup]]");
   emitSignature(name, params);
@@ -882,6 +1412,8 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
     buffer("lse", s.lse, "device float *lse");
   buffer("sizes", s.sizes, "constant AttnSizes &sizes");
   buffer("partials", s.partials, "device const float *partials");
+  if (s.strides >= 0)
+    buffer("strides", s.strides, "constant AttnStrides &strides");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   params.push_back("uint tid [[thread_index_in_threadgroup]]");
   emitSignature(name, params);
@@ -933,6 +1465,8 @@ FailureOr<func::FuncOp> tileCopy(func::FuncOp func, ModuleOp scratch,
 struct FunctionFacts {
   Spec spec;
   Plan plan;
+  /// Both a one-pass and a two-pass variant: the host picks by Sk.
+  bool dispatch = false;
   SmallVector<LaunchFacts> kernels;
 };
 
@@ -973,7 +1507,6 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   Spec &s = out.spec;
   s.func = func;
   s.op = op;
-  s.splits = options.splits;
   s.group = op.getGroupSize();
   s.hq = op.getNumQueryHeads();
   s.hkv = op.getNumKVHeads();
@@ -993,27 +1526,61 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   if (s.hasLse)
     s.lse = next++;
   s.sizes = next++;
-  if (s.splits > 0)
-    s.partials = next++;
 
   int64_t qLen = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
   if (options.kernel == "auto")
     s.decode = !ShapedType::isDynamic(qLen) && s.group * qLen <= kDecodeRows;
   else
-    s.decode = options.kernel == "decode";
+    s.decode = options.kernel == "decode" || options.kernel == "vector";
+  // Decode shapes get the vector kernel unless --msl-kernel=decode asks for
+  // the simdgroup_matrix one (8 rows, 4 simdgroups).
+  const bool vector = s.decode && options.kernel != "decode";
 
-  // Tile sizes: the largest K/V tile whose threadgroup memory fits.
+  // Split-K: as asked, else (-1, auto) for the vector kernel by Sk, as MLX
+  // picks sdpa_vector_2pass: two passes of kTwoPassSplits splits from
+  // kTwoPassMinKeys keys; a dynamic Sk gets both variants and the launch
+  // facts' "dispatch" rule says which one a host runs.
+  SmallVector<int64_t, 2> variants;
+  int64_t kvLenStatic = cast<MemRefType>(op.getK().getType()).getDimSize(2);
+  if (op.isPaged())
+    kvLenStatic = ShapedType::kDynamic; // the block table's reach
+  if (options.splits >= 0)
+    variants.push_back(options.splits);
+  else if (!vector)
+    variants.push_back(0);
+  else if (!ShapedType::isDynamic(kvLenStatic))
+    variants.push_back(kvLenStatic >= kTwoPassMinKeys ? kTwoPassSplits : 0);
+  else
+    variants.append({0, kTwoPassSplits});
+  out.dispatch = variants.size() > 1;
+  s.splits = variants.back();
+  if (s.splits > 0)
+    s.partials = s.sizes + 1;
+  if (hasDynamicStrides(op))
+    s.strides = (s.partials >= 0 ? s.partials : s.sizes) + 1;
+
+  // Tile sizes: the largest K/V tile whose threadgroup memory fits; row
+  // strides of the threadgroup tiles padded by 16 bytes where that fits too.
   const int64_t eltBytes = s.elt.isF32() ? 4 : 2;
-  const int64_t br = s.decode ? kDecodeRows : kPrefillRows;
-  int64_t bct = 0;
+  const int64_t br = vector ? 1 : s.decode ? kDecodeRows : kPrefillRows;
+  int64_t bct = vector ? 32 : 0;
+  bool pad = false;
   Plan smallest;
   for (int64_t candidate : {32, 16, 8}) {
-    Plan plan = makePlan(br, candidate, s.decode, s.d, s.dv, eltBytes);
-    smallest = plan;
-    if (plan.smemBytes <= kMaxThreadgroupBytes) {
-      bct = candidate;
+    if (vector)
       break;
+    for (bool padded : {true, false}) {
+      Plan plan =
+          makePlan(br, candidate, s.decode, s.d, s.dv, eltBytes, padded);
+      smallest = plan;
+      if (plan.smemBytes <= kMaxThreadgroupBytes) {
+        bct = candidate;
+        pad = padded;
+        break;
+      }
     }
+    if (bct)
+      break;
   }
   if (!bct)
     return op.emitError() << "the msl tier needs " << smallest.smemBytes
@@ -1022,75 +1589,125 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
                           << ", tiles " << br << "x" << smallest.bct
                           << "; Metal allows " << kMaxThreadgroupBytes;
 
-  OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
-  FailureOr<func::FuncOp> tiled = tileCopy(func, *scratch, br, bct, s.splits);
-  if (failed(tiled))
-    return failure();
-  scf::ForallOp forall;
-  tiled->walk([&](scf::ForallOp f) {
-    if (!forall && !f->getParentOfType<scf::ForallOp>())
-      forall = f;
-  });
-  if (!forall)
-    return op.emitError("attn-to-msl: attn-tile built no loop nest"), failure();
-  FailureOr<L1Nest> nest = matchL1Nest(forall, "attn-to-msl");
-  if (failed(nest))
-    return failure();
-
-  // The tile sizes the nest has: the op's schedule may override ours.
-  auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
-  auto kTile = cast<RankedTensorType>(nest->loadK.getTile().getType());
-  const int64_t tileQ = qTile.getDimSize(0), tileKV = kTile.getDimSize(0);
-  if (tileQ % 8 || tileKV % 8 || tileQ > 64 || tileKV > 64 ||
-      (s.decode && tileQ != kDecodeRows))
-    return op.emitError() << "the msl tier needs block_q "
-                          << (s.decode ? "= 8 (decode)" : "in {8, 16, 32, 64}")
-                          << " and block_kv in {8, 16, 32, 64}; got block_q = "
-                          << tileQ << ", block_kv = " << tileKV;
-  Plan plan = makePlan(tileQ, tileKV, s.decode, s.d, s.dv, eltBytes);
-  if (plan.smemBytes > kMaxThreadgroupBytes)
-    return op.emitError() << "the msl tier needs " << plan.smemBytes
-                          << " bytes of threadgroup memory for D = " << s.d
-                          << ", Dv = " << s.dv << ", " << dtypeName(s.elt)
-                          << ", tiles " << tileQ << "x" << tileKV
-                          << "; Metal allows " << kMaxThreadgroupBytes;
-  out.plan = plan;
-
-  auto setRoles = [&](IndexPrinter &index) {
-    Block &entry = tiled->getBody().front();
-    auto arg = [&](Value original) -> Value {
-      for (auto [i, a] : llvm::enumerate(func.getArguments()))
-        if (a == original)
-          return entry.getArgument(i);
-      return nullptr;
-    };
-    std::pair<StringRef, Value> roles[] = {
-        {"q", op.getQ()},           {"k", op.getK()},
-        {"v", op.getV()},           {"o", op.getO()},
-        {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
-        {"kv_lens", op.getKvLens()}};
-    for (auto [role, value] : roles)
-      if (value)
-        if (Value a = arg(value))
-          index.setRole(a, role);
-  };
+  // Vector pieces need aligned rows: static strides that are multiples of
+  // 4 elements (16 bytes for 16-byte loads of 2-byte elements); dynamic
+  // strides must be multiples of 16 bytes, which the launch facts state.
+  bool alignedStrides = true, aligned16 = true;
+  for (Value v : {op.getQ(), op.getK(), op.getV()}) {
+    auto [strides, offset] =
+        cast<MemRefType>(v.getType()).getStridesAndOffset();
+    for (int64_t stride : ArrayRef<int64_t>(strides).drop_back()) {
+      if (!ShapedType::isDynamic(stride) && stride % 4)
+        alignedStrides = false;
+      if (!ShapedType::isDynamic(stride) && stride * eltBytes % 16)
+        aligned16 = false;
+    }
+  }
 
   std::string base =
-      (func.getSymName() + "_" + (s.decode ? "decode" : "prefill")).str();
-  for (int pass = 0; pass < (s.splits > 0 ? 2 : 1); ++pass) {
-    MSLKernelEmitter emitter(s, *nest, plan, os);
-    setRoles(emitter.indexPrinter());
-    FailureOr<LaunchFacts> facts =
-        s.splits == 0
-            ? emitter.emitTileKernel(base, s.decode ? KernelKind::Decode
-                                                    : KernelKind::Prefill)
-        : pass == 0
-            ? emitter.emitTileKernel(base + "_partial", KernelKind::Partial)
-            : emitter.emitMergeKernel(base + "_merge");
-    if (failed(facts))
+      (func.getSymName() + "_" +
+       (vector ? "vector" : s.decode ? "decode" : "prefill"))
+          .str();
+  for (int64_t splits : variants) {
+    Spec vs = s;
+    vs.splits = splits;
+    OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
+    FailureOr<func::FuncOp> tiled = tileCopy(func, *scratch, br, bct, splits);
+    if (failed(tiled))
       return failure();
-    os << "\n";
-    out.kernels.push_back(*facts);
+    scf::ForallOp forall;
+    tiled->walk([&](scf::ForallOp f) {
+      if (!forall && !f->getParentOfType<scf::ForallOp>())
+        forall = f;
+    });
+    if (!forall)
+      return op.emitError("attn-to-msl: attn-tile built no loop nest"),
+             failure();
+    FailureOr<L1Nest> nest = matchL1Nest(forall, "attn-to-msl");
+    if (failed(nest))
+      return failure();
+
+    // The tile sizes the nest has: the op's schedule may override ours.
+    auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
+    auto kTile = cast<RankedTensorType>(nest->loadK.getTile().getType());
+    const int64_t tileQ = qTile.getDimSize(0), tileKV = kTile.getDimSize(0);
+    if (vector && tileQ != 1)
+      return op.emitError() << "the msl tier's vector decode takes one row "
+                               "per threadgroup (block_q = 1); got block_q = "
+                            << tileQ;
+    if (!vector && (tileQ % 8 || tileKV % 8 || tileQ > 64 || tileKV > 64 ||
+                    (s.decode && tileQ != kDecodeRows)))
+      return op.emitError()
+             << "the msl tier needs block_q "
+             << (s.decode ? "= 8 (decode)" : "in {8, 16, 32, 64}")
+             << " and block_kv in {8, 16, 32, 64}; got block_q = " << tileQ
+             << ", block_kv = " << tileKV;
+    Plan plan;
+    if (vector) {
+      plan = makeVectorPlan(s.d, s.dv, eltBytes, alignedStrides);
+      plan.aligned16 = aligned16;
+      plan.bct = tileKV;
+    } else {
+      plan = makePlan(tileQ, tileKV, s.decode, s.d, s.dv, eltBytes, pad);
+      if (plan.smemBytes > kMaxThreadgroupBytes && pad)
+        plan = makePlan(tileQ, tileKV, s.decode, s.d, s.dv, eltBytes, false);
+      // 16-byte copies need 16-byte aligned rows in device memory (the
+      // strides) and in threadgroup memory (the padded row strides).
+      const int64_t ve = 16 / eltBytes;
+      if (aligned16 && s.d % ve == 0 && s.dv % ve == 0 &&
+          plan.ldq % ve == 0 && plan.ldk % ve == 0 && plan.ldv % ve == 0)
+        plan.copyVec = ve;
+    }
+    if (plan.smemBytes > kMaxThreadgroupBytes)
+      return op.emitError() << "the msl tier needs " << plan.smemBytes
+                            << " bytes of threadgroup memory for D = " << s.d
+                            << ", Dv = " << s.dv << ", " << dtypeName(s.elt)
+                            << ", tiles " << tileQ << "x" << tileKV
+                            << "; Metal allows " << kMaxThreadgroupBytes;
+    out.plan = plan;
+
+    auto setRoles = [&](IndexPrinter &index) {
+      Block &entry = tiled->getBody().front();
+      auto arg = [&](Value original) -> Value {
+        for (auto [i, a] : llvm::enumerate(func.getArguments()))
+          if (a == original)
+            return entry.getArgument(i);
+        return nullptr;
+      };
+      std::pair<StringRef, Value> roles[] = {
+          {"q", op.getQ()},           {"k", op.getK()},
+          {"v", op.getV()},           {"o", op.getO()},
+          {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
+          {"kv_lens", op.getKvLens()}};
+      for (auto [role, value] : roles)
+        if (value)
+          if (Value a = arg(value))
+            index.setRole(a, role);
+    };
+
+    const std::string variant =
+        !out.dispatch ? "" : splits ? "two_pass" : "one_pass";
+    for (int pass = 0; pass < (splits > 0 ? 2 : 1); ++pass) {
+      MSLKernelEmitter emitter(vs, *nest, plan, os);
+      setRoles(emitter.indexPrinter());
+      FailureOr<LaunchFacts> facts;
+      if (pass == 1)
+        facts = emitter.emitMergeKernel(base + "_merge");
+      else if (vector)
+        facts = splits ? emitter.emitVectorKernel(base + "_partial",
+                                                  KernelKind::VectorPartial)
+                       : emitter.emitVectorKernel(base, KernelKind::Vector);
+      else if (splits)
+        facts = emitter.emitTileKernel(base + "_partial", KernelKind::Partial);
+      else
+        facts = emitter.emitTileKernel(base, s.decode ? KernelKind::Decode
+                                                      : KernelKind::Prefill);
+      if (failed(facts))
+        return failure();
+      facts->variant = variant;
+      os << "\n";
+      out.kernels.push_back(*facts);
+    }
   }
   return success();
 }
@@ -1348,6 +1965,44 @@ std::string gridX(const FunctionFacts &f, const LaunchFacts &k) {
   return x;
 }
 
+/// The static cost of one kernel: what a reader compares with MLX's.
+struct Cost {
+  int64_t threadgroupsAtB1 = 0; // B = 1, Sq = 1 where Sq is dynamic
+  int64_t readersPerKey = 0;    // threadgroups that read each K/V row
+  int64_t bytesPerKey = 0;      // K + V bytes a threadgroup reads per key
+  int64_t loadsPerKey = 0;      // load instructions issued for them
+  int64_t loadBytes = 0;        // bytes per load instruction
+};
+
+Cost costOf(const FunctionFacts &f, const LaunchFacts &k) {
+  Cost c;
+  const Spec &s = f.spec;
+  const Plan &p = f.plan;
+  int64_t sq =
+      cast<MemRefType>(AttentionOp(s.op).getQ().getType()).getDimSize(2);
+  if (ShapedType::isDynamic(sq))
+    sq = 1;
+  const int64_t tiles = (s.group * sq + k.blockQ - 1) / k.blockQ;
+  c.threadgroupsAtB1 = tiles * k.splits * s.hkv;
+  if (k.kind == KernelKind::Merge)
+    return c;
+  c.readersPerKey = tiles;
+  c.bytesPerKey = (s.d + s.dv) * p.eltBytes;
+  if (p.vector) {
+    int64_t perLoad = p.vecLoads ? 4 : 1;
+    if (p.vecLoads && p.aligned16 && p.eltBytes == 2 && p.ek % 8 == 0 &&
+        p.ev % 8 == 0)
+      perLoad = 8;
+    c.loadsPerKey = p.lanes * (p.ek + p.ev) / perLoad;
+    c.loadBytes = perLoad * p.eltBytes;
+  } else {
+    const int64_t perLoad = p.copyVec ? p.copyVec : 1;
+    c.loadsPerKey = (s.d + s.dv) / perLoad;
+    c.loadBytes = perLoad * p.eltBytes;
+  }
+  return c;
+}
+
 std::string gridZ(const FunctionFacts &f) {
   int64_t batch =
       cast<MemRefType>(AttentionOp(f.spec.op).getQ().getType()).getDimSize(0);
@@ -1360,7 +2015,8 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
         "// Checked only through attn's CPU emulator of MSL (runtime/msl); no\n"
         "// Metal compiler or Apple GPU has run it.\n"
         "//\n"
-        "// Buffers are contiguous row-major: q [B, Hq, Sq, D], k and v\n"
+        "// Buffers are row-major (or strided where a kernel takes strides,\n"
+        "// innermost stride 1): q [B, Hq, Sq, D], k and v\n"
         "// [B, Hkv, Sk, D(v)] (paged: [num_blocks, Hkv, block_size, D]),\n"
         "// o [B, Hq, Sq, Dv], lse [B, Hq, Sq] (f32), block_table\n"
         "// [B, max_blocks] and kv_lens [B] (int). `sizes` holds the\n"
@@ -1369,9 +2025,12 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
         "// block_q x Dv acc, then block_q m, then block_q l (f32).\n"
         "// Cache appends: k_new, v_new [B, Hkv, S_new, D(v)] into k_cache,\n"
         "// v_cache [B, Hkv, capacity, D(v)] or paged, with AttnAppendSizes.\n"
+        "// The host binds buffers at 16-byte aligned offsets (16-byte loads),\n"
+        "// gives dynamic strides that are multiples of 16 bytes, and keeps\n"
+        "// Sk x the K/V row stride below 2^32 (32-bit key offsets).\n"
         "//\n"
         "// Launch facts (grid = threadgroups_per_grid (x, y, z)):\n";
-  for (const FunctionFacts &f : functions)
+  for (const FunctionFacts &f : functions) {
     for (const LaunchFacts &k : f.kernels) {
       os << "// attn.kernel " << k.name << " host=" << k.function
          << " tier=msl kind=" << kindName(k.kind) << " threads=" << k.threads
@@ -1386,8 +2045,24 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
       MetalNeeds needs = needsOf(f.spec);
       os << "//   msl_version=" << needs.versionText()
          << " gpu_family=" << needs.gpuFamily << " math_mode=" << needs.mathMode
-         << "\n";
+         << (k.variant.empty() ? "" : " variant=" + k.variant) << "\n";
+      Cost c = costOf(f, k);
+      os << "//   cost: " << k.threads << " threads/threadgroup, "
+         << c.threadgroupsAtB1 << " threadgroups at B=1 (Sq=1 if dynamic), "
+         << k.smemBytes
+         << " threadgroup bytes";
+      if (c.readersPerKey)
+        os << "; per key: " << c.readersPerKey << " threadgroup(s) read "
+           << c.bytesPerKey << " bytes of K+V each, in " << c.loadsPerKey
+           << " loads of " << c.loadBytes << " bytes";
+      os << "\n";
     }
+    if (f.dispatch)
+      os << "// dispatch " << f.kernels.front().function
+         << ": the one_pass kernel while Sk < " << kTwoPassMinKeys
+         << ", else the two_pass kernels (" << kTwoPassSplits
+         << " splits)\n";
+  }
   writeAppendCommentFacts(os, appends);
   MetalNeeds needs = needsOf(functions);
   for (const AppendFacts &a : appends)
@@ -1405,6 +2080,29 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
      << needs.version << "\n"
      << "#error \"these kernels need MSL " << needs.versionText()
      << " or newer\"\n#endif\n\n";
+}
+
+/// The strides of strided operands (-1: dynamic, given in AttnStrides).
+void writeJsonLayouts(raw_ostream &os, Spec s) {
+  std::pair<StringRef, Value> roles[] = {
+      {"q", s.op.getQ()}, {"k", s.op.getK()}, {"v", s.op.getV()},
+      {"o", s.op.getO()}};
+  std::string text;
+  for (auto [role, value] : roles) {
+    auto type = cast<MemRefType>(value.getType());
+    if (type.getLayout().isIdentity())
+      continue;
+    auto [strides, offset] = type.getStridesAndOffset();
+    text += (text.empty() ? "" : ", ") + ("\"" + role + "\": [").str();
+    for (auto [i, stride] : llvm::enumerate(strides))
+      text += (i ? ", " : "") +
+              std::to_string(ShapedType::isDynamic(stride) ? -1 : stride);
+    text += "]";
+  }
+  if (text.empty())
+    return;
+  os << "      \"strides\": {\"buffer\": " << s.strides << ", " << text
+     << "},\n";
 }
 
 void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
@@ -1444,6 +2142,13 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
     os << "      \"sizes\": {\"buffer\": " << s.sizes
        << ", \"fields\": [\"B\", \"Sq\", \"Sk\", \"max_blocks\"], "
           "\"type\": \"int32\"},\n";
+    writeJsonLayouts(os, s);
+    os << "      \"host_requires\": [\"buffers at 16-byte aligned offsets\", "
+          "\"dynamic strides multiples of 16 bytes\", \"Sk * K/V row stride "
+          "< 2^32\"],\n";
+    if (f.dispatch)
+      os << "      \"dispatch\": {\"two_pass_from_sk\": " << kTwoPassMinKeys
+         << "},\n";
     if (s.splits > 0)
       os << "      \"partials\": {\"buffer\": " << s.partials
          << ", \"floats\": \"B * " << s.hkv << " * "
@@ -1458,6 +2163,7 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
          << ",\n         \"msl_version\": \"" << needs.versionText()
          << "\", \"gpu_family\": \"" << needs.gpuFamily
          << "\", \"math_mode\": \"" << needs.mathMode << "\""
+         << (k.variant.empty() ? "" : ", \"variant\": \"" + k.variant + "\"")
          << ",\n         \"threads_per_threadgroup\": [" << k.threads
          << ", 1, 1], \"block_q\": " << k.blockQ
          << ", \"block_kv\": " << k.blockKV << ", \"splits\": " << k.splits
@@ -1465,7 +2171,14 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
          << "\", \"" << s.hkv << "\", \"" << gridZ(f) << "\"],\n"
          << "         \"threadgroup_memory_bytes\": ["
          << (k.kind == KernelKind::Merge ? "" : std::to_string(k.smemBytes))
-         << "],\n         \"buffers\": {";
+         << "],\n";
+      Cost c = costOf(f, k);
+      os << "         \"cost\": {\"threadgroups_at_b1\": " << c.threadgroupsAtB1
+         << ", \"threadgroups_reading_each_key\": " << c.readersPerKey
+         << ", \"bytes_per_key\": " << c.bytesPerKey
+         << ", \"loads_per_key\": " << c.loadsPerKey
+         << ", \"load_bytes\": " << c.loadBytes << "},\n";
+      os << "         \"buffers\": {";
       for (auto [bi, buffer] : llvm::enumerate(k.buffers))
         os << (bi ? ", " : "") << "\"" << buffer.first
            << "\": " << buffer.second;
@@ -1487,6 +2200,17 @@ struct AttnSizes {
   int Sq;
   int Sk;         // contiguous K/V only
   int max_blocks; // paged K/V only: block_table row length
+};
+
+// Run-time strides, in elements, of strided Q, K, V and O operands whose
+// layout has dynamic strides: dims [B (or page), H, S] (the innermost
+// stride is 1). Present only when some stride is dynamic; each must be a
+// multiple of 16 bytes (vector loads).
+struct AttnStrides {
+  int q[3];
+  int k[3];
+  int v[3];
+  int o[3];
 };
 
 // Run-time sizes of a cache-append kernel; a static dim's field is ignored.
@@ -1539,13 +2263,15 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
                                          const MSLOptions &options,
                                          raw_ostream *launchFacts) {
   if (options.kernel != "auto" && options.kernel != "prefill" &&
-      options.kernel != "decode")
+      options.kernel != "decode" && options.kernel != "vector")
     return emitError(module.getLoc())
-           << "option 'msl-kernel' must be auto, prefill or decode, got '"
+           << "option 'msl-kernel' must be auto, prefill, decode or vector, "
+              "got '"
            << options.kernel << "'";
-  if (options.splits < 0 || options.splits > 64)
+  if (options.splits < -1 || options.splits > 64)
     return emitError(module.getLoc())
-           << "option 'msl-splits' must be in [0, 64] (0: no split-K), got "
+           << "option 'msl-splits' must be in [-1, 64] (-1: by Sk, 0: no "
+              "split-K), got "
            << options.splits;
   SmallVector<std::pair<func::FuncOp, AttentionOp>> specs;
   SmallVector<std::pair<func::FuncOp, CacheAppendOp>> appendSpecs;

@@ -20,14 +20,18 @@ namespace mlir::attn {
 
 struct MSLOptions {
   /// "prefill" (a Q tile of 32 rows per threadgroup, one simdgroup per 8
-  /// rows), "decode" (8 rows per threadgroup, simdgroups stride the keys and
-  /// merge in threadgroup memory) or "auto" (decode when G * Sq <= 8 with a
-  /// static Sq, else prefill).
+  /// rows), "vector" (one row per threadgroup, 32 simdgroups stride its
+  /// keys and merge in threadgroup memory, as MLX's sdpa_vector), "decode"
+  /// (the simdgroup_matrix decode: 8 rows per threadgroup, 4 simdgroups
+  /// stride the keys) or "auto" (vector when G * Sq <= 8 with a static Sq,
+  /// else prefill).
   std::string kernel = "auto";
-  /// 0: one pass. N >= 1: two-pass split-K (attn-split-kv num-splits=N):
-  /// a partial kernel writes N partial states to a workspace buffer and a
-  /// merge kernel combines them in split order.
-  int64_t splits = 0;
+  /// -1: by Sk (the vector decode runs two passes of 32 splits from 1024
+  /// keys; a dynamic Sk gets both variants and a dispatch rule; the other
+  /// kernels one pass). 0: one pass. N >= 1: two-pass split-K
+  /// (attn-split-kv num-splits=N): a partial kernel writes N partial states
+  /// to a workspace buffer and a merge kernel combines them in split order.
+  int64_t splits = -1;
 };
 
 /// Writes the .metal source of every spec function of `module` (func.func

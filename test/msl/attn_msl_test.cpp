@@ -192,6 +192,52 @@ struct DeviceArray {
   }
 };
 
+// A rank-4 buffer as the kernel sees it: logical [d0, d1, d2, d3] row-major
+// indices to element offsets through strides (the innermost is 1). A
+// strided view leaves gaps, which stay NaN: reading one poisons a result,
+// writing one is caught.
+struct View {
+  long dims[4] = {1, 1, 1, 1}, strides[4] = {0, 0, 0, 1};
+
+  View(long d0, long d1, long d2, long d3) : dims{d0, d1, d2, d3} {
+    strides[2] = d3;
+    strides[1] = d2 * d3;
+    strides[0] = d1 * d2 * d3;
+  }
+  // The layout the launch facts give, -1 for a dynamic stride: those get
+  // the span of the dims inside them plus a gap of 8 elements (16-byte
+  // aligned for f16), innermost first.
+  void setStrides(const Json &layout) {
+    long span = 1;
+    for (int i = 0; i < 3; ++i)
+      if (layout.items[i].integer() >= 0) {
+        strides[i] = layout.items[i].integer();
+        span += (dims[i] - 1) * strides[i];
+      }
+    span += dims[3] - 1;
+    for (int i = 2; i >= 0; --i)
+      if (layout.items[i].integer() < 0) {
+        strides[i] = (span + 7) / 8 * 8 + 8;
+        span = strides[i] * dims[i];
+      }
+  }
+  long size() const { return dims[0] * dims[1] * dims[2] * dims[3]; }
+  long span() const {
+    long last = 0;
+    for (int i = 0; i < 4; ++i)
+      last += (dims[i] - 1) * strides[i];
+    return last + 1;
+  }
+  long at(long i) const {
+    long offset = 0;
+    for (int d = 3; d >= 0; --d) {
+      offset += i % dims[d] * strides[d];
+      i /= dims[d];
+    }
+    return offset;
+  }
+};
+
 std::mt19937 &rng() {
   static std::mt19937 generator = [] {
     unsigned seed = std::random_device{}();
@@ -302,33 +348,65 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   if (hasLens || blockSize)
     problem.kvLens = lens.data();
 
-  const long kvRows = blockSize ? numBlocks * blockSize : batch * sk;
-  DeviceArray q(dtype, batch * hq * sq * d), k(dtype, hkv * kvRows * d),
-      v(dtype, hkv * kvRows * dv), o(outType, batch * hq * sq * dv);
-  std::vector<double> qRef(q.size()), kRef(k.size()), vRef(v.size());
+  const long kvOuter = blockSize ? numBlocks : batch,
+             kvInner = blockSize ? blockSize : sk;
+  View qView(batch, hq, sq, d), kView(kvOuter, hkv, kvInner, d),
+      vView(kvOuter, hkv, kvInner, dv), oView(batch, hq, sq, dv);
+  const Json &layouts = f["strides"];
+  for (auto [role, view] : {std::pair<const char *, View *>{"q", &qView},
+                            {"k", &kView},
+                            {"v", &vView},
+                            {"o", &oView}})
+    if (layouts[role].kind == Json::Array)
+      view->setStrides(layouts[role]);
+  DeviceArray q(dtype, qView.span()), k(dtype, kView.span()),
+      v(dtype, vView.span()), o(outType, oView.span());
+  std::vector<double> qRef(qView.size()), kRef(kView.size()),
+      vRef(vView.size());
   // Q spans [-2, 2] so that softmax rows are far from uniform.
-  for (size_t i = 0; i < q.size(); ++i)
-    qRef[i] = q.set(i, uniform(-2, 2));
-  for (size_t i = 0; i < k.size(); ++i)
-    kRef[i] = k.set(i, uniform(-1, 1));
-  for (size_t i = 0; i < v.size(); ++i)
-    vRef[i] = v.set(i, uniform(-1, 1));
+  for (size_t i = 0; i < qRef.size(); ++i)
+    qRef[i] = q.set(qView.at(i), uniform(-2, 2));
+  for (size_t i = 0; i < kRef.size(); ++i)
+    kRef[i] = k.set(kView.at(i), uniform(-1, 1));
+  for (size_t i = 0; i < vRef.size(); ++i)
+    vRef[i] = v.set(vView.at(i), uniform(-1, 1));
+  int32_t strides[12];
+  for (auto [i, view] : {std::pair<int, View *>{0, &qView},
+                         {1, &kView},
+                         {2, &vView},
+                         {3, &oView}})
+    for (int j = 0; j < 3; ++j)
+      strides[3 * i + j] = int32_t(view->strides[j]);
   std::vector<float> lse(batch * hq * sq, NAN);
   std::vector<double> oRef, lseRef;
   attn::reference::attention(problem, qRef, kRef, vRef, oRef, lseRef);
 
   int32_t sizes[4] = {int32_t(batch), int32_t(sq), int32_t(sk),
                       int32_t(maxBlocks)};
+  // A function with one-pass and two-pass variants: the dispatch rule of
+  // the launch facts picks by Sk.
+  std::vector<const Json *> kernels;
+  std::string variant;
+  if (f["dispatch"].kind == Json::Object)
+    variant = sk >= f["dispatch"]["two_pass_from_sk"].integer() ? "two_pass"
+                                                                 : "one_pass";
+  long splits = 0;
+  for (const Json &kernelFacts : f["kernels"].items)
+    if (variant.empty() || kernelFacts["variant"].text == variant) {
+      kernels.push_back(&kernelFacts);
+      if (kernelFacts["kind"].text.rfind("partial", 0) == 0)
+        splits = kernelFacts["splits"].integer();
+    }
   std::vector<float> partials;
-  const long splits = f["splits"].integer();
   if (splits > 0) {
-    const long br = f["kernels"].items[0]["block_q"].integer();
+    const long br = kernels[0]->operator[]("block_q").integer();
     const long tiles = (group * sq + br - 1) / br;
     partials.assign(batch * hkv * tiles * splits * br * (dv + 2), NAN);
   }
 
   bool ok = true;
-  for (const Json &kernelFacts : f["kernels"].items) {
+  for (const Json *kernelPtr : kernels) {
+    const Json &kernelFacts = *kernelPtr;
     const std::string name = kernelFacts["name"].text;
     auto found = table.find(name);
     if (found == table.end()) {
@@ -359,6 +437,8 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
         buffers.push_back(attn_msl::bind_buffer(at, lens.data(), lens.size()));
       else if (role == "sizes")
         buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
+      else if (role == "strides")
+        buffers.push_back(attn_msl::bind_bytes(at, strides, sizeof(strides)));
       else if (role == "partials")
         buffers.push_back(
             attn_msl::bind_buffer(at, partials.data(), partials.size()));
@@ -388,12 +468,19 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
 
   // Every element written; error norms; empty rows.
   double diff = 0, norm = 0, worstLse = 0, maxAbs = 0;
-  long unwritten = 0, emptyRows = 0;
+  long unwritten = 0, emptyRows = 0, clobbered = 0;
+  if (ok && oView.span() != oView.size()) {
+    std::vector<bool> covered(o.size());
+    for (long i = 0; i < oView.size(); ++i)
+      covered[oView.at(i)] = true;
+    for (size_t i = 0; i < o.size(); ++i)
+      clobbered += !covered[i] && !std::isnan(o.get(i));
+  }
   for (size_t row = 0; ok && row < lse.size(); ++row) {
     const bool empty = std::isinf(lseRef[row]);
     emptyRows += empty;
     for (long c2 = 0; c2 < dv; ++c2) {
-      double out = o.get(row * dv + c2), ref = oRef[row * dv + c2];
+      double out = o.get(oView.at(row * dv + c2)), ref = oRef[row * dv + c2];
       if (std::isnan(out)) {
         ++unwritten;
         continue;
@@ -419,13 +506,16 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   const double tolerance = dtype == "f32" && outType == "f32" ? 1e-4 : 1e-2;
   if (ok) {
     EXPECT(unwritten == 0, "%ld output elements never written", unwritten);
+    EXPECT(clobbered == 0, "%ld elements written between strided rows",
+           clobbered);
     EXPECT(rel <= tolerance, "relative error %.3g > %.0e", rel, tolerance);
     EXPECT(worstLse <= 1e-3, "LSE error %.3g > 1e-3", worstLse);
   }
   std::printf("%s %s: rel %.3g (tol %.0e), max abs %.3g, lse err %.3g, %ld "
-              "empty rows\n",
+              "empty rows%s%s\n",
               ok ? "PASS" : "FAIL", label.c_str(), rel, tolerance, maxAbs,
-              worstLse, emptyRows);
+              worstLse, emptyRows, variant.empty() ? "" : ", ",
+              variant.c_str());
   std::fflush(stdout);
   return ok;
 }

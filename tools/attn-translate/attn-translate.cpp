@@ -52,14 +52,16 @@ static LogicalResult writePTX(Operation *op, raw_ostream &os) {
 
 static llvm::cl::opt<std::string> mslKernel(
     "msl-kernel",
-    llvm::cl::desc("--attn-to-msl kernel: auto (decode when G * Sq <= 8 "
-                   "with a static Sq), prefill or decode"),
+    llvm::cl::desc("--attn-to-msl kernel: auto (vector when G * Sq <= 8 "
+                   "with a static Sq), prefill, vector (MLX-style decode, "
+                   "1024 threads a row) or decode (simdgroup_matrix decode)"),
     llvm::cl::init("auto"));
 static llvm::cl::opt<int64_t> mslSplits(
     "msl-splits",
-    llvm::cl::desc("--attn-to-msl split-K: 0 for one pass, N >= 1 for a "
+    llvm::cl::desc("--attn-to-msl split-K: -1 by Sk (vector decode: two "
+                   "passes from 1024 keys), 0 for one pass, N >= 1 for a "
                    "partial kernel over N K/V splits and a merge kernel"),
-    llvm::cl::init(0));
+    llvm::cl::init(-1));
 static llvm::cl::opt<std::string> mslLaunchJson(
     "msl-launch-json",
     llvm::cl::desc("--attn-to-msl: also write the launch facts as JSON to "

@@ -4,8 +4,8 @@
 // RUN: not attn-translate --attn-to-msl --msl-kernel=wide %s -split-input-file 2>&1 | FileCheck %s --check-prefix=KIND
 // RUN: not attn-translate --attn-to-msl --msl-splits=-2 %s -split-input-file 2>&1 | FileCheck %s --check-prefix=SPLITS
 
-// KIND: error: option 'msl-kernel' must be auto, prefill or decode, got 'wide'
-// SPLITS: error: option 'msl-splits' must be in [0, 64] (0: no split-K), got -2
+// KIND: error: option 'msl-kernel' must be auto, prefill, decode or vector, got 'wide'
+// SPLITS: error: option 'msl-splits' must be in [-1, 64] (-1: by Sk, 0: no split-K), got -2
 
 func.func @d36(%q: memref<?x4x?x36xf16>, %k: memref<?x4x?x36xf16>,
                %v: memref<?x4x?x36xf16>, %o: memref<?x4x?x36xf16>) {
@@ -27,13 +27,25 @@ func.func @d512(%q: memref<?x4x?x512xf16>, %k: memref<?x4x?x512xf16>,
 
 // -----
 
-func.func @strided(%q: memref<?x8x?x64xf16, strided<[?, 64, 512, 1]>>,
-                   %k: memref<?x8x?x64xf16>, %v: memref<?x8x?x64xf16>,
-                   %o: memref<?x8x?x64xf16>) {
-  // expected-error @+1 {{the msl tier takes contiguous row-major buffers; operand 'q' has layout strided<[?, 64, 512, 1]> (view it as a contiguous memref)}}
-  attn.attention q(%q : memref<?x8x?x64xf16, strided<[?, 64, 512, 1]>>)
+func.func @strided_offset(%q: memref<?x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>>,
+                          %k: memref<?x8x?x64xf16>, %v: memref<?x8x?x64xf16>,
+                          %o: memref<?x8x?x64xf16>) {
+  // expected-error @+1 {{the msl tier takes strided buffers with unit innermost stride and offset 0 (bind the buffer at the view's start); operand 'q' has layout strided<[?, 64, 512, 1], offset: ?>}}
+  attn.attention q(%q : memref<?x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>>)
                  k(%k : memref<?x8x?x64xf16>) v(%v : memref<?x8x?x64xf16>)
               -> o(%o : memref<?x8x?x64xf16>)
+  return
+}
+
+// -----
+
+func.func @strided_lse(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                       %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>,
+                       %lse: memref<?x8x?xf32, strided<[?, ?, 1]>>) {
+  // expected-error @+1 {{the msl tier takes contiguous row-major buffers; operand 'lse' has layout strided<[?, ?, 1]> (view it as a contiguous memref)}}
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>) -> o(%o : memref<?x8x?x64xf16>)
+                 lse(%lse : memref<?x8x?xf32, strided<[?, ?, 1]>>)
   return
 }
 
@@ -64,7 +76,7 @@ func.func @block_q_128(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>,
 
 func.func @decode_block_q(%q: memref<?x4x1x32xf16>, %k: memref<?x4x?x32xf16>,
                           %v: memref<?x4x?x32xf16>, %o: memref<?x4x1x32xf16>) {
-  // expected-error @+1 {{the msl tier needs block_q = 8 (decode) and block_kv in {8, 16, 32, 64}; got block_q = 16, block_kv = 32}}
+  // expected-error @+1 {{the msl tier's vector decode takes one row per threadgroup (block_q = 1); got block_q = 16}}
   attn.attention q(%q : memref<?x4x1x32xf16>) k(%k : memref<?x4x?x32xf16>)
                  v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x1x32xf16>)
                  schedule = <block_q = 16>

@@ -72,3 +72,15 @@ func.func @static_f32(%q: memref<2x4x8x16xf32>, %k: memref<2x2x24x16xf32>,
                  lse(%lse : memref<2x4x8xf32>) mask = <causal>
   return
 }
+
+// D = 24, f16: 24 halves are no power of two of 16-byte pieces, so the
+// vector decode falls back to 8 lanes a key of 3 elements each, loaded
+// one by one.
+func.func @d24_f16(%q: memref<?x2x?x24xf16>, %k: memref<?x2x?x24xf16>,
+                   %v: memref<?x2x?x24xf16>, %o: memref<?x2x?x24xf16>,
+                   %lse: memref<?x2x?xf32>) {
+  attn.attention q(%q : memref<?x2x?x24xf16>) k(%k : memref<?x2x?x24xf16>)
+                 v(%v : memref<?x2x?x24xf16>) -> o(%o : memref<?x2x?x24xf16>)
+                 lse(%lse : memref<?x2x?xf32>) mask = <causal, bottom_right>
+  return
+}
