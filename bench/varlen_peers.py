@@ -3,7 +3,9 @@
 PyTorch SDPA's flash backend (FlashAttention-2) on the padded batch
 [16, 32, max_len, 128] (causal, GQA 32/8) that a packed batch of 16
 sequences with lengths from 64..4096 needs without varlen, and on 16 x 2048
-(the same tokens in equal lengths). Median of 30 runs with CUDA events,
+(the same tokens in equal lengths); and, for issue 18's paged decode
+rows, the contiguous decode [B, 32, 1, 128] over [B, 8, Sk, 128] at B 8
+and 64, Sk 4k and 32k. Median of 30 runs with CUDA events,
 each after a 256 MiB copy that evicts L2, after 5 warm-up runs.
 
     python3 varlen_peers.py
@@ -56,6 +58,31 @@ def main():
                       f"tflops={flops / ms / 1e9:.1f}")
             except RuntimeError as e:
                 print(f"{name} padded B={b} S={s}: {str(e).splitlines()[0]}")
+    decode_rows()
+
+
+def decode(b, sk, backend):
+    q = torch.randn(b, 32, 1, 128, dtype=torch.float16, device="cuda")
+    k = torch.randn(b, 8, sk, 128, dtype=torch.float16, device="cuda")
+    v = torch.randn_like(k)
+    with sdpa_kernel(backend):
+        return timed(lambda: F.scaled_dot_product_attention(
+            q, k, v, enable_gqa=True))
+
+
+def decode_rows():
+    for name, backend in (("fa2", SDPBackend.FLASH_ATTENTION),
+                          ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        for b in (8, 64):
+            for sk in (4096, 32768):
+                try:
+                    ms = decode(b, sk, backend)
+                    nbytes = 2 * b * 8 * sk * 128 * 2 + 2 * b * 32 * 128 * 2
+                    print(f"{name} decode B={b} Sk={sk} median_ms={ms:.4f} "
+                          f"tbps={nbytes / ms / 1e9:.2f}")
+                except RuntimeError as e:
+                    print(f"{name} decode B={b} Sk={sk}: "
+                          f"{str(e).splitlines()[0]}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ declare -A sizes=(
   [paged_decode]="--batch=4 --kv-len=1000 --num-splits=4"
   [paged_append]="--batch=4 --kv-len=1000"
   [sliding_window]="--batch=1 --q-len=64 --kv-len=300"
+  [varlen_prefill]="--batch=4 --q-len=100 --kv-len=150"
 )
 for spec in "$root"/examples/*.mlir; do
   name="$(basename "$spec" .mlir)"

@@ -157,21 +157,12 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value totalRows = mul(*qLen, idx(group));
-  // A packed Q's rows start at its sequence's first row.
-  Value seqStart;
-  if (n.loadQ.isPacked()) {
-    FailureOr<Value> start = materialize(n.loadQ.getSeqStart());
-    if (failed(start))
-      return failure();
-    seqStart = *start;
-  }
-  Value kvStart;
-  if (n.loadK.isPacked()) {
-    FailureOr<Value> start = materialize(n.loadK.getSeqStart());
-    if (failed(start))
-      return failure();
-    kvStart = *start;
-  }
+  // Packed forms: the sequence's first row of Q (and of K/V); else null.
+  FailureOr<Value> qStart = materializeOptional(n.loadQ.getSeqStart());
+  FailureOr<Value> kStart = materializeOptional(n.loadK.getSeqStart());
+  if (failed(qStart) || failed(kStart))
+    return failure();
+  Value seqStart = *qStart, kvStart = *kStart;
   auto qIndices = [&](Value head, Value query) -> SmallVector<Value> {
     if (seqStart)
       return {add(seqStart, query), head};

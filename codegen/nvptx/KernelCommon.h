@@ -108,6 +108,11 @@ public:
   /// Clones the L1 computation of `v` (pure ops and memref loads) into the
   /// kernel, through `map`.
   FailureOr<Value> materialize(Value v);
+  /// materialize() for an optional value (a packed form's first row): a
+  /// null value stays null.
+  FailureOr<Value> materializeOptional(Value v) {
+    return v ? materialize(v) : FailureOr<Value>(Value());
+  }
 
   /// A split-K kernel's block (x, y, z) = (split, K/V head, batch * Q tiles
   /// + Q tile): maps the nest's batch, K/V head and Q tile and returns the

@@ -282,7 +282,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       failed(hi) || failed(materialize(n.loadK.getBatch())) ||
       failed(materialize(n.loadK.getKvHead())))
     return failure();
-  if (n.loadK.isPacked() && failed(materialize(n.loadK.getSeqStart())))
+  if (failed(materializeOptional(n.loadK.getSeqStart())))
     return failure();
   kvLen = *len;
   if (p.splitKV) {
@@ -295,14 +295,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   Value batch = map.lookup(n.loadQ.getBatch());
   Value kvHead = map.lookup(n.loadQ.getKvHead());
   Value rows = mul(*qLen, idx(p.group));
-  Value seqStart;
-  if (n.loadQ.isPacked()) {
-    FailureOr<Value> start = materialize(n.loadQ.getSeqStart());
-    if (failed(start))
-      return failure();
-    seqStart = *start;
-  }
-  Output out{batch, kvHead, *row0, rows, *qLen, seqStart};
+  FailureOr<Value> seqStart = materializeOptional(n.loadQ.getSeqStart());
+  if (failed(seqStart))
+    return failure();
+  Output out{batch, kvHead, *row0, rows, *qLen, *seqStart};
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.

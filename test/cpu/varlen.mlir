@@ -33,6 +33,8 @@
 // RUN: attn-run %s --func=varlen_mqa_d80_dv48 --batch=4 --q-len=30 --kv-len=60 --block-q=16 --block-kv=16
 // RUN: attn-run %s --func=varlen_mqa_d80_dv48 --batch=2 --q-len=30 --kv-len=60 --q-lens=30,1 --kv-lens=1,60
 // RUN: attn-run %s --func=varlen_strided_q_f16 --batch=3 --q-len=25 --kv-len=50
+// The shipped example (examples/varlen_prefill.mlir, Llama-3-8B-shaped).
+// RUN: attn-run %attn_src_root/examples/varlen_prefill.mlir --batch=4 --q-len=100 --kv-len=150
 
 func.func @varlen_gqa4_d64_f32_causal_br(%q: memref<?x8x64xf32>, %k: memref<?x2x64xf32>, %v: memref<?x2x64xf32>, %cq: memref<?xi32>, %ck: memref<?xi32>, %o: memref<?x8x64xf32>, %lse: memref<?x8xf32>) {
   attn.attention q(%q : memref<?x8x64xf32>) k(%k : memref<?x2x64xf32>) v(%v : memref<?x2x64xf32>)

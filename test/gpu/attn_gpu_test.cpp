@@ -208,24 +208,27 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
                             std::min<int64_t>(64, c.sq), c.sq)(fixed)));
     p.offsetsQ = p.offsetsK = offsets;
   }
-  if (c.packedQ) {
+  // A packed operand group: its offsets (drawn unless benchmarking) and
+  // total rows, uploaded.
+  auto pack = [&](Arg &cu, std::vector<int32_t> &offsets, int64_t most,
+                  int64_t &total) {
     if (!c.benchLengths)
-      p.offsetsQ = packedOffsets(c.batch, c.sq, rng);
-    p.totalQ = p.offsetsQ.back();
+      offsets = packedOffsets(c.batch, most, rng);
+    total = offsets.back();
+    return uploadOffsets(cu, offsets);
+  };
+  if (c.packedQ) {
+    if (!pack(p.cuQ, p.offsetsQ, c.sq, p.totalQ))
+      return false;
     p.q.sizes = {p.totalQ, c.hq, c.d};
     p.o.sizes = {p.totalQ, c.hq, c.dv};
     p.lse.sizes = {p.totalQ, c.hq};
-    if (!uploadOffsets(p.cuQ, p.offsetsQ))
-      return false;
   }
   if (c.packedKV) {
-    if (!c.benchLengths)
-      p.offsetsK = packedOffsets(c.batch, c.sk, rng);
-    p.totalK = p.offsetsK.back();
+    if (!pack(p.cuK, p.offsetsK, c.sk, p.totalK))
+      return false;
     p.k.sizes = {p.totalK, c.hkv, c.d};
     p.v.sizes = {p.totalK, c.hkv, c.dv};
-    if (!uploadOffsets(p.cuK, p.offsetsK))
-      return false;
   }
   p.o.elementBytes = c.f32Out ? 4 : 2;
   p.lse.elementBytes = 4;

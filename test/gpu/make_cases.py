@@ -256,6 +256,16 @@ BENCH_KERNELS = {
     "bench_paged16_h32_kv8_d128_causal_br": ((32, 8, 128, 128, (-1, 0, True),
                                               None, None, False, None, 16,
                                               False), [(8, 512, 4096)]),
+    # Issue 18's paged decode rows (block size 16, every sequence full)
+    # and the contiguous decode on the same bytes.
+    "bench_dec_paged16_h32_kv8_d128": ((32, 8, 128, 128, None, None, None,
+                                        False, 1, 16, False),
+                                       [(8, 1, 4096), (8, 1, 32768),
+                                        (64, 1, 4096), (64, 1, 32768)]),
+    "bench_dec_h32_kv8_d128_same_bytes": ((32, 8, 128, 128, None, None, None,
+                                           False, 1),
+                                          [(8, 1, 4096), (8, 1, 32768),
+                                           (64, 1, 4096), (64, 1, 32768)]),
 }
 
 # attn.cache_append kernels: name -> (Hkv, D, Dv, dtype, S_new (None:
