@@ -45,12 +45,11 @@ using namespace mlir::attn::nvptx;
 
 namespace {
 
-constexpr int64_t kThreads = 128;
-constexpr int64_t kUnroll = 2;              // keys per group per trip
-
 class DecodeKernels : public KernelEmitter {
 public:
-  DecodeKernels(L1Nest nest) : KernelEmitter(nest) {}
+  /// `threads` per block; `unroll` keys per key group per trip.
+  DecodeKernels(L1Nest nest, int64_t threads, int64_t unroll)
+      : KernelEmitter(nest), kThreads(threads), kUnroll(unroll) {}
 
   LogicalResult plan() {
     auto qTile = cast<RankedTensorType>(n.loadQ.getTile().getType());
@@ -88,6 +87,12 @@ public:
              << "the split-K decode tier picks its own warps and stages; the "
                 "schedule sets warps = "
              << schedule.getWarps() << ", stages = " << schedule.getStages();
+    if (kThreads < kWarp || kThreads > 1024 ||
+        !llvm::isPowerOf2_64(kThreads) || kUnroll < 1 || kUnroll > 8)
+      return op->emitError()
+             << "attn-to-decode: option 'simt-threads' must be a power of "
+                "two in [32, 1024] and 'simt-unroll' in [1, 8]; got "
+             << kThreads << " and " << kUnroll;
     keyGroups = kThreads / lanesPerKey;
     smemBytes = keyGroups * rows * (width + 2) * 4;
     return success();
@@ -124,6 +129,7 @@ private:
   Value mulf(Value x, Value y) { return arith::MulFOp::create(*b, x, y); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }
 
+  const int64_t kThreads, kUnroll;
   /// `width`: the lanes' slices of a key, lanesPerKey * vec >= D, Dv.
   int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
           width = 0, keyGroups = 1, smemBytes = 0;
@@ -474,7 +480,7 @@ struct AttnToDecodePass
           return signalPassFailure();
         continue;
       }
-      DecodeKernels k(*nest);
+      DecodeKernels k(*nest, simtThreads, simtUnroll);
       if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }

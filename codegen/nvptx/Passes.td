@@ -123,6 +123,12 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "target chip, sm_XY: whether the tensor-core split kernel "
            "(sm_80+) is available">,
+    Option<"simtThreads", "simt-threads", "int64_t", /*default=*/"128",
+           "threads per block of the SIMT split kernel (a power of two in "
+           "[32, 1024]; for tuning experiments)">,
+    Option<"simtUnroll", "simt-unroll", "int64_t", /*default=*/"2",
+           "keys each key group of the SIMT split kernel loads per trip "
+           "(1 to 8; for tuning experiments)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",

@@ -35,6 +35,13 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
       llvm::cl::init("isa")};
+  // The decode tier's SIMT kernel shape, for tuning experiments.
+  Option<int64_t> decodeThreads{
+      *this, "decode-simt-threads",
+      llvm::cl::desc("attn-to-decode's simt-threads"), llvm::cl::init(128)};
+  Option<int64_t> decodeUnroll{
+      *this, "decode-simt-unroll",
+      llvm::cl::desc("attn-to-decode's simt-unroll"), llvm::cl::init(2)};
 };
 
 LogicalResult buildPTXPipeline(OpPassManager &pm,
@@ -75,7 +82,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
     pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   else
     pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  pm.addPass(createAttnToDecode(AttnToDecodeOptions{options.chip}));
+  pm.addPass(createAttnToDecode(AttnToDecodeOptions{
+      options.chip, options.decodeThreads, options.decodeUnroll}));
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.
