@@ -9,8 +9,9 @@ using namespace mlir::attn;
 using namespace mlir::attn::package;
 
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
-    "q", "k", "v", "block_table", "kv_lens", "o", "lse",
-    "k_new", "v_new", "new_lens", "slot_mapping"};
+    "q",     "k",     "v",        "block_table",  "kv_lens",
+    "o",     "lse",   "k_new",    "v_new",        "new_lens",
+    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k"};
 
 const char *const package::kSizeNames[NumSizes] = {
     "batch",      "q_heads",    "kv_heads",   "q_len",
