@@ -11,15 +11,44 @@ using namespace mlir::attn::package;
 
 namespace {
 
+// "batch": the size of `operand`'s dimension of role `role` in terms of
+// the C functions' sizes ("batch + 1" for the offsets).
+std::string sizeText(int operand, Size role) {
+  return std::string(kSizeNames[role]) +
+         (sizeOffset(operand) ? " + " + std::to_string(sizeOffset(operand))
+                              : "");
+}
+
 // "[batch, 32, q_len, 128]"
-std::string shapeText(const Operand &operand) {
+std::string shapeText(int o, const Operand &operand) {
   std::string s = "[";
   for (auto [dim, role] : llvm::enumerate(operand.roles)) {
     int64_t size = operand.type.getDimSize(dim);
     s += dim ? ", " : "";
-    s += ShapedType::isDynamic(size) ? kSizeNames[role] : std::to_string(size);
+    s += ShapedType::isDynamic(size) ? sizeText(o, role)
+                                     : std::to_string(size);
   }
   return s + "]";
+}
+
+// The entries of the C tables indexed by operand: the operands before the
+// packed forms' offsets, and those where the kernel has them (the rest are
+// zero-initialized), so the tables of other kernels read as before.
+int tableOperands(const Kernel &kernel) {
+  int count = ATTNRT_SLOT_MAPPING + 1;
+  for (int o = count; o < ATTNRT_NUM_OPERANDS; ++o)
+    if (kernel.operands[o].type)
+      count = o + 1;
+  return count;
+}
+
+// The same for the sizes the C passes around (kPaddedSizes).
+int tableSizes(const Kernel &kernel) {
+  int count = kPaddedSizes;
+  for (int i = count; i < NumSizes; ++i)
+    if (kernel.dynamicSize[i])
+      count = i + 1;
+  return count;
 }
 
 std::string sizeParams(const Kernel &kernel) {
@@ -70,7 +99,7 @@ std::string describeSpec(const Kernel &kernel) {
     const Operand &operand = kernel.operands[o];
     if (!operand.type)
       continue;
-    os << " *   " << operandName(kernel, o) << " " << shapeText(operand)
+    os << " *   " << operandName(kernel, o) << " " << shapeText(o, operand)
        << " "
        << elementName(operand.type.getElementType());
     if (!operand.type.getLayout().isIdentity())
@@ -81,9 +110,14 @@ std::string describeSpec(const Kernel &kernel) {
   bool any = false;
   for (NamedAttribute attr : kernel.specOp()->getAttrs()) {
     StringRef attrName = attr.getName().strref();
-    if (!llvm::is_contained({"scale", "mask", "softcap", "schedule"}, attrName))
+    if (!llvm::is_contained(
+            {"scale", "mask", "softcap", "max_q_len", "schedule"}, attrName))
       continue;
-    os << " " << attrName << " = " << attr.getValue();
+    os << " " << attrName << " = ";
+    if (auto integer = dyn_cast<IntegerAttr>(attr.getValue()))
+      os << integer.getInt(); // max_q_len
+    else
+      os << attr.getValue();
     any = true;
   }
   os << (any ? "" : " (defaults)") << "\n *   code:";
@@ -105,6 +139,62 @@ std::string describeSpec(const Kernel &kernel) {
   }
   os << "\n";
   return s;
+}
+
+// A packed kernel's layout and what its caller guarantees (empty for a
+// padded one), as comment lines.
+std::string packedText(const Kernel &kernel) {
+  if (!kernel.packedQ() && !kernel.packedKV())
+    return "";
+  std::vector<std::string> lines;
+  lines.push_back("Packed (varlen) batch, FlashAttention's layout: the batch's "
+                  "sequences");
+  if (kernel.packedQ())
+    lines.push_back(
+        std::string("back to back. Sequence b's queries are rows "
+                    "cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 of q, o") +
+        (kernel.operands[ATTNRT_LSE].type ? " and lse" : "") +
+        " (total_q rows).");
+  if (kernel.packedKV())
+    lines.push_back(std::string(kernel.packedQ() ? "Its" : "back to back. "
+                                                           "Sequence b's") +
+                    " keys are rows cu_seqlens_k[b] .. cu_seqlens_k[b + 1] - "
+                    "1 of k and v (total_k rows).");
+  lines.push_back("The offsets are int32 DEVICE arrays of batch + 1 entries. "
+                  "No function reads them, so the caller guarantees that");
+  lines.push_back("they rise monotonically from 0, that the last is at most "
+                  "the rows of the buffers they index, and that every");
+  lines.push_back("sequence's keys fit K and V.");
+  std::string zero =
+      kernel.packedQ() && kernel.packedKV() ? "batch, total_q and total_k"
+      : kernel.packedQ()                    ? "batch and total_q"
+                                            : "batch and total_k";
+  lines.push_back(zero + " may be 0; a batch of no sequences" +
+                  (kernel.packedQ() ? " or no queries" : "") +
+                  " launches nothing.");
+  if (kernel.packedQ() && kernel.staticMaxQLen)
+    lines.push_back("No sequence may have more than " +
+                    std::to_string(kernel.staticMaxQLen) +
+                    " queries (max_q_len): rows past them stay unwritten.");
+  else if (kernel.packedQ())
+    lines.push_back("max_q_len: the most queries a sequence has "
+                    "(FlashAttention's max_seqlen_q), a promise; 0: not "
+                    "known.");
+  // Wrapped at 76 columns.
+  std::string text, line;
+  for (const std::string &sentence : lines)
+    for (StringRef rest = sentence; !rest.empty();) {
+      auto [word, tail] = rest.split(' ');
+      if (!line.empty() && line.size() + 1 + word.size() > 72) {
+        text += " * " + line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word.str();
+      rest = tail;
+    }
+  if (!line.empty())
+    text += " * " + line + "\n";
+  return text;
 }
 
 std::string upper(StringRef s) {
@@ -262,7 +352,13 @@ extern "C" {
   for (const Kernel &kernel : library.kernels) {
     std::string fn = p + "_" + kernel.name;
     os << "\n/* @" << kernel.name << "\n" << describeSpec(kernel);
-    if (!kernel.decodeCode.empty())
+    os << packedText(kernel);
+    if (!kernel.decodeCode.empty() && kernel.packedQ())
+      os << " * max_q_len 1 to " << kernel.decodeCode.front().maxQLen
+         << " runs split-K decode code, which needs a workspace\n"
+            " * (_workspace_bytes); 0 (not known) or more runs the prefill "
+            "code.\n";
+    else if (!kernel.decodeCode.empty())
       os << " * q_len 1 to " << kernel.decodeCode.front().maxQLen
          << " runs split-K decode code, which needs a workspace\n"
             " * (_workspace_bytes); longer queries run the prefill code.\n";
@@ -359,7 +455,7 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
       os << "static void *" << kid << "_loaded[ATTNRT_MAX_DEVICES];\n";
       os << "static const attnrt_attention_kernel " << kid << "_kernel = {\n"
          << "    " << cString(kernel.name) << ",\n    {\n";
-      for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
+      for (int o = 0, e = tableOperands(kernel); o < e; ++o) {
         const Operand &operand = kernel.operands[o];
         if (!operand.type) {
           os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << operandName(kernel, o)
@@ -380,7 +476,14 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
            << operandName(kernel, o) << " */\n";
       }
       os << "    },\n    " << (kernel.paged() ? 1 : 0) << ", " << kid
-         << "_code, " << images << ", " << kid << "_loaded};\n";
+         << "_code, " << images << ", " << kid << "_loaded";
+      // A packed Q's max_q_len: the spec's, or the decode code's own.
+      int64_t maxQLen = kernel.staticMaxQLen;
+      if (kernel.packedQ() && !maxQLen && !codes.empty())
+        maxQLen = codes.front().maxQLen;
+      if (maxQLen)
+        os << ", " << maxQLen;
+      os << "};\n";
     };
     emitKernel(kernel.code, id, ".");
     if (!kernel.decodeCode.empty())
@@ -388,7 +491,14 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
     // Which kernel a call runs.
     os << "\nstatic const attnrt_attention_kernel *" << id
        << "_for(const attnrt_attention_call *call) {\n";
-    if (!kernel.decodeCode.empty()) {
+    if (!kernel.decodeCode.empty() && kernel.packedQ()) {
+      int64_t most = kernel.decodeCode.front().maxQLen;
+      os << "  /* max_q_len 1 to " << most
+         << ": the split-K decode code, not the prefill code. */\n"
+         << "  if (call->max_q_len >= 1 && call->max_q_len <= " << most
+         << ")\n"
+         << "    return &" << id << "_decode_kernel;\n";
+    } else if (!kernel.decodeCode.empty()) {
       int64_t most = kernel.decodeCode.front().maxQLen;
       os << "  /* q_len 1 to " << most
          << ": the split-K decode code, not the prefill code. */\n"
@@ -407,21 +517,26 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
       for (auto [dim, role] : llvm::enumerate(operand.roles)) {
         int64_t size = operand.type.getDimSize(dim);
         os << "  call->sizes[" << o << "][" << dim << "] = ";
-        if (ShapedType::isDynamic(size))
+        if (ShapedType::isDynamic(size) && sizeOffset(o))
+          os << "dynamic[" << role << "] + " << sizeOffset(o) << "; /* "
+             << sizeText(o, role) << " */\n";
+        else if (ShapedType::isDynamic(size))
           os << "dynamic[" << role << "]; /* " << kSizeNames[role] << " */\n";
         else
           os << size << ";\n";
       }
     }
     os << "}\n";
-    std::string dynamicInit =
-        "  const int64_t dynamic[" + std::to_string(NumSizes) + "] = {";
-    for (int i = 0; i < NumSizes; ++i)
+    std::string dynamicInit = "  const int64_t dynamic[" +
+                              std::to_string(tableSizes(kernel)) + "] = {";
+    for (int i = 0, e = tableSizes(kernel); i < e; ++i)
       dynamicInit += std::string(i ? ", " : "") +
                      (kernel.dynamicSize[i] ? kSizeNames[i] : "0");
     dynamicInit += "};\n";
     std::string setUp = "  attnrt_attention_call call = {0};\n" + dynamicInit +
                         "  " + id + "_sizes(&call, dynamic);\n";
+    if (kernel.dynamicSize[MaxQLen])
+      setUp += "  call.max_q_len = max_q_len;\n";
     // _run_splits, and _run as the runtime's choice of splits
     os << "\nint " << id << "_run_splits(\n"
        << runParams(kernel, /*splits=*/true) << ") {\n"

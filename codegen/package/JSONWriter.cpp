@@ -21,6 +21,9 @@ std::string package::jsonText(const Library &library) {
     if (!kernel.decodeCode.empty())
       os << " \"decode_max_q_len\": " << kernel.decodeCode.front().maxQLen
          << ",";
+    // A packed Q's max_q_len fixed by the spec.
+    if (kernel.staticMaxQLen)
+      os << " \"max_q_len\": " << kernel.staticMaxQLen << ",";
     os << "\n     \"operands\": [";
     bool first = true;
     for (int arg = 0; arg < kernel.numArguments; ++arg)
@@ -34,7 +37,10 @@ std::string package::jsonText(const Library &library) {
         for (auto [dim, role] : llvm::enumerate(operand.roles)) {
           int64_t size = operand.type.getDimSize(dim);
           os << (dim ? ", " : "");
-          if (ShapedType::isDynamic(size))
+          // The offsets: "batch + 1".
+          if (ShapedType::isDynamic(size) && sizeOffset(o))
+            os << "\"" << kSizeNames[role] << " + " << sizeOffset(o) << "\"";
+          else if (ShapedType::isDynamic(size))
             os << "\"" << kSizeNames[role] << "\"";
           else
             os << size;

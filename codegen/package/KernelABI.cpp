@@ -9,14 +9,19 @@ using namespace mlir::attn;
 using namespace mlir::attn::package;
 
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
-    "q", "k", "v", "block_table", "kv_lens", "o", "lse",
-    "k_new", "v_new", "new_lens", "slot_mapping"};
+    "q",     "k",     "v",        "block_table",  "kv_lens",
+    "o",     "lse",   "k_new",    "v_new",        "new_lens",
+    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k"};
 
 const char *const package::kSizeNames[NumSizes] = {
     "batch",      "q_heads",    "kv_heads",   "q_len",
     "kv_len",     "head_dim",   "v_head_dim", "num_blocks",
     "block_size", "max_blocks", "new_len",    "capacity",
-    "num_tokens"};
+    "num_tokens", "total_q",    "total_k",    "max_q_len"};
+
+int64_t package::sizeOffset(int operand) {
+  return operand == ATTNRT_CU_SEQLENS_Q || operand == ATTNRT_CU_SEQLENS_K;
+}
 
 const char *package::operandName(const Kernel &kernel, int operand) {
   if (kernel.isAppend() && operand == ATTNRT_K)
@@ -33,7 +38,28 @@ bool package::isOutput(const Kernel &kernel, int operand) {
 }
 
 std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
-                                  bool slotted) {
+                                  bool slotted, bool packedQ, bool packedKV) {
+  switch (operand) {
+  case ATTNRT_CU_SEQLENS_Q:
+  case ATTNRT_CU_SEQLENS_K:
+    return {Batch}; // batch + 1 offsets
+  case ATTNRT_Q:
+  case ATTNRT_O:
+  case ATTNRT_LSE:
+    if (packedQ)
+      return operand == ATTNRT_LSE
+                 ? std::vector<Size>{QTokens, QHeads}
+                 : std::vector<Size>{QTokens, QHeads,
+                                     operand == ATTNRT_Q ? HeadDim : VHeadDim};
+    break;
+  case ATTNRT_K:
+  case ATTNRT_V:
+    if (packedKV)
+      return {KVTokens, KVHeads, operand == ATTNRT_K ? HeadDim : VHeadDim};
+    break;
+  default:
+    break;
+  }
   if (slotted) {
     switch (operand) {
     case ATTNRT_K_NEW:
@@ -105,6 +131,10 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
                      kernel.op.getKvLens(),     kernel.op.getO(),
                      kernel.op.getLse()};
     std::copy(std::begin(given), std::end(given), values);
+    values[ATTNRT_CU_SEQLENS_Q] = kernel.op.getCuSeqlensQ();
+    values[ATTNRT_CU_SEQLENS_K] = kernel.op.getCuSeqlensK();
+    if (kernel.op.isPackedQ())
+      kernel.staticMaxQLen = kernel.op.getMaxQLen().value_or(0);
   } else {
     CacheAppendOp append = kernel.append = appends.front();
     values[ATTNRT_K] = append.getKCache();
@@ -135,7 +165,9 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     operand.type = cast<MemRefType>(values[i].getType());
     operand.argument = arg.getArgNumber();
     operand.roles = rolesOf(i, paged, isAppend,
-                            values[ATTNRT_SLOT_MAPPING] != nullptr);
+                            values[ATTNRT_SLOT_MAPPING] != nullptr,
+                            values[ATTNRT_CU_SEQLENS_Q] != nullptr,
+                            values[ATTNRT_CU_SEQLENS_K] != nullptr);
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)
@@ -148,9 +180,12 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
       seen[role] = true;
       int64_t size = operand.type.getDimSize(dim);
       if (!ShapedType::isDynamic(size))
-        kernel.staticSize[role] = size;
+        kernel.staticSize[role] = size - sizeOffset(i);
     }
   }
+  // A packed Q without a max_q_len takes the caller's as a size (0: not
+  // known), which picks its code (CABIWriter) and sizes its grids.
+  seen[MaxQLen] = kernel.op && kernel.op.isPackedQ() && !kernel.staticMaxQLen;
   for (int s = 0; s < NumSizes; ++s)
     kernel.dynamicSize[s] =
         seen[s] && ShapedType::isDynamic(kernel.staticSize[s]);

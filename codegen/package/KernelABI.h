@@ -42,16 +42,31 @@ enum Size {
   NewLen,    // an append's new tokens per sequence
   Capacity,  // an append's contiguous cache rows per sequence
   NumTokens, // the packed tokens of a slot-mapping append
+  // Packed (varlen) attention, after the sizes of the padded forms so that
+  // their C functions keep their parameters:
+  QTokens,  // total_q: a packed Q's (and O's, LSE's) rows
+  KVTokens, // total_k: packed K/V's rows
+  MaxQLen,  // a packed Q's max_q_len hint (no operand's dimension)
   NumSizes
 };
+/// The sizes before the packed forms': the C of a kernel that takes none
+/// of the others lists this many, as it did before they existed.
+inline constexpr int kPaddedSizes = NumTokens + 1;
 /// The C names of the sizes, indexed by Size.
 extern const char *const kSizeNames[NumSizes];
 
 /// Which size each dimension of libattnrt's `operand` is, in an attention
 /// kernel or (`append`) a cache-append kernel.
 /// `slotted`: the slot-mapping form (packed tokens, caches named by slots).
+/// `packedQ` / `packedKV`: Q, O, LSE by cu_seqlens_q / K, V by
+/// cu_seqlens_k ([total, H, D]); the offsets are [batch + 1] (sizeOffset).
 std::vector<Size> rolesOf(int operand, bool paged, bool append = false,
-                          bool slotted = false);
+                          bool slotted = false, bool packedQ = false,
+                          bool packedKV = false);
+
+/// What `operand`'s dimensions add to their size role: 1 for the offsets
+/// cu_seqlens_q/k ([batch + 1]), else 0.
+int64_t sizeOffset(int operand);
 
 struct Operand {
   MemRefType type;         // null if the kernel does not have it
@@ -94,7 +109,15 @@ struct Kernel {
   /// target, which the C functions launch for q_len <= its maxQLen.
   std::vector<DeviceCode> decodeCode;
   int numArguments = 0;
+  /// A packed Q's max_q_len where the spec fixes it, else 0.
+  int64_t staticMaxQLen = 0;
   bool paged() const { return operands[ATTNRT_BLOCK_TABLE].type != nullptr; }
+  bool packedQ() const {
+    return operands[ATTNRT_CU_SEQLENS_Q].type != nullptr;
+  }
+  bool packedKV() const {
+    return operands[ATTNRT_CU_SEQLENS_K].type != nullptr;
+  }
   bool isAppend() const { return static_cast<bool>(append); }
   /// The kernel's one attn op.
   Operation *specOp() const {

@@ -60,10 +60,15 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   if (runTimeDecode) {
     // The spec's schedule is the prefill kernel's; the decode tier picks
     // its own.
+    // A packed Q without max_q_len: the decode tier's Q tiles need a
+    // static count, and this code runs only for a max_q_len hint of at
+    // most 16 (the C functions' choice).
     module->walk([&](AttentionOp op) {
       op->setAttr(kTierAttrName,
                   TierAttr::get(op.getContext(), Tier::Decode));
       op->removeAttr(op.getScheduleAttrName());
+      if (op.isPackedQ() && !op.getMaxQLen())
+        op.setMaxQLen(kDecodeMaxQueries);
     });
     code.maxQLen = kDecodeMaxQueries;
   } else {
@@ -159,17 +164,28 @@ std::string package::describeChoices(const Kernel &kernel,
   // Why: what the spec asked for, else the selection pass's rule.
   AttentionOp op = kernel.op;
   os << " (";
-  int64_t sq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  // The most queries a sequence has (a packed Q's max_q_len), if static.
+  int64_t sq = op.getStaticQueryLength().value_or(ShapedType::kDynamic);
   if (op->hasAttr(kTierAttrName))
     os << "tier set in the spec";
+  else if (own.tier == Tier::Decode && code.maxQLen && op.isPackedQ())
+    os << "packed Q without max_q_len: launched for a max_q_len of at most "
+       << code.maxQLen << " in place of the prefill kernel";
   else if (own.tier == Tier::Decode && code.maxQLen)
     os << "dynamic Sq: launched for q_len <= " << code.maxQLen
        << " in place of the prefill kernel";
+  else if (own.tier == Tier::Decode && op.isPackedQ())
+    os << "packed Q, max_q_len " << sq << " <= 16, " << sq * op.getGroupSize()
+       << " query rows per K/V head";
   else if (own.tier == Tier::Decode)
     os << "Sq " << sq << " <= 16, " << sq * op.getGroupSize()
        << " query rows per K/V head";
+  else if (ShapedType::isDynamic(sq) && op.isPackedQ())
+    os << code.chip << "'s prefill tier, packed Q without max_q_len";
   else if (ShapedType::isDynamic(sq))
     os << code.chip << "'s prefill tier, dynamic Sq";
+  else if (sq > 16 && op.isPackedQ())
+    os << code.chip << "'s prefill tier, max_q_len " << sq << " > 16";
   else if (sq > 16)
     os << code.chip << "'s prefill tier, Sq " << sq << " > 16";
   else

@@ -10,10 +10,17 @@ and launches on the tensors' device and current stream.
 A nonzero status from the C ABI raises AttnError with the library's
 message; the library checks pointers, strides, alignment and sizes itself
 and writes nothing when it refuses a call.
+
+Packed (varlen) kernels take their offsets (cu_seqlens_q / cu_seqlens_k,
+int32 device tensors of batch + 1 entries) like any other operand; a
+packed Q without a fixed max_q_len also takes the size `max_q_len` (the
+most queries a sequence has; 0: not known), which no tensor's shape
+gives: pass sizes={"max_q_len": n}.
 """
 import ctypes
 import json
 import os
+import re
 import sys
 
 # The C ABI's status codes (attn-compile's header, ATTN_*).
@@ -59,6 +66,20 @@ def dtype_name(dtype):
     if text in ELEMENT_BYTES:
         return text
     return _TORCH_DTYPES.get(text, text)
+
+
+# A dimension the JSON writes as "batch + 1": its size name and offset.
+_OFFSET_SIZE = re.compile(r"(\w+) \+ (\d+)")
+
+# Sizes no tensor's shape gives, and their values when not passed.
+SIZE_DEFAULTS = {"max_q_len": 0}
+
+
+def _size_of_dim(name):
+    """(size name, offset) of a dimension the JSON names, e.g.
+    ("batch", 1) for "batch + 1"."""
+    match = _OFFSET_SIZE.fullmatch(name)
+    return (match.group(1), int(match.group(2))) if match else (name, 0)
 
 
 def _is_torch_tensor(t):
@@ -123,18 +144,26 @@ class Kernel:
                         raise ValueError(
                             f"{self.name}: {name} dim {dim} is {actual}, "
                             f"the kernel is built for {size}")
-                elif size not in values:
-                    values[size] = actual
-                elif values[size] != actual:
+                    continue
+                # The offsets: [batch + 1].
+                size, offset = _size_of_dim(size)
+                if size not in values:
+                    values[size] = actual - offset
+                elif values[size] != actual - offset:
+                    implied = (f" ({size} + {offset})" if offset else "")
                     raise ValueError(f"{self.name}: {name} dim {dim} is "
-                                     f"{actual}, but {size} is "
+                                     f"{actual}{implied}, but {size} is "
                                      f"{values[size]} elsewhere")
         return values
 
     def output_shapes(self, sizes):
         """{output name: (shape, dtype name)} for sizes by name."""
-        return {o["name"]: ([sizes[d] if isinstance(d, str) else d
-                             for d in o["shape"]], o["dtype"])
+        def dim(d):
+            if not isinstance(d, str):
+                return d
+            size, offset = _size_of_dim(d)
+            return sizes[size] + offset
+        return {o["name"]: ([dim(d) for d in o["shape"]], o["dtype"])
                 for o in self.outputs}
 
     def _size_list(self, sizes):
@@ -192,13 +221,16 @@ class Kernel:
         self.check(self._run(*args))
 
     # -- tensors ------------------------------------------------------------
-    def prepare(self, stream=None, workspace=None, num_splits=0, **tensors):
+    def prepare(self, stream=None, workspace=None, num_splits=0, sizes=None,
+                **tensors):
         """The ctypes arguments of one call, checked; calling the result
         launches. Reusable for timing loops. With PyTorch tensors the
         workspace is allocated on their device and the launch goes to the
         device's current stream at call time; otherwise pass
         `workspace=(pointer, bytes)` where the kernel needs one, and
-        `stream` (an int CUstream; default 0)."""
+        `stream` (an int CUstream; default 0). `sizes`: those no tensor's
+        shape gives (a packed Q's max_q_len hint; default 0, not
+        known)."""
         names = {o["name"] for o in self.operands}
         missing = names - tensors.keys()
         if missing:
@@ -209,7 +241,21 @@ class Kernel:
                              f"it takes {[o['name'] for o in self.operands]}")
         first = tensors[self.operands[0]["name"]]
         use_torch = _is_torch_tensor(first)
+        given = dict(sizes or {})
         sizes = self.size_values(tensors)
+        for name in given:
+            if name in sizes:
+                raise ValueError(f"{self.name}: size {name} comes from the "
+                                 f"tensors' shapes")
+            if name not in self.sizes:
+                raise ValueError(f"{self.name}: takes no size {name}; its "
+                                 f"sizes are {self.sizes}")
+        for name in self.sizes:
+            if name in sizes:
+                continue
+            if name not in given and name not in SIZE_DEFAULTS:
+                raise ValueError(f"{self.name}: no tensor gives size {name}")
+            sizes[name] = given.get(name, SIZE_DEFAULTS.get(name))
         size_list = [int(sizes[n]) for n in self.sizes]
         keep = []
         if use_torch:
@@ -253,9 +299,10 @@ class Kernel:
         args += [ctypes.c_void_p(int(ws_ptr)), int(ws_bytes)]
         return Call(self, device, args, keep, stream)
 
-    def __call__(self, stream=None, workspace=None, num_splits=0, **tensors):
+    def __call__(self, stream=None, workspace=None, num_splits=0, sizes=None,
+                 **tensors):
         self.prepare(stream=stream, workspace=workspace, num_splits=num_splits,
-                     **tensors)()
+                     sizes=sizes, **tensors)()
 
 
 class Call:

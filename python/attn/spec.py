@@ -6,6 +6,12 @@ is written static, which selects attn's decode kernels.
 
     facts = AttentionFacts(dtype="f16", hq=32, hkv=8, d=128, causal=True)
     text = facts.spec_text("attention")
+
+Packed (varlen) batches, FlashAttention's varlen layout: `packed_q` makes
+Q, O and LSE [total_q, H, D] with cu_seqlens_q offsets, `packed_kv` makes
+K and V [total_k, Hkv, D] with cu_seqlens_k offsets. Their lengths stay
+dynamic too; `max_q_len` fixes the most queries a sequence has (else the
+kernel takes it per call, and runs decode code for at most 16).
 """
 import dataclasses
 import hashlib
@@ -34,7 +40,11 @@ class AttentionFacts:
     that many rows (needs `kv_lens`). `window`: (left, right) key extents
     around the query's diagonal. `strided`: every Q/K/V/O dim but the head
     dim has a run-time stride (views such as [B, S, H, D] memory seen as
-    [B, H, S, D]); otherwise the buffers are row-major."""
+    [B, H, S, D]); otherwise the buffers are row-major. `packed_q`: Q, O,
+    LSE packed by cu_seqlens_q ([total_q, H, D]); `packed_kv`: K, V packed
+    by cu_seqlens_k ([total_k, Hkv, D]; no block_size or kv_lens);
+    `max_q_len`: a packed Q's most queries a sequence, fixed in the
+    kernel (None: given per call)."""
     dtype: str
     hq: int
     hkv: int
@@ -50,6 +60,9 @@ class AttentionFacts:
     kv_lens: bool = False
     lse: bool = False
     strided: bool = False
+    packed_q: bool = False
+    packed_kv: bool = False
+    max_q_len: Optional[int] = None
 
     def __post_init__(self):
         def bad(msg):
@@ -91,6 +104,32 @@ class AttentionFacts:
                     f"{self.block_size!r}")
             if not self.kv_lens:
                 bad("a paged K/V cache (block_size) needs kv_lens")
+        if self.packed_q and self.q_len is not None:
+            bad("a packed Q (packed_q) has no q_len; max_q_len bounds its "
+                "sequences")
+        if self.max_q_len is not None:
+            if not self.packed_q:
+                bad("max_q_len is for a packed Q (packed_q)")
+            if not isinstance(self.max_q_len, int) or self.max_q_len < 1:
+                bad(f"max_q_len must be None or a positive int, got "
+                    f"{self.max_q_len!r}")
+        if self.packed_kv and (self.block_size is not None or self.kv_lens):
+            bad("packed K/V (packed_kv) take their lengths from "
+                "cu_seqlens_k: no block_size or kv_lens")
+
+    # The packed forms' fields, left out of repr() (and so of the spec's
+    # first line and library_name()) while they have their defaults: the
+    # specs, and cached libraries, of padded facts stay as they were.
+    _PACKED_DEFAULTS = (("packed_q", False), ("packed_kv", False),
+                        ("max_q_len", None))
+
+    def __repr__(self):
+        skip = {name for name, default in self._PACKED_DEFAULTS
+                if getattr(self, name) == default}
+        fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}"
+                           for f in dataclasses.fields(self)
+                           if f.name not in skip)
+        return f"AttentionFacts({fields})"
 
     @property
     def value_dim(self):
@@ -123,29 +162,39 @@ class AttentionFacts:
                              "identifier")
         sq = "?" if self.q_len is None else str(self.q_len)
         layout4 = ", strided<[?, ?, ?, 1]>" if self.strided else ""
+        layout3 = ", strided<[?, ?, 1]>" if self.strided else ""
 
         def ty(dims, elt, layout=""):
             return f"memref<{'x'.join(str(d) for d in dims)}x{elt}{layout}>"
         kv_seq = str(self.block_size) if self.block_size else "?"
+        # Packed: [total, H, D] rows instead of [B, H, S, D].
+        q_dims = (["?", self.hq] if self.packed_q else ["?", self.hq, sq])
+        kv_dims = (["?", self.hkv] if self.packed_kv
+                   else ["?", self.hkv, kv_seq])
+        q_layout = layout3 if self.packed_q else layout4
+        kv_layout = layout3 if self.packed_kv else layout4
         operands = [
-            ("q", ty(["?", self.hq, sq, self.d], self.dtype, layout4)),
-            ("k", ty(["?", self.hkv, kv_seq, self.d], self.dtype, layout4)),
-            ("v", ty(["?", self.hkv, kv_seq, self.value_dim], self.dtype,
-                     layout4)),
+            ("q", ty(q_dims + [self.d], self.dtype, q_layout)),
+            ("k", ty(kv_dims + [self.d], self.dtype, kv_layout)),
+            ("v", ty(kv_dims + [self.value_dim], self.dtype, kv_layout)),
         ]
+        if self.packed_q:
+            operands.append(("cu_seqlens_q", "memref<?xi32>"))
+        if self.packed_kv:
+            operands.append(("cu_seqlens_k", "memref<?xi32>"))
         if self.block_size:
             operands.append(("block_table", "memref<?x?xi32>"))
         if self.kv_lens:
             operands.append(("kv_lens", "memref<?xi32>"))
-        operands.append(("o", ty(["?", self.hq, sq, self.value_dim],
-                                 self.dtype, layout4)))
+        operands.append(("o", ty(q_dims + [self.value_dim], self.dtype,
+                                 q_layout)))
         if self.lse:
-            operands.append(("lse", ty(["?", self.hq, sq], "f32")))
+            operands.append(("lse", ty(q_dims, "f32")))
         types = dict(operands)
         args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
         op = ["attn.attention " + " ".join(
             f"{n}(%{n} : {types[n]})" for n in ("q", "k", "v"))]
-        for n in ("block_table", "kv_lens"):
+        for n in ("cu_seqlens_q", "cu_seqlens_k", "block_table", "kv_lens"):
             if n in types:
                 op.append(f"{n}(%{n} : {types[n]})")
         op.append(f"-> o(%o : {types['o']})")
@@ -159,6 +208,8 @@ class AttentionFacts:
             attrs.append(f"mask = {mask}")
         if self.softcap is not None:
             attrs.append(f"softcap = {_float(self.softcap)}")
+        if self.max_q_len is not None:
+            attrs.append(f"max_q_len = {self.max_q_len}")
         if attrs:
             op.append(" ".join(attrs))
         body = "\n      ".join(op)
@@ -224,3 +275,25 @@ def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
         scale=scale or None, softcap=softcap or None,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided))
+
+
+def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
+                             packed_kv=True, paged=False, kv_lens=False,
+                             strided=False, mask="none", align="bottom_right",
+                             window_left=-1, window_right=-1, scale=None,
+                             softcap=None, lse=False, max_q_len=None):
+    """The AttentionFacts attn.torch.attention_varlen() compiles: a packed
+    Q [total_q, Hq, D] over packed K/V [total_k, Hkv, D] (`packed_kv`), a
+    paged cache [num_blocks, Hkv, block_size, D] (`paged`, with kv_lens) or
+    padded K/V [B, Hkv, Sk, D] (with or without kv_lens)."""
+    packed_kv = bool(packed_kv) and not paged
+    return AttentionFacts(
+        dtype=dtype, hq=int(q_shape[1]), hkv=int(k_shape[1]),
+        d=int(q_shape[2]),
+        dv=None if v_shape[-1] == q_shape[2] else int(v_shape[-1]),
+        mask=mask, align=align,
+        window=(window_left, window_right) if mask == "window" else None,
+        scale=scale or None, softcap=softcap or None,
+        block_size=int(k_shape[2]) if paged else None,
+        kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
+        packed_q=True, packed_kv=packed_kv, max_q_len=max_q_len)

@@ -14,6 +14,12 @@ through attn.compile (cached on disk) and runs it on the current stream.
 Tensors are [B, H, S, D] (views of [B, S, H, D] memory work too); the
 result is a new contiguous [B, Hq, Sq, Dv] tensor.
 
+Packed (varlen) batches, like flash_attn_varlen_func:
+
+    o = attn.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                    max_seqlen_q, causal=True)
+    # q [total_q, Hq, D], k/v [total_k, Hkv, D], offsets int32 [B + 1]
+
     ops = attn.torch.register(attn.compile("spec.mlir"))
     o, lse = ops.my_kernel(q, k, v)      # torch.ops.attn_spec.my_kernel
 
@@ -31,7 +37,8 @@ import torch
 
 from . import compiler
 from .library import AttnError  # noqa: F401  (re-exported)
-from .spec import AttentionFacts, facts_from_shapes, mask_options
+from .spec import (AttentionFacts, facts_from_shapes, mask_options,
+                   varlen_facts_from_shapes)
 
 _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
                 torch.float32: "f32"}
@@ -169,6 +176,152 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
     o, lse = _attention(q, k, v, block_table, kv_lens, mask, align, left,
                         right, float(scale or 0.0), float(softcap or 0.0),
                         bool(return_lse))
+    return (o, lse) if return_lse else o
+
+
+# -- packed (varlen) batches --------------------------------------------------
+def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
+                     block_table=None, kv_lens=None, mask="none",
+                     align="bottom_right", window_left=-1, window_right=-1,
+                     scale=0.0, softcap=0.0, return_lse=False):
+    """The AttentionFacts attention_varlen() compiles; raises
+    ValueError/TypeError for what no kernel can take."""
+    if q.dim() != 3:
+        raise ValueError(f"attention_varlen: q must be 3-D [total_q, Hq, D],"
+                         f" got shape {tuple(q.shape)}")
+    paged = block_table is not None
+    if cu_seqlens_k is not None:
+        if paged or kv_lens is not None:
+            raise ValueError("attention_varlen: packed K/V (cu_seqlens_k) "
+                             "take no block_table or kv_lens")
+        want = 3
+        form = "[total_k, Hkv, D] (with cu_seqlens_k)"
+    else:
+        want = 4
+        form = ("[num_blocks, Hkv, block_size, D] (paged)" if paged else
+                "[B, Hkv, Sk, D] (without cu_seqlens_k)")
+    for name, t in (("k", k), ("v", v)):
+        if t.dim() != want:
+            raise ValueError(f"attention_varlen: {name} must be {form}, got "
+                             f"shape {tuple(t.shape)}")
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        raise TypeError(f"attention_varlen: q is {q.dtype}; attn's GPU "
+                        "kernels take torch.float16 or torch.bfloat16")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"attention_varlen: {name} is {t.dtype} but q "
+                            f"is {q.dtype}")
+    # FlashAttention's contract: the offsets are int32 device tensors; they
+    # are never read on the host (no synchronization).
+    for name, t in (("cu_seqlens_q", cu_seqlens_q),
+                    ("cu_seqlens_k", cu_seqlens_k)):
+        if t is None:
+            continue
+        if t.dtype != torch.int32 or t.dim() != 1:
+            raise TypeError(f"attention_varlen: {name} must be a 1-D "
+                            f"torch.int32 tensor [B + 1], got {t.dtype} "
+                            f"{tuple(t.shape)}")
+    if paged and kv_lens is None:
+        raise ValueError("attention_varlen: a paged K/V cache (block_table) "
+                         "needs kv_lens")
+    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
+        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
+            raise TypeError(f"attention_varlen: {name} must be an integer "
+                            f"tensor, got {t.dtype}")
+    return varlen_facts_from_shapes(
+        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
+        packed_kv=cu_seqlens_k is not None, paged=paged,
+        kv_lens=kv_lens is not None,
+        strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
+        align=align, window_left=window_left, window_right=window_right,
+        scale=scale, softcap=softcap, lse=return_lse)
+
+
+def _varlen_outputs(q, v, return_lse):
+    o = q.new_empty((q.shape[0], q.shape[1], v.shape[-1]))
+    lse = q.new_empty((q.shape[0], q.shape[1]) if return_lse else (0,),
+                      dtype=torch.float32)
+    return o, lse
+
+
+@torch.library.custom_op("attn::attention_varlen", mutates_args=(),
+                         device_types="cuda")
+def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      cu_seqlens_q: torch.Tensor,
+                      cu_seqlens_k: Optional[torch.Tensor],
+                      block_table: Optional[torch.Tensor],
+                      kv_lens: Optional[torch.Tensor], max_seqlen_q: int,
+                      mask: str, align: str, window_left: int,
+                      window_right: int, scale: float, softcap: float,
+                      return_lse: bool
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+    facts = varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                             block_table, kv_lens, mask, align, window_left,
+                             window_right, scale, softcap, return_lse)
+    o, lse = _varlen_outputs(q, v, return_lse)
+    tensors = {"q": q, "k": k, "v": v, "o": o,
+               "cu_seqlens_q": cu_seqlens_q.contiguous()}
+    if cu_seqlens_k is not None:
+        tensors["cu_seqlens_k"] = cu_seqlens_k.contiguous()
+    if block_table is not None:
+        tensors["block_table"] = block_table.to(torch.int32).contiguous()
+    if kv_lens is not None:
+        tensors["kv_lens"] = kv_lens.to(torch.int32).contiguous()
+    if return_lse:
+        tensors["lse"] = lse
+    if POISON_OUTPUTS:
+        o.fill_(math.nan)
+        lse.fill_(math.nan)
+    # An empty batch (no sequences, no tokens) is the library's to skip.
+    kernel_for(facts)(sizes={"max_q_len": max(int(max_seqlen_q), 0)},
+                      **tensors)
+    return o, lse
+
+
+@_attention_varlen.register_fake
+def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, block_table,
+                           kv_lens, max_seqlen_q, mask, align, window_left,
+                           window_right, scale, softcap, return_lse):
+    return _varlen_outputs(q, v, return_lse)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
+                     max_seqlen_q=0, max_seqlen_k=None, *, causal=False,
+                     window=None, softcap=None, scale=None, block_table=None,
+                     kv_lens=None, align="bottom_right", return_lse=False):
+    """Attention over a packed (varlen) batch, like FlashAttention's
+    flash_attn_varlen_func.
+
+    q [total_q, Hq, D] holds the batch's queries back to back: sequence b's
+    are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 (`cu_seqlens_q`: a
+    torch.int32 CUDA tensor [B + 1], monotone from 0). K/V are
+    [total_k, Hkv, D] packed the same way by `cu_seqlens_k`; or, without
+    it, a paged cache [num_blocks, Hkv, block_size, D] through
+    `block_table` [B, max_blocks] and `kv_lens` [B] (chunked prefill), or
+    padded [B, Hkv, Sk, D] (with `kv_lens` for shorter sequences). The
+    offsets stay on the GPU: nothing here reads them, so the caller
+    guarantees they are monotone, start at 0 and fit the tensors.
+    `max_seqlen_q`: the most queries a sequence has (a promise; rows past
+    it may stay unwritten), 0 if not known; at most 16 runs the split-K
+    decode kernels. `max_seqlen_k` is accepted for FlashAttention's
+    signature and not needed. Masks align per sequence (`causal` with
+    align="bottom_right": query i of a sequence with q_len Lq and kv_len Lk
+    sees keys j <= i + Lk - Lq). Returns O [total_q, Hq, Dv], and with
+    return_lse=True also LSE [total_q, Hq] (f32; -inf for a row that sees
+    no key)."""
+    del max_seqlen_k  # FlashAttention's; the kernels do not need it
+    mask, left, right = mask_options(causal, window, align)
+    for name, value in (("scale", scale), ("softcap", softcap)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"attention_varlen: {name} must be positive "
+                             f"and finite, got {value!r}")
+    if max_seqlen_q is None or int(max_seqlen_q) < 0:
+        raise ValueError(f"attention_varlen: max_seqlen_q must be >= 0 "
+                         f"(0: not known), got {max_seqlen_q!r}")
+    o, lse = _attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                               block_table, kv_lens, int(max_seqlen_q), mask,
+                               align, left, right, float(scale or 0.0),
+                               float(softcap or 0.0), bool(return_lse))
     return (o, lse) if return_lse else o
 
 

@@ -60,10 +60,28 @@ enum { ATTN_STATUS_LIST(ATTNRT_DECLARE_STATUS) };
 /* A short constant description of a code; never NULL. */
 const char *attnrt_attention_status_string(int status);
 
-/* The operands of attn.attention, then those only attn.cache_append has.
-   An append kernel has K_NEW, V_NEW, [BLOCK_TABLE], KV_LENS, [NEW_LENS] (or,
-   packed, K_NEW, V_NEW, SLOT_MAPPING) and writes the caches K and V; it has
-   no Q or O. */
+/* The operands of attn.attention, then those only attn.cache_append has,
+   then attn.attention's packed (varlen) offsets, appended last so that the
+   values before them stay. An append kernel has K_NEW, V_NEW,
+   [BLOCK_TABLE], KV_LENS, [NEW_LENS] (or, packed, K_NEW, V_NEW,
+   SLOT_MAPPING) and writes the caches K and V; it has no Q or O.
+
+   Packed (varlen) attention, FlashAttention's varlen layout:
+    - CU_SEQLENS_Q [B + 1] i32: Q is [total_q, Hq, D], O [total_q, Hq, Dv]
+      and LSE [total_q, Hq]; sequence b owns rows cu_seqlens_q[b] ..
+      cu_seqlens_q[b + 1] - 1. B is its size minus 1, total_q is Q's
+      dimension 0.
+    - CU_SEQLENS_K [B + 1] i32: K and V are [total_k, Hkv, D(v)] the same
+      way (no BLOCK_TABLE or KV_LENS then).
+   Q may be packed over contiguous (+ KV_LENS), packed or paged
+   (+ BLOCK_TABLE, KV_LENS) K/V; K/V may be packed under a padded Q.
+   The offsets are DEVICE arrays: libattnrt never reads them, so the
+   caller guarantees what it cannot check: offsets monotone (cu[b] <=
+   cu[b + 1]) starting at cu[0] = 0, cu[B] <= the rows of the buffer they
+   index (total_q, total_k), every sequence's keys within K/V (kv_lens,
+   block_table as for a padded batch), and, where a max_q_len is given,
+   no sequence with more queries (rows past it may stay unwritten).
+   B = 0 and total_q = 0 are allowed: nothing is launched. */
 enum {
   ATTNRT_Q,
   ATTNRT_K,
@@ -76,6 +94,8 @@ enum {
   ATTNRT_V_NEW,
   ATTNRT_NEW_LENS,
   ATTNRT_SLOT_MAPPING,
+  ATTNRT_CU_SEQLENS_Q,
+  ATTNRT_CU_SEQLENS_K,
   ATTNRT_NUM_OPERANDS
 };
 
@@ -112,13 +132,21 @@ typedef enum attnrt_size {
   ATTNRT_SIZE_BATCH,
   ATTNRT_SIZE_Q_HEADS,
   ATTNRT_SIZE_KV_HEADS,
-  ATTNRT_SIZE_Q_LEN,
-  ATTNRT_SIZE_KV_LEN,     /* paged: the longest the block table can name */
+  ATTNRT_SIZE_Q_LEN,      /* packed Q: the kernel's max_q_len, else the
+                             call's, else total_q */
+  ATTNRT_SIZE_KV_LEN,     /* paged: the longest the block table can name;
+                             packed K/V: total_k */
   ATTNRT_SIZE_GROUP_ROWS, /* q_len * q_heads / kv_heads */
-  ATTNRT_SIZE_ROWS,       /* batch * q_heads * q_len */
+  ATTNRT_SIZE_ROWS,       /* batch * q_heads * q_len (O's rows: packed,
+                             total_q * q_heads) */
   ATTNRT_SIZE_SPLITS,     /* K/V splits, chosen per GPU (attnrt.h) */
   ATTNRT_SIZE_NEW_LEN,    /* an append's new tokens per sequence (S_new),
                              or its packed tokens (T) */
+  ATTNRT_SIZE_PACKED_Q_TILES, /* a packed Q's tiles: the term
+                             ceildiv(packed_q_tiles, N) is
+                             floor(total_q * group / N) + batch, group =
+                             q_heads / kv_heads (sequence b's tiles start
+                             at floor(cu_seqlens_q[b] * group / N) + b) */
   ATTNRT_NUM_SIZES
 } attnrt_size;
 
@@ -138,7 +166,7 @@ typedef enum attnrt_param_kind {
 
 typedef struct attnrt_launch_param {
   int kind;    /* attnrt_param_kind */
-  int operand; /* ATTNRT_Q ... ATTNRT_SLOT_MAPPING; unused for the
+  int operand; /* ATTNRT_Q ... ATTNRT_CU_SEQLENS_K; unused for the
                   workspace */
 } attnrt_launch_param;
 
@@ -187,6 +215,9 @@ typedef struct attnrt_attention_kernel {
   /* ATTNRT_MAX_DEVICES slots, zero-initialized by the library: the loaded
      code per device ordinal. Owned by the runtime. */
   void **loaded;
+  /* A packed Q: the spec's max_q_len (most queries a sequence), 0 where
+     the spec leaves it to the call. */
+  long long max_q_len;
 } attnrt_attention_kernel;
 
 /* One call's arguments. `sizes` are complete (the library fills the static
@@ -203,10 +234,16 @@ typedef struct attnrt_attention_call {
      depends on its own data alone (not on the batch or the GPU). Kernels
      without a split-K launch take 0 or 1. */
   long long num_splits;
+  /* A packed Q whose kernel has no max_q_len: the caller's promise that no
+     sequence has more queries (FlashAttention's max_seqlen_q); 0: unknown
+     (then total_q). At most the kernel's max_q_len where it has one. */
+  long long max_q_len;
 } attnrt_attention_call;
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
-   ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. */
+   ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never
+   reads device memory: of a packed batch it checks the sizes (B + 1
+   offsets, total_q, total_k), not the offsets. */
 int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                                    const attnrt_attention_call *call);
 
@@ -219,7 +256,9 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
 
 /* Checks everything, then launches on `call->stream`. Returns when the
    kernels are queued; a failure while they run shows at the next
-   synchronization. Nothing is written when it returns an error. */
+   synchronization. Nothing is written when it returns an error. A packed
+   batch of no sequences or no query tokens launches nothing (and needs
+   no driver): ATTN_SUCCESS. */
 int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                          const attnrt_attention_call *call);
 

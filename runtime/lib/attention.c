@@ -21,8 +21,9 @@
 #include <string.h>
 
 static const char *const operand_names[ATTNRT_NUM_OPERANDS] = {
-    "q",   "k",     "v",     "block_table", "kv_lens",
-    "o",   "lse",   "k_new", "v_new",       "new_lens", "slot_mapping"};
+    "q",   "k",     "v",     "block_table", "kv_lens",      "o",
+    "lse", "k_new", "v_new", "new_lens",    "slot_mapping", "cu_seqlens_q",
+    "cu_seqlens_k"};
 
 const char *attnrt_attention_status_string(int status) {
 #define DESCRIBE(name, value, text)                                            \
@@ -57,6 +58,18 @@ static const char *operand_name(const attnrt_attention_kernel *kernel,
   return operand_names[operand];
 }
 
+// Packed (varlen) forms: Q, O and LSE by cu_seqlens_q, K and V by
+// cu_seqlens_k (attnrt_attention.h).
+static int packed_q(const attnrt_attention_kernel *kernel) {
+  return present(kernel, ATTNRT_CU_SEQLENS_Q);
+}
+static int packed_kv(const attnrt_attention_kernel *kernel) {
+  return present(kernel, ATTNRT_CU_SEQLENS_K);
+}
+static int packed(const attnrt_attention_kernel *kernel) {
+  return packed_q(kernel) || packed_kv(kernel);
+}
+
 static int written(const attnrt_attention_kernel *kernel, int operand) {
   if (is_append(kernel))
     return operand == ATTNRT_K || operand == ATTNRT_V;
@@ -68,10 +81,23 @@ static int written(const attnrt_attention_kernel *kernel, int operand) {
 //===----------------------------------------------------------------------===//
 
 // The named sizes of attnrt_size; [ATTNRT_SIZE_SPLITS] is filled once the
-// GPU is known (1 until then).
+// GPU is known (1 until then). `total_q` and `group` make the
+// packed_q_tiles terms.
 struct problem {
   long long size[ATTNRT_NUM_SIZES];
+  long long total_q, group;
 };
+
+// A packed Q's query length: the kernel's max_q_len, else the caller's
+// hint, else total_q (no sequence has more queries than the batch).
+static long long packed_q_len(const attnrt_attention_kernel *kernel,
+                              const attnrt_attention_call *call) {
+  if (kernel->max_q_len > 0)
+    return kernel->max_q_len;
+  if (call->max_q_len > 0)
+    return call->max_q_len;
+  return call->sizes[ATTNRT_Q][0];
+}
 
 static struct problem problem_of(const attnrt_attention_kernel *kernel,
                                  const attnrt_attention_call *call) {
@@ -79,22 +105,37 @@ static struct problem problem_of(const attnrt_attention_kernel *kernel,
   struct problem p;
   long long *s = p.size;
   s[ATTNRT_SIZE_CONSTANT] = 1;
-  // An append has no Q (its sizes are 0): the batch is K_NEW's.
+  // An append has no Q (its sizes are 0): the batch is K_NEW's. Packed:
+  // the offsets' count minus 1 (cu_seqlens_q's, else cu_seqlens_k's).
   s[ATTNRT_SIZE_BATCH] =
-      is_append(kernel) ? call->sizes[ATTNRT_K_NEW][0] : q[0];
+      is_append(kernel)   ? call->sizes[ATTNRT_K_NEW][0]
+      : packed_q(kernel)  ? call->sizes[ATTNRT_CU_SEQLENS_Q][0] - 1
+      : packed_kv(kernel) ? call->sizes[ATTNRT_CU_SEQLENS_K][0] - 1
+                          : q[0];
+  long long kv_heads = k[1] > 0 ? k[1] : 1;
+  p.group = q[1] / kv_heads;
+  p.total_q = packed_q(kernel) ? q[0] : 0;
+  // Q [B, Hq, Sq, D], or packed [total_q, Hq, D]; K/V [B, Hkv, Sk, D],
+  // paged [num_blocks, Hkv, block_size, D] or packed [total_k, Hkv, D].
+  long long q_len = packed_q(kernel) ? packed_q_len(kernel, call) : q[2];
   s[ATTNRT_SIZE_Q_HEADS] = q[1];
-  s[ATTNRT_SIZE_Q_LEN] = q[2];
+  s[ATTNRT_SIZE_Q_LEN] = q_len;
   s[ATTNRT_SIZE_KV_HEADS] = k[1];
-  // Paged: the longest sequence the block table can name.
-  s[ATTNRT_SIZE_KV_LEN] =
-      kernel->paged ? call->sizes[ATTNRT_BLOCK_TABLE][1] * k[2] : k[2];
-  s[ATTNRT_SIZE_GROUP_ROWS] = q[2] * (q[1] / (k[1] > 0 ? k[1] : 1));
-  s[ATTNRT_SIZE_ROWS] = q[0] * q[1] * q[2];
+  // Paged: the longest sequence the block table can name. Packed: the
+  // longest a sequence can be, all of K's rows.
+  s[ATTNRT_SIZE_KV_LEN] = kernel->paged ? call->sizes[ATTNRT_BLOCK_TABLE][1] *
+                                              k[2]
+                          : packed_kv(kernel) ? k[0]
+                                              : k[2];
+  s[ATTNRT_SIZE_GROUP_ROWS] = q_len * p.group;
+  s[ATTNRT_SIZE_ROWS] = packed_q(kernel) ? q[0] * q[1] : q[0] * q[1] * q[2];
   s[ATTNRT_SIZE_SPLITS] = 1;
   // [B, Hkv, S_new, D], or packed [T, Hkv, D].
   s[ATTNRT_SIZE_NEW_LEN] =
       call->sizes[ATTNRT_K_NEW][kernel->operands[ATTNRT_K_NEW].rank == 3 ? 0
                                                                          : 2];
+  // Only a ceildiv(packed_q_tiles, N) term reads it (dim_of).
+  s[ATTNRT_SIZE_PACKED_Q_TILES] = p.total_q;
   return p;
 }
 
@@ -115,10 +156,17 @@ static long long dim_of(const attnrt_launch_term *terms, int count, int dim,
     const attnrt_launch_term *t = &terms[i];
     if (t->dim != dim)
       continue;
-    product = saturating_mul(product, t->size == ATTNRT_SIZE_CONSTANT
-                                          ? t->value
-                                          : ceil_div(p->size[t->size],
-                                                     t->value));
+    long long factor;
+    if (t->size == ATTNRT_SIZE_CONSTANT)
+      factor = t->value;
+    else if (t->size == ATTNRT_SIZE_PACKED_Q_TILES)
+      // Sequence b's tiles start at floor(cu_seqlens_q[b] * group / N) + b:
+      // at most one tile a sequence more than the packed rows need.
+      factor = saturating_mul(p->total_q, p->group) / t->value +
+               p->size[ATTNRT_SIZE_BATCH];
+    else
+      factor = ceil_div(p->size[t->size], t->value);
+    product = saturating_mul(product, factor);
   }
   return product;
 }
@@ -327,11 +375,146 @@ static int check_grid(const attnrt_attention_kernel *kernel,
   return ATTN_SUCCESS;
 }
 
+// The least size of `operand`'s dimension `d`: 1, except that a packed
+// batch may be empty. Its token rows (total_q, total_k) and its batch
+// dimensions may be 0; its offsets have B + 1 >= 1 entries, and a paged
+// cache's blocks stay at least 1.
+static long long least_size(const attnrt_attention_kernel *kernel,
+                            int operand, int d) {
+  if (!packed(kernel) || d != 0 || operand == ATTNRT_CU_SEQLENS_Q ||
+      operand == ATTNRT_CU_SEQLENS_K)
+    return 1;
+  if (kernel->paged && (operand == ATTNRT_K || operand == ATTNRT_V))
+    return 1;
+  return 0;
+}
+
+// Whether the table's packed operands have the packed forms' ranks
+// (attnrt_attention.h): an error names the operand, before any size is
+// read.
+static int check_packed_table(const attnrt_attention_kernel *kernel) {
+  static const struct {
+    int operand, rank, packed_q;
+  } ranks[] = {{ATTNRT_Q, 3, 1},           {ATTNRT_O, 3, 1},
+               {ATTNRT_LSE, 2, 1},         {ATTNRT_CU_SEQLENS_Q, 1, 1},
+               {ATTNRT_K, 3, 0},           {ATTNRT_V, 3, 0},
+               {ATTNRT_CU_SEQLENS_K, 1, 0}};
+  if (is_append(kernel) || !packed(kernel))
+    return ATTN_SUCCESS;
+  for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; ++i) {
+    int operand = ranks[i].operand;
+    if (!(ranks[i].packed_q ? packed_q(kernel) : packed_kv(kernel)) ||
+        !present(kernel, operand))
+      continue;
+    if (kernel->operands[operand].rank != ranks[i].rank)
+      return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                    "%s has rank %d in the library's table; packed by %s it "
+                    "has rank %d",
+                    operand_name(kernel, operand),
+                    kernel->operands[operand].rank,
+                    ranks[i].packed_q ? "cu_seqlens_q" : "cu_seqlens_k",
+                    ranks[i].rank);
+  }
+  for (int operand = ATTNRT_CU_SEQLENS_Q; operand <= ATTNRT_CU_SEQLENS_K;
+       ++operand)
+    if (present(kernel, operand) &&
+        kernel->operands[operand].element_bytes != 4)
+      return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                    "%s has %d-byte elements in the library's table; the "
+                    "offsets are i32",
+                    operand_name(kernel, operand),
+                    kernel->operands[operand].element_bytes);
+  if (packed_kv(kernel) &&
+      (present(kernel, ATTNRT_BLOCK_TABLE) || present(kernel, ATTNRT_KV_LENS)))
+    return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                  "the library's table has cu_seqlens_k with block_table or "
+                  "kv_lens; packed K/V take their lengths from the offsets");
+  return ATTN_SUCCESS;
+}
+
+// A packed batch's sizes agree: one B (offsets B + 1, every batch
+// dimension B), and O and LSE have Q's rows. The offsets themselves are
+// device data, the caller's guarantee.
+static int check_packed_sizes(const attnrt_attention_kernel *kernel,
+                              const attnrt_attention_call *call) {
+  if (is_append(kernel) || !packed(kernel))
+    return ATTN_SUCCESS;
+  int offsets = packed_q(kernel) ? ATTNRT_CU_SEQLENS_Q : ATTNRT_CU_SEQLENS_K;
+  long long batch = call->sizes[offsets][0] - 1;
+  // Operands whose dimension 0 is the batch (B + 1 for the offsets).
+  int batched[8], count = 0;
+  if (packed_q(kernel) && packed_kv(kernel))
+    batched[count++] = ATTNRT_CU_SEQLENS_K;
+  if (!packed_q(kernel)) {
+    batched[count++] = ATTNRT_Q;
+    batched[count++] = ATTNRT_O;
+    batched[count++] = ATTNRT_LSE;
+  }
+  if (!packed_kv(kernel) && !kernel->paged) {
+    batched[count++] = ATTNRT_K;
+    batched[count++] = ATTNRT_V;
+  }
+  batched[count++] = ATTNRT_BLOCK_TABLE;
+  batched[count++] = ATTNRT_KV_LENS;
+  for (int i = 0; i < count; ++i) {
+    int operand = batched[i];
+    if (!present(kernel, operand))
+      continue;
+    long long wanted = operand == ATTNRT_CU_SEQLENS_K ? batch + 1 : batch;
+    if (call->sizes[operand][0] != wanted)
+      return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                    "%s dimension 0 is %lld; %s's %lld offsets make a batch "
+                    "of %lld sequences, so it must be %lld",
+                    operand_name(kernel, operand), call->sizes[operand][0],
+                    operand_name(kernel, offsets), batch + 1, batch, wanted);
+  }
+  if (packed_q(kernel)) {
+    int rows[] = {ATTNRT_O, ATTNRT_LSE};
+    for (int i = 0; i < 2; ++i)
+      if (present(kernel, rows[i]) &&
+          call->sizes[rows[i]][0] != call->sizes[ATTNRT_Q][0])
+        return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                      "%s has %lld rows and q %lld (total_q); packed by "
+                      "cu_seqlens_q they are the same tokens",
+                      operand_name(kernel, rows[i]), call->sizes[rows[i]][0],
+                      call->sizes[ATTNRT_Q][0]);
+    if (packed_kv(kernel) &&
+        call->sizes[ATTNRT_V][0] != call->sizes[ATTNRT_K][0])
+      return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                    "v has %lld rows and k %lld (total_k); packed by "
+                    "cu_seqlens_k they are the same tokens",
+                    call->sizes[ATTNRT_V][0], call->sizes[ATTNRT_K][0]);
+  }
+  if (call->max_q_len < 0)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "max_q_len is %lld; 0: not known, N >= 1: no sequence has "
+                  "more queries",
+                  call->max_q_len);
+  if (packed_q(kernel) && kernel->max_q_len > 0 &&
+      call->max_q_len > kernel->max_q_len)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "max_q_len is %lld, but the kernel is built for sequences "
+                  "of at most %lld queries",
+                  call->max_q_len, kernel->max_q_len);
+  return ATTN_SUCCESS;
+}
+
+// A packed batch with no sequence or no query token: nothing to launch.
+static int empty_problem(const attnrt_attention_kernel *kernel,
+                         const struct problem *p) {
+  return !is_append(kernel) && packed(kernel) &&
+         (p->size[ATTNRT_SIZE_BATCH] == 0 ||
+          (packed_q(kernel) && p->total_q == 0));
+}
+
 int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                                    const attnrt_attention_call *call) {
   attnrt_internal_clear_error();
   if (!kernel || !call)
     return ATTN_ERROR_NULL_POINTER;
+  int checked = check_packed_table(kernel);
+  if (checked != ATTN_SUCCESS)
+    return checked;
   for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand) {
     const attnrt_operand_type *type = &kernel->operands[operand];
     // Elements addressed by the operand: below 2^62 bytes, so no offset the
@@ -339,9 +522,12 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
     double elements = 1;
     for (int d = 0; d < type->rank; ++d) {
       long long size = call->sizes[operand][d];
-      if (size < 1)
+      long long least = least_size(kernel, operand, d);
+      if (size < least)
         return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
-                      "%s dimension %d is %lld; every size must be at least 1",
+                      least ? "%s dimension %d is %lld; every size must be "
+                              "at least 1"
+                            : "%s dimension %d is %lld; it must be at least 0",
                       operand_name(kernel, operand), d, size);
       elements *= (double)size;
     }
@@ -368,6 +554,8 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                       "num_splits is %lld, but the kernel has no split-K "
                       "launch (0 or 1)",
                       call->num_splits);
+  if ((checked = check_packed_sizes(kernel, call)) != ATTN_SUCCESS)
+    return checked;
   struct problem p = problem_of(kernel, call);
   if (p.size[ATTNRT_SIZE_Q_HEADS] % p.size[ATTNRT_SIZE_KV_HEADS] != 0)
     return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
@@ -476,7 +664,11 @@ static int strides_of(const attnrt_attention_kernel *kernel,
                   "%s's strides reach %.3g elements past its start, too far "
                   "to address",
                   name, span);
-  if (written(kernel, operand) &&
+  // An operand of no elements (an empty packed batch) aliases nothing.
+  int elements = 1;
+  for (int d = 0; d < type->rank; ++d)
+    elements &= call->sizes[operand][d] > 0;
+  if (written(kernel, operand) && elements &&
       (result = check_no_aliasing(kernel, name, type->rank,
                                   call->sizes[operand], strides)) !=
           ATTN_SUCCESS)
@@ -660,12 +852,13 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   int any = 0;
   for (int c = 0; c < kernel->num_code; ++c)
     any |= has_workspace(&kernel->code[c]);
-  if (!any)
+  struct problem p = problem_of(kernel, call);
+  // An empty packed batch launches nothing and needs no workspace.
+  if (!any || empty_problem(kernel, &p))
     return ATTN_SUCCESS;
   struct loaded_code *loaded;
   if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
     return result;
-  struct problem p = problem_of(kernel, call);
   p.size[ATTNRT_SIZE_SPLITS] = splits_of(
       loaded->code, &p, loaded->multiprocessors, call->num_splits);
   *bytes = workspace_bytes_of(loaded->code, &p);
@@ -703,10 +896,18 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
   attnrt_internal_clear_error();
   if (!kernel || !call)
     return ATTN_ERROR_NULL_POINTER;
-  for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand)
-    if (present(kernel, operand) && !call->data[operand])
+  for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand) {
+    if (!present(kernel, operand) || call->data[operand])
+      continue;
+    // A packed batch's empty operand (no tokens) may be NULL, as an empty
+    // tensor's pointer is.
+    int empty = 0;
+    for (int d = 0; packed(kernel) && d < kernel->operands[operand].rank; ++d)
+      empty |= call->sizes[operand][d] == 0;
+    if (!empty)
       return REJECT(ATTN_ERROR_NULL_POINTER, kernel, "%s is NULL",
                     operand_name(kernel, operand));
+  }
   int result = attnrt_attention_can_implement(kernel, call);
   if (result != ATTN_SUCCESS)
     return result;
@@ -716,12 +917,16 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
         (result = strides_of(kernel, call, operand, strides[operand])) !=
             ATTN_SUCCESS)
       return result;
+  struct problem p = problem_of(kernel, call);
+  // An empty packed batch: every grid is empty, nothing to launch (and no
+  // driver needed to say so).
+  if (empty_problem(kernel, &p))
+    return ATTN_SUCCESS;
 
   struct loaded_code *loaded;
   if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
     return result;
   const attnrt_device_code *code = loaded->code;
-  struct problem p = problem_of(kernel, call);
   long long splits =
       splits_of(code, &p, loaded->multiprocessors, call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;

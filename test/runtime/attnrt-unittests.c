@@ -968,7 +968,7 @@ static int can_implement(const attnrt_launch_facts *launch, long long q_len) {
   static void *loaded[ATTNRT_MAX_DEVICES];
   const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
   attnrt_device_code code = {80, 0, 0, "", 1, launch, 1};
-  attnrt_attention_kernel kernel = {"contract", {{0}}, 0, &code, 1, loaded};
+  attnrt_attention_kernel kernel = {"contract", {{0}}, 0, &code, 1, loaded, 0};
   kernel.operands[ATTNRT_Q] = kernel.operands[ATTNRT_K] = tensor;
   kernel.operands[ATTNRT_V] = kernel.operands[ATTNRT_O] = tensor;
   attnrt_attention_call call;
@@ -1041,6 +1041,288 @@ static void run_launch_contracts(void) {
                   "kernel k: unknown role 7");
 }
 
+//===----------------------------------------------------------------------===//
+// Packed (varlen) batches: sizes, checks and grids (attnrt_attention.h)
+//===----------------------------------------------------------------------===//
+
+// q [total_q, 4, 64] f16 packed by cu_seqlens_q over K/V [total_k, 2, 64]
+// packed by cu_seqlens_k, -> o [total_q, 4, 64], lse [total_q, 4]: a
+// prefill launch of block_q `block_q` ([ceildiv(packed_q_tiles, block_q),
+// kv_heads, 1]), or the decode pair (split [splits, kv_heads, batch * 2],
+// combine [rows, 1, 1], workspace [rows, splits, 66] f32). The kernels are
+// tiny_ptx's fake_noop, which the fake driver runs.
+static void *packed_loaded[2][ATTNRT_MAX_DEVICES];
+static attnrt_launch_facts packed_launches[2][2];
+static attnrt_device_code packed_code[2];
+
+static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
+                                             long long max_q_len) {
+  const attnrt_launch_param inputs[] = {
+      {ATTNRT_PARAM_MEMREF, ATTNRT_Q},
+      {ATTNRT_PARAM_MEMREF, ATTNRT_K},
+      {ATTNRT_PARAM_MEMREF, ATTNRT_V},
+      {ATTNRT_PARAM_MEMREF, ATTNRT_CU_SEQLENS_Q},
+      {ATTNRT_PARAM_MEMREF, ATTNRT_CU_SEQLENS_K}};
+  attnrt_launch_facts *l = packed_launches[decode];
+  memset(l, 0, 2 * sizeof *l);
+  if (!decode) {
+    l[0] = (attnrt_launch_facts){
+        "fake_noop", ATTNRT_ROLE_PREFILL, 128, 0,
+        3, {{0, ATTNRT_SIZE_PACKED_Q_TILES, block_q},
+            {1, ATTNRT_SIZE_KV_HEADS, 1}, {2, ATTNRT_SIZE_CONSTANT, 1}},
+        7, {{0}}, 0, 0, 0, {{0}}};
+    memcpy(l[0].params, inputs, sizeof inputs);
+    l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_O};
+    l[0].params[6] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_LSE};
+  } else {
+    const attnrt_launch_term workspace[] = {{0, ATTNRT_SIZE_ROWS, 1},
+                                            {1, ATTNRT_SIZE_SPLITS, 1},
+                                            {2, ATTNRT_SIZE_CONSTANT, 66}};
+    l[0] = (attnrt_launch_facts){
+        "fake_noop", ATTNRT_ROLE_DECODE_SPLIT, 128, 0,
+        4, {{0, ATTNRT_SIZE_SPLITS, 1}, {1, ATTNRT_SIZE_KV_HEADS, 1},
+            {2, ATTNRT_SIZE_BATCH, 1}, {2, ATTNRT_SIZE_CONSTANT, 2}},
+        6, {{0}}, 3, 4, 3, {{0}}};
+    memcpy(l[0].params, inputs, sizeof inputs);
+    l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_WORKSPACE, 0};
+    l[1] = (attnrt_launch_facts){
+        "fake_noop", ATTNRT_ROLE_DECODE_COMBINE, 128, 16,
+        3, {{0, ATTNRT_SIZE_ROWS, 1}, {1, ATTNRT_SIZE_CONSTANT, 1},
+            {2, ATTNRT_SIZE_CONSTANT, 1}},
+        3, {{ATTNRT_PARAM_WORKSPACE, 0}, {ATTNRT_PARAM_MEMREF, ATTNRT_O},
+            {ATTNRT_PARAM_MEMREF, ATTNRT_LSE}},
+        3, 4, 3, {{0}}};
+    memcpy(l[0].workspace, workspace, sizeof workspace);
+    memcpy(l[1].workspace, workspace, sizeof workspace);
+  }
+  packed_code[decode] = (attnrt_device_code){
+      80, 0, 0, tiny_ptx, sizeof tiny_ptx, l, decode ? 2 : 1};
+  attnrt_attention_kernel kernel = {
+      decode ? "packed_decode" : "packed", {{0}}, 0, &packed_code[decode], 1,
+      packed_loaded[decode], max_q_len};
+  const attnrt_operand_type rows3 = {3, 2, 1, {0}}, rows2 = {2, 4, 1, {0}},
+                            offsets = {1, 4, 1, {0}};
+  kernel.operands[ATTNRT_Q] = kernel.operands[ATTNRT_O] = rows3;
+  kernel.operands[ATTNRT_K] = kernel.operands[ATTNRT_V] = rows3;
+  kernel.operands[ATTNRT_LSE] = rows2;
+  kernel.operands[ATTNRT_CU_SEQLENS_Q] = offsets;
+  kernel.operands[ATTNRT_CU_SEQLENS_K] = offsets;
+  return kernel;
+}
+
+// A call of `batch` sequences, `total_q` query and `total_k` key tokens.
+static attnrt_attention_call packed_call(long long batch, long long total_q,
+                                         long long total_k) {
+  static max_align_t device[64]; // never read: the pointers are not
+  attnrt_attention_call call;
+  memset(&call, 0, sizeof call);
+  const long long q[3] = {total_q, 4, 64}, kv[3] = {total_k, 2, 64};
+  memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_O], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
+  memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
+  call.sizes[ATTNRT_LSE][0] = total_q;
+  call.sizes[ATTNRT_LSE][1] = 4;
+  call.sizes[ATTNRT_CU_SEQLENS_Q][0] = batch + 1;
+  call.sizes[ATTNRT_CU_SEQLENS_K][0] = batch + 1;
+  for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+    call.data[o] = device;
+  return call;
+}
+
+static void expect_packed(const char *what, int result, int status,
+                          const char *message) {
+  const char *error = attnrt_last_error();
+  check(result == status && strstr(error, message) != NULL, "%s -> %d (%s)",
+        what, result, error);
+}
+
+// What needs no driver: the checks, and empty batches.
+static void check_packed_sizes(void) {
+  attnrt_attention_kernel k = packed_kernel(0, 64, 0);
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  expect_packed("packed can_implement(B 3, total_q 100, total_k 300)",
+                attnrt_attention_can_implement(&k, &call), ATTN_SUCCESS, "");
+  call = packed_call(0, 0, 0);
+  expect_packed("packed can_implement(B 0, no tokens)",
+                attnrt_attention_can_implement(&k, &call), ATTN_SUCCESS, "");
+  call.data[ATTNRT_Q] = call.data[ATTNRT_O] = call.data[ATTNRT_LSE] = NULL;
+  call.data[ATTNRT_K] = call.data[ATTNRT_V] = NULL;
+  expect_packed("packed run(B 0, NULL empty buffers) launches nothing",
+                attnrt_attention_run(&k, &call), ATTN_SUCCESS, "");
+  call = packed_call(2, 0, 10);
+  expect_packed("packed run(B 2, total_q 0) launches nothing",
+                attnrt_attention_run(&k, &call), ATTN_SUCCESS, "");
+  call = packed_call(2, 5, 10);
+  call.data[ATTNRT_CU_SEQLENS_Q] = NULL;
+  expect_packed("packed run(cu_seqlens_q NULL)",
+                attnrt_attention_run(&k, &call), ATTN_ERROR_NULL_POINTER,
+                "packed: cu_seqlens_q is NULL");
+  call = packed_call(2, 5, 10);
+  call.data[ATTNRT_Q] = NULL;
+  expect_packed("packed run(q NULL, 5 tokens)",
+                attnrt_attention_run(&k, &call), ATTN_ERROR_NULL_POINTER,
+                "packed: q is NULL");
+  call = packed_call(-1, 5, 10);
+  expect_packed("packed can_implement(no offsets)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE,
+                "cu_seqlens_q dimension 0 is 0; every size must be at least 1");
+  call = packed_call(2, -1, 10);
+  expect_packed("packed can_implement(total_q -1)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE,
+                "q dimension 0 is -1; it must be at least 0");
+  call = packed_call(2, 5, 10);
+  call.sizes[ATTNRT_CU_SEQLENS_K][0] = 4;
+  expect_packed("packed can_implement(cu_seqlens_k of another batch)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE,
+                "cu_seqlens_k dimension 0 is 4; cu_seqlens_q's 3 offsets make "
+                "a batch of 2 sequences, so it must be 3");
+  call = packed_call(2, 5, 10);
+  call.sizes[ATTNRT_LSE][0] = 6;
+  expect_packed("packed can_implement(lse rows != total_q)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE,
+                "lse has 6 rows and q 5 (total_q)");
+  call = packed_call(2, 5, 10);
+  call.sizes[ATTNRT_O][0] = 4;
+  expect_packed("packed can_implement(o rows != total_q)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE, "o has 4 rows and q 5");
+  call = packed_call(2, 5, 10);
+  call.sizes[ATTNRT_V][0] = 9;
+  expect_packed("packed can_implement(v rows != total_k)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE, "v has 9 rows and k 10");
+  call = packed_call(2, 5, 10);
+  call.max_q_len = -2;
+  expect_packed("packed can_implement(max_q_len -2)",
+                attnrt_attention_can_implement(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE, "max_q_len is -2");
+  attnrt_attention_kernel fixed = packed_kernel(0, 64, 4);
+  call.max_q_len = 4;
+  expect_packed("packed can_implement(max_q_len 4 of the kernel's 4)",
+                attnrt_attention_can_implement(&fixed, &call), ATTN_SUCCESS,
+                "");
+  call.max_q_len = 5;
+  expect_packed("packed can_implement(max_q_len 5 > the kernel's 4)",
+                attnrt_attention_can_implement(&fixed, &call),
+                ATTN_ERROR_UNSUPPORTED_SIZE,
+                "max_q_len is 5, but the kernel is built for sequences of at "
+                "most 4 queries");
+  // A table whose packed operands have the padded forms' ranks.
+  attnrt_attention_kernel bad = packed_kernel(0, 64, 0);
+  bad.operands[ATTNRT_LSE].rank = 3;
+  call = packed_call(2, 5, 10);
+  expect_packed("a packed table with a rank-3 lse",
+                attnrt_attention_can_implement(&bad, &call),
+                ATTN_ERROR_RUNTIME,
+                "lse has rank 3 in the library's table; packed by "
+                "cu_seqlens_q it has rank 2");
+  bad = packed_kernel(0, 64, 0);
+  bad.operands[ATTNRT_K].rank = 4;
+  expect_packed("a packed table with a rank-4 k",
+                attnrt_attention_can_implement(&bad, &call),
+                ATTN_ERROR_RUNTIME, "k has rank 4 in the library's table; "
+                                    "packed by cu_seqlens_k it has rank 3");
+  bad = packed_kernel(0, 64, 0);
+  bad.operands[ATTNRT_CU_SEQLENS_K].element_bytes = 8;
+  expect_packed("a packed table with 8-byte offsets",
+                attnrt_attention_can_implement(&bad, &call),
+                ATTN_ERROR_RUNTIME,
+                "cu_seqlens_k has 8-byte elements in the library's table");
+  bad = packed_kernel(0, 64, 0);
+  bad.operands[ATTNRT_KV_LENS] = (attnrt_operand_type){1, 4, 1, {0}};
+  call.sizes[ATTNRT_KV_LENS][0] = 2;
+  expect_packed("a packed table with cu_seqlens_k and kv_lens",
+                attnrt_attention_can_implement(&bad, &call),
+                ATTN_ERROR_RUNTIME, "cu_seqlens_k with block_table or kv_lens");
+  // Strides of rank-3 and rank-2 operands are checked as any others'.
+  call = packed_call(2, 5, 10);
+  const long long o_strides[3] = {256, 64, 1}, lse_strides[2] = {1, 5};
+  call.strides[ATTNRT_O] = o_strides; // row-major is {256, 64, 1}
+  call.strides[ATTNRT_LSE] = lse_strides;
+  expect_packed("packed run(lse strides {1, 5})",
+                attnrt_attention_run(&k, &call),
+                ATTN_ERROR_UNSUPPORTED_STRIDE,
+                "lse stride 0 is 1; the kernel's layout needs 4 (row-major)");
+  // An empty batch needs no workspace, even for split-K decode code.
+  attnrt_attention_kernel decode = packed_kernel(1, 0, 2);
+  call = packed_call(0, 0, 0);
+  size_t bytes = 1;
+  expect_packed("packed decode workspace_bytes(B 0)",
+                attnrt_attention_workspace_bytes(&decode, &call, &bytes),
+                ATTN_SUCCESS, "");
+  check(bytes == 0, "an empty batch needs 0 workspace bytes (%zu)", bytes);
+}
+
+static void run_packed_no_driver(void) { check_packed_sizes(); }
+
+// With the fake driver: the grids run() launches.
+static void run_packed(void) {
+  const char *path = getenv("ATTNRT_CUDA_DRIVER");
+  EXPECT(attnrt_init(), ATTNRT_SUCCESS);
+  fake = find_fake_state(path ? path : "");
+  check(fake != NULL, "the fake driver's state is found");
+  if (!fake)
+    return;
+  int launches = fake->launches;
+  check_packed_sizes();
+  check(fake->launches == launches, "empty and rejected calls launched "
+                                    "nothing (%d launches)",
+        fake->launches - launches);
+  // 100 query tokens, group 2, 64-row tiles, 3 sequences:
+  // floor(100 * 2 / 64) + 3 = 6 blocks in x.
+  attnrt_attention_kernel k = packed_kernel(0, 64, 0);
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  expect_packed("packed run(B 3, total_q 100)",
+                attnrt_attention_run(&k, &call), ATTN_SUCCESS, "");
+  check(fake->launches == launches + 1 && fake->last_grid[0] == 6 &&
+            fake->last_grid[1] == 2 && fake->last_grid[2] == 1,
+        "packed prefill grid (%u, %u, %u) is (6, 2, 1)", fake->last_grid[0],
+        fake->last_grid[1], fake->last_grid[2]);
+  // 16-row tiles: floor(200 / 16) + 3 = 15.
+  attnrt_attention_kernel k16 = packed_kernel(0, 16, 0);
+  expect_packed("packed run(16-row tiles)", attnrt_attention_run(&k16, &call),
+                ATTN_SUCCESS, "");
+  check(fake->last_grid[0] == 15, "packed prefill grid x is 15 (%u)",
+        fake->last_grid[0]);
+  // One sequence of 1 token: floor(2 / 64) + 1 = 1 block.
+  call = packed_call(1, 1, 7);
+  expect_packed("packed run(B 1, total_q 1)", attnrt_attention_run(&k, &call),
+                ATTN_SUCCESS, "");
+  check(fake->last_grid[0] == 1, "one token, one block (%u)",
+        fake->last_grid[0]);
+  // Decode: rows = total_q * q_heads = 400, split grid z = batch * 2.
+  attnrt_attention_kernel decode = packed_kernel(1, 0, 2);
+  call = packed_call(3, 100, 300);
+  call.num_splits = 3;
+  size_t bytes = 0;
+  expect_packed("packed decode workspace_bytes(3 splits)",
+                attnrt_attention_workspace_bytes(&decode, &call, &bytes),
+                ATTN_SUCCESS, "");
+  check(bytes == 400ull * 3 * 66 * 4,
+        "workspace is rows 400 x 3 splits x 66 f32 = 316800 bytes (%zu)",
+        bytes);
+  static max_align_t workspace[316800 / sizeof(max_align_t) + 1];
+  call.workspace = workspace;
+  call.workspace_bytes = bytes;
+  launches = fake->launches;
+  expect_packed("packed decode run", attnrt_attention_run(&decode, &call),
+                ATTN_SUCCESS, "");
+  check(fake->launches == launches + 2 && fake->last_grid[0] == 400 &&
+            fake->last_grid[1] == 1,
+        "split + combine launched, combine grid x = rows = 400 (%u)",
+        fake->last_grid[0]);
+  call = packed_call(0, 0, 0);
+  launches = fake->launches;
+  expect_packed("packed decode run(B 0, no workspace)",
+                attnrt_attention_run(&decode, &call), ATTN_SUCCESS, "");
+  check(fake->launches == launches, "B 0 launched nothing");
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -1054,6 +1336,8 @@ int main(int argc, char **argv) {
       {"missing-symbol", run_missing_symbol},
       {"system-driver", run_system_driver},
       {"launch-contracts", run_launch_contracts},
+      {"packed-no-driver", run_packed_no_driver},
+      {"packed", run_packed},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {
