@@ -3,7 +3,7 @@ tools/prefill_cache.py compiles their specs, so a cache filled where
 attn-compile runs has every kernel the GPU tests ask for."""
 import os
 
-from attn.spec import facts_from_shapes, mask_options
+from attn.spec import facts_from_shapes, mask_options, varlen_facts_from_shapes
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -44,6 +44,40 @@ CASES = [
     case("Dv < D", Hq=4, Hkv=4, Sq=128, Sk=128, D=128, Dv=64),
 ]
 
+# attn.torch.attention_varlen calls: each sequence's query and key counts
+# (packed K/V unless `block` makes a paged cache, which reads kv_lens),
+# max_seqlen_q as the caller's hint (0: not known; 1..16 runs the decode
+# code); checked per sequence against the float64 reference.
+VARLEN_CASES = [
+    dict(name="varlen gqa causal lse", dtype="f16", Hq=8, Hkv=2, D=128,
+         lens_q=[300, 1, 0, 77], lens_k=[300, 1, 5, 200], causal=True,
+         window=None, lse=True, block=None, hint=0),
+    dict(name="varlen bf16 window", dtype="bf16", Hq=4, Hkv=4, D=64,
+         lens_q=[200, 50], lens_k=[200, 50], causal=False, window=(64, 0),
+         lse=False, block=None, hint=0),
+    dict(name="varlen chunked prefill over paged cache", dtype="f16", Hq=8,
+         Hkv=2, D=64, lens_q=[64, 1, 17], lens_k=[300, 33, 17], causal=True,
+         window=None, lse=True, block=16, hint=64),
+    dict(name="varlen decode (hint 1)", dtype="f16", Hq=32, Hkv=8, D=128,
+         lens_q=[1, 1, 1, 1], lens_k=[500, 1, 77, 1000], causal=True,
+         window=None, lse=True, block=None, hint=1),
+]
+
+
+def varlen_case_facts(c):
+    mask, left, right = mask_options(c["causal"], c["window"], "bottom_right")
+    q_shape = (sum(c["lens_q"]), c["Hq"], c["D"])
+    if c["block"]:
+        k_shape = (1, c["Hkv"], c["block"], c["D"])
+    else:
+        k_shape = (sum(c["lens_k"]), c["Hkv"], c["D"])
+    return varlen_facts_from_shapes(
+        c["dtype"], q_shape, k_shape, k_shape, packed_kv=not c["block"],
+        paged=bool(c["block"]), kv_lens=bool(c["block"]), mask=mask,
+        align="bottom_right", window_left=left, window_right=right,
+        lse=c["lse"])
+
+
 # The transformer layer under torch.compile: heads, dims.
 LAYER = dict(B=2, S=256, dim=512, Hq=8, Hkv=2, D=64)
 
@@ -76,4 +110,5 @@ def all_facts():
             (L["B"], L["Hkv"], L["S"], L["D"]),
             (L["B"], L["Hkv"], L["S"], L["D"]), strided=strided,
             mask="causal", align="top_left"))
+    facts += [varlen_case_facts(c) for c in VARLEN_CASES]
     return facts

@@ -158,6 +158,84 @@ def test_attention_cases():
     assert not failures, "\n".join(failures)
 
 
+def test_varlen_cases():
+    """attention_varlen on packed batches (empty and one-token sequences,
+    q_len > kv_len, a paged cache, the decode code through the hint),
+    each sequence checked against the float64 reference of its own rows."""
+    at = need_cuda()
+    from attn.spec import mask_options
+    failures = []
+    for n, c in enumerate(gpu_cases.VARLEN_CASES):
+        gen = torch.Generator(device="cuda").manual_seed(2000 + n)
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[c["dtype"]]
+        Hq, Hkv, D = c["Hq"], c["Hkv"], c["D"]
+        lens_q, lens_k = c["lens_q"], c["lens_k"]
+        B = len(lens_q)
+        cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).int()
+        q = rand(gen, sum(lens_q), Hq, D, dtype=dtype)
+        # Each sequence's K/V rows, contiguous, for the reference.
+        ks = [rand(gen, n_k, Hkv, D, dtype=dtype) for n_k in lens_k]
+        vs = [rand(gen, n_k, Hkv, D, dtype=dtype) for n_k in lens_k]
+        kwargs = {}
+        if c["block"]:
+            bs = c["block"]
+            max_blocks = (max(lens_k) + bs - 1) // bs
+            num_blocks = B * max_blocks + 3
+            k_arg = rand(gen, num_blocks, Hkv, bs, D, dtype=dtype)
+            v_arg = rand(gen, num_blocks, Hkv, bs, D, dtype=dtype)
+            table = torch.randperm(num_blocks, generator=gen,
+                                   device="cuda")[:B * max_blocks].view(
+                                       B, max_blocks).int()
+            for b in range(B):
+                for j in range(lens_k[b]):
+                    block = int(table[b, j // bs])
+                    k_arg[block, :, j % bs] = ks[b][j]
+                    v_arg[block, :, j % bs] = vs[b][j]
+            kwargs = dict(block_table=table,
+                          kv_lens=torch.tensor(lens_k, device="cuda").int())
+            cu_k = None
+        else:
+            k_arg, v_arg = torch.cat(ks), torch.cat(vs)
+            cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).int()
+        try:
+            result = at.attention_varlen(
+                q, k_arg, v_arg, cu_q, cu_k, max_seqlen_q=c["hint"],
+                causal=c["causal"], window=c["window"],
+                return_lse=c["lse"], **kwargs)
+            o, lse = result if c["lse"] else (result, None)
+            torch.cuda.synchronize()
+            mask, left, right = mask_options(c["causal"], c["window"],
+                                             "bottom_right")
+            start = 0
+            for b in range(B):
+                rows = slice(start, start + lens_q[b])
+                start += lens_q[b]
+                if lens_q[b] == 0:
+                    continue
+                qb = q[rows].transpose(0, 1).unsqueeze(0)
+                kb = ks[b].transpose(0, 1).unsqueeze(0)
+                vb = vs[b].transpose(0, 1).unsqueeze(0)
+                if lens_k[b] == 0:  # no key: O 0, LSE -inf
+                    ref_o = torch.zeros_like(qb, dtype=torch.float64)
+                    ref_lse = torch.full(qb.shape[:3], -math.inf,
+                                         device="cuda", dtype=torch.float64)
+                else:
+                    ref_o, ref_lse = reference(qb, kb, vb, None, mask,
+                                               "bottom_right", left, right)
+                ob = o[rows].transpose(0, 1).unsqueeze(0)
+                lb = lse[rows].transpose(0, 1).unsqueeze(0) if c["lse"] \
+                    else None
+                tol = 2e-2 if c["dtype"] == "bf16" else 1e-2
+                check_close(f"{c['name']} sequence {b}", ob, ref_o, lb,
+                            ref_lse if c["lse"] else None, tol)
+            assert start == o.shape[0]
+            print(f"PASS {c['name']}")
+        except Exception as e:  # report every case, then fail
+            print(f"FAIL {c['name']}: {type(e).__name__}: {e}")
+            failures.append(f"{c['name']}: {e}")
+    assert not failures, "\n".join(failures)
+
+
 def test_library_kernels_and_ops():
     """attn.compile'd example libraries: the llama3 prefill as a custom op
     (torch.ops), the strided gemma2 and paged decode kernels called

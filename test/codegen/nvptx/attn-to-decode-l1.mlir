@@ -7,6 +7,14 @@
 // RUN: sed 's/#attn.tier<decode>/#attn.tier<mma>/' %s | attn-opt --attn-to-decode | FileCheck %s --check-prefix=OTHER
 // OTHER: scf.forall
 // OTHER-NOT: gpu.launch_func
+// The SIMT kernel's shape options (tuning experiments): 256 threads make
+// twice the key groups (and shared memory); bad values are refused.
+// RUN: attn-opt %s --attn-to-decode="simt-threads=256 simt-unroll=4" | FileCheck %s --check-prefix=WIDE
+// WIDE: #attn.launch<decode_split, tier = decode, threads = 256, shared = 33280
+// WIDE: known_block_size = array<i32: 256, 1, 1>
+// RUN: not attn-opt %s --attn-to-decode="simt-threads=96" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attn-opt %s --attn-to-decode="simt-unroll=9" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: attn-to-decode: option 'simt-threads' must be a power of two in [32, 1024] and 'simt-unroll' in [1, 8]
 
 // The host function takes the workspace [B*Hq*Sq, splits, Dv + 2] and
 // launches the split kernel (grid: splits, K/V heads, batch x Q tiles),
