@@ -227,7 +227,10 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (params.empty())
     return emitError() << "launch 'params' must list the kernel's "
                           "parameters, got none";
-  bool seen[11] = {}, hasWorkspaceParam = false;
+  // One flag per operand kind (sized from the enum: a fixed count here
+  // once overflowed when the enum grew).
+  bool seen[getMaxEnumValForLaunchOperand() + 1] = {};
+  bool hasWorkspaceParam = false;
   for (const LaunchParam &param : params) {
     if (param.kind == LaunchParamKind::Workspace) {
       if (hasWorkspaceParam)
@@ -339,7 +342,8 @@ static ParseResult parseParam(AsmParser &parser,
       return parser.emitError(loc)
              << "unknown launch parameter '" << name
              << "'; expected q, k, v, block_table, kv_lens, o, lse, "
-                "workspace or tensor_map(operand)";
+                "k_new, v_new, new_lens, slot_mapping, cu_seqlens_q, "
+                "cu_seqlens_k, workspace or tensor_map(operand)";
     operand = *parsed;
     return success();
   };

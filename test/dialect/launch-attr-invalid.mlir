@@ -47,13 +47,18 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // -----
 
-// expected-error @+1 {{unknown launch parameter 'x'; expected q, k, v, block_table, kv_lens, o, lse, workspace or tensor_map(operand)}}
+// expected-error @+1 {{unknown launch parameter 'x'; expected q, k, v, block_table, kv_lens, o, lse, k_new, v_new, new_lens, slot_mapping, cu_seqlens_q, cu_seqlens_k, workspace or tensor_map(operand)}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, x]>} { return }
 
 // -----
 
 // expected-error @+1 {{launch 'params' names operand 'k' twice}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, k]>} { return }
+
+// -----
+
+// expected-error @+1 {{launch 'params' names operand 'cu_seqlens_k' twice}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(packed_q_tiles, 64), kv_heads, 1], params = [q, cu_seqlens_k, cu_seqlens_k]>} { return }
 
 // -----
 

@@ -52,3 +52,11 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// The packed (varlen) forms' operands and grid size (enum values past the
+// first eleven operands: the duplicate check once indexed past its flags).
+// CHECK-LABEL: func.func @packed
+// CHECK: #attn.launch<prefill, tier = mma, threads = 128, shared = 98304, grid = [ceildiv(packed_q_tiles, 128), kv_heads, 1], params = [q, k, v, cu_seqlens_q, cu_seqlens_k, o, lse], block_q = 128, group = 4>
+func.func @packed() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 98304, grid = [ceildiv(packed_q_tiles, 128), kv_heads, 1], params = [q, k, v, cu_seqlens_q, cu_seqlens_k, o, lse], block_q = 128, group = 4>} {
+  return
+}
