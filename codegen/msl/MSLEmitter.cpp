@@ -44,6 +44,16 @@
 // Q, K, V and O are addressed through their strides (strideOf), so
 // strided views (token-major [B, S, H, D]) need no copy.
 //
+// The packed (varlen) forms are addressing: cu_seqlens_q / cu_seqlens_k are
+// int buffers, the nest's loads of them (a sequence's first row and length)
+// are printed like the rest of its index arithmetic, and Q/O/LSE rows are
+// q_first + query, K/V rows kv_first + key (qRowOffset, kvSeqOffset). A
+// packed Q runs the nest's grid, (B, Hkv, ceil(G * max_q_len / block_q)),
+// max_q_len the spec's or a bound the host gives; a tile past its
+// sequence's rows has an empty K/V loop and stores nothing (the vector
+// decode returns at once). Without a static max_q_len, split-K's workspace
+// is indexed by the launch's tile count (threadgroups_per_grid).
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/msl/MSLEmitter.h"
@@ -261,9 +271,14 @@ struct Spec {
   int64_t group = 1, hq = 1, hkv = 1, d = 0, dv = 0, blockSize = 0;
   Type elt, outElt;
   bool hasLse = false, hasKvLens = false;
+  /// The packed (varlen) forms: Q, O, LSE [total_q, H, D] by cu_seqlens_q;
+  /// K, V [total_k, Hkv, D] by cu_seqlens_k.
+  bool packedQ = false, packedKV = false;
+  /// A packed Q's static max_q_len (0: none; the host gives the bound).
+  int64_t maxQLen = 0;
   /// Fixed buffer indices of the spec's kernels (-1: absent).
-  int q = 0, k = 1, v = 2, blockTable = -1, kvLens = -1, o = -1, lse = -1,
-      sizes = -1, partials = -1, strides = -1;
+  int q = 0, k = 1, v = 2, cuQ = -1, cuK = -1, blockTable = -1, kvLens = -1,
+      o = -1, lse = -1, sizes = -1, partials = -1, strides = -1;
 };
 
 /// Every present operand of `op` is a kernel buffer: a function argument in
@@ -309,12 +324,6 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
-  if (op.isPackedQ() || op.isPackedKV())
-    return op.emitError() << "the msl tier does not take the packed (varlen) "
-                             "forms yet (operand '"
-                          << (op.isPackedQ() ? "cu_seqlens_q" : "cu_seqlens_k")
-                          << "'); pad the batch to [B, H, S, D], or use the "
-                             "CPU or NVIDIA targets";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "
@@ -326,8 +335,28 @@ LogicalResult checkSupported(AttentionOp op) {
       {"q", op.getQ()},           {"k", op.getK()},
       {"v", op.getV()},           {"o", op.getO()},
       {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
-      {"kv_lens", op.getKvLens()}};
-  return checkBuffers(op, operands, {"q", "k", "v", "o"});
+      {"kv_lens", op.getKvLens()}, {"cu_seqlens_q", op.getCuSeqlensQ()},
+      {"cu_seqlens_k", op.getCuSeqlensK()}};
+  if (failed(checkBuffers(op, operands, {"q", "k", "v", "o"})))
+    return failure();
+  // AttnStrides holds the dynamic strides of rank-4 [B, H, S, D] views; a
+  // packed [total, H, D] operand may be strided only statically.
+  for (auto [name, value, packed] :
+       {std::tuple<StringRef, Value, bool>{"q", op.getQ(), op.isPackedQ()},
+        {"o", op.getO(), op.isPackedQ()},
+        {"k", op.getK(), op.isPackedKV()},
+        {"v", op.getV(), op.isPackedKV()}}) {
+    auto type = cast<MemRefType>(value.getType());
+    if (!packed || type.getLayout().isIdentity())
+      continue;
+    auto [strides, offset] = type.getStridesAndOffset();
+    if (llvm::any_of(strides, ShapedType::isDynamic))
+      return op.emitError()
+             << "the msl tier takes a packed (varlen) operand with static "
+                "strides only; operand '"
+             << name << "' has layout " << type.getLayout();
+  }
+  return success();
 }
 
 /// Whether some Q/K/V/O stride is dynamic: the kernels then take an
@@ -400,6 +429,21 @@ public:
       expr = "max(" + args[0] + ", " + args[1] + ")";
     else if (isa<arith::IndexCastOp>(def))
       expr = "int(" + args[0] + ")";
+    else if (isa<arith::SelectOp>(def))
+      expr = args[0] + " ? " + args[1] + " : " + args[2];
+    else if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+      StringRef sign;
+      switch (cmp.getPredicate()) {
+      case arith::CmpIPredicate::slt: sign = "<"; break;
+      case arith::CmpIPredicate::sle: sign = "<="; break;
+      case arith::CmpIPredicate::sgt: sign = ">"; break;
+      case arith::CmpIPredicate::sge: sign = ">="; break;
+      case arith::CmpIPredicate::eq: sign = "=="; break;
+      case arith::CmpIPredicate::ne: sign = "!="; break;
+      default: return fail(v); // unsigned: not in attn-tile's arithmetic
+      }
+      expr = "int(" + args[0] + " " + sign.str() + " " + args[1] + ")";
+    }
     else if (auto dim = dyn_cast<memref::DimOp>(def)) {
       std::optional<int64_t> index = dim.getConstantIndex();
       auto it = roles.find(dim.getSource());
@@ -410,10 +454,13 @@ public:
         return fail(v);
       expr = *size;
     } else if (auto load = dyn_cast<memref::LoadOp>(def)) {
+      // The lengths and the packed forms' offsets: int buffers.
       auto it = roles.find(load.getMemRef());
-      if (it == roles.end() || it->second != "kv_lens")
+      if (it == roles.end() ||
+          (it->second != "kv_lens" && it->second != "cu_seqlens_q" &&
+           it->second != "cu_seqlens_k"))
         return fail(v);
-      expr = "kv_lens[" + args[0] + "]";
+      expr = it->second + "[" + args[0] + "]";
     } else {
       return fail(v);
     }
@@ -430,6 +477,11 @@ public:
     auto type = cast<MemRefType>(memref.getType());
     if (!type.isDynamicDim(index))
       return std::to_string(type.getDimSize(index));
+    // A packed operand's dim 0 is its total rows, which no kernel needs.
+    if (index == 0 && ((packedQ && (role == "q" || role == "o" ||
+                                    role == "lse")) ||
+                       (packedKV && (role == "k" || role == "v"))))
+      return failure();
     if (index == 0 && role != "k" && role != "v")
       return std::string("sizes.B");
     if ((role == "q" || role == "o" || role == "lse") && index == 2)
@@ -443,7 +495,7 @@ public:
     return failure();
   }
 
-  bool paged = false;
+  bool paged = false, packedQ = false, packedKV = false;
 
 private:
   FailureOr<std::string> fail(Value v) {
@@ -542,6 +594,15 @@ private:
   std::string offset64(StringRef role, Value memref, StringRef outer,
                        StringRef head, StringRef row);
   void emitSignature(StringRef name, ArrayRef<std::string> params);
+  /// The element offset of this (batch, kv_head)'s K or V rows: a padded
+  /// [B, Hkv, Sk, D] slice, or a packed sequence's rows from kv_first
+  /// (attn.load_kv's seq(start)).
+  std::string kvSeqOffset(StringRef role, Value memref);
+  /// The stride between consecutive keys of a (batch, head) K or V slice.
+  std::string kvRowStride(StringRef role, Value memref);
+  /// The threadgroups of the grid's x dim: a packed Q without a static
+  /// max_q_len takes its Q tiles from the launch (the host's bound).
+  bool gridTiles() const { return s.packedQ && !s.maxQLen && split(); }
 
   // Copies: op handles are cheap and their accessors are not const.
   Spec s;
@@ -558,6 +619,15 @@ private:
 std::string MSLKernelEmitter::qRowOffset(StringRef role, Value memref,
                                          StringRef query, StringRef head,
                                          int64_t heads, int64_t width) {
+  if (s.packedQ) {
+    // [total_q, H, width] (LSE: [total_q, H]): the sequence's rows start at
+    // row q_first (attn.load_q / store_o / store_lse's seq(start, len)).
+    auto term = [&](const std::string &x, int dim) {
+      std::string stride = strideOf(role, memref, dim);
+      return "ulong(" + x + ") * " + stride;
+    };
+    return term("q_first + " + query.str(), 0) + " + " + term(head.str(), 1);
+  }
   if (width != 1) // Q and O: through their strides
     return offset64(role, memref, "batch", head, query);
   std::string sq = *index.dimOf(role, memref, 2);
@@ -597,6 +667,17 @@ std::string MSLKernelEmitter::offset64(StringRef role, Value memref,
   return row == "0" ? text : text + " + " + term(row, 2);
 }
 
+std::string MSLKernelEmitter::kvSeqOffset(StringRef role, Value memref) {
+  if (!s.packedKV)
+    return offset64(role, memref, "batch", "kv_head", "0");
+  return "ulong(kv_first) * " + strideOf(role, memref, 0) +
+         " + ulong(kv_head) * " + strideOf(role, memref, 1);
+}
+
+std::string MSLKernelEmitter::kvRowStride(StringRef role, Value memref) {
+  return strideOf(role, memref, s.packedKV ? 0 : 2);
+}
+
 void MSLKernelEmitter::emitSignature(StringRef name,
                                      ArrayRef<std::string> params) {
   os << "kernel void " << name << "(";
@@ -623,6 +704,12 @@ LogicalResult MSLKernelEmitter::emitIndexArithmetic(bool inSplit,
   index.bind(n.forall.getInductionVar(1), "kv_head");
   index.bind(n.forall.getInductionVar(2), "q_tile");
   index.paged = s.blockSize != 0;
+  index.packedQ = s.packedQ;
+  index.packedKV = s.packedKV;
+  if (s.packedQ)
+    index.prefer(n.loadQ.getSeqStart(), "q_first");
+  if (s.packedKV)
+    index.prefer(n.loadK.getSeqStart(), "kv_first");
   index.prefer(n.loadQ.getRow(), "row0");
   index.prefer(n.mask.getQLen(), "q_len");
   index.prefer(n.mask.getKvLen(), "kv_len");
@@ -635,15 +722,27 @@ LogicalResult MSLKernelEmitter::emitIndexArithmetic(bool inSplit,
     out = *e;
     return success();
   };
+  std::string first;
   if (failed(get(n.loadQ.getRow(), row0)) ||
-      failed(get(n.mask.getQLen(), qLen)))
+      failed(get(n.mask.getQLen(), qLen)) ||
+      (s.packedQ && failed(get(n.loadQ.getSeqStart(), first))))
+    return failure();
+  if (!mergeOnly && s.packedKV && failed(get(n.loadK.getSeqStart(), first)))
     return failure();
   // The merge kernel of split-K reads no K/V.
   if (!mergeOnly && (failed(get(n.mask.getKvLen(), kvLen)) ||
                      failed(get(n.kvLoop.getLowerBound(), kvBegin)) ||
                      failed(get(n.kvLoop.getUpperBound(), kvEnd))))
     return failure();
-  if (split()) {
+  if (gridTiles()) {
+    // The nest's bound is every packed row; the launch runs the host's
+    // bound's tiles (the forall's iterations past the longest sequence
+    // have no rows), and the workspace has that many.
+    body << "  const int q_tiles = int(grid.x)"
+         << (inSplit ? " / " + std::to_string(s.splits) : "")
+         << "; // the launch's Q tiles (the host's max_q_len bound)\n";
+    qTiles = "q_tiles";
+  } else if (split()) {
     OpFoldResult tiles = n.forall.getMixedUpperBound()[2];
     if (auto v = dyn_cast<Value>(tiles)) {
       index.prefer(v, "q_tiles");
@@ -723,11 +822,11 @@ void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
        << (p.copyVec ? "16-byte pieces"
                      : "element pieces (fallback: rows not 16-byte aligned)")
        << ", 32-bit offsets inside a ("
-       << (s.blockSize ? "page" : "batch") << ", head) slice.\n";
+       << (s.blockSize ? "page" : s.packedKV ? "sequence" : "batch")
+       << ", head) slice.\n";
   if (!s.blockSize)
     body << "    device const " << elt() << " *" << src << "_seq = " << src
-         << " + (" << offset64(src, load.getSrc(), "batch", "kv_head", "0")
-         << ");\n";
+         << " + (" << kvSeqOffset(src, load.getSrc()) << ");\n";
   body << "    for (int i = int(tid); i < " << p.bct * width / ve
        << "; i += " << p.threads << ") {\n";
   body << "      const int j = kv_start + i / " << width / ve << ", c = i % "
@@ -745,7 +844,7 @@ void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
           std::to_string(s.blockSize) + ") * " +
           strideOf(src, load.getSrc(), 2);
   } else {
-    row = src.str() + "_seq + uint(j) * " + strideOf(src, load.getSrc(), 2);
+    row = src.str() + "_seq + uint(j) * " + kvRowStride(src, load.getSrc());
   }
   if (p.copyVec)
     body << "        x = *(device const uint4 *)(" << row << " + c);\n";
@@ -1018,6 +1117,10 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
   buffer("q", s.q, in + "q");
   buffer("k", s.k, in + "k");
   buffer("v", s.v, in + "v");
+  if (s.cuQ >= 0)
+    buffer("cu_seqlens_q", s.cuQ, "device const int *cu_seqlens_q");
+  if (s.cuK >= 0)
+    buffer("cu_seqlens_k", s.cuK, "device const int *cu_seqlens_k");
   if (s.blockTable >= 0)
     buffer("block_table", s.blockTable, "device const int *block_table");
   if (s.kvLens >= 0)
@@ -1034,6 +1137,8 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
     buffer("strides", s.strides, "constant AttnStrides &strides");
   params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
+  if (gridTiles())
+    params.push_back("uint3 grid [[threadgroups_per_grid]]");
   params.push_back("uint tid [[thread_index_in_threadgroup]]");
   params.push_back("uint lane [[thread_index_in_simdgroup]]");
   params.push_back("uint simd [[simdgroup_index_in_threadgroup]]");
@@ -1130,7 +1235,7 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
                      ")")
        << "; " << ek * p.eltBytes << " bytes of K a lane a key.\n";
   body << "  device const " << t << " *q_row = q + ("
-       << offset64("q", n.loadQ.getQ(), "batch", "head", "query")
+       << qRowOffset("q", n.loadQ.getQ(), "query", "head", s.hq, p.d)
        << ") + piece * " << ek << ";\n";
   body << "  float qv[" << ek << "];\n";
   loadPiece("  ", "q_row", ek, "qv[$i] = $x;");
@@ -1141,10 +1246,10 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
        << "; ++i)\n    acc[i] = 0.0f;\n";
 
   // 32-bit offsets inside a (batch or page, head) slice; 64-bit bases.
-  std::string kRow = strideOf("k", kMem, 2), vRow = strideOf("v", vMem, 2);
+  std::string kRow = kvRowStride("k", kMem), vRow = kvRowStride("v", vMem);
   auto kType = cast<MemRefType>(kMem.getType());
   bool index32 = true;
-  if (!paged && !kType.isDynamicDim(2)) {
+  if (!paged && !s.packedKV && !kType.isDynamicDim(2)) {
     auto [kStrides, kOff] = kType.getStridesAndOffset();
     auto [vStrides, vOff] =
         cast<MemRefType>(vMem.getType()).getStridesAndOffset();
@@ -1168,9 +1273,9 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
             "2^32.\n";
   if (!paged) {
     body << "  device const " << t << " *k_seq = k + ("
-         << offset64("k", kMem, "batch", "kv_head", "0") << ");\n";
+         << kvSeqOffset("k", kMem) << ");\n";
     body << "  device const " << t << " *v_seq = v + ("
-         << offset64("v", vMem, "batch", "kv_head", "0") << ");\n";
+         << kvSeqOffset("v", vMem) << ");\n";
   }
   body << "  for (int j0 = " << kvBegin << "; j0 < key_stop; j0 += "
        << kVectorSimdgroups * keyGroups << ") {\n";
@@ -1295,7 +1400,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
          << " + split) * " << p.dv + 2 << ";\n";
   } else {
     body << "  const ulong o_row = "
-         << offset64("o", n.storeO.getO(), "batch", "head", "query") << ";\n";
+         << qRowOffset("o", n.storeO.getO(), "query", "head", s.hq, p.dv)
+         << ";\n";
   }
   body << "  for (int r = 0; r < " << rounds << "; ++r) {\n";
   body << "    if (lane < " << lanes << ") { // one copy of the accumulator\n";
@@ -1348,6 +1454,10 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   buffer("q", s.q, in + "q");
   buffer("k", s.k, in + "k");
   buffer("v", s.v, in + "v");
+  if (s.cuQ >= 0)
+    buffer("cu_seqlens_q", s.cuQ, "device const int *cu_seqlens_q");
+  if (s.cuK >= 0)
+    buffer("cu_seqlens_k", s.cuK, "device const int *cu_seqlens_k");
   if (s.blockTable >= 0)
     buffer("block_table", s.blockTable, "device const int *block_table");
   if (s.kvLens >= 0)
@@ -1364,6 +1474,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
     buffer("strides", s.strides, "constant AttnStrides &strides");
   params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
+  if (gridTiles())
+    params.push_back("uint3 grid [[threadgroups_per_grid]]");
   params.push_back("uint lane [[thread_index_in_simdgroup]]");
   params.push_back("uint simd [[simdgroup_index_in_threadgroup]]");
   emitSignature(name, params);
@@ -1407,6 +1519,8 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
     params.push_back(decl.str() + " [[buffer(" + std::to_string(idx) + ")]]");
     facts.buffers.push_back({role.str(), idx});
   };
+  if (s.cuQ >= 0)
+    buffer("cu_seqlens_q", s.cuQ, "device const int *cu_seqlens_q");
   buffer("o", s.o, "device " + outElt() + " *o");
   if (s.lse >= 0)
     buffer("lse", s.lse, "device float *lse");
@@ -1415,6 +1529,8 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
   if (s.strides >= 0)
     buffer("strides", s.strides, "constant AttnStrides &strides");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
+  if (gridTiles())
+    params.push_back("uint3 grid [[threadgroups_per_grid]]");
   params.push_back("uint tid [[thread_index_in_threadgroup]]");
   emitSignature(name, params);
   os << bodyText << "}\n";
@@ -1517,7 +1633,14 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   s.outElt = cast<MemRefType>(op.getO().getType()).getElementType();
   s.hasLse = op.getLse() != nullptr;
   s.hasKvLens = op.getKvLens() != nullptr;
+  s.packedQ = op.isPackedQ();
+  s.packedKV = op.isPackedKV();
+  s.maxQLen = op.getMaxQLen().value_or(0);
   int next = 3;
+  if (s.packedQ)
+    s.cuQ = next++;
+  if (s.packedKV)
+    s.cuK = next++;
   if (op.isPaged())
     s.blockTable = next++;
   if (s.hasKvLens)
@@ -1527,9 +1650,11 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
     s.lse = next++;
   s.sizes = next++;
 
-  int64_t qLen = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  // The most queries a sequence has: a padded Q's static Sq, a packed Q's
+  // max_q_len.
+  std::optional<int64_t> qLen = op.getStaticQueryLength();
   if (options.kernel == "auto")
-    s.decode = !ShapedType::isDynamic(qLen) && s.group * qLen <= kDecodeRows;
+    s.decode = qLen && s.group * *qLen <= kDecodeRows;
   else
     s.decode = options.kernel == "decode" || options.kernel == "vector";
   // Decode shapes get the vector kernel unless --msl-kernel=decode asks for
@@ -1542,8 +1667,8 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   // facts' "dispatch" rule says which one a host runs.
   SmallVector<int64_t, 2> variants;
   int64_t kvLenStatic = cast<MemRefType>(op.getK().getType()).getDimSize(2);
-  if (op.isPaged())
-    kvLenStatic = ShapedType::kDynamic; // the block table's reach
+  if (op.isPaged() || op.isPackedKV())
+    kvLenStatic = ShapedType::kDynamic; // the block table's reach, offsets
   if (options.splits >= 0)
     variants.push_back(options.splits);
   else if (!vector)
@@ -1678,7 +1803,8 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
           {"q", op.getQ()},           {"k", op.getK()},
           {"v", op.getV()},           {"o", op.getO()},
           {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
-          {"kv_lens", op.getKvLens()}};
+          {"kv_lens", op.getKvLens()}, {"cu_seqlens_q", op.getCuSeqlensQ()},
+          {"cu_seqlens_k", op.getCuSeqlensK()}};
       for (auto [role, value] : roles)
         if (value)
           if (Value a = arg(value))
@@ -1952,12 +2078,15 @@ void writeAppendJsonFacts(raw_ostream &os, ArrayRef<AppendFacts> appends) {
 }
 
 /// "ceil(G * Sq / block_q)" and friends, for people reading the facts.
+/// A packed Q's grid: the nest's (B, Hkv, ceil(G * max_q_len / block_q))
+/// with max_q_len the spec's, else a bound the host gives (at least the
+/// longest sequence's q_len); a tile past its sequence's rows exits early
+/// (its K/V loop is empty, it stores no row).
 std::string gridX(const FunctionFacts &f, const LaunchFacts &k) {
-  std::string sq = "Sq";
-  int64_t qLen =
-      cast<MemRefType>(AttentionOp(f.spec.op).getQ().getType()).getDimSize(2);
-  if (!ShapedType::isDynamic(qLen))
-    sq = std::to_string(qLen);
+  std::string sq = f.spec.packedQ ? "max_q_len" : "Sq";
+  std::optional<int64_t> qLen = AttentionOp(f.spec.op).getStaticQueryLength();
+  if (qLen)
+    sq = std::to_string(*qLen);
   std::string x = "ceil(" + std::to_string(f.spec.group) + " * " + sq + " / " +
                   std::to_string(k.blockQ) + ")";
   if (k.splits > 1)
@@ -1978,10 +2107,7 @@ Cost costOf(const FunctionFacts &f, const LaunchFacts &k) {
   Cost c;
   const Spec &s = f.spec;
   const Plan &p = f.plan;
-  int64_t sq =
-      cast<MemRefType>(AttentionOp(s.op).getQ().getType()).getDimSize(2);
-  if (ShapedType::isDynamic(sq))
-    sq = 1;
+  const int64_t sq = AttentionOp(s.op).getStaticQueryLength().value_or(1);
   const int64_t tiles = (s.group * sq + k.blockQ - 1) / k.blockQ;
   c.threadgroupsAtB1 = tiles * k.splits * s.hkv;
   if (k.kind == KernelKind::Merge)
@@ -2004,8 +2130,14 @@ Cost costOf(const FunctionFacts &f, const LaunchFacts &k) {
 }
 
 std::string gridZ(const FunctionFacts &f) {
+  AttentionOp op = f.spec.op;
+  // A packed Q's B is cu_seqlens_q's length - 1.
   int64_t batch =
-      cast<MemRefType>(AttentionOp(f.spec.op).getQ().getType()).getDimSize(0);
+      op.isPackedQ()
+          ? cast<MemRefType>(op.getCuSeqlensQ().getType()).getDimSize(0)
+          : cast<MemRefType>(op.getQ().getType()).getDimSize(0);
+  if (op.isPackedQ() && !ShapedType::isDynamic(batch))
+    --batch;
   return ShapedType::isDynamic(batch) ? "B" : std::to_string(batch);
 }
 
@@ -2023,6 +2155,9 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
         "// AttnSizes below; fields of static dims must match the spec.\n"
         "// Split-K: partials holds, per (batch, kv_head, q_tile, split),\n"
         "// block_q x Dv acc, then block_q m, then block_q l (f32).\n"
+        "// Packed (varlen) forms: q, o [total_q, Hq, D(v)], lse [total_q, Hq]\n"
+        "// by cu_seqlens_q, k, v [total_k, Hkv, D(v)] by cu_seqlens_k ([B + 1]\n"
+        "// int, monotone, within the buffers); a packed Q's Sq is max_q_len.\n"
         "// Cache appends: k_new, v_new [B, Hkv, S_new, D(v)] into k_cache,\n"
         "// v_cache [B, Hkv, capacity, D(v)] or paged, with AttnAppendSizes.\n"
         "// The host binds buffers at 16-byte aligned offsets (16-byte loads),\n"
@@ -2038,6 +2173,21 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
          << " group=" << f.spec.group << " splits=" << k.splits << "\n";
       os << "//   grid=(" << gridX(f, k) << ", " << f.spec.hkv << ", "
          << gridZ(f) << ") threadgroup(0)=" << k.smemBytes << " bytes\n";
+      if (f.spec.packedQ || f.spec.packedKV)
+        os << "//   packed (varlen):"
+           << (f.spec.packedQ ? " q, o [total_q, Hq, D(v)], lse [total_q, Hq] "
+                                "by cu_seqlens_q [B + 1];"
+                              : "")
+           << (f.spec.packedKV ? " k, v [total_k, Hkv, D(v)] by cu_seqlens_k "
+                                 "[B + 1];"
+                               : "")
+           << (f.spec.packedQ && !f.spec.maxQLen
+                   ? " max_q_len: the host's bound, at least the longest "
+                     "sequence's q_len;"
+                   : "")
+           << (f.spec.packedQ ? " tiles past a sequence's rows exit early"
+                              : "")
+           << "\n";
       os << "//   buffers:";
       for (auto &[role, idx] : k.buffers)
         os << " " << role << "=" << idx;
@@ -2143,6 +2293,21 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
        << ", \"fields\": [\"B\", \"Sq\", \"Sk\", \"max_blocks\"], "
           "\"type\": \"int32\"},\n";
     writeJsonLayouts(os, s);
+    if (s.packedQ || s.packedKV)
+      os << "      \"packed\": {\"q\": " << (s.packedQ ? "true" : "false")
+         << ", \"kv\": " << (s.packedKV ? "true" : "false")
+         << ", \"max_q_len\": " << (s.maxQLen ? s.maxQLen : -1)
+         << ", \"grid\": \""
+         << (s.packedQ
+                 ? std::string("(ceil(G * max_q_len / block_q) * splits, "
+                               "Hkv, B); max_q_len: ") +
+                       (s.maxQLen ? "the spec's"
+                                  : "the host's bound, at least the longest "
+                                    "q_len (-1 here)") +
+                       "; tiles past a sequence's rows exit early"
+                 : std::string("as padded: (ceil(G * Sq / block_q) * splits, "
+                               "Hkv, B)"))
+         << "\", \"offsets\": \"int32 [B + 1], monotone\"},\n";
     os << "      \"host_requires\": [\"buffers at 16-byte aligned offsets\", "
           "\"dynamic strides multiples of 16 bytes\", \"Sk * K/V row stride "
           "< 2^32\"],\n";
@@ -2152,7 +2317,8 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
     if (s.splits > 0)
       os << "      \"partials\": {\"buffer\": " << s.partials
          << ", \"floats\": \"B * " << s.hkv << " * "
-         << "ceil(" << s.group << " * Sq / " << f.plan.br << ") * " << s.splits
+         << "ceil(" << s.group << " * " << (s.packedQ ? "max_q_len" : "Sq")
+         << " / " << f.plan.br << ") * " << s.splits
          << " * " << f.plan.br * (f.plan.dv + 2) << "\"},\n";
     MetalNeeds needs = needsOf(s);
     os << "      \"kernels\": [";

@@ -14,6 +14,14 @@
 // Contiguous specs with kv_lens and paged specs draw per-sequence lengths in
 // [0, Sk] (the last sequence gets Sk, the first 0 when B > 2).
 //
+// Packed (varlen) specs (the facts' "packed"): a packed Q draws each
+// sequence's q_len in [0, Sq] and a packed K/V its kv_len in [0, Sk] (the
+// last the longest, the first empty when B > 2, the second one token when
+// B > 3), or takes them from the case: `FUNCTION:B:Sq:Sk:q=L,...:kv=L,...`
+// (kv= also gives kv_lens). The offsets are cu_seqlens buffers, the rows
+// packed exactly; a packed Q's grid covers max_q_len (the spec's, else Sq,
+// this host's bound) rows a sequence.
+//
 // A case `append:FUNCTION:B:S_new:KV_LEN` runs an attn.cache_append kernel
 // instead (runAppendCase): poisoned caches, every element checked exactly
 // (slot-mapping form: N blocks, T packed tokens, R rows per block).
@@ -262,7 +270,17 @@ using KernelTable = std::map<std::string, attn_msl::Kernel>;
 struct Case {
   std::string function;
   long batch = 1, qLen = 1, kvLen = 1;
+  /// Given per-sequence lengths (`q=...`, `kv=...`); empty: drawn.
+  std::vector<int32_t> qLens, kvLens;
 };
+
+bool parseLens(const std::string &text, std::vector<int32_t> &lens) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    lens.push_back(int32_t(std::atol(item.c_str())));
+  return !lens.empty();
+}
 
 bool parseCase(const std::string &text, Case &c) {
   std::stringstream in(text);
@@ -270,13 +288,49 @@ bool parseCase(const std::string &text, Case &c) {
   std::vector<std::string> parts;
   while (std::getline(in, part, ':'))
     parts.push_back(part);
-  if (parts.size() != 4)
+  if (parts.size() < 4 || parts.size() > 6)
     return false;
   c.function = parts[0];
   c.batch = std::atol(parts[1].c_str());
   c.qLen = std::atol(parts[2].c_str());
   c.kvLen = std::atol(parts[3].c_str());
+  for (size_t i = 4; i < parts.size(); ++i) {
+    std::vector<int32_t> *lens = parts[i].rfind("q=", 0) == 0    ? &c.qLens
+                                 : parts[i].rfind("kv=", 0) == 0 ? &c.kvLens
+                                                                 : nullptr;
+    if (!lens || !parseLens(parts[i].substr(parts[i].find('=') + 1), *lens) ||
+        long(lens->size()) != c.batch)
+      return false;
+  }
+  for (int32_t len : c.qLens)
+    if (len < 0 || len > c.qLen)
+      return false;
+  for (int32_t len : c.kvLens)
+    if (len < 0 || len > c.kvLen)
+      return false;
   return c.batch > 0 && c.qLen > 0 && c.kvLen >= 0;
+}
+
+/// Per-sequence lengths in [0, max]: given, else drawn, the last one max,
+/// the first empty and the second one token long when there are enough.
+std::vector<int32_t> drawLens(long batch, long max,
+                              const std::vector<int32_t> &given) {
+  if (!given.empty())
+    return given;
+  std::vector<int32_t> lens(batch, int32_t(max));
+  for (long b = 0; b + 1 < batch; ++b)
+    lens[b] = (b == 0 && batch > 2)   ? 0
+              : (b == 1 && batch > 3) ? std::min<int32_t>(1, int32_t(max))
+                                      : int32_t(std::uniform_int_distribution<
+                                                long>(0, max)(rng()));
+  return lens;
+}
+
+std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lens) {
+  std::vector<int32_t> cu(lens.size() + 1, 0);
+  for (size_t b = 0; b < lens.size(); ++b)
+    cu[b + 1] = cu[b] + lens[b];
+  return cu;
 }
 
 #define EXPECT(cond, ...)                                                      \
@@ -308,6 +362,41 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   const long blockSize = f["block_size"].integer();
   const bool hasLse = f["lse"].boolean, hasLens = f["kv_lens"].boolean;
   const long batch = c.batch, sq = c.qLen, sk = c.kvLen;
+  // The packed (varlen) forms: Q, O, LSE [total_q, Hq, D] by cu_seqlens_q,
+  // K, V [total_k, Hkv, D] by cu_seqlens_k. A packed Q's grid covers
+  // max_q_len rows a sequence: the spec's, else this host's bound, Sq.
+  const bool packedQ = f["packed"]["q"].boolean,
+             packedKV = f["packed"]["kv"].boolean;
+  const long specMaxQ =
+      f["packed"].kind == Json::Object ? f["packed"]["max_q_len"].integer() : -1;
+  if (packedQ && specMaxQ >= 0 && sq > specMaxQ) {
+    std::printf("FAIL %s: Sq %ld exceeds the spec's max_q_len %ld\n",
+                label.c_str(), sq, specMaxQ);
+    return false;
+  }
+  if ((packedQ || packedKV) && f["strides"].kind == Json::Object) {
+    std::printf("FAIL %s: this host takes packed operands row-major only\n",
+                label.c_str());
+    return false;
+  }
+  if ((!packedQ && !c.qLens.empty()) ||
+      (!packedKV && !hasLens && f["block_size"].integer() == 0 &&
+       !c.kvLens.empty())) {
+    std::printf("FAIL %s: per-sequence lengths the spec does not take\n",
+                label.c_str());
+    return false;
+  }
+  std::vector<int32_t> qLens, cuQ, cuK, kvPacked;
+  if (packedQ) {
+    qLens = drawLens(batch, sq, c.qLens);
+    cuQ = offsetsOf(qLens);
+  }
+  if (packedKV) {
+    kvPacked = drawLens(batch, sk, c.kvLens);
+    cuK = offsetsOf(kvPacked);
+  }
+  const long totalQ = packedQ ? cuQ.back() : 0,
+             totalK = packedKV ? cuK.back() : 0;
 
   attn::reference::Problem problem;
   problem.batch = batch;
@@ -317,6 +406,10 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   problem.kvLen = sk;
   problem.headDim = d;
   problem.valueHeadDim = dv;
+  if (packedQ)
+    problem.cuSeqlensQ = cuQ.data();
+  if (packedKV)
+    problem.cuSeqlensK = cuK.data();
   problem.scale = f["scale"].number;
   problem.softcap = f["softcap"].number;
   problem.mask.left = f["mask"]["left"].integer();
@@ -325,7 +418,9 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
 
   // Per-sequence lengths: ragged, one empty sequence when there are three.
   std::vector<int32_t> lens(batch, int32_t(sk));
-  if (hasLens || blockSize)
+  if (!c.kvLens.empty() && !packedKV)
+    lens = c.kvLens;
+  else if (hasLens || blockSize)
     for (long b = 0; b + 1 < batch; ++b)
       lens[b] =
           (b == 0 && batch > 2)
@@ -352,6 +447,14 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
              kvInner = blockSize ? blockSize : sk;
   View qView(batch, hq, sq, d), kView(kvOuter, hkv, kvInner, d),
       vView(kvOuter, hkv, kvInner, dv), oView(batch, hq, sq, dv);
+  if (packedQ) {
+    qView = View(1, totalQ, hq, d);
+    oView = View(1, totalQ, hq, dv);
+  }
+  if (packedKV) {
+    kView = View(1, totalK, hkv, d);
+    vView = View(1, totalK, hkv, dv);
+  }
   const Json &layouts = f["strides"];
   for (auto [role, view] : {std::pair<const char *, View *>{"q", &qView},
                             {"k", &kView},
@@ -377,7 +480,7 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
                          {3, &oView}})
     for (int j = 0; j < 3; ++j)
       strides[3 * i + j] = int32_t(view->strides[j]);
-  std::vector<float> lse(batch * hq * sq, NAN);
+  std::vector<float> lse(packedQ ? totalQ * hq : batch * hq * sq, NAN);
   std::vector<double> oRef, lseRef;
   attn::reference::attention(problem, qRef, kRef, vRef, oRef, lseRef);
 
@@ -397,11 +500,15 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
       if (kernelFacts["kind"].text.rfind("partial", 0) == 0)
         splits = kernelFacts["splits"].integer();
     }
+  // Q tiles per (batch, K/V head): a packed Q's rows are max_q_len's.
+  const long maxQ = packedQ && specMaxQ >= 0 ? specMaxQ : sq;
   std::vector<float> partials;
+  long recordFloats = 0, tilesQ = 0;
   if (splits > 0) {
     const long br = kernels[0]->operator[]("block_q").integer();
-    const long tiles = (group * sq + br - 1) / br;
-    partials.assign(batch * hkv * tiles * splits * br * (dv + 2), NAN);
+    tilesQ = (group * maxQ + br - 1) / br;
+    recordFloats = br * (dv + 2);
+    partials.assign(batch * hkv * tilesQ * splits * recordFloats, NAN);
   }
 
   bool ok = true;
@@ -416,7 +523,8 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
     }
     const long br = kernelFacts["block_q"].integer();
     const long kernelSplits = kernelFacts["splits"].integer();
-    const unsigned gridX = unsigned((group * sq + br - 1) / br * kernelSplits);
+    const unsigned gridX =
+        unsigned((group * maxQ + br - 1) / br * kernelSplits);
     std::vector<attn_msl::Buffer> buffers;
     for (const auto &[role, index] : kernelFacts["buffers"].fields) {
       unsigned at = unsigned(index.integer());
@@ -435,6 +543,10 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
             attn_msl::bind_buffer(at, blockTable.data(), blockTable.size()));
       else if (role == "kv_lens")
         buffers.push_back(attn_msl::bind_buffer(at, lens.data(), lens.size()));
+      else if (role == "cu_seqlens_q")
+        buffers.push_back(attn_msl::bind_buffer(at, cuQ.data(), cuQ.size()));
+      else if (role == "cu_seqlens_k")
+        buffers.push_back(attn_msl::bind_buffer(at, cuK.data(), cuK.size()));
       else if (role == "sizes")
         buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
       else if (role == "strides")
@@ -461,8 +573,22 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
       break;
   }
   if (ok && splits > 0) {
-    long unwritten = std::count_if(partials.begin(), partials.end(),
-                                   [](float x) { return std::isnan(x); });
+    // Every record the merge reads: all of them, but a packed Q's tiles
+    // past their sequence's rows, which exit early.
+    long unwritten = 0;
+    const long br = kernels[0]->operator[]("block_q").integer();
+    for (long b = 0; b < batch; ++b)
+      for (long t = 0; t < tilesQ; ++t) {
+        if (packedQ && t * br >= group * qLens[b])
+          continue;
+        for (long h = 0; h < hkv; ++h) {
+          const float *at =
+              partials.data() + ((b * hkv + h) * tilesQ + t) * splits *
+                                    recordFloats;
+          unwritten += std::count_if(at, at + splits * recordFloats,
+                                     [](float x) { return std::isnan(x); });
+        }
+      }
     EXPECT(unwritten == 0, "%ld workspace floats never written", unwritten);
   }
 

@@ -117,11 +117,12 @@ func.func @local_output(%q: memref<2x4x8x32xf16>, %k: memref<2x4x8x32xf16>,
 
 // -----
 
-func.func @packed(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>,
-                  %v: memref<?x2x64xf16>, %cq: memref<?xi32>,
-                  %ck: memref<?xi32>, %o: memref<?x8x64xf16>) {
-  // expected-error @+1 {{the msl tier does not take the packed (varlen) forms yet (operand 'cu_seqlens_q'); pad the batch to [B, H, S, D], or use the CPU or NVIDIA targets}}
-  attn.attention q(%q : memref<?x8x64xf16>) k(%k : memref<?x2x64xf16>)
+func.func @packed_dynamic_strides(%q: memref<?x8x64xf16, strided<[?, 64, 1]>>,
+                                  %k: memref<?x2x64xf16>, %v: memref<?x2x64xf16>,
+                                  %cq: memref<?xi32>, %ck: memref<?xi32>,
+                                  %o: memref<?x8x64xf16>) {
+  // expected-error @+1 {{the msl tier takes a packed (varlen) operand with static strides only; operand 'q' has layout strided<[?, 64, 1]>}}
+  attn.attention q(%q : memref<?x8x64xf16, strided<[?, 64, 1]>>) k(%k : memref<?x2x64xf16>)
                  v(%v : memref<?x2x64xf16>) cu_seqlens_q(%cq : memref<?xi32>)
                  cu_seqlens_k(%ck : memref<?xi32>) -> o(%o : memref<?x8x64xf16>)
   return
