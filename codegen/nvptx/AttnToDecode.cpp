@@ -7,10 +7,14 @@
 //   split kernel, grid (N, Hkv, B * Q tiles), 128 threads:
 //     the rows of a Q tile (all query heads of a GQA group, query-major)
 //     are held in registers; groups of D / 8 lanes take one key at a time
-//     (16-byte loads of K and V, so K/V are read once for the whole
+//     (16-byte slices of K and V, so K/V are read once for the whole
 //     group), reduce the dot products with shuffles and keep an online
 //     softmax state per row; the block merges its key groups in shared
 //     memory and writes the split's (acc, m, l) to the workspace.
+//     On sm_80+ each lane copies its own slices with cp.async into a ring
+//     of `stages` trips in shared memory, private to the lane (no barrier:
+//     cp.async.wait_group makes a lane's copies visible to that lane), so
+//     several trips of loads are in flight without holding registers.
 //   combine kernel, one warp per (batch, head, query) row:
 //     o = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m), and the LSE.
 //
@@ -47,9 +51,11 @@ namespace {
 
 class DecodeKernels : public KernelEmitter {
 public:
-  /// `threads` per block; `unroll` keys per key group per trip.
-  DecodeKernels(L1Nest nest, int64_t threads, int64_t unroll)
-      : KernelEmitter(nest), kThreads(threads), kUnroll(unroll) {}
+  /// `threads` per block; `unroll` keys per key group per trip; `stages`
+  /// trips of cp.async copies in flight (1: plain loads, below sm_80 too).
+  DecodeKernels(L1Nest nest, int64_t threads, int64_t unroll, int64_t stages)
+      : KernelEmitter(nest), kThreads(threads), kUnroll(unroll),
+        kStages(stages) {}
 
   LogicalResult plan() {
     auto qTile = cast<RankedTensorType>(n.loadQ.getTile().getType());
@@ -88,13 +94,17 @@ public:
                 "schedule sets warps = "
              << schedule.getWarps() << ", stages = " << schedule.getStages();
     if (kThreads < kWarp || kThreads > 1024 ||
-        !llvm::isPowerOf2_64(kThreads) || kUnroll < 1 || kUnroll > 8)
+        !llvm::isPowerOf2_64(kThreads) || kUnroll < 1 || kUnroll > 8 ||
+        kStages < 1 || kStages > 8)
       return op->emitError()
              << "attn-to-decode: option 'simt-threads' must be a power of "
-                "two in [32, 1024] and 'simt-unroll' in [1, 8]; got "
-             << kThreads << " and " << kUnroll;
+                "two in [32, 1024], 'simt-unroll' and 'simt-stages' in "
+                "[1, 8]; got "
+             << kThreads << ", " << kUnroll << " and " << kStages;
     keyGroups = kThreads / lanesPerKey;
-    smemBytes = keyGroups * rows * (width + 2) * 4;
+    // The merge's states reuse the ring's bytes after a barrier.
+    ringBytes = kStages > 1 ? kStages * kUnroll * 2 * kThreads * 16 : 0;
+    smemBytes = std::max(keyGroups * rows * (width + 2) * 4, ringBytes);
     return success();
   }
 
@@ -103,6 +113,22 @@ public:
 
 private:
   LogicalResult buildSplit(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
+  /// Copies this lane's 16-byte slice of a row `rowWidth` elements wide at
+  /// `indices` (all but the column) into `dst` at `dstIndices` with
+  /// cp.async; a lane past the row copies 0 bytes (zero-fill).
+  void copySlice(Value dst, ValueRange dstIndices, Value src,
+                 SmallVector<Value> indices, int64_t rowWidth) {
+    Value srcElements, at = col;
+    if (rowWidth < width) {
+      Value inRow = lt(col, idx(rowWidth));
+      at = arith::SelectOp::create(*b, inRow, col, idx(0));
+      srcElements = arith::SelectOp::create(*b, inRow, idx(vec), idx(0));
+    }
+    indices.push_back(at);
+    nvgpu::DeviceAsyncCopyOp::create(*b, dst, dstIndices, src, indices,
+                                     b->getIndexAttr(vec), srcElements,
+                                     b->getUnitAttr());
+  }
   /// This lane's 16-byte slice of a row `rowWidth` elements wide at
   /// `indices` (all but the column), in f32; zeros for a lane past the row
   /// (it reads the row's first slice, which its neighbours read anyway).
@@ -129,10 +155,10 @@ private:
   Value mulf(Value x, Value y) { return arith::MulFOp::create(*b, x, y); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }
 
-  const int64_t kThreads, kUnroll;
+  const int64_t kThreads, kUnroll, kStages;
   /// `width`: the lanes' slices of a key, lanesPerKey * vec >= D, Dv.
   int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
-          width = 0, keyGroups = 1, smemBytes = 0;
+          width = 0, keyGroups = 1, ringBytes = 0, smemBytes = 0;
   Type elt, outElt;
   /// This lane's first column.
   Value col;
@@ -208,37 +234,105 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   SmallVector<Value> inits;
   for (int64_t r = 0; r < rows; ++r)
     inits.append({f32(-INFINITY), f32(0), zeroVec});
+  // Global indices (all but the column) of key j's K or V row.
+  auto kvIndices = [&](LoadKVOp load, Value j) -> SmallVector<Value> {
+    if (load.isPacked())
+      return {add(kvStart, j), kvHead};
+    if (Value table = load.getBlockTable()) {
+      int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
+      Value entry = memref::LoadOp::create(
+          kb, map.lookup(table),
+          ValueRange{batch, arith::DivUIOp::create(kb, j, idx(bs))});
+      Value block = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
+      Value inBlock = arith::RemUIOp::create(kb, j, idx(bs));
+      return {block, kvHead, inBlock};
+    }
+    return {batch, kvHead, j};
+  };
+  // Slot u of the trip at key `base`: this key group's key there, clamped
+  // into the split (the clamped key counts as masked).
+  Value lastKey = arith::SubIOp::create(kb, splitHi, idx(1));
+  auto slotOf = [&](Value base, int64_t u) {
+    return add(base, add(idx(u * keyGroups), keyGroup));
+  };
+  auto keyOf = [&](Value slot) {
+    return arith::MinSIOp::create(kb, slot, lastKey).getResult();
+  };
+  const int64_t tripKeys = keyGroups * kUnroll;
+
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
+                          MemRefLayoutAttrInterface{}, wg));
+  // The cp.async ring: [stage][slot][K | V][thread][vec], each lane's
+  // slices 16 bytes apart from its neighbours' (no bank conflicts).
+  Value ring;
+  auto copyTrip = [&](Value base, Value stage) {
+    auto any = scf::IfOp::create(kb, lt(base, splitHi));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(any.thenBlock());
+    for (int64_t u = 0; u < kUnroll; ++u) {
+      Value key = keyOf(slotOf(base, u));
+      copySlice(ring, {stage, idx(u), idx(0), tid, idx(0)},
+                map.lookup(n.loadK.getSrc()), kvIndices(n.loadK, key), d);
+      copySlice(ring, {stage, idx(u), idx(1), tid, idx(0)},
+                map.lookup(n.loadV.getSrc()), kvIndices(n.loadV, key), dv);
+    }
+  };
+  if (kStages > 1) {
+    auto ringType =
+        MemRefType::get({kStages, kUnroll, 2, kThreads, vec}, elt,
+                        MemRefLayoutAttrInterface{}, wg);
+    ring = memref::ViewOp::create(kb, ringType, smem, idx(0), ValueRange{});
+    // The first stages - 1 trips, one group each (empty past the split).
+    for (int64_t s = 0; s + 1 < kStages; ++s) {
+      copyTrip(add(splitLo, idx(s * tripKeys)), idx(s));
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+    }
+  }
   // Each trip takes kUnroll keys per group, their loads issued before any
   // use so several 16-byte loads are in flight per lane.
-  auto loop = scf::ForOp::create(kb, splitLo, splitHi,
-                                 idx(keyGroups * kUnroll), inits);
+  auto loop = scf::ForOp::create(kb, splitLo, splitHi, idx(tripKeys), inits);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
-    auto kvSlice = [&](LoadKVOp load, Value j, int64_t rowWidth) {
-      Value src = map.lookup(load.getSrc());
-      if (load.isPacked())
-        return loadSlice(src, {add(kvStart, j), kvHead}, rowWidth);
-      if (Value table = load.getBlockTable()) {
-        int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
-        Value entry = memref::LoadOp::create(
-            kb, map.lookup(table),
-            ValueRange{batch, arith::DivUIOp::create(kb, j, idx(bs))});
-        Value block = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
-        Value inBlock = arith::RemUIOp::create(kb, j, idx(bs));
-        return loadSlice(src, {block, kvHead, inBlock}, rowWidth);
-      }
-      return loadSlice(src, {batch, kvHead, j}, rowWidth);
+    Value j = loop.getInductionVar();
+    Value stage;
+    if (kStages > 1) {
+      // Copy trip iter + stages - 1 into the stage this lane read last
+      // trip, then wait for this trip's group.
+      Value iter = arith::DivUIOp::create(
+          kb, arith::SubIOp::create(kb, j, splitLo), idx(tripKeys));
+      stage = arith::RemUIOp::create(kb, iter, idx(kStages));
+      Value ahead = arith::RemUIOp::create(kb, add(iter, idx(kStages - 1)),
+                                           idx(kStages));
+      copyTrip(add(j, idx((kStages - 1) * tripKeys)), ahead);
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+      NVVM::CpAsyncWaitGroupOp::create(kb, kStages - 1);
+    }
+    auto fromRing = [&](int64_t u, int64_t kind) -> Value {
+      Value x = vector::LoadOp::create(
+          kb, VectorType::get({vec}, elt), ring,
+          ValueRange{stage, idx(u), idx(kind), tid, idx(0)},
+          /*nontemporal=*/false, llvm::Align(16));
+      if (elt.isF32())
+        return x;
+      return arith::ExtFOp::create(kb, f32Vec, x);
     };
     SmallVector<Value> keys, inSplit, kSlices, vSlices;
     for (int64_t u = 0; u < kUnroll; ++u) {
-      Value slot =
-          add(loop.getInductionVar(), add(idx(u * keyGroups), keyGroup));
+      Value slot = slotOf(j, u);
       inSplit.push_back(lt(slot, splitHi));
-      keys.push_back(arith::MinSIOp::create(
-          kb, slot, arith::SubIOp::create(kb, splitHi, idx(1))));
-      kSlices.push_back(kvSlice(n.loadK, keys.back(), d));
-      vSlices.push_back(kvSlice(n.loadV, keys.back(), dv));
+      keys.push_back(keyOf(slot));
+      if (ring) {
+        kSlices.push_back(fromRing(u, 0));
+        vSlices.push_back(fromRing(u, 1));
+        continue;
+      }
+      kSlices.push_back(loadSlice(map.lookup(n.loadK.getSrc()),
+                                  kvIndices(n.loadK, keys.back()), d));
+      vSlices.push_back(loadSlice(map.lookup(n.loadV.getSrc()),
+                                  kvIndices(n.loadV, keys.back()), dv));
     }
     SmallVector<Value> results(loop.getRegionIterArgs());
     for (int64_t u = 0; u < kUnroll; ++u) {
@@ -286,11 +380,12 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     scf::YieldOp::create(kb, results);
   }
 
-  // Merge the block's key groups through shared memory.
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
-                          MemRefLayoutAttrInterface{}, wg));
+  // Merge the block's key groups through shared memory, over the ring's
+  // bytes once every lane is done with its ring.
+  if (ring) {
+    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+    gpu::BarrierOp::create(kb);
+  }
   // [key group][row][width | m | l]
   auto stateType = MemRefType::get({keyGroups, rows, width + 2}, kb.getF32Type(),
                                    MemRefLayoutAttrInterface{}, wg);
@@ -480,7 +575,9 @@ struct AttnToDecodePass
           return signalPassFailure();
         continue;
       }
-      DecodeKernels k(*nest, simtThreads, simtUnroll);
+      // cp.async is sm_80+; older chips load K/V slices directly.
+      DecodeKernels k(*nest, simtThreads, simtUnroll,
+                      *sm >= 80 ? simtStages : 1);
       if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }

@@ -129,6 +129,9 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
     Option<"simtUnroll", "simt-unroll", "int64_t", /*default=*/"2",
            "keys each key group of the SIMT split kernel loads per trip "
            "(1 to 8; for tuning experiments)">,
+    Option<"simtStages", "simt-stages", "int64_t", /*default=*/"2",
+           "trips of K/V slices the SIMT split kernel keeps in flight with "
+           "cp.async on sm_80+ (1 to 8; 1 loads them directly)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",

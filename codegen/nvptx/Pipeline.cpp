@@ -42,6 +42,9 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
   Option<int64_t> decodeUnroll{
       *this, "decode-simt-unroll",
       llvm::cl::desc("attn-to-decode's simt-unroll"), llvm::cl::init(2)};
+  Option<int64_t> decodeStages{
+      *this, "decode-simt-stages",
+      llvm::cl::desc("attn-to-decode's simt-stages"), llvm::cl::init(2)};
 };
 
 LogicalResult buildPTXPipeline(OpPassManager &pm,
@@ -83,7 +86,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   else
     pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
-      options.chip, options.decodeThreads, options.decodeUnroll}));
+      options.chip, options.decodeThreads, options.decodeUnroll,
+      options.decodeStages}));
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.

@@ -42,9 +42,15 @@ func.func @prefill_d40(%q: memref<?x8x?x40xf16>, %k: memref<?x2x?x40xf16>,
 // DECODE: %[[INK:.*]] = arith.cmpi slt, %[[COL]], %c40{{.*}} : index
 // DECODE: %[[AT:.*]] = arith.select %[[INK]], %[[COL]], %{{.*}} : index
 // DECODE: vector.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]]
+// K and V slices go through the cp.async ring; lanes past a row copy 0
+// bytes (zero-fill).
+// DECODE: memref.view {{.*}} to memref<2x2x2x128x8xf16, #gpu.address_space<workgroup>>
+// DECODE: %[[INK2:.*]] = arith.cmpi slt, %[[COL]], %c40{{.*}} : index
+// DECODE: %[[KN:.*]] = arith.select %[[INK2]], %c8{{.*}}, %c0{{.*}} : index
+// DECODE: nvgpu.device_async_copy %arg1[{{.*}}], %view[{{.*}}], 8, %[[KN]] {bypassL1} : memref<?x2x?x40xf16>
 // DECODE: %[[INV:.*]] = arith.cmpi slt, %[[COL]], %c72{{.*}} : index
-// DECODE: vector.load %arg2[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x2x?x72xf16>
-// DECODE: arith.select %[[INV]]
+// DECODE: %[[VN:.*]] = arith.select %[[INV]], %c8{{.*}}, %c0{{.*}} : index
+// DECODE: nvgpu.device_async_copy %arg2[{{.*}}], %view[{{.*}}], 8, %[[VN]] {bypassL1} : memref<?x2x?x72xf16>
 func.func @decode_d40_dv72(%q: memref<?x8x1x40xf16>, %k: memref<?x2x?x40xf16>,
                            %v: memref<?x2x?x72xf16>, %o: memref<?x8x1x72xf16>) {
   attn.attention q(%q : memref<?x8x1x40xf16>) k(%k : memref<?x2x?x40xf16>)

@@ -26,17 +26,26 @@
 // shared memory, partials go to the workspace.
 // CHECK: gpu.func @paged_decode_decode_split
 // CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x32x1x128xf16>, vector<8xf16>
+// Each lane copies its K and V slices of the next trip (2 keys) with
+// cp.async into its own slots of a 2-stage ring, then waits for this
+// trip's and reads them back (no barrier: the slots are the lane's own).
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref<2x2x2x128x8xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-4: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for
 // CHECK: memref.load %{{.*}} : memref<?x?xi32>
-// CHECK: vector.load {{.*}} : memref<?x8x16x128xf16>, vector<8xf16>
-// CHECK: vector.load {{.*}} : memref<?x8x16x128xf16>, vector<8xf16>
+// CHECK: nvgpu.device_async_copy %{{.*}} {bypassL1} : memref<?x8x16x128xf16> to memref<2x2x2x128x8xf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: vector.load {{.*}} : memref<2x2x2x128x8xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: vector.reduction <add>
 // CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c4_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<?x?x130xf32>
 // Combine kernel: one block per output row; the block reduces the splits'
@@ -52,6 +61,9 @@
 // PTX: // attn.kernel paged_decode_decode_split host=paged_decode tier=decode-split threads=128 smem=16640 block_q=4 group=4 args=6 role=decode_split grid=[splits,kv_heads,batch*ceildiv(group_rows,4)] params=[q,k,v,block_table,kv_lens,workspace] workspace=[rows,splits,130]:f32{{$}}
 // PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=16 rows_per_block=1 args=2 role=decode_combine grid=[rows,1,1] params=[workspace,o] workspace=[rows,splits,130]:f32{{$}}
 // PTX: ld.global.v4.b32
+// PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// PTX: cp.async.wait_group 1;
+// PTX: ld.shared.v4.b32
 // PTX: shfl.sync.bfly.b32
 // PTX-NOT: wmma
 func.func @paged_decode(%q: memref<?x32x1x128xf16>,
