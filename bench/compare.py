@@ -84,6 +84,13 @@ DECODE += [(f"decode MQA Hq64 B{b} Sk16384", "decode_h64_kv1_d128", b, 64, 1,
             1, 16384, 128, False) for b in (1, 8)]
 DECODE += [(f"decode spec Sq4 GQA-8 B{b} Sk16384", "decode_spec4_h32_kv4_d128",
             b, 32, 4, 4, 16384, 128, False) for b in (1, 8)]
+# Issue 18's paged decode rows: attn reads a block-size-16 cache through a
+# shuffled block table; the peers run the contiguous decode on the same
+# bytes (the same K/V values), so attn/cuDNN is paged attn against
+# contiguous cuDNN.
+DECODE += [(f"decode paged16 B{b} Sk{sk}", "decode_paged16_h32_kv8_d128", b,
+            32, 8, 1, sk, 128, False)
+           for b, sk in [(8, 4096), (8, 32768), (64, 4096), (64, 32768)]]
 # (label, kernel, B, Hkv, S_new, kv_len, D, block_size): kv_len is the
 # capacity, or the tokens a paged sequence's table names; every sequence
 # starts at kv_len - S_new, so every new token is written.
@@ -117,12 +124,34 @@ def run_flex(q, k, v, causal, hq, hkv):
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
 
 
+def paged_cache(k, v, block_size):
+    """The paged operands holding contiguous [B, Hkv, Sk, D] k and v: blocks
+    of `block_size` keys in a shuffled order, the block table naming them
+    and kv_lens = Sk."""
+    b, hkv, sk, d = k.shape
+    per_seq = sk // block_size
+    order = torch.randperm(b * per_seq, device=k.device)
+    table = torch.empty_like(order)
+    table[order] = torch.arange(b * per_seq, device=k.device)
+
+    def blocks(x):
+        x = x.view(b, hkv, per_seq, block_size, d).permute(0, 2, 1, 3, 4)
+        return x.reshape(b * per_seq, hkv, block_size, d)[order].contiguous()
+    return {"k": blocks(k), "v": blocks(v),
+            "block_table": table.view(b, per_seq).to(torch.int32),
+            "kv_lens": torch.full((b,), sk, dtype=torch.int32,
+                                  device=k.device)}
+
+
 def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
     q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.float16)
     k = torch.randn(b, hkv, sk, d, device="cuda", dtype=torch.float16)
     v = torch.randn(b, hkv, sk, d, device="cuda", dtype=torch.float16)
     o = torch.full_like(q, float("nan"))
-    call = lib.kernels[kernel].prepare(q=q, k=k, v=v, o=o)
+    if "paged" in kernel:
+        call = lib.kernels[kernel].prepare(q=q, o=o, **paged_cache(k, v, 16))
+    else:
+        call = lib.kernels[kernel].prepare(q=q, k=k, v=v, o=o)
     times = {"attn": median_ms(call)}
     outputs = {"attn": o}
     notes = {}
