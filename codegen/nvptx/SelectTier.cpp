@@ -102,6 +102,12 @@ struct AttnSelectTierPass
       return signalPassFailure();
     }
     WalkResult walked = getOperation().walk([&](AttentionOp op) {
+      if (op.hasMods()) {
+        op.emitOpError() << "has a score_mod or mask_mod region, which the "
+                            "NVIDIA tiers cannot lower yet (CPU only so "
+                            "far: attn-to-cpu)";
+        return WalkResult::interrupt();
+      }
       Tier tier = tierOf(op, *prefillTier);
       if (tier == Tier::Copy) {
         op.emitOpError() << "'" << kTierAttrName
