@@ -77,7 +77,9 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
       return error() << "argument #" << i << " (" << what << ") must be "
                      << want << ", got " << arg.getType();
   }
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  // The region's blocks have terminators by now (MLIR verifies them
+  // before the regions' op).
+  auto yield = block.empty() ? nullptr : dyn_cast<YieldOp>(block.back());
   Type result = kind == ModKind::Score ? Type(b.getF32Type())
                                        : Type(b.getI1Type());
   if (!yield)
@@ -86,21 +88,21 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
     return error() << "must yield " << result << ", got "
                    << yield.getValue().getType();
   for (Operation &inner : block.without_terminator()) {
+    bool allowed;
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
       auto arg = dyn_cast<BlockArgument>(load.getMemref());
-      if (!arg || arg.getOwner() != &block || arg.getArgNumber() < positions)
-        return error() << "may load only from its capture arguments; "
-                          "memref.load reads another memref";
-      continue;
+      allowed = arg && arg.getOwner() == &block &&
+                arg.getArgNumber() >= positions;
+    } else {
+      StringRef dialect = inner.getName().getDialectNamespace();
+      allowed = (dialect == "arith" || dialect == "math") &&
+                inner.getNumRegions() == 0 && isMemoryEffectFree(&inner);
     }
-    StringRef dialect = inner.getName().getDialectNamespace();
-    if (dialect != "arith" && dialect != "math")
-      return error() << "may hold only pure arith and math ops, memref.load "
-                        "of a capture and attn.yield; got '"
+    if (!allowed)
+      return error() << "may hold only pure arith and math ops, "
+                        "memref.load of a capture argument and attn.yield; "
+                        "got '"
                      << inner.getName() << "'";
-    if (inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
-      return error() << "may hold only pure ops; '" << inner.getName()
-                     << "' has side effects";
   }
   return success();
 }
