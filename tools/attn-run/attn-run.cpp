@@ -118,6 +118,10 @@ static cl::opt<int64_t> captureIntMax(
     cl::desc("integer captures are filled with random values in "
              "[0, N) (default 4)"),
     cl::init(4));
+static cl::opt<std::string> saveOutputs(
+    "save-outputs",
+    cl::desc("write O's bytes, then LSE's, to this file after the run (two "
+             "runs with one --seed bit-compare with cmp)"));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("RNG seed (default: fresh)"));
 static cl::opt<int64_t> maxMemoryMiB(
     "max-memory-mib",
@@ -1197,6 +1201,16 @@ int main(int argc, char **argv) {
   Type elt = qType.getElementType();
   if (failed(compileAndCall(context, *module, func, buffers)))
     return 1;
+
+  if (!saveOutputs.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(saveOutputs, ec);
+    if (ec)
+      return fail("--save-outputs: " + ec.message());
+    out.write(o->bytes.data(), o->bytes.size());
+    if (lse)
+      out.write(lse->bytes.data(), lse->bytes.size());
+  }
 
   // Check.
   std::vector<double> refO, refLse;
