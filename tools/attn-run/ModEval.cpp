@@ -70,6 +70,37 @@ double round(double x, Type t) {
     return ::attn::host::fromBF16(::attn::host::toBF16(f));
   return f;
 }
+using UnaryFn = double (*)(double);
+
+/// The math ops of one float operand, and the libm function of each.
+UnaryFn unaryMath(StringRef name) {
+  static const std::pair<const char *, UnaryFn> table[] = {
+      {"math.exp", [](double x) { return std::exp(x); }},
+      {"math.exp2", [](double x) { return std::exp2(x); }},
+      {"math.expm1", [](double x) { return std::expm1(x); }},
+      {"math.log", [](double x) { return std::log(x); }},
+      {"math.log2", [](double x) { return std::log2(x); }},
+      {"math.log10", [](double x) { return std::log10(x); }},
+      {"math.log1p", [](double x) { return std::log1p(x); }},
+      {"math.tanh", [](double x) { return std::tanh(x); }},
+      {"math.sqrt", [](double x) { return std::sqrt(x); }},
+      {"math.rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
+      {"math.absf", [](double x) { return std::fabs(x); }},
+      {"math.floor", [](double x) { return std::floor(x); }},
+      {"math.ceil", [](double x) { return std::ceil(x); }},
+      {"math.round", [](double x) { return std::round(x); }},
+      {"math.roundeven", [](double x) { return std::nearbyint(x); }},
+      {"math.trunc", [](double x) { return std::trunc(x); }},
+      {"math.sin", [](double x) { return std::sin(x); }},
+      {"math.cos", [](double x) { return std::cos(x); }},
+      {"math.tan", [](double x) { return std::tan(x); }},
+      {"math.atan", [](double x) { return std::atan(x); }},
+      {"math.erf", [](double x) { return std::erf(x); }}};
+  for (const auto &[n, fn] : table)
+    if (name == n)
+      return fn;
+  return nullptr;
+}
 } // namespace
 
 class Program {
@@ -214,28 +245,9 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
   }
   // math.
   if (n == "math.absi") return in_(a(0).i < 0 ? -a(0).i : a(0).i);
+  if (UnaryFn fn = unaryMath(n))
+    return fl(fn(a(0).f));
   double x = a(0).f;
-  if (n == "math.exp") return fl(std::exp(x));
-  if (n == "math.exp2") return fl(std::exp2(x));
-  if (n == "math.expm1") return fl(std::expm1(x));
-  if (n == "math.log") return fl(std::log(x));
-  if (n == "math.log2") return fl(std::log2(x));
-  if (n == "math.log10") return fl(std::log10(x));
-  if (n == "math.log1p") return fl(std::log1p(x));
-  if (n == "math.tanh") return fl(std::tanh(x));
-  if (n == "math.sqrt") return fl(std::sqrt(x));
-  if (n == "math.rsqrt") return fl(1.0 / std::sqrt(x));
-  if (n == "math.absf") return fl(std::fabs(x));
-  if (n == "math.floor") return fl(std::floor(x));
-  if (n == "math.ceil") return fl(std::ceil(x));
-  if (n == "math.round") return fl(std::round(x));
-  if (n == "math.roundeven") return fl(std::nearbyint(x));
-  if (n == "math.trunc") return fl(std::trunc(x));
-  if (n == "math.sin") return fl(std::sin(x));
-  if (n == "math.cos") return fl(std::cos(x));
-  if (n == "math.tan") return fl(std::tan(x));
-  if (n == "math.atan") return fl(std::atan(x));
-  if (n == "math.erf") return fl(std::erf(x));
   if (n == "math.atan2") return fl(std::atan2(x, a(1).f));
   if (n == "math.powf") return fl(std::pow(x, a(1).f));
   if (n == "math.copysign") return fl(std::copysign(x, a(1).f));
@@ -288,12 +300,9 @@ static bool known(StringRef name) {
       "arith.floordivsi", "arith.ceildivsi", "arith.shli", "arith.shrui",
       "arith.shrsi", "arith.extsi", "arith.trunci", "arith.index_cast",
       "arith.extui", "arith.index_castui", "arith.cmpi", "math.absi",
-      "math.exp", "math.exp2", "math.expm1", "math.log", "math.log2",
-      "math.log10", "math.log1p", "math.tanh", "math.sqrt", "math.rsqrt",
-      "math.absf", "math.floor", "math.ceil", "math.round",
-      "math.roundeven", "math.trunc", "math.sin", "math.cos", "math.tan",
-      "math.atan", "math.erf", "math.atan2", "math.powf", "math.copysign",
-      "math.fma", "memref.load"};
+      "math.atan2", "math.powf", "math.copysign", "math.fma", "memref.load"};
+  if (unaryMath(name))
+    return true;
   for (const char *n : names)
     if (name == n)
       return true;
