@@ -200,6 +200,12 @@ std::string package::describeChoices(const Kernel &kernel,
       os << "; default tile for D" << dims << " on " << code.chip;
   }
   os << ")";
+  // The mod regions' cost, said: a mask_mod has no block mask yet, so
+  // every K/V tile the built-in mask leaves takes the masked path.
+  if (op.hasScoreMod())
+    os << "; score_mod inlined on every score";
+  if (op.hasMaskMod())
+    os << "; mask_mod on every tile (no block mask yet)";
   if (code.choices.size() > 1) {
     os << "; small-grid alternatives:";
     for (auto [i, alternative] :

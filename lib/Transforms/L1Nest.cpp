@@ -59,15 +59,6 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
                << ": the K/V loop must hold one qk, mask, online_softmax and "
                   "pv",
            failure();
-  // The mod regions are lowered by attn-decompose (the CPU) only; every
-  // target that matches the nest refuses them until it inlines them.
-  if (n.qk.hasScoreMod() || n.mask.hasMaskMod())
-    return (n.qk.hasScoreMod() ? n.qk.getOperation() : n.mask.getOperation())
-                   ->emitError()
-               << pass << ": score_mod and mask_mod regions are lowered on "
-                  "the CPU only so far (attn-to-cpu); this target cannot "
-                  "take them yet",
-           failure();
   n.loadK = n.qk.getK().getDefiningOp<LoadKVOp>();
   n.loadV = n.pv.getV().getDefiningOp<LoadKVOp>();
   if (!n.loadK || !n.loadV || n.qk.getQ() != n.loadQ.getTile() ||
