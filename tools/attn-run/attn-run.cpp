@@ -1136,8 +1136,13 @@ int main(int argc, char **argv) {
       continue;
     case Role::Capture:
       if (buf.elt.isInteger()) {
-        std::uniform_int_distribution<int64_t> ints(
-            0, std::max<int64_t>(captureIntMax, 1) - 1);
+        // Values the element type holds: [0, 2) for i1, below 2^(w-1).
+        const unsigned bits = buf.elt.getIntOrFloatBitWidth();
+        int64_t top = std::max<int64_t>(captureIntMax, 1);
+        if (bits < 64)
+          top = std::min<int64_t>(
+              top, bits == 1 ? 2 : int64_t(1) << (bits - 1));
+        std::uniform_int_distribution<int64_t> ints(0, top - 1);
         for (int64_t x = 0; x < buf.numElements(); ++x)
           buf.set(x, double(ints(rng)));
       } else {
