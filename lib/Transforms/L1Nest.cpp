@@ -64,7 +64,8 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
   if (n.qk.hasScoreMod() || n.mask.hasMaskMod())
     return (n.qk.hasScoreMod() ? n.qk.getOperation() : n.mask.getOperation())
                    ->emitError()
-               << pass << ": score_mod and mask_mod regions are lowered on "
+               << pass
+               << ": score_mod and mask_mod regions are lowered on "
                   "the CPU only so far (attn-to-cpu); this target cannot "
                   "take them yet",
            failure();
