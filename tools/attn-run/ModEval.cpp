@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 
@@ -113,12 +114,13 @@ public:
   std::vector<Type> positionTypes;
 
   double run(const double *positions) const;
-
-private:
-  Slot eval(const Inst &inst, const std::vector<Slot> &slots) const;
+  /// The value of `inst`, or none for an op the evaluator does not know.
+  std::optional<Slot> eval(const Inst &inst,
+                           const std::vector<Slot> &slots) const;
 };
 
-Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
+std::optional<Slot> Program::eval(const Inst &in,
+                                  const std::vector<Slot> &s) const {
   Slot r;
   auto a = [&](unsigned k) -> const Slot & { return s[in.args[k]]; };
   const StringRef n = in.name;
@@ -330,26 +332,28 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
     return in_(a(0).i < 0 ? -a(0).i : a(0).i);
   if (UnaryFn fn = unaryMath(n))
     return fl(fn(a(0).f));
-  double x = a(0).f;
   if (n == "math.atan2")
-    return fl(std::atan2(x, a(1).f));
+    return fl(std::atan2(a(0).f, a(1).f));
   if (n == "math.powf")
-    return fl(std::pow(x, a(1).f));
+    return fl(std::pow(a(0).f, a(1).f));
   if (n == "math.copysign")
-    return fl(std::copysign(x, a(1).f));
+    return fl(std::copysign(a(0).f, a(1).f));
   if (n == "math.fma")
-    return fl(x * a(1).f + a(2).f);
-  // memref.load of a capture: row-major index into its data.
-  const Capture &c = captures[in.capture];
-  int64_t linear = 0;
-  for (unsigned d = 0; d < c.shape.size(); ++d)
-    linear = linear * c.shape[d] + s[in.args[d]].i;
-  double v = c.data[linear];
-  if (isFloat(in.type))
-    r.f = v;
-  else
-    r.i = int64_t(v);
-  return r;
+    return fl(a(0).f * a(1).f + a(2).f);
+  if (n == "memref.load") {
+    // A capture: row-major index into its data.
+    const Capture &c = captures[in.capture];
+    int64_t linear = 0;
+    for (unsigned d = 0; d < c.shape.size(); ++d)
+      linear = linear * c.shape[d] + s[in.args[d]].i;
+    double v = c.data[linear];
+    if (isFloat(in.type))
+      r.f = v;
+    else
+      r.i = int64_t(v);
+    return r;
+  }
+  return std::nullopt;
 }
 
 double Program::run(const double *positions) const {
@@ -361,7 +365,7 @@ double Program::run(const double *positions) const {
       slots[k].i = int64_t(positions[k]);
   }
   for (const Inst &inst : insts)
-    slots[inst.result] = eval(inst, slots);
+    slots[inst.result] = *eval(inst, slots);
   const Slot &out = slots[result];
   return resultIsFloat ? out.f : double(out.i);
 }
@@ -371,34 +375,6 @@ Evaluator::~Evaluator() = default;
 
 double Evaluator::operator()(const double *positions) const {
   return program->run(positions);
-}
-
-/// The ops the evaluator knows, as eval() spells them.
-static bool known(StringRef name) {
-  static const char *const names[] = {
-      "arith.constant",     "arith.addf",       "arith.subf",
-      "arith.mulf",         "arith.divf",       "arith.remf",
-      "arith.negf",         "arith.maximumf",   "arith.minimumf",
-      "arith.maxnumf",      "arith.minnumf",    "arith.extf",
-      "arith.truncf",       "arith.sitofp",     "arith.uitofp",
-      "arith.fptosi",       "arith.fptoui",     "arith.select",
-      "arith.cmpf",         "arith.addi",       "arith.subi",
-      "arith.muli",         "arith.andi",       "arith.ori",
-      "arith.xori",         "arith.maxsi",      "arith.minsi",
-      "arith.maxui",        "arith.minui",      "arith.divsi",
-      "arith.remsi",        "arith.divui",      "arith.remui",
-      "arith.floordivsi",   "arith.ceildivsi",  "arith.shli",
-      "arith.shrui",        "arith.shrsi",      "arith.extsi",
-      "arith.trunci",       "arith.index_cast", "arith.extui",
-      "arith.index_castui", "arith.cmpi",       "math.absi",
-      "math.atan2",         "math.powf",        "math.copysign",
-      "math.fma",           "memref.load"};
-  if (unaryMath(name))
-    return true;
-  for (const char *n : names)
-    if (name == n)
-      return true;
-  return false;
 }
 
 std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
@@ -421,10 +397,12 @@ std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
       continue;
     }
     StringRef name = op.getName().getStringRef();
-    if (!known(name) || op.getNumResults() != 1) {
+    auto unknown = [&] {
       error = ("the reference cannot evaluate '" + name + "' yet").str();
       return nullptr;
-    }
+    };
+    if (op.getNumResults() != 1)
+      return unknown();
     Inst inst;
     inst.name = name.str();
     inst.type = op.getResult(0).getType();
@@ -456,6 +434,10 @@ std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
       inst.predicate = int(cmp.getPredicate());
     if (auto cmp = dyn_cast<arith::CmpIOp>(op))
       inst.predicate = int(cmp.getPredicate());
+    // eval() says whether it knows the op: ask it once, on zeros.
+    if (!isa<memref::LoadOp>(op) &&
+        !program->eval(inst, std::vector<Slot>(program->numSlots)))
+      return unknown();
     inst.result = program->numSlots++;
     slotOf[op.getResult(0)] = inst.result;
     program->insts.push_back(std::move(inst));
