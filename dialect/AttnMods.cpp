@@ -46,8 +46,7 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
     return diag;
   };
   if (!region.hasOneBlock())
-    return error() << "must have one block, got "
-                   << region.getBlocks().size();
+    return error() << "must have one block, got " << region.getBlocks().size();
   Block &block = region.front();
   Builder b(op->getContext());
   const unsigned positions = numPositionArgs(kind);
@@ -59,8 +58,8 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
                    << (kind == ModKind::Score
                            ? "score: f32, b, h, q_idx, kv_idx: index"
                            : "b, h, q_idx, kv_idx: index")
-                   << ") and one per capture (" << captures.size()
-                   << "), got " << block.getNumArguments();
+                   << ") and one per capture (" << captures.size() << "), got "
+                   << block.getNumArguments();
   for (BlockArgument arg : block.getArguments()) {
     unsigned i = arg.getArgNumber();
     Type want;
@@ -80,8 +79,8 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
   // The region's blocks have terminators by now (MLIR verifies them
   // before the regions' op).
   auto yield = block.empty() ? nullptr : dyn_cast<YieldOp>(block.back());
-  Type result = kind == ModKind::Score ? Type(b.getF32Type())
-                                       : Type(b.getI1Type());
+  Type result =
+      kind == ModKind::Score ? Type(b.getF32Type()) : Type(b.getI1Type());
   if (!yield)
     return error() << "must end with attn.yield";
   if (yield.getValue().getType() != result)
@@ -91,8 +90,8 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
     bool allowed;
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
       auto arg = dyn_cast<BlockArgument>(load.getMemref());
-      allowed = arg && arg.getOwner() == &block &&
-                arg.getArgNumber() >= positions;
+      allowed =
+          arg && arg.getOwner() == &block && arg.getArgNumber() >= positions;
     } else {
       StringRef dialect = inner.getName().getDialectNamespace();
       allowed = (dialect == "arith" || dialect == "math") &&

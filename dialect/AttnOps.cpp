@@ -524,7 +524,7 @@ LogicalResult AttentionOp::verifyRegions() {
   if (failed(verifyCaptureTypes(*this, captures)))
     return failure();
   for (auto [i, capture] : llvm::enumerate(captures)) {
-    StringRef written = capture == getO()                  ? "o"
+    StringRef written = capture == getO()                 ? "o"
                         : getLse() && capture == getLse() ? "lse"
                                                           : "";
     if (!written.empty())

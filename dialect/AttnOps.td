@@ -105,7 +105,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     A key is visible when it is inside the sequence (`kv_idx < kv_len`),
     the built-in `mask` shows it AND `mask_mod` yields true. The built-in
     mask also bounds which K/V tiles are visited; `mask_mod` does not
-    (yet): its hidden keys are masked per element. Only the CPU path
+    (yet): its hidden keys are masked per element. The regions are
+    evaluated only for positions inside the sequence (`q_idx < q_len`,
+    `kv_idx < kv_len`; `mask_mod` only where the built-in mask shows
+    the key), but possibly for any of those, so their loads must be in
+    bounds for every such position. Only the CPU path
     (`attn-to-cpu`) lowers the regions so far; the NVIDIA and Metal
     targets refuse a spec that has them.
 

@@ -213,8 +213,8 @@ static LogicalResult verifyL1Mod(Operation *op, Region &region, ModKind kind,
     return success();
   }
   if (!hasPositions)
-    return op->emitOpError() << "region '" << name << "' needs the positions "
-                             << what;
+    return op->emitOpError()
+           << "region '" << name << "' needs the positions " << what;
   if (failed(verifyCaptureTypes(op, captures)))
     return failure();
   return verifyModRegion(op, region, kind, captures);
@@ -228,10 +228,11 @@ LogicalResult QKOp::verifyRegions() {
                          << *getGroup();
   bool anyPosition = getBatch() || getKvHead() || getRow() || getCol() ||
                      getQLen() || getKvLen() || getGroup().has_value();
-  return verifyL1Mod(*this, getScoreMod(), ModKind::Score,
-                     hasScoreMod() ? positions : anyPosition,
-                     "'at [batch, kv_head, row, col] q_len .. kv_len ..' and 'group'",
-                     getCaptures());
+  return verifyL1Mod(
+      *this, getScoreMod(), ModKind::Score,
+      hasScoreMod() ? positions : anyPosition,
+      "'at [batch, kv_head, row, col] q_len .. kv_len ..' and 'group'",
+      getCaptures());
 }
 
 LogicalResult MaskOp::verifyRegions() {

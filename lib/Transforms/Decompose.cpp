@@ -223,8 +223,8 @@ SmallVector<Value> positionsOf(ImplicitLocOpBuilder &b, Value batch,
 /// `then()` where `cond` holds, else `otherwise`, in a linalg body.
 Value guarded(ImplicitLocOpBuilder &b, Value cond, Value otherwise,
               function_ref<Value()> then) {
-  auto ifOp = scf::IfOp::create(b, TypeRange{otherwise.getType()}, cond,
-                                true, true);
+  auto ifOp =
+      scf::IfOp::create(b, TypeRange{otherwise.getType()}, cond, true, true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   scf::YieldOp::create(b, then());
@@ -324,20 +324,20 @@ Value decompose(Builder &b, MaskOp op) {
         // mask_mod only where the built-in rules show the key (in range
         // and unmasked): visible = built-in AND mask_mod.
         if (op.hasMaskMod()) {
-          Value rows = arith::MulIOp::create(nb, op.getQLen(),
-                                             nb.idx(op.getGroup()));
+          Value rows =
+              arith::MulIOp::create(nb, op.getQLen(), nb.idx(op.getGroup()));
           Value inRows =
               arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, flat, rows);
           Value ask = arith::AndIOp::create(nb, visible, inRows);
-          visible = guarded(nb, ask, arith::ConstantOp::create(nb, nb.getBoolAttr(false)),
-                            [&] {
-                              SmallVector<Value> args = positionsOf(
-                                  nb, op.getBatch(), op.getKvHead(),
-                                  op.getRow(), op.getCol(), op.getGroup(), r,
-                                  c);
-                              llvm::append_range(args, op.getCaptures());
-                              return inlineMod(nb, op.getMaskMod(), args);
-                            });
+          visible = guarded(
+              nb, ask, arith::ConstantOp::create(nb, nb.getBoolAttr(false)),
+              [&] {
+                SmallVector<Value> args =
+                    positionsOf(nb, op.getBatch(), op.getKvHead(), op.getRow(),
+                                op.getCol(), op.getGroup(), r, c);
+                llvm::append_range(args, op.getCaptures());
+                return inlineMod(nb, op.getMaskMod(), args);
+              });
         }
         Value hidden = nb.negInf();
         linalg::YieldOp::create(
@@ -533,8 +533,7 @@ struct AttnDecomposePass : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass
     getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<AttnDialect>(op->getDialect()))
         ops.push_back(op);
-      return isa<QKOp, MaskOp>(op) ? WalkResult::skip()
-                                   : WalkResult::advance();
+      return isa<QKOp, MaskOp>(op) ? WalkResult::skip() : WalkResult::advance();
     });
     for (Operation *op : ops) {
       Builder b(op->getLoc(), op);

@@ -244,11 +244,10 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
     const bool scoreMod = op.hasScoreMod(), maskMod = op.hasMaskMod();
     ValueRange none;
     auto qk = QKOp::create(
-        b, scoreType, qTile, kTile, scale, softcap,
-        scoreMod ? bIdx : Value(), scoreMod ? head : Value(),
-        scoreMod ? row : Value(), scoreMod ? col : Value(),
-        scoreMod ? qLen : Value(), scoreMod ? kvLen : Value(),
-        scoreMod ? groupAttr : IntegerAttr(),
+        b, scoreType, qTile, kTile, scale, softcap, scoreMod ? bIdx : Value(),
+        scoreMod ? head : Value(), scoreMod ? row : Value(),
+        scoreMod ? col : Value(), scoreMod ? qLen : Value(),
+        scoreMod ? kvLen : Value(), scoreMod ? groupAttr : IntegerAttr(),
         scoreMod ? op.getCaptures() : none);
     if (scoreMod)
       op.getScoreMod().cloneInto(&qk.getScoreMod(), mapping);

@@ -18,6 +18,8 @@
 // RUN: attn-run %s --func=varlen_doc_mask_f32 --batch=4 --q-len=60 --kv-len=90 --block-q=16 --block-kv=16
 // RUN: attn-run %s --func=varlen_doc_mask_f32 --batch=3 --q-len=60 --kv-len=90 --q-lens=60,0,7 --kv-lens=90,5,7 --num-splits=2
 // RUN: attn-run %s --func=paged_bias_bs16_f16 --batch=3 --q-len=4 --kv-len=150 --capture-int-max=150
+// RUN: attn-run %s --func=many_ops_f32 --batch=2 --q-len=40 --kv-len=70 --block-kv=16
+// RUN: attn-run %s --func=many_ops_f32 --batch=1 --q-len=70 --kv-len=40 --num-splits=2
 // RUN: attn-run %s --func=paged_bias_bs16_f16 --batch=2 --q-len=4 --kv-len=300 --kv-lens=0,300 --num-splits=3 --capture-int-max=300
 
 // The shipped examples (examples/*.mlir with regions), at small sizes.
@@ -41,6 +43,15 @@
 // RUN: attn-run %s --func=window_attr --batch=1 --q-len=200 --kv-len=200 --block-q=32 --block-kv=16 --seed=9 --save-outputs=%t.window_attr
 // RUN: attn-run %s --func=window_mod --batch=1 --q-len=200 --kv-len=200 --block-q=32 --block-kv=16 --seed=9 --save-outputs=%t.window_mod
 // RUN: cmp %t.window_attr %t.window_mod
+// Nor is the soft-cap one: the same spec without the region gives other
+// bits on the same inputs (were the region ignored by the kernel and the
+// reference alike, they would match).
+// RUN: attn-run %s --func=softcap_region --batch=2 --q-len=50 --kv-len=90 --seed=11 --save-outputs=%t.softcap_region
+// RUN: attn-run %s --func=no_softcap --batch=2 --q-len=50 --kv-len=90 --seed=11 --save-outputs=%t.no_softcap
+// RUN: not cmp -s %t.softcap_region %t.no_softcap
+// An op the reference cannot evaluate is an error, not a silent pass.
+// RUN: not attn-run %s --func=unknown_to_reference --batch=1 --q-len=8 --kv-len=8 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: attn-run: error: score_mod: the reference cannot evaluate 'math.cbrt' yet
 // The comparison is not vacuous: another seed gives other bits.
 // RUN: attn-run %s --func=window_mod --batch=1 --q-len=200 --kv-len=200 --block-q=32 --block-kv=16 --seed=10 --save-outputs=%t.window_other
 // RUN: not cmp -s %t.window_attr %t.window_other
@@ -195,6 +206,85 @@ func.func @window_mod(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: 
     %near = arith.cmpi sle, %back, %w : index
     %visible = arith.andi %causal, %near : i1
     attn.yield %visible : i1
+  }
+  return
+}
+
+// Many arith/math ops, in both regions, over f16, i8 and i64 captures:
+// the reference evaluates each op itself, so this checks the evaluator
+// against the compiled code op by op.
+func.func @many_ops_f32(%q: memref<?x4x?x32xf32>, %k: memref<?x2x?x32xf32>, %v: memref<?x2x?x32xf32>, %w: memref<4x?xf16>, %n: memref<?xi8>, %big: memref<3xi64>, %o: memref<?x4x?x32xf32>, %lse: memref<?x4x?xf32>) {
+  attn.attention q(%q : memref<?x4x?x32xf32>) k(%k : memref<?x2x?x32xf32>) v(%v : memref<?x2x?x32xf32>) captures(%w, %n, %big : memref<4x?xf16>, memref<?xi8>, memref<3xi64>) -> o(%o : memref<?x4x?x32xf32>) lse(%lse : memref<?x4x?xf32>) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %wc: memref<4x?xf16>, %nc: memref<?xi8>, %bc: memref<3xi64>):
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c7 = arith.constant 7 : index
+    %x16 = memref.load %wc[%h, %j] : memref<4x?xf16>
+    %x = arith.extf %x16 : f16 to f32
+    %e = math.exp %x : f32
+    %l = math.log1p %e : f32
+    %half = arith.constant 0.5 : f32
+    %p = math.powf %l, %half : f32
+    %sq = math.sqrt %p : f32
+    %mx = arith.maximumf %sq, %x : f32
+    %mn = arith.minnumf %mx, %half : f32
+    %d = arith.subi %i, %j : index
+    %fd = arith.floordivsi %d, %c3 : index
+    %cd = arith.ceildivsi %d, %c7 : index
+    %rs = arith.remsi %d, %c7 : index
+    %sum = arith.addi %fd, %cd : index
+    %sum2 = arith.addi %sum, %rs : index
+    %sh = arith.shli %c1, %c2 : index
+    %sum3 = arith.muli %sum2, %sh : index
+    %i64 = arith.index_cast %sum3 : index to i64
+    %t32 = arith.trunci %i64 : i64 to i32
+    %f = arith.sitofp %t32 : i32 to f32
+    %small = arith.constant 0.01 : f32
+    %fs = arith.mulf %f, %small : f32
+    %n8 = memref.load %nc[%j] : memref<?xi8>
+    %n32 = arith.extui %n8 : i8 to i32
+    %nf = arith.uitofp %n32 : i32 to f32
+    %bl = memref.load %bc[%c1] : memref<3xi64>
+    %blf = arith.sitofp %bl : i64 to f32
+    %neg = arith.cmpf olt, %s, %mn : f32
+    %pick = arith.select %neg, %nf, %blf : f32
+    %t = math.tanh %pick : f32
+    %a1 = arith.addf %s, %mn : f32
+    %a2 = arith.addf %a1, %fs : f32
+    %a3 = arith.addf %a2, %t : f32
+    %fl = math.floor %a3 : f32
+    %r = arith.subf %a3, %fl : f32
+    %out = arith.addf %a3, %r : f32
+    attn.yield %out : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %wc: memref<4x?xf16>, %nc: memref<?xi8>, %bc: memref<3xi64>):
+    %c5 = arith.constant 5 : index
+    %x = arith.xori %i, %j : index
+    %r = arith.remui %x, %c5 : index
+    %c0 = arith.constant 0 : index
+    %hide = arith.cmpi eq, %r, %c0 : index
+    %n8 = memref.load %nc[%i] : memref<?xi8>
+    %c2i8 = arith.constant 2 : i8
+    %many = arith.cmpi uge, %n8, %c2i8 : i8
+    %both = arith.andi %hide, %many : i1
+    %true = arith.constant true
+    %keep = arith.xori %both, %true : i1
+    attn.yield %keep : i1
+  }
+  return
+}
+
+func.func @no_softcap(%q: memref<?x4x?x64xf32>, %k: memref<?x2x?x64xf32>, %v: memref<?x2x?x64xf32>, %o: memref<?x4x?x64xf32>, %lse: memref<?x4x?xf32>) {
+  attn.attention q(%q : memref<?x4x?x64xf32>) k(%k : memref<?x2x?x64xf32>) v(%v : memref<?x2x?x64xf32>) -> o(%o : memref<?x4x?x64xf32>) lse(%lse : memref<?x4x?xf32>) scale = 4.0
+  return
+}
+
+func.func @unknown_to_reference(%q: memref<?x2x?x32xf32>, %k: memref<?x2x?x32xf32>, %v: memref<?x2x?x32xf32>, %o: memref<?x2x?x32xf32>) {
+  attn.attention q(%q : memref<?x2x?x32xf32>) k(%k : memref<?x2x?x32xf32>) v(%v : memref<?x2x?x32xf32>) -> o(%o : memref<?x2x?x32xf32>) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %r = math.cbrt %s : f32
+    attn.yield %r : f32
   }
   return
 }

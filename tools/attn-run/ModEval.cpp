@@ -1,4 +1,5 @@
-//===- ModEval.cpp - evaluate score_mod / mask_mod regions on the host -----===//
+//===- ModEval.cpp - evaluate score_mod / mask_mod regions on the host
+//-----===//
 
 #include "ModEval.h"
 
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 
@@ -29,11 +31,11 @@ struct Inst {
   std::string name;           // the op's name, e.g. "arith.addf"
   SmallVector<unsigned> args; // operand slots
   unsigned result = 0;
-  Type type;                  // the result's type
-  Type operandType;           // the first operand's type
-  Slot constant;              // arith.constant
-  int predicate = 0;          // cmpf / cmpi
-  int capture = -1;           // memref.load
+  Type type;         // the result's type
+  Type operandType;  // the first operand's type
+  Slot constant;     // arith.constant
+  int predicate = 0; // cmpf / cmpi
+  int capture = -1;  // memref.load
 };
 
 bool isFloat(Type t) { return isa<FloatType>(t); }
@@ -112,12 +114,13 @@ public:
   std::vector<Type> positionTypes;
 
   double run(const double *positions) const;
-
-private:
-  Slot eval(const Inst &inst, const std::vector<Slot> &slots) const;
+  /// The value of `inst`, or none for an op the evaluator does not know.
+  std::optional<Slot> eval(const Inst &inst,
+                           const std::vector<Slot> &slots) const;
 };
 
-Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
+std::optional<Slot> Program::eval(const Inst &in,
+                                  const std::vector<Slot> &s) const {
   Slot r;
   auto a = [&](unsigned k) -> const Slot & { return s[in.args[k]]; };
   const StringRef n = in.name;
@@ -135,12 +138,18 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
   // Floats.
   if (n == "arith.constant")
     return in.constant;
-  if (n == "arith.addf") return fl(a(0).f + a(1).f);
-  if (n == "arith.subf") return fl(a(0).f - a(1).f);
-  if (n == "arith.mulf") return fl(a(0).f * a(1).f);
-  if (n == "arith.divf") return fl(a(0).f / a(1).f);
-  if (n == "arith.remf") return fl(std::fmod(a(0).f, a(1).f));
-  if (n == "arith.negf") return fl(-a(0).f);
+  if (n == "arith.addf")
+    return fl(a(0).f + a(1).f);
+  if (n == "arith.subf")
+    return fl(a(0).f - a(1).f);
+  if (n == "arith.mulf")
+    return fl(a(0).f * a(1).f);
+  if (n == "arith.divf")
+    return fl(a(0).f / a(1).f);
+  if (n == "arith.remf")
+    return fl(std::fmod(a(0).f, a(1).f));
+  if (n == "arith.negf")
+    return fl(-a(0).f);
   if (n == "arith.maximumf")
     return fl(std::isnan(a(0).f) || std::isnan(a(1).f)
                   ? std::numeric_limits<double>::quiet_NaN()
@@ -149,13 +158,20 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
     return fl(std::isnan(a(0).f) || std::isnan(a(1).f)
                   ? std::numeric_limits<double>::quiet_NaN()
                   : std::min(a(0).f, a(1).f));
-  if (n == "arith.maxnumf") return fl(std::fmax(a(0).f, a(1).f));
-  if (n == "arith.minnumf") return fl(std::fmin(a(0).f, a(1).f));
-  if (n == "arith.extf" || n == "arith.truncf") return fl(a(0).f);
-  if (n == "arith.sitofp") return fl(double(wrap(a(0).i, ow)));
-  if (n == "arith.uitofp") return fl(double(unsignedOf(a(0).i, ow)));
-  if (n == "arith.fptosi") return in_(int64_t(std::trunc(a(0).f)));
-  if (n == "arith.fptoui") return in_(int64_t(uint64_t(std::trunc(a(0).f))));
+  if (n == "arith.maxnumf")
+    return fl(std::fmax(a(0).f, a(1).f));
+  if (n == "arith.minnumf")
+    return fl(std::fmin(a(0).f, a(1).f));
+  if (n == "arith.extf" || n == "arith.truncf")
+    return fl(a(0).f);
+  if (n == "arith.sitofp")
+    return fl(double(wrap(a(0).i, ow)));
+  if (n == "arith.uitofp")
+    return fl(double(unsignedOf(a(0).i, ow)));
+  if (n == "arith.fptosi")
+    return in_(int64_t(std::trunc(a(0).f)));
+  if (n == "arith.fptoui")
+    return in_(int64_t(uint64_t(std::trunc(a(0).f))));
   if (n == "arith.select") {
     r = a(0).i ? a(1) : a(2);
     return r;
@@ -166,43 +182,89 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
     bool res = false;
     using P = arith::CmpFPredicate;
     switch (P(in.predicate)) {
-    case P::AlwaysFalse: res = false; break;
-    case P::OEQ: res = !uno && x == y; break;
-    case P::OGT: res = !uno && x > y; break;
-    case P::OGE: res = !uno && x >= y; break;
-    case P::OLT: res = !uno && x < y; break;
-    case P::OLE: res = !uno && x <= y; break;
-    case P::ONE: res = !uno && x != y; break;
-    case P::ORD: res = !uno; break;
-    case P::UEQ: res = uno || x == y; break;
-    case P::UGT: res = uno || x > y; break;
-    case P::UGE: res = uno || x >= y; break;
-    case P::ULT: res = uno || x < y; break;
-    case P::ULE: res = uno || x <= y; break;
-    case P::UNE: res = uno || x != y; break;
-    case P::UNO: res = uno; break;
-    case P::AlwaysTrue: res = true; break;
+    case P::AlwaysFalse:
+      res = false;
+      break;
+    case P::OEQ:
+      res = !uno && x == y;
+      break;
+    case P::OGT:
+      res = !uno && x > y;
+      break;
+    case P::OGE:
+      res = !uno && x >= y;
+      break;
+    case P::OLT:
+      res = !uno && x < y;
+      break;
+    case P::OLE:
+      res = !uno && x <= y;
+      break;
+    case P::ONE:
+      res = !uno && x != y;
+      break;
+    case P::ORD:
+      res = !uno;
+      break;
+    case P::UEQ:
+      res = uno || x == y;
+      break;
+    case P::UGT:
+      res = uno || x > y;
+      break;
+    case P::UGE:
+      res = uno || x >= y;
+      break;
+    case P::ULT:
+      res = uno || x < y;
+      break;
+    case P::ULE:
+      res = uno || x <= y;
+      break;
+    case P::UNE:
+      res = uno || x != y;
+      break;
+    case P::UNO:
+      res = uno;
+      break;
+    case P::AlwaysTrue:
+      res = true;
+      break;
     }
     r.i = res;
     return r;
   }
   // Integers.
   auto u = [&](unsigned k) { return unsignedOf(a(k).i, w); };
-  if (n == "arith.addi") return in_(int64_t(uint64_t(a(0).i) + uint64_t(a(1).i)));
-  if (n == "arith.subi") return in_(int64_t(uint64_t(a(0).i) - uint64_t(a(1).i)));
-  if (n == "arith.muli") return in_(int64_t(uint64_t(a(0).i) * uint64_t(a(1).i)));
-  if (n == "arith.andi") return in_(a(0).i & a(1).i);
-  if (n == "arith.ori") return in_(a(0).i | a(1).i);
-  if (n == "arith.xori") return in_(a(0).i ^ a(1).i);
-  if (n == "arith.maxsi") return in_(std::max(a(0).i, a(1).i));
-  if (n == "arith.minsi") return in_(std::min(a(0).i, a(1).i));
-  if (n == "arith.maxui") return in_(int64_t(std::max(u(0), u(1))));
-  if (n == "arith.minui") return in_(int64_t(std::min(u(0), u(1))));
+  if (n == "arith.addi")
+    return in_(int64_t(uint64_t(a(0).i) + uint64_t(a(1).i)));
+  if (n == "arith.subi")
+    return in_(int64_t(uint64_t(a(0).i) - uint64_t(a(1).i)));
+  if (n == "arith.muli")
+    return in_(int64_t(uint64_t(a(0).i) * uint64_t(a(1).i)));
+  if (n == "arith.andi")
+    return in_(a(0).i & a(1).i);
+  if (n == "arith.ori")
+    return in_(a(0).i | a(1).i);
+  if (n == "arith.xori")
+    return in_(a(0).i ^ a(1).i);
+  if (n == "arith.maxsi")
+    return in_(std::max(a(0).i, a(1).i));
+  if (n == "arith.minsi")
+    return in_(std::min(a(0).i, a(1).i));
+  if (n == "arith.maxui")
+    return in_(int64_t(std::max(u(0), u(1))));
+  if (n == "arith.minui")
+    return in_(int64_t(std::min(u(0), u(1))));
   // Division by zero is undefined in arith; the reference gives 0.
-  if (n == "arith.divsi") return in_(a(1).i ? a(0).i / a(1).i : 0);
-  if (n == "arith.remsi") return in_(a(1).i ? a(0).i % a(1).i : 0);
-  if (n == "arith.divui") return in_(u(1) ? int64_t(u(0) / u(1)) : 0);
-  if (n == "arith.remui") return in_(u(1) ? int64_t(u(0) % u(1)) : 0);
+  if (n == "arith.divsi")
+    return in_(a(1).i ? a(0).i / a(1).i : 0);
+  if (n == "arith.remsi")
+    return in_(a(1).i ? a(0).i % a(1).i : 0);
+  if (n == "arith.divui")
+    return in_(u(1) ? int64_t(u(0) / u(1)) : 0);
+  if (n == "arith.remui")
+    return in_(u(1) ? int64_t(u(0) % u(1)) : 0);
   if (n == "arith.floordivsi" || n == "arith.ceildivsi") {
     int64_t x = a(0).i, y = a(1).i;
     if (!y)
@@ -215,8 +277,10 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
       ++q;
     return in_(q);
   }
-  if (n == "arith.shli") return in_(u(1) < w ? int64_t(u(0) << u(1)) : 0);
-  if (n == "arith.shrui") return in_(u(1) < w ? int64_t(u(0) >> u(1)) : 0);
+  if (n == "arith.shli")
+    return in_(u(1) < w ? int64_t(u(0) << u(1)) : 0);
+  if (n == "arith.shrui")
+    return in_(u(1) < w ? int64_t(u(0) >> u(1)) : 0);
   if (n == "arith.shrsi")
     return in_(u(1) < w ? a(0).i >> u(1) : (a(0).i < 0 ? -1 : 0));
   if (n == "arith.extsi" || n == "arith.trunci" || n == "arith.index_cast")
@@ -229,40 +293,67 @@ Slot Program::eval(const Inst &in, const std::vector<Slot> &s) const {
     bool res = false;
     using P = arith::CmpIPredicate;
     switch (P(in.predicate)) {
-    case P::eq: res = x == y; break;
-    case P::ne: res = x != y; break;
-    case P::slt: res = x < y; break;
-    case P::sle: res = x <= y; break;
-    case P::sgt: res = x > y; break;
-    case P::sge: res = x >= y; break;
-    case P::ult: res = ux < uy; break;
-    case P::ule: res = ux <= uy; break;
-    case P::ugt: res = ux > uy; break;
-    case P::uge: res = ux >= uy; break;
+    case P::eq:
+      res = x == y;
+      break;
+    case P::ne:
+      res = x != y;
+      break;
+    case P::slt:
+      res = x < y;
+      break;
+    case P::sle:
+      res = x <= y;
+      break;
+    case P::sgt:
+      res = x > y;
+      break;
+    case P::sge:
+      res = x >= y;
+      break;
+    case P::ult:
+      res = ux < uy;
+      break;
+    case P::ule:
+      res = ux <= uy;
+      break;
+    case P::ugt:
+      res = ux > uy;
+      break;
+    case P::uge:
+      res = ux >= uy;
+      break;
     }
     r.i = res;
     return r;
   }
   // math.
-  if (n == "math.absi") return in_(a(0).i < 0 ? -a(0).i : a(0).i);
+  if (n == "math.absi")
+    return in_(a(0).i < 0 ? -a(0).i : a(0).i);
   if (UnaryFn fn = unaryMath(n))
     return fl(fn(a(0).f));
-  double x = a(0).f;
-  if (n == "math.atan2") return fl(std::atan2(x, a(1).f));
-  if (n == "math.powf") return fl(std::pow(x, a(1).f));
-  if (n == "math.copysign") return fl(std::copysign(x, a(1).f));
-  if (n == "math.fma") return fl(x * a(1).f + a(2).f);
-  // memref.load of a capture: row-major index into its data.
-  const Capture &c = captures[in.capture];
-  int64_t linear = 0;
-  for (unsigned d = 0; d < c.shape.size(); ++d)
-    linear = linear * c.shape[d] + s[in.args[d]].i;
-  double v = c.data[linear];
-  if (isFloat(in.type))
-    r.f = v;
-  else
-    r.i = int64_t(v);
-  return r;
+  if (n == "math.atan2")
+    return fl(std::atan2(a(0).f, a(1).f));
+  if (n == "math.powf")
+    return fl(std::pow(a(0).f, a(1).f));
+  if (n == "math.copysign")
+    return fl(std::copysign(a(0).f, a(1).f));
+  if (n == "math.fma")
+    return fl(a(0).f * a(1).f + a(2).f);
+  if (n == "memref.load") {
+    // A capture: row-major index into its data.
+    const Capture &c = captures[in.capture];
+    int64_t linear = 0;
+    for (unsigned d = 0; d < c.shape.size(); ++d)
+      linear = linear * c.shape[d] + s[in.args[d]].i;
+    double v = c.data[linear];
+    if (isFloat(in.type))
+      r.f = v;
+    else
+      r.i = int64_t(v);
+    return r;
+  }
+  return std::nullopt;
 }
 
 double Program::run(const double *positions) const {
@@ -274,7 +365,7 @@ double Program::run(const double *positions) const {
       slots[k].i = int64_t(positions[k]);
   }
   for (const Inst &inst : insts)
-    slots[inst.result] = eval(inst, slots);
+    slots[inst.result] = *eval(inst, slots);
   const Slot &out = slots[result];
   return resultIsFloat ? out.f : double(out.i);
 }
@@ -284,29 +375,6 @@ Evaluator::~Evaluator() = default;
 
 double Evaluator::operator()(const double *positions) const {
   return program->run(positions);
-}
-
-/// The ops the evaluator knows, as eval() spells them.
-static bool known(StringRef name) {
-  static const char *const names[] = {
-      "arith.constant", "arith.addf", "arith.subf", "arith.mulf",
-      "arith.divf", "arith.remf", "arith.negf", "arith.maximumf",
-      "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.extf",
-      "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
-      "arith.fptoui", "arith.select", "arith.cmpf", "arith.addi",
-      "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
-      "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
-      "arith.divsi", "arith.remsi", "arith.divui", "arith.remui",
-      "arith.floordivsi", "arith.ceildivsi", "arith.shli", "arith.shrui",
-      "arith.shrsi", "arith.extsi", "arith.trunci", "arith.index_cast",
-      "arith.extui", "arith.index_castui", "arith.cmpi", "math.absi",
-      "math.atan2", "math.powf", "math.copysign", "math.fma", "memref.load"};
-  if (unaryMath(name))
-    return true;
-  for (const char *n : names)
-    if (name == n)
-      return true;
-  return false;
 }
 
 std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
@@ -329,16 +397,18 @@ std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
       continue;
     }
     StringRef name = op.getName().getStringRef();
-    if (!known(name) || op.getNumResults() != 1) {
+    auto unknown = [&] {
       error = ("the reference cannot evaluate '" + name + "' yet").str();
       return nullptr;
-    }
+    };
+    if (op.getNumResults() != 1)
+      return unknown();
     Inst inst;
     inst.name = name.str();
     inst.type = op.getResult(0).getType();
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      inst.capture = cast<BlockArgument>(load.getMemref()).getArgNumber() -
-                     numPositions;
+      inst.capture =
+          cast<BlockArgument>(load.getMemref()).getArgNumber() - numPositions;
       for (Value index : load.getIndices())
         inst.args.push_back(slotOf.lookup(index));
     } else {
@@ -364,6 +434,10 @@ std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
       inst.predicate = int(cmp.getPredicate());
     if (auto cmp = dyn_cast<arith::CmpIOp>(op))
       inst.predicate = int(cmp.getPredicate());
+    // eval() says whether it knows the op: ask it once, on zeros.
+    if (!isa<memref::LoadOp>(op) &&
+        !program->eval(inst, std::vector<Slot>(program->numSlots)))
+      return unknown();
     inst.result = program->numSlots++;
     slotOf[op.getResult(0)] = inst.result;
     program->insts.push_back(std::move(inst));

@@ -1,4 +1,5 @@
-//===- ModEval.h - evaluate score_mod / mask_mod regions on the host -------===//
+//===- ModEval.h - evaluate score_mod / mask_mod regions on the host
+//-------===//
 //
 // The float64 reference (lib/Reference, no MLIR) takes the regions as
 // callbacks; this turns a region into one. Each arith/math op is

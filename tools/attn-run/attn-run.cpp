@@ -29,12 +29,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnMods.h"
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Reference/HostFloat.h"
 #include "lib/Reference/Reference.h"
 #include "tools/ToolOptions.h"
 #include "tools/attn-run/ModEval.h"
-#include "dialect/AttnMods.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -113,11 +113,11 @@ static cl::opt<int64_t> captureDim(
     cl::desc("size of each dynamic dim of a capture (default: the larger "
              "of Sq and Sk)"),
     cl::init(0));
-static cl::opt<int64_t> captureIntMax(
-    "capture-int-max",
-    cl::desc("integer captures are filled with random values in "
-             "[0, N) (default 4)"),
-    cl::init(4));
+static cl::opt<int64_t>
+    captureIntMax("capture-int-max",
+                  cl::desc("integer captures are filled with random values in "
+                           "[0, N) (default 4)"),
+                  cl::init(4));
 static cl::opt<std::string> saveOutputs(
     "save-outputs",
     cl::desc("write O's bytes, then LSE's, to this file after the run (two "
@@ -307,7 +307,16 @@ Buffer allocate(MemRefType type, ArrayRef<int64_t> shape, Extent extent) {
 //===----------------------------------------------------------------------===//
 
 enum class Role {
-  Q, K, V, BlockTable, KVLens, O, LSE, CuSeqlensQ, CuSeqlensK, Capture
+  Q,
+  K,
+  V,
+  BlockTable,
+  KVLens,
+  O,
+  LSE,
+  CuSeqlensQ,
+  CuSeqlensK,
+  Capture
 };
 
 /// Resolves dim `dim` of an operand: its static size, or `value` for a
@@ -967,8 +976,7 @@ int main(int argc, char **argv) {
       failed(bind(op.getLse(), Role::LSE, "lse")))
     return 1;
   for (auto [i, capture] : llvm::enumerate(op.getCaptures()))
-    if (failed(bind(capture, Role::Capture,
-                    ("capture #" + Twine(i)).str())))
+    if (failed(bind(capture, Role::Capture, ("capture #" + Twine(i)).str())))
       return 1;
   if (roles.size() != func.getNumArguments())
     return fail("every argument of @" + func.getSymName() +
@@ -1097,8 +1105,8 @@ int main(int argc, char **argv) {
     case Role::LSE: shape = qShape(0); break;
     case Role::Capture: {
       auto type = cast<MemRefType>(func.getArgument(i).getType());
-      int64_t dynamic = captureDim > 0 ? int64_t(captureDim)
-                                       : std::max(p.qLen, p.kvLen);
+      int64_t dynamic =
+          captureDim > 0 ? int64_t(captureDim) : std::max(p.qLen, p.kvLen);
       for (int64_t d : type.getShape())
         shape.push_back(ShapedType::isDynamic(d) ? dynamic : d);
       break;
@@ -1136,8 +1144,13 @@ int main(int argc, char **argv) {
       continue;
     case Role::Capture:
       if (buf.elt.isInteger()) {
-        std::uniform_int_distribution<int64_t> ints(
-            0, std::max<int64_t>(captureIntMax, 1) - 1);
+        // Values the element type holds: [0, 2) for i1, below 2^(w-1).
+        const unsigned bits = buf.elt.getIntOrFloatBitWidth();
+        int64_t top = std::max<int64_t>(captureIntMax, 1);
+        if (bits < 64)
+          top =
+              std::min<int64_t>(top, bits == 1 ? 2 : int64_t(1) << (bits - 1));
+        std::uniform_int_distribution<int64_t> ints(0, top - 1);
         for (int64_t x = 0; x < buf.numElements(); ++x)
           buf.set(x, double(ints(rng)));
       } else {
@@ -1165,9 +1178,9 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < buffers.size(); ++i) {
     if (roles[i] != Role::Capture)
       continue;
-    captures.push_back({std::vector<int64_t>(buffers[i].shape.begin(),
-                                             buffers[i].shape.end()),
-                        buffers[i].toDense()});
+    captures.push_back(
+        {std::vector<int64_t>(buffers[i].shape.begin(), buffers[i].shape.end()),
+         buffers[i].toDense()});
   }
   std::unique_ptr<::attn::modeval::Evaluator> scoreMod, maskMod;
   for (auto [region, kind, eval] :
@@ -1241,20 +1254,18 @@ int main(int argc, char **argv) {
   const double lseTol = 1e-3;
   bool pass = relErr <= tol && unwritten == 0 && lseErr <= lseTol &&
               lseWrong == 0;
-  llvm::outs() << "@" << kernelName << " B=" << B << " Hq=" << Hq
-               << " Hkv=" << Hkv << " Sq=" << p.qLen << " Sk=" << p.kvLen
-               << " D=" << p.headDim << " Dv=" << p.valueHeadDim << " " << elt
-               << (paged ? " paged bs=" + std::to_string(p.blockSize)
-                                : std::string())
-               << (packedQ ? " packed_q=" + std::to_string(totalQ)
-                           : std::string())
-               << (packedKV ? " packed_kv=" + std::to_string(totalK)
-                            : std::string())
-               << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
-               << (numCaptures ? " captures=" + std::to_string(numCaptures)
-                               : std::string())
-               << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
-               << " (tol " << tol << ")";
+  llvm::outs()
+      << "@" << kernelName << " B=" << B << " Hq=" << Hq << " Hkv=" << Hkv
+      << " Sq=" << p.qLen << " Sk=" << p.kvLen << " D=" << p.headDim
+      << " Dv=" << p.valueHeadDim << " " << elt
+      << (paged ? " paged bs=" + std::to_string(p.blockSize) : std::string())
+      << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
+      << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
+      << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
+      << (numCaptures ? " captures=" + std::to_string(numCaptures)
+                      : std::string())
+      << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
+      << " (tol " << tol << ")";
   if (lse)
     llvm::outs() << " lse_err=" << llvm::format("%.3e", lseErr)
                  << " empty_rows=" << emptyRows;
