@@ -1,6 +1,7 @@
 //===- AttnOps.cpp - attn operations --------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnMods.h"
 #include "dialect/AttnSemantics.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -517,6 +518,31 @@ public:
 } // namespace
 
 LogicalResult AttentionOp::verify() { return AttentionVerifier(*this).verify(); }
+
+LogicalResult AttentionOp::verifyRegions() {
+  ValueRange captures = getCaptures();
+  if (failed(verifyCaptureTypes(*this, captures)))
+    return failure();
+  for (auto [i, capture] : llvm::enumerate(captures)) {
+    StringRef written = capture == getO()                 ? "o"
+                        : getLse() && capture == getLse() ? "lse"
+                                                          : "";
+    if (!written.empty())
+      return emitOpError() << "capture #" << i << " is operand '" << written
+                           << "', which the op writes; captures are "
+                              "read-only";
+  }
+  if (!captures.empty() && !hasMods())
+    return emitOpError() << "has captures but no score_mod or mask_mod "
+                            "region to read them";
+  if (hasScoreMod() &&
+      failed(verifyModRegion(*this, getScoreMod(), ModKind::Score, captures)))
+    return failure();
+  if (hasMaskMod() &&
+      failed(verifyModRegion(*this, getMaskMod(), ModKind::Mask, captures)))
+    return failure();
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // CacheAppendOp

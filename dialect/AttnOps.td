@@ -8,6 +8,7 @@ include "dialect/AttnAttrs.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // L0: the problem
@@ -17,7 +18,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 defvar Attn_AttentionMemRef = AnyMemRef;
 
 def Attn_AttentionOp : Attn_Op<"attention", [
-    AttrSizedOperandSegments,
+    AttrSizedOperandSegments, IsolatedFromAbove,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "scaled dot-product attention over buffers (L0)";
   let description = [{
@@ -77,6 +78,41 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `softcap` (logits become `softcap * tanh(s / softcap)`), `schedule`
     (tile sizes for `attn-tile`; pass options give the defaults).
 
+    Programmable attention (FlexAttention's `score_mod` and `mask_mod`):
+    two optional regions, each one block of pure `arith`/`math` ops and
+    `memref.load`s from the captures, ended by `attn.yield`.
+
+        score_mod: (score: f32, b, h, q_idx, kv_idx: index, captures...) -> f32
+        mask_mod:  (b, h, q_idx, kv_idx: index, captures...) -> i1
+
+    `captures(...)` are extra read-only memrefs (any rank, integer or
+    float elements, identity layout) that the regions may load from:
+    ALiBi slopes, bias tables, document ids. The op is
+    IsolatedFromAbove: a region reaches the captures only through its
+    trailing block arguments (one per capture, in order, of the capture's
+    type), never through values defined outside. So a region can be
+    cloned into any kernel (an L1 op, a GPU softmax step) by mapping its
+    arguments, and no upstream pass (CSE, constant hoisting) can move a
+    value out of it.
+
+    Semantics: `b` is the sequence, `h` the query head, `q_idx` and
+    `kv_idx` the query's and key's positions in their sequence (for the
+    packed and paged forms, per sequence: row `cu_seqlens_q[b] + q_idx`
+    of a packed Q; a bottom-right causal mask compares them as usual).
+    The score given to `score_mod` is `cap(scale * <q, k>)`, the built-in
+    `scale` and `softcap` applied first, in natural (not base-2) units;
+    its result is the logit the softmax uses (`-inf` hides the key).
+    A key is visible when it is inside the sequence (`kv_idx < kv_len`),
+    the built-in `mask` shows it AND `mask_mod` yields true. The built-in
+    mask also bounds which K/V tiles are visited; `mask_mod` does not
+    (yet): its hidden keys are masked per element. The regions are
+    evaluated only for positions inside the sequence (`q_idx < q_len`,
+    `kv_idx < kv_len`; `mask_mod` only where the built-in mask shows
+    the key), but possibly for any of those, so their loads must be in
+    bounds for every such position. Only the CPU path
+    (`attn-to-cpu`) lowers the regions so far; the NVIDIA and Metal
+    targets refuse a spec that has them.
+
     Limits, so that every backend's index and score arithmetic stays in
     range (64-bit element offsets, f32 scores):
     - static dims are in [1, 2^31-1], head dims at most 1024;
@@ -99,6 +135,28 @@ def Attn_AttentionOp : Attn_Op<"attention", [
                 -> o(%o : memref<?x32x?x128xf16>)
                    mask = <causal, bottom_right>
     ```
+
+    With a region (ALiBi: a per-head slope times the key's distance):
+
+    ```mlir
+    attn.attention q(%q : memref<?x32x?x128xf16>)
+                   k(%k : memref<?x32x?x128xf16>)
+                   v(%v : memref<?x32x?x128xf16>)
+                   captures(%slopes : memref<32xf32>)
+                -> o(%o : memref<?x32x?x128xf16>)
+                   mask = <causal>
+                   score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+         %sl: memref<32xf32>):
+      %slope = memref.load %sl[%h] : memref<32xf32>
+      %d = arith.subi %j, %i : index
+      %di = arith.index_cast %d : index to i64
+      %df = arith.sitofp %di : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %r = arith.addf %s, %bias : f32
+      attn.yield %r : f32
+    }
+    ```
   }];
 
   let arguments = (ins
@@ -111,11 +169,13 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<AnyMemRef>:$kv_lens,
     Attn_AttentionMemRef:$o,
     Optional<AnyMemRef>:$lse,
+    Variadic<AnyMemRef>:$captures,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_MaskAttr>:$mask,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<I64Attr>:$max_q_len,
     OptionalAttr<Attn_ScheduleAttr>:$schedule);
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
@@ -125,6 +185,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`cu_seqlens_k` `(` $cu_seqlens_k^ `:` type($cu_seqlens_k) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`scale` `=` $scale^)?
@@ -132,13 +193,20 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`softcap` `=` $softcap^)?
     (`max_q_len` `=` $max_q_len^)?
     (`schedule` `=` $schedule^)?
+    (`score_mod` $score_mod^)?
+    (`mask_mod` $mask_mod^)?
     attr-dict
   }];
 
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 
   let extraClassDeclaration = [{
     bool isPaged() { return getBlockTable() != nullptr; }
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+    bool hasMaskMod() { return !getMaskMod().empty(); }
+    /// Whether the op has a score_mod or mask_mod region (CPU only so far).
+    bool hasMods() { return hasScoreMod() || hasMaskMod(); }
     /// Q, O and LSE packed by cu_seqlens_q ([total_q, H, D]).
     bool isPackedQ() { return getCuSeqlensQ() != nullptr; }
     /// K and V packed by cu_seqlens_k ([total_k, Hkv, D]).
@@ -360,29 +428,72 @@ def Attn_LoadKVOp : Attn_Op<"load_kv", [AttrSizedOperandSegments]> {
   }];
 }
 
-def Attn_QKOp : Attn_Op<"qk", [Pure]> {
+def Attn_QKOp : Attn_Op<"qk", [RecursiveMemoryEffects, IsolatedFromAbove,
+                               AttrSizedOperandSegments]> {
   let summary = "scores of a Q tile against a K tile, in base-2 units";
   let description = [{
     `scores[r, c] = log2(e) * cap(scale * <q[r, :], k[c, :]>)` where
     `cap(x) = softcap * tanh(x / softcap)` when `softcap` is given, else
     `x`. Products accumulate in f32.
 
+    With a `score_mod` region (attn.attention's, cloned by attn-tile),
+    `scores[r, c] = log2(e) * score_mod(cap(scale * <q[r, :], k[c, :]>),
+    batch, h, i, j, captures...)` with flat row `f = row + r`, query
+    head `h = kv_head * group + f % group`, query `i = f / group` and key
+    `j = col + c`, for the in-range pairs (`f < group * q_len`,
+    `j < kv_len`); the others keep `log2(e) * cap(...)` (the mask hides
+    them). The region is isolated from above; the captures are the op's
+    operands, given to the region as its trailing arguments, so a target
+    can inline the region wherever it computes a score.
+
     ```mlir
     %s = attn.qk %qt, %kt scale 0.125
         : tensor<64x128xf16>, tensor<32x128xf16> -> tensor<64x32xf32>
+    %t = attn.qk %qt, %kt scale 0.125 at [%b, %h, %row, %j]
+        q_len %sq kv_len %n group 4
+        captures(%slopes : memref<32xf32>)
+        : tensor<64x128xf16>, tensor<32x128xf16> -> tensor<64x32xf32>
+        score_mod {
+    ^bb0(%s: f32, %bb: index, %hh: index, %i: index, %jj: index,
+         %sl: memref<32xf32>):
+      attn.yield %s : f32
+    }
     ```
   }];
   let arguments = (ins Attn_Tile:$q, Attn_Tile:$k, F32Attr:$scale,
-                       OptionalAttr<F32Attr>:$softcap);
+                       OptionalAttr<F32Attr>:$softcap,
+                       Optional<Index>:$batch, Optional<Index>:$kv_head,
+                       Optional<Index>:$row, Optional<Index>:$col,
+                       Optional<Index>:$q_len, Optional<Index>:$kv_len,
+                       OptionalAttr<I64Attr>:$group,
+                       Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures);
   let results = (outs Attn_Tile:$scores);
+  let regions = (region AnyRegion:$score_mod);
   let assemblyFormat = [{
-    $q `,` $k `scale` $scale (`softcap` $softcap^)? attr-dict
+    $q `,` $k `scale` $scale (`softcap` $softcap^)?
+    (`at` ` ` `[` $batch^ `,` $kv_head `,` $row `,` $col `]`
+     `q_len` $q_len `kv_len` $kv_len)?
+    (`group` $group^)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
     `:` type($q) `,` type($k) `->` type($scores)
+    (`score_mod` $score_mod^)?
   }];
+  let builders = [
+    OpBuilder<(ins "Type":$scores, "Value":$q, "Value":$k,
+                   "FloatAttr":$scale, "FloatAttr":$softcap), [{
+      build($_builder, $_state, scores, q, k, scale, softcap, Value(),
+            Value(), Value(), Value(), Value(), Value(), IntegerAttr(),
+            ValueRange());
+    }]>];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+  }];
 }
 
-def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
+def Attn_MaskOp : Attn_Op<"mask", [RecursiveMemoryEffects, IsolatedFromAbove,
+    AttrSizedOperandSegments, AllTypesMatch<["scores", "result"]>]> {
   let summary = "set scores a query cannot see to -inf";
   let description = [{
     Tile row `r` is query `i = (row + r) / group`, column `c` is key
@@ -390,20 +501,53 @@ def Attn_MaskOp : Attn_Op<"mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
     `j` from `i` (see `#attn.mask`; bottom-right alignment shifts by
     `kv_len - q_len`).
 
+    With a `mask_mod` region (attn.attention's, cloned by attn-tile), the
+    score also becomes -inf where `mask_mod(batch, h, i, j, captures...)`
+    yields false, `h = kv_head * group + (row + r) % group`. The region is
+    isolated from above; the captures are operands of the op and the
+    region's trailing arguments.
+
     ```mlir
     %sm = attn.mask %s rows %row cols %j q_len %sq kv_len %n
           mask <causal, bottom_right> group 4 : tensor<64x32xf32>
+    %sd = attn.mask %s rows %row cols %j q_len %sq kv_len %n
+          mask <none> group 4 at [%b, %h] captures(%doc : memref<?xi32>)
+          : tensor<64x32xf32> mask_mod {
+    ^bb0(%bb: index, %hh: index, %i: index, %jj: index, %d: memref<?xi32>):
+      %di = memref.load %d[%i] : memref<?xi32>
+      %dj = memref.load %d[%jj] : memref<?xi32>
+      %same = arith.cmpi eq, %di, %dj : i32
+      attn.yield %same : i1
+    }
     ```
   }];
   let arguments = (ins Attn_Tile:$scores, Index:$row, Index:$col,
                        Index:$q_len, Index:$kv_len, Attn_MaskAttr:$mask,
-                       I64Attr:$group);
+                       I64Attr:$group, Optional<Index>:$batch,
+                       Optional<Index>:$kv_head,
+                       Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures);
   let results = (outs Attn_Tile:$result);
+  let regions = (region AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $scores `rows` $row `cols` $col `q_len` $q_len `kv_len` $kv_len
-    `mask` $mask `group` $group attr-dict `:` type($scores)
+    `mask` $mask `group` $group
+    (`at` ` ` `[` $batch^ `,` $kv_head `]`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    attr-dict `:` type($scores)
+    (`mask_mod` $mask_mod^)?
   }];
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$scores, "Value":$row,
+                   "Value":$col, "Value":$q_len, "Value":$kv_len,
+                   "MaskAttr":$mask, "IntegerAttr":$group), [{
+      build($_builder, $_state, result, scores, row, col, q_len, kv_len,
+            mask, group, Value(), Value(), ValueRange());
+    }]>];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    bool hasMaskMod() { return !getMaskMod().empty(); }
+  }];
 }
 
 def Attn_OnlineSoftmaxOp : Attn_Op<"online_softmax", [Pure,
@@ -551,6 +695,21 @@ def Attn_StoreLseOp : Attn_Op<"store_lse", [AttrSizedOperandSegments]> {
   let extraClassDeclaration = [{
     bool isPacked() { return getSeqStart() != nullptr; }
   }];
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["AttentionOp", "QKOp", "MaskOp"]>]> {
+  let summary = "the value of a score_mod (f32) or mask_mod (i1) region";
+  let description = [{
+    Ends a `score_mod` or `mask_mod` region of `attn.attention`,
+    `attn.qk` or `attn.mask`; the parent's verifier checks its type.
+
+    ```mlir
+    attn.yield %score : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 #endif // ATTN_OPS_TD

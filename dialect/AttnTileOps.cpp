@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnMods.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -197,6 +198,49 @@ LogicalResult MaskOp::verify() {
       failed(check.positive("group", getGroup())))
     return failure();
   return success();
+}
+
+/// An L1 op's mod region: present with its positions and group (`what`
+/// names them), or absent with neither positions nor captures.
+static LogicalResult verifyL1Mod(Operation *op, Region &region, ModKind kind,
+                                 bool hasPositions, StringRef what,
+                                 ValueRange captures) {
+  StringRef name = modName(kind);
+  if (region.empty()) {
+    if (hasPositions || !captures.empty())
+      return op->emitOpError()
+             << "has positions or captures but no " << name << " region";
+    return success();
+  }
+  if (!hasPositions)
+    return op->emitOpError()
+           << "region '" << name << "' needs the positions " << what;
+  if (failed(verifyCaptureTypes(op, captures)))
+    return failure();
+  return verifyModRegion(op, region, kind, captures);
+}
+
+LogicalResult QKOp::verifyRegions() {
+  bool positions = getBatch() && getKvHead() && getRow() && getCol() &&
+                   getQLen() && getKvLen() && getGroup().has_value();
+  if (getGroup() && *getGroup() < 1)
+    return emitOpError() << "attribute 'group' must be positive, got "
+                         << *getGroup();
+  bool anyPosition = getBatch() || getKvHead() || getRow() || getCol() ||
+                     getQLen() || getKvLen() || getGroup().has_value();
+  return verifyL1Mod(
+      *this, getScoreMod(), ModKind::Score,
+      hasScoreMod() ? positions : anyPosition,
+      "'at [batch, kv_head, row, col] q_len .. kv_len ..' and 'group'",
+      getCaptures());
+}
+
+LogicalResult MaskOp::verifyRegions() {
+  bool positions = getBatch() && getKvHead();
+  bool anyPosition = getBatch() || getKvHead();
+  return verifyL1Mod(*this, getMaskMod(), ModKind::Mask,
+                     hasMaskMod() ? positions : anyPosition,
+                     "'at [batch, kv_head]'", getCaptures());
 }
 
 LogicalResult OnlineSoftmaxOp::verify() {

@@ -47,6 +47,7 @@ compile="$build/bin/attn-compile"
 "$compile" "$root/examples/gemma2_softcap.mlir" --shared -o "$out/lib"
 "$compile" "$root/bench/kernels.mlir" --shared -o "$out/lib"
 "$compile" "$root/bench/append.mlir" --shared -o "$out/lib"
+"$compile" "$root/bench/mods.mlir" --shared -o "$out/lib"
 "$compile" "$root/test/compile/Inputs/abi.mlir" -o "$out/lib"
 cc="clang-22 -std=c11 -O2 -I$out/lib"
 $cc "$root/examples/c/llama3_prefill.c" "$out/lib/libllama3_8b_prefill.a" \
@@ -55,6 +56,7 @@ $cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
   -o "$out/abi_check"
 cp "$root/examples/python/attn_library.py" \
   "$root/examples/python/check_kernels.py" "$root/bench/compare.py" \
+  "$root/bench/mods_compare.py" \
   "$root/bench/autotune.py" "$out/"
 # The Python package (python/attn) with its tests, and a cache holding
 # every kernel the GPU tests compile: the GPU machine has no attn-compile.

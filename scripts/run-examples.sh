@@ -27,6 +27,12 @@ declare -A sizes=(
   [paged_append]="--batch=4 --kv-len=1000"
   [sliding_window]="--batch=1 --q-len=64 --kv-len=300"
   [varlen_prefill]="--batch=4 --q-len=100 --kv-len=150"
+  [alibi]="--batch=2 --q-len=100 --kv-len=100"
+  [document_mask]="--batch=2 --q-len=128 --kv-len=128"
+  [prefix_lm]="--batch=3 --q-len=90 --kv-len=90 --capture-int-max=90"
+  [t5_relative_bias]="--batch=1 --q-len=300 --kv-len=300"
+  [softcap_region]="--batch=1 --q-len=100 --kv-len=140"
+  [sliding_window_mask_mod]="--batch=1 --q-len=400 --kv-len=400"
 )
 for spec in "$root"/examples/*.mlir; do
   name="$(basename "$spec" .mlir)"

@@ -324,6 +324,10 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
+  if (op.hasMods())
+    return op.emitError() << "the msl tier cannot lower score_mod or "
+                             "mask_mod regions yet (CPU only so far: "
+                             "attn-to-cpu)";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "

@@ -214,9 +214,10 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
 
   // The Q tile's rows, this lane's slice of each, and their queries.
   Value q = map.lookup(n.loadQ.getQ());
-  SmallVector<Value> qSlices, queries;
+  SmallVector<Value> qSlices, queries, flatRows;
   for (int64_t r = 0; r < rows; ++r) {
     Value f = add(*row0, idx(r));
+    flatRows.push_back(f);
     Value valid = lt(f, totalRows);
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
     Value firstHead = mul(kvHead, idx(group));
@@ -345,9 +346,14 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
           dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
                                                  gpu::ShuffleMode::XOR)
                               .getShuffleResult());
-        Value s = scoreFromDot(dot);
+        Value s = hasScoreMod() ? modScore(dot, batch, kvHead, flatRows[r],
+                                           keys[u])
+                                : scoreFromDot(dot);
         Value seen = arith::AndIOp::create(
             kb, inSplit[u], visible(keys[u], queries[r], *qLen, *kvLen));
+        if (hasMaskMod())
+          seen = arith::AndIOp::create(
+              kb, seen, modVisible(batch, kvHead, flatRows[r], keys[u]));
         s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
         // Lazy rescale: m is only a reference point, moved (and acc, l
         // rescaled) when a score exceeds it by more than kRescaleSlack, so

@@ -2,6 +2,8 @@
 
 #include "codegen/nvptx/KernelCommon.h"
 
+#include "dialect/AttnMods.h"
+
 #include "lib/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +23,16 @@ FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
                << pass
                << ": attn-split-kv output is lowered by the CPU and Metal "
                   "pipelines; the NVIDIA decode tier splits K/V itself",
+           failure();
+  // The kernels inline the mod regions; captures would be kernel
+  // arguments, which the launch contract does not carry yet.
+  if (succeeded(nest) &&
+      (!nest->qk.getCaptures().empty() || !nest->mask.getCaptures().empty()))
+    return forall.emitError()
+               << pass
+               << ": score_mod / mask_mod captures are lowered on the CPU "
+                  "only so far (attn-to-cpu); the NVIDIA tiers take regions "
+                  "without captures",
            failure();
   return nest;
 }
@@ -92,11 +104,46 @@ Value KernelEmitter::scoreFromDot(Value dot) {
   return arith::MulFOp::create(*b, dot, f32(*score.linearFactor()));
 }
 
+Value KernelEmitter::modScore(Value dot, Value batch, Value kvHead,
+                              Value flatRow, Value key) {
+  ScoreTransform score = scoreTransform();
+  Value natural;
+  if (score.softcap) {
+    Value t = tanh(arith::MulFOp::create(*b, dot, f32(score.tanhInputFactor())));
+    natural = arith::MulFOp::create(*b, t, f32(*score.softcap));
+  } else {
+    natural = arith::MulFOp::create(*b, dot, f32(score.scale));
+  }
+  SmallVector<Value> args{natural};
+  args.append(modPositions(batch, kvHead, flatRow, key));
+  Value s = inlineMod(*b, n.qk.getScoreMod(), args);
+  return arith::MulFOp::create(*b, s, f32(kLog2E));
+}
+
+Value KernelEmitter::modVisible(Value batch, Value kvHead, Value flatRow,
+                                Value key) {
+  return inlineMod(*b, n.mask.getMaskMod(),
+                   modPositions(batch, kvHead, flatRow, key));
+}
+
+SmallVector<Value> KernelEmitter::modPositions(Value batch, Value kvHead,
+                                               Value flatRow, Value key) {
+  // Flat row f of a K/V head's rows is query f / G of head kvHead * G +
+  // f % G (query-major GQA packing, as attn-tile lays the rows out).
+  int64_t group = n.loadQ.getGroup();
+  Value head = add(mul(kvHead, idx(group)),
+                   arith::RemUIOp::create(*b, flatRow, idx(group)));
+  Value query = arith::DivUIOp::create(*b, flatRow, idx(group));
+  return {batch, head, query, key};
+}
+
 ScoreTransform KernelEmitter::scoreTransform() {
   return ScoreTransform::of(n.qk);
 }
 
 std::optional<double> KernelEmitter::linearScoreScale() {
+  if (n.qk.hasScoreMod())
+    return std::nullopt;
   return scoreTransform().linearFactor();
 }
 

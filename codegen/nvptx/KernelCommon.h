@@ -73,10 +73,22 @@ public:
   Value tanh(Value x);
   /// attn.qk's transform of a raw dot product into base-2 logit units.
   Value scoreFromDot(Value dot);
+  /// With a score_mod: log2(e) * score_mod(cap(scale * dot), b, h, q_idx,
+  /// kv_idx), the region inlined, for flat row `flatRow` of K/V head
+  /// `kvHead`'s rows and key `key` (per sequence in the packed forms).
+  Value modScore(Value dot, Value batch, Value kvHead, Value flatRow,
+                 Value key);
+  /// With a mask_mod: the region's verdict for the same positions.
+  Value modVisible(Value batch, Value kvHead, Value flatRow, Value key);
+  /// (b, h, q_idx, kv_idx) of flat row `flatRow` and key `key`.
+  SmallVector<Value> modPositions(Value batch, Value kvHead, Value flatRow,
+                                  Value key);
+  bool hasScoreMod() { return n.qk.hasScoreMod(); }
+  bool hasMaskMod() { return n.mask.hasMaskMod(); }
   /// attn.qk's scale and soft-cap (AttnSemantics.h).
   ScoreTransform scoreTransform();
   /// The factor c when that transform is the plain scale c * dot (no
-  /// soft-cap); c > 0.
+  /// soft-cap, no score_mod); c > 0.
   std::optional<double> linearScoreScale();
   /// Whether query `query` sees key `key` (attn.mask, plus key < kvLen):
   /// MaskRules (AttnSemantics.h) on the kernel's index values.

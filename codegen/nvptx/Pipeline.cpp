@@ -79,6 +79,9 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // Cache appends get their copy kernels first; the attention ops of the
   // module go on to the tiers.
   pm.addPass(createAttnToCopy());
+  // Regions the built-ins can say become attributes first, so the tiers
+  // skip the tiles they hide (lib/Transforms/FoldMods.h).
+  pm.addNestedPass<func::FuncOp>(createAttnFoldMods());
   pm.addNestedPass<func::FuncOp>(createAttnSelectTier(select));
   pm.addNestedPass<func::FuncOp>(createAttnTile());
   if (*tier == Tier::MMA)

@@ -405,7 +405,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
             ? view(opaqueIndex(idx(p.qOff)), {p.br, p.inputRow(p.d)}, p.elt)
             : qs;
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
-              loop.getRegionIterArgs()};
+              loop.getRegionIterArgs(), out.batch, out.kvHead};
     scf::YieldOp::create(kb, this->step(*tiles, step));
   }
 

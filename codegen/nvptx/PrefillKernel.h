@@ -54,6 +54,7 @@ protected:
     Value j;                // its first key
     Value qLen, row0, warpRow;
     ValueRange state;       // the loop's: softmax state, then acc tiles
+    Value batch, kvHead;    // the mod regions' b and K/V head
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`
   /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`;

@@ -208,6 +208,17 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   // scale > 0), so the mask and the row max work on raw dots and c folds
   // into p = 2^(c * dot - m), one FMA before the ex2.
   std::optional<double> c = linearScoreScale();
+  // Element i of n-tile nb of m-tile mt: its flat row and its key.
+  auto rowOf = [&](int64_t mt, int64_t i) {
+    return add(step.row0,
+               add(step.warpRow,
+                   add(tiles.laneRow(),
+                       idx(16 * mt + 8 * Layout::rowHalf(i)))));
+  };
+  auto keyOf = [&](int64_t nb, int64_t i) {
+    return add(step.j, add(tiles.laneColumn(),
+                           idx(16 * nb + Layout::columnOffset(i))));
+  };
   SmallVector<Value> flat;
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     for (int64_t nb = 0; nb < nb16; ++nb) {
@@ -215,7 +226,11 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
       for (int64_t i = 0; i < 8; ++i) {
         Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
                                               ArrayRef<int64_t>{i});
-        e.push_back(c ? dot : scoreFromDot(dot));
+        if (hasScoreMod())
+          e.push_back(modScore(dot, step.batch, step.kvHead, rowOf(mt, i),
+                               keyOf(nb, i)));
+        else
+          e.push_back(c ? dot : scoreFromDot(dot));
       }
       flat.push_back(
           vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
@@ -225,8 +240,12 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   // decided once (the branch is uniform), interior tiles skip it.
   auto [firstQuery, lastQuery] = warpSkips() ? warpQueries(step)
                                              : blockQueries(step);
-  Value interior = allVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
-                              lastQuery, step.qLen, kvLen);
+  // A mask_mod can hide any key: every tile takes the masked path.
+  Value interior =
+      hasMaskMod()
+          ? Value(arith::ConstantIntOp::create(*b, 0, 1))
+          : allVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
+                       lastQuery, step.qLen, kvLen);
   auto masked = scf::IfOp::create(*b, ValueRange(flat).getTypes(), interior,
                                   /*withElseRegion=*/true);
   {
@@ -251,6 +270,10 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
                               idx(16 * nb + Layout::columnOffset(i))));
           Value seen =
               visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
+          if (hasMaskMod())
+            seen = arith::AndIOp::create(
+                *b, seen,
+                modVisible(step.batch, step.kvHead, rowOf(mt, i), key));
           Value score =
               vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
           Value hidden = f32(-INFINITY);

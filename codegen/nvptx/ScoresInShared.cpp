@@ -83,9 +83,15 @@ SmallVector<Value> SharedScoreKernel::step(TileMMA &tiles, const Step &step) {
   Value rowMax = f32(-INFINITY);
   for (int64_t t = 0; t < p.bc / 2; ++t) {
     Value c = column(idx(t));
-    Value s = scoreFromDot(memref::LoadOp::create(*b, ss, ValueRange{r, c}));
     Value key = add(step.j, c);
+    Value dot = memref::LoadOp::create(*b, ss, ValueRange{r, c});
+    Value s = hasScoreMod()
+                  ? modScore(dot, step.batch, step.kvHead, rowInTile, key)
+                  : scoreFromDot(dot);
     Value visible = this->visible(key, query, step.qLen, kvLen);
+    if (hasMaskMod())
+      visible = arith::AndIOp::create(
+          *b, visible, modVisible(step.batch, step.kvHead, rowInTile, key));
     scores.push_back(arith::SelectOp::create(*b, visible, s, f32(-INFINITY)));
     rowMax = arith::MaxNumFOp::create(*b, rowMax, scores.back());
   }

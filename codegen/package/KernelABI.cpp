@@ -126,6 +126,11 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
     kernel.op = ops.front();
+    if (!kernel.op.getCaptures().empty())
+      return kernel.op.emitError(
+          "attn-compile: captures of score_mod / mask_mod regions run on "
+          "the CPU only so far (attn-run, attn-to-cpu); the C ABI cannot "
+          "pass them yet (regions without captures compile for NVIDIA)");
     Value given[] = {kernel.op.getQ(),          kernel.op.getK(),
                      kernel.op.getV(),          kernel.op.getBlockTable(),
                      kernel.op.getKvLens(),     kernel.op.getO(),

@@ -3,9 +3,12 @@
 #include "codegen/package/Package.h"
 
 #include "codegen/nvptx/Passes.h"
+#include "lib/Transforms/FoldMods.h"
+#include "lib/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -81,6 +84,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   AttnSelectTierOptions selectOptions;
   selectOptions.prefill = stringifyTier(defaultPrefillTier(code.sm)).str();
   selectOptions.sm = code.sm;
+  select.addNestedPass<func::FuncOp>(createAttnFoldMods());
   select.addNestedPass<func::FuncOp>(createAttnSelectTier(selectOptions));
   if (failed(select.run(*module)))
     return failure();
@@ -200,6 +204,19 @@ std::string package::describeChoices(const Kernel &kernel,
       os << "; default tile for D" << dims << " on " << code.chip;
   }
   os << ")";
+  // The mod regions' cost, said: what attn-fold-mods turns into the
+  // built-ins; a mask_mod left has no block mask yet, so every K/V tile
+  // the built-in mask leaves takes the masked path.
+  ModFolds folds = analyzeMods(op);
+  if (folds.softcap)
+    os << "; score_mod folded into softcap = "
+       << llvm::format("%g", *folds.softcap);
+  else if (op.hasScoreMod())
+    os << "; score_mod inlined on every score";
+  if (folds.mask)
+    os << "; mask_mod's band folded into mask = " << *folds.mask;
+  if (op.hasMaskMod() && !folds.maskModFolded)
+    os << "; mask_mod on every tile (no block mask yet)";
   if (code.choices.size() > 1) {
     os << "; small-grid alternatives:";
     for (auto [i, alternative] :

@@ -60,6 +60,8 @@ void attention(const Problem &p, const std::vector<double> &q,
           if ((p.mask.left >= 0 && rel < -p.mask.left) ||
               (p.mask.right >= 0 && rel > p.mask.right))
             continue;
+          if (p.maskMod && !p.maskMod(b, h, i, j))
+            continue;
           const double *kj = &k[row(hk, j, d)];
           double dot = 0;
           for (int64_t x = 0; x < d; ++x)
@@ -67,6 +69,8 @@ void attention(const Problem &p, const std::vector<double> &q,
           double s = dot * p.scale;
           if (p.softcap > 0)
             s = p.softcap * std::tanh(s / p.softcap);
+          if (p.scoreMod)
+            s = p.scoreMod(s, b, h, i, j);
           scores[j] = s;
           best = std::max(best, s);
         }

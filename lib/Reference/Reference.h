@@ -10,6 +10,7 @@
 #define ATTN_LIB_REFERENCE_REFERENCE_H
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace attn::reference {
@@ -39,6 +40,15 @@ struct Problem {
   const int32_t *cuSeqlensQ = nullptr;
   /// Packed K and V [total_k, Hkv, D(v)], the same way (kvLen unused).
   const int32_t *cuSeqlensK = nullptr;
+  /// attn.attention's score_mod: the logit of query i of head h and key j
+  /// of sequence b (positions within the sequence), given the score
+  /// cap(scale * dot) in natural units; -inf hides the key. Empty: none.
+  std::function<double(double score, int64_t b, int64_t h, int64_t i,
+                       int64_t j)>
+      scoreMod;
+  /// attn.attention's mask_mod: whether query i of head h sees key j of
+  /// sequence b, on top of the mask above. Empty: every key.
+  std::function<bool(int64_t b, int64_t h, int64_t i, int64_t j)> maskMod;
 };
 
 /// Dense row-major inputs: q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D(v)] or the

@@ -11,6 +11,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnMods.h"
 #include "dialect/AttnSemantics.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -209,6 +210,68 @@ Value decompose(Builder &b, LoadKVOp op) {
       });
 }
 
+/// Tile element (r, c)'s positions: (b, h, q_idx, kv_idx) of flat row
+/// `row + r` and key `col + c` under the GQA packing.
+SmallVector<Value> positionsOf(ImplicitLocOpBuilder &b, Value batch,
+                               Value kvHead, Value row, Value col,
+                               int64_t group, Value r, Value c) {
+  Value f = arith::AddIOp::create(b, row, r);
+  auto [head, query] = headAndQuery(b, f, kvHead, group);
+  return {batch, head, query, arith::AddIOp::create(b, col, c)};
+}
+
+/// `then()` where `cond` holds, else `otherwise`, in a linalg body.
+Value guarded(ImplicitLocOpBuilder &b, Value cond, Value otherwise,
+              function_ref<Value()> then) {
+  auto ifOp =
+      scf::IfOp::create(b, TypeRange{otherwise.getType()}, cond, true, true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, then());
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, otherwise);
+  return ifOp.getResult(0);
+}
+
+/// qk with a score_mod: s = log2(e) * mod(cap(scale * dot), b, h, i, j),
+/// the region inlined per element and run only for in-range (i, j); the
+/// others keep log2(e) * cap(scale * dot), which the mask hides.
+Value scoreWithMod(Builder &b, QKOp op, Value dot, ScoreTransform score) {
+  auto type = cast<RankedTensorType>(op.getScores().getType());
+  const int64_t group = *op.getGroup();
+  Value rows = arith::MulIOp::create(b, op.getQLen(), b.idx(group));
+  return b.generic(
+      2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
+      [&](Builder &nb, ValueRange a) {
+        Value x = a[0];
+        if (score.softcap) {
+          x = arith::MulFOp::create(nb, x, nb.f32(score.tanhInputFactor()));
+          x = math::TanhOp::create(nb, x);
+          x = arith::MulFOp::create(nb, x, nb.f32(*score.softcap));
+        } else {
+          x = arith::MulFOp::create(nb, x, nb.f32(score.scale));
+        }
+        Value r = linalg::IndexOp::create(nb, 0);
+        Value c = linalg::IndexOp::create(nb, 1);
+        Value f = arith::AddIOp::create(nb, op.getRow(), r);
+        Value j = arith::AddIOp::create(nb, op.getCol(), c);
+        Value inRange = arith::AndIOp::create(
+            nb, arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, f, rows),
+            arith::CmpIOp::create(nb, arith::CmpIPredicate::slt, j,
+                                  op.getKvLen()));
+        Value natural = x;
+        x = guarded(nb, inRange, natural, [&] {
+          SmallVector<Value> args{natural};
+          args.append(positionsOf(nb, op.getBatch(), op.getKvHead(),
+                                  op.getRow(), op.getCol(), group, r, c));
+          llvm::append_range(args, op.getCaptures());
+          return inlineMod(nb, op.getScoreMod(), args);
+        });
+        x = arith::MulFOp::create(nb, x, nb.f32(kLog2E));
+        linalg::YieldOp::create(nb, x);
+      })[0];
+}
+
 Value decompose(Builder &b, QKOp op) {
   auto type = cast<RankedTensorType>(op.getScores().getType());
   Value dot = b.generic(3, {op.getQ(), op.getK()}, {b.filled(type, b.f32(0))},
@@ -221,6 +284,8 @@ Value decompose(Builder &b, QKOp op) {
                                       .getResult());
                         })[0];
   ScoreTransform score = ScoreTransform::of(op);
+  if (op.hasScoreMod())
+    return scoreWithMod(b, op, dot, score);
   return b.generic(2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
                    [&](Builder &nb, ValueRange a) {
                      Value x = a[0];
@@ -256,6 +321,24 @@ Value decompose(Builder &b, MaskOp op) {
         IndexExprs inner{nb};
         Value visible = MaskRules<IndexExprs>(inner, mask)
                             .visibleFromDiagonal(key, diagonal, op.getKvLen());
+        // mask_mod only where the built-in rules show the key (in range
+        // and unmasked): visible = built-in AND mask_mod.
+        if (op.hasMaskMod()) {
+          Value rows =
+              arith::MulIOp::create(nb, op.getQLen(), nb.idx(op.getGroup()));
+          Value inRows =
+              arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, flat, rows);
+          Value ask = arith::AndIOp::create(nb, visible, inRows);
+          visible = guarded(
+              nb, ask, arith::ConstantOp::create(nb, nb.getBoolAttr(false)),
+              [&] {
+                SmallVector<Value> args =
+                    positionsOf(nb, op.getBatch(), op.getKvHead(), op.getRow(),
+                                op.getCol(), op.getGroup(), r, c);
+                llvm::append_range(args, op.getCaptures());
+                return inlineMod(nb, op.getMaskMod(), args);
+              });
+        }
         Value hidden = nb.negInf();
         linalg::YieldOp::create(
             nb, arith::SelectOp::create(nb, visible, a[0], hidden).getResult());
@@ -445,9 +528,12 @@ SmallVector<Value> decompose(Builder &b, InitStateOp op) {
 struct AttnDecomposePass : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
+    // The mod regions of qk and mask go with their ops (their attn.yield
+    // is inlined, not decomposed).
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<AttnDialect>(op->getDialect()))
         ops.push_back(op);
+      return isa<QKOp, MaskOp>(op) ? WalkResult::skip() : WalkResult::advance();
     });
     for (Operation *op : ops) {
       Builder b(op->getLoc(), op);

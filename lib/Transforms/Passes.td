@@ -5,6 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnFoldMods : Pass<"attn-fold-mods", "func::FuncOp"> {
+  let summary = "turn score_mod / mask_mod regions the built-ins can say into attributes";
+  let description = [{
+    A `score_mod` yielding `c * tanh(s / c)` becomes `softcap = c`; a
+    `mask_mod` that is a conjunction of comparisons of `q_idx - kv_idx`
+    with constants becomes the built-in band (top-left aligned,
+    intersected with the op's `mask`), so the kernels skip the tiles it
+    hides. A `mask_mod` with other terms keeps its region, and its affine
+    terms still narrow the built-in mask. The NVIDIA pipeline runs it
+    first; attn-compile's tier note says what folded (FoldMods.h).
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect"];
+}
+
 def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   let summary = "tile attn.attention into the online-softmax loop (L0 -> L1)";
   let description = [{

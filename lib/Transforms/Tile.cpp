@@ -21,6 +21,7 @@
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnSemantics.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
@@ -222,6 +223,7 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   Value qTile = LoadQOp::create(b, qTileType, op.getQ(), bIdx, head, row,
                                 groupAttr, seqStart, seqLen);
   auto init = InitStateOp::create(b, br, dv);
+  IRMapping mapping; // the regions are isolated: nothing to map
   auto loop = scf::ForOp::create(
       b, lo, hi, cst(b, bc),
       ValueRange{init.getMax(), init.getSum(), init.getAcc()});
@@ -236,8 +238,26 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
                                    kvLen, op.getBlockTable(), kvStart);
     Value vTile = LoadKVOp::create(b, vTileType, op.getV(), bIdx, head, col,
                                    kvLen, op.getBlockTable(), kvStart);
-    Value s = QKOp::create(b, scoreType, qTile, kTile, scale, softcap);
-    s = MaskOp::create(b, scoreType, s, row, col, qLen, kvLen, mask, groupAttr);
+    // The regions travel to the score and mask ops, cloned with the
+    // positions they need and the captures as operands (their trailing
+    // block arguments stay as they are).
+    const bool scoreMod = op.hasScoreMod(), maskMod = op.hasMaskMod();
+    ValueRange none;
+    auto qk = QKOp::create(
+        b, scoreType, qTile, kTile, scale, softcap, scoreMod ? bIdx : Value(),
+        scoreMod ? head : Value(), scoreMod ? row : Value(),
+        scoreMod ? col : Value(), scoreMod ? qLen : Value(),
+        scoreMod ? kvLen : Value(), scoreMod ? groupAttr : IntegerAttr(),
+        scoreMod ? op.getCaptures() : none);
+    if (scoreMod)
+      op.getScoreMod().cloneInto(&qk.getScoreMod(), mapping);
+    auto maskOp = MaskOp::create(
+        b, scoreType, qk.getScores(), row, col, qLen, kvLen, mask, groupAttr,
+        maskMod ? bIdx : Value(), maskMod ? head : Value(),
+        maskMod ? op.getCaptures() : none);
+    if (maskMod)
+      op.getMaskMod().cloneInto(&maskOp.getMaskMod(), mapping);
+    Value s = maskOp.getResult();
     auto sm = OnlineSoftmaxOp::create(b, scoreType, rowType, rowType, rowType,
                                       s, m, l);
     Value newAcc = PVOp::create(b, acc.getType(), sm.getProbs(), vTile, acc,

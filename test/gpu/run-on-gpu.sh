@@ -29,6 +29,9 @@ timeout 60 ./llama3_prefill 2 1 3000; echo "llama3_prefill q_len 1 rc=$?"
 timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
 tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
 timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
+echo "== score_mod / mask_mod kernels (bench/mods.mlir) against a float64 reference"
+PYTHONUNBUFFERED=1 timeout 200 python3 mods_compare.py lib/libmods.so --check-only
+echo "mods check rc=$?"
 echo "== python/attn GPU tests: kernels, attn.torch, a layer under torch.compile"
 # Kernels come from the cache pack-gpu.sh filled; pytest where installed.
 runner="python3 python/tests/run_gpu_tests.py"

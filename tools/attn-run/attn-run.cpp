@@ -29,10 +29,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnMods.h"
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Reference/HostFloat.h"
 #include "lib/Reference/Reference.h"
 #include "tools/ToolOptions.h"
+#include "tools/attn-run/ModEval.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -106,6 +108,20 @@ static cl::opt<int64_t> numSplits("num-splits", cl::init(0),
                                   cl::desc("split-K: number of splits"));
 static cl::opt<int64_t> kvChunk("kv-chunk", cl::init(0),
                                 cl::desc("split-K: keys per split"));
+static cl::opt<int64_t> captureDim(
+    "capture-dim",
+    cl::desc("size of each dynamic dim of a capture (default: the larger "
+             "of Sq and Sk)"),
+    cl::init(0));
+static cl::opt<int64_t>
+    captureIntMax("capture-int-max",
+                  cl::desc("integer captures are filled with random values in "
+                           "[0, N) (default 4)"),
+                  cl::init(4));
+static cl::opt<std::string> saveOutputs(
+    "save-outputs",
+    cl::desc("write O's bytes, then LSE's, to this file after the run (two "
+             "runs with one --seed bit-compare with cmp)"));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("RNG seed (default: fresh)"));
 static cl::opt<int64_t> maxMemoryMiB(
     "max-memory-mib",
@@ -154,7 +170,9 @@ struct Buffer {
   std::vector<char> bytes;
   std::vector<int64_t> descriptor; // MLIR's memref descriptor, C layout
 
-  int64_t width() const { return elt.getIntOrFloatBitWidth() / 8; }
+  int64_t width() const {
+    return std::max<int64_t>(elt.getIntOrFloatBitWidth() / 8, 1);
+  }
   int64_t numElements() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -172,6 +190,19 @@ struct Buffer {
   }
   double get(int64_t linear) const {
     const char *p = bytes.data() + byteOffset(linear);
+    if (elt.isF64()) {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    if (elt.isInteger() && !elt.isInteger(32)) {
+      int64_t x = 0;
+      std::memcpy(&x, p, width());
+      unsigned bits = width() * 8;
+      if (bits < 64 && (x >> (bits - 1)) & 1 && !elt.isInteger(1))
+        x |= ~((int64_t(1) << bits) - 1);
+      return double(x);
+    }
     if (elt.isF32()) {
       float f;
       std::memcpy(&f, p, 4);
@@ -188,7 +219,12 @@ struct Buffer {
   }
   void set(int64_t linear, double value) {
     char *p = bytes.data() + byteOffset(linear);
-    if (elt.isF32()) {
+    if (elt.isF64()) {
+      std::memcpy(p, &value, 8);
+    } else if (elt.isInteger() && !elt.isInteger(32)) {
+      int64_t x = static_cast<int64_t>(value);
+      std::memcpy(p, &x, width()); // little-endian: the low bytes
+    } else if (elt.isF32()) {
       float f = static_cast<float>(value);
       std::memcpy(p, &f, 4);
     } else if (elt.isInteger(32)) {
@@ -270,7 +306,18 @@ Buffer allocate(MemRefType type, ArrayRef<int64_t> shape, Extent extent) {
 // Sizes of a run
 //===----------------------------------------------------------------------===//
 
-enum class Role { Q, K, V, BlockTable, KVLens, O, LSE, CuSeqlensQ, CuSeqlensK };
+enum class Role {
+  Q,
+  K,
+  V,
+  BlockTable,
+  KVLens,
+  O,
+  LSE,
+  CuSeqlensQ,
+  CuSeqlensK,
+  Capture
+};
 
 /// Resolves dim `dim` of an operand: its static size, or `value` for a
 /// dynamic one. A static dim that disagrees with a given value is an error.
@@ -928,6 +975,9 @@ int main(int argc, char **argv) {
       failed(bind(op.getO(), Role::O, "o")) ||
       failed(bind(op.getLse(), Role::LSE, "lse")))
     return 1;
+  for (auto [i, capture] : llvm::enumerate(op.getCaptures()))
+    if (failed(bind(capture, Role::Capture, ("capture #" + Twine(i)).str())))
+      return 1;
   if (roles.size() != func.getNumArguments())
     return fail("every argument of @" + func.getSymName() +
                 " must be an operand of its attn.attention");
@@ -1053,6 +1103,14 @@ int main(int argc, char **argv) {
     case Role::CuSeqlensK: shape = {B + 1}; break;
     case Role::O: shape = qShape(p.valueHeadDim); break;
     case Role::LSE: shape = qShape(0); break;
+    case Role::Capture: {
+      auto type = cast<MemRefType>(func.getArgument(i).getType());
+      int64_t dynamic =
+          captureDim > 0 ? int64_t(captureDim) : std::max(p.qLen, p.kvLen);
+      for (int64_t d : type.getShape())
+        shape.push_back(ShapedType::isDynamic(d) ? dynamic : d);
+      break;
+    }
     }
   }
   SmallVector<Extent> extents;
@@ -1084,6 +1142,22 @@ int main(int argc, char **argv) {
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, kvLens[x]);
       continue;
+    case Role::Capture:
+      if (buf.elt.isInteger()) {
+        // Values the element type holds: [0, 2) for i1, below 2^(w-1).
+        const unsigned bits = buf.elt.getIntOrFloatBitWidth();
+        int64_t top = std::max<int64_t>(captureIntMax, 1);
+        if (bits < 64)
+          top =
+              std::min<int64_t>(top, bits == 1 ? 2 : int64_t(1) << (bits - 1));
+        std::uniform_int_distribution<int64_t> ints(0, top - 1);
+        for (int64_t x = 0; x < buf.numElements(); ++x)
+          buf.set(x, double(ints(rng)));
+      } else {
+        for (int64_t x = 0; x < buf.numElements(); ++x)
+          buf.set(x, uniform(rng));
+      }
+      continue;
     case Role::CuSeqlensQ:
     case Role::CuSeqlensK: {
       const std::vector<int32_t> &offsets =
@@ -1098,12 +1172,58 @@ int main(int argc, char **argv) {
       buf.set(x, output ? kNaN : uniform(rng)); // poison outputs
   }
 
+  // The regions, as the reference evaluates them (before the pipeline
+  // replaces the op), reading the captures' contents.
+  std::vector<::attn::modeval::Capture> captures;
+  for (unsigned i = 0; i < buffers.size(); ++i) {
+    if (roles[i] != Role::Capture)
+      continue;
+    captures.push_back(
+        {std::vector<int64_t>(buffers[i].shape.begin(), buffers[i].shape.end()),
+         buffers[i].toDense()});
+  }
+  std::unique_ptr<::attn::modeval::Evaluator> scoreMod, maskMod;
+  for (auto [region, kind, eval] :
+       {std::tuple<Region *, mlir::attn::ModKind,
+                   std::unique_ptr<::attn::modeval::Evaluator> *>{
+            &op.getScoreMod(), mlir::attn::ModKind::Score, &scoreMod},
+        {&op.getMaskMod(), mlir::attn::ModKind::Mask, &maskMod}}) {
+    if (region->empty())
+      continue;
+    std::string error;
+    *eval = ::attn::modeval::Evaluator::compile(
+        *region, mlir::attn::numPositionArgs(kind), captures, error);
+    if (!*eval)
+      return fail(Twine(mlir::attn::modName(kind)) + ": " + error);
+  }
+  if (scoreMod)
+    p.scoreMod = [&](double s, int64_t b, int64_t h, int64_t i, int64_t j) {
+      double args[] = {s, double(b), double(h), double(i), double(j)};
+      return (*scoreMod)(args);
+    };
+  if (maskMod)
+    p.maskMod = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+      double args[] = {double(b), double(h), double(i), double(j)};
+      return (*maskMod)(args) != 0;
+    };
+  const int64_t numCaptures = captures.size();
+
   // Compile. The pipeline replaces `func` and `op`: keep what is needed.
   const std::string kernelName = func.getSymName().str();
   const bool paged = op.isPaged();
   Type elt = qType.getElementType();
   if (failed(compileAndCall(context, *module, func, buffers)))
     return 1;
+
+  if (!saveOutputs.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(saveOutputs, ec);
+    if (ec)
+      return fail("--save-outputs: " + ec.message());
+    out.write(o->bytes.data(), o->bytes.size());
+    if (lse)
+      out.write(lse->bytes.data(), lse->bytes.size());
+  }
 
   // Check.
   std::vector<double> refO, refLse;
@@ -1134,17 +1254,18 @@ int main(int argc, char **argv) {
   const double lseTol = 1e-3;
   bool pass = relErr <= tol && unwritten == 0 && lseErr <= lseTol &&
               lseWrong == 0;
-  llvm::outs() << "@" << kernelName << " B=" << B << " Hq=" << Hq
-               << " Hkv=" << Hkv << " Sq=" << p.qLen << " Sk=" << p.kvLen
-               << " D=" << p.headDim << " Dv=" << p.valueHeadDim << " " << elt
-               << (paged ? " paged bs=" + std::to_string(p.blockSize)
-                                : std::string())
-               << (packedQ ? " packed_q=" + std::to_string(totalQ)
-                           : std::string())
-               << (packedKV ? " packed_kv=" + std::to_string(totalK)
-                            : std::string())
-               << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
-               << " (tol " << tol << ")";
+  llvm::outs()
+      << "@" << kernelName << " B=" << B << " Hq=" << Hq << " Hkv=" << Hkv
+      << " Sq=" << p.qLen << " Sk=" << p.kvLen << " D=" << p.headDim
+      << " Dv=" << p.valueHeadDim << " " << elt
+      << (paged ? " paged bs=" + std::to_string(p.blockSize) : std::string())
+      << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
+      << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
+      << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
+      << (numCaptures ? " captures=" + std::to_string(numCaptures)
+                      : std::string())
+      << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
+      << " (tol " << tol << ")";
   if (lse)
     llvm::outs() << " lse_err=" << llvm::format("%.3e", lseErr)
                  << " empty_rows=" << emptyRows;

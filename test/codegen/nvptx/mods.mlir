@@ -1,0 +1,108 @@
+// score_mod / mask_mod regions (without captures) on the NVIDIA tiers: the
+// kernels inline the region per score, with (b, h, q_idx, kv_idx) of the
+// score's flat row and key; a mask_mod sends every tile down the masked
+// path (no block mask yet).
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma=chip=sm_80 | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma=chip=sm_80 | FileCheck %s --check-prefix=WMMA
+// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode=chip=sm_80 | FileCheck %s --check-prefix=DECODE
+// REQUIRES: ptxas
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | attn-translate --attn-ptx -o %t.ptx
+// RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+
+// Prefix-LM with a fixed prefix of 16 keys: the region's compare against
+// 16 and its causal test, inlined into the masked path, ANDed with the
+// built-in mask's verdict; the tile-interior shortcut is off (constant
+// false).
+// MMA-LABEL: gpu.func @prefix_lm_mma
+// MMA: %[[NEVER:.*]] = arith.constant false
+// MMA: scf.if %[[NEVER]]
+// MMA: arith.cmpi slt, %{{.*}}, %c16{{.*}} : index
+// MMA: arith.cmpi sle
+// MMA: arith.ori
+// MMA: arith.andi
+// WMMA-LABEL: gpu.func @prefix_lm_wmma
+// WMMA: arith.cmpi slt, %{{.*}}, %c16{{.*}} : index
+// WMMA: arith.ori
+// WMMA: arith.andi
+// PTX-LABEL: .entry prefix_lm_mma
+func.func @prefix_lm(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                     %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c16 = arith.constant 16 : index
+    %prefix = arith.cmpi slt, %j, %c16 : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %r = arith.ori %prefix, %causal : i1
+    attn.yield %r : i1
+  }
+  return
+}
+
+// ALiBi with slopes computed from the head (no capture): the natural score
+// (scale * dot) goes in, the region's result times log2(e) comes out.
+// MMA-LABEL: gpu.func @alibi_mma
+// MMA: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// MMA: arith.index_cast
+// MMA: arith.sitofp
+// MMA: arith.subf
+// MMA: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// PTX-LABEL: .entry alibi_mma
+func.func @alibi(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                 %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 mask = <causal>
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %one = arith.constant 1 : index
+    %h1 = arith.addi %h, %one : index
+    %hi = arith.index_cast %h1 : index to i32
+    %hf = arith.sitofp %hi : i32 to f32
+    %slope = arith.divf %s, %hf : f32
+    %d = arith.subi %i, %j : index
+    %di = arith.index_cast %d : index to i32
+    %df = arith.sitofp %di : i32 to f32
+    %c = arith.constant 0.125 : f32
+    %bias = arith.mulf %df, %c : f32
+    %scaled = arith.divf %bias, %hf : f32
+    %r = arith.subf %s, %scaled : f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// Decode (GQA-4, one query): both regions in the SIMT split kernel's key
+// loop, per row of the Q tile.
+// DECODE-LABEL: gpu.func @decode_mods_decode_split
+// DECODE: scf.for
+// DECODE: vector.reduction <add>
+// DECODE: math.tanh
+// DECODE: arith.cmpi sge
+// DECODE: arith.andi
+// PTX-LABEL: .entry decode_mods_decode_split
+func.func @decode_mods(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
+                       %v: memref<?x2x?x64xf16>, %o: memref<?x8x1x64xf16>) {
+  attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>)
+              -> o(%o : memref<?x8x1x64xf16>)
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %cap = arith.constant 30.0 : f32
+    %x = arith.divf %s, %cap : f32
+    %t = math.tanh %x : f32
+    %r = arith.mulf %t, %cap : f32
+    attn.yield %r : f32
+  }
+                 mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c3 = arith.constant 3 : index
+    %r = arith.cmpi sge, %j, %c3 : index
+    attn.yield %r : i1
+  }
+  return
+}
