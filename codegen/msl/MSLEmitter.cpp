@@ -559,6 +559,8 @@ public:
 
   /// The single-pass kernel, or the first pass of split-K.
   FailureOr<LaunchFacts> emitTileKernel(StringRef name, KernelKind kind);
+  LaunchFacts finishKernel(StringRef name, KernelKind kind, bool partial,
+                           bool withTid);
   /// The second pass of split-K.
   FailureOr<LaunchFacts> emitMergeKernel(StringRef name);
   /// The vector decode kernel (one pass), or the first pass of its split-K.
@@ -1063,46 +1065,10 @@ void MSLKernelEmitter::emitStoreElement() {
   }
 }
 
-FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
-                                                        KernelKind kind) {
-  const bool partial = kind == KernelKind::Partial;
-  if (failed(emitIndexArithmetic(partial, /*mergeOnly=*/false)))
-    return failure();
-  body << "  // This simdgroup's rows and keys; this lane's place in the 8x8 "
-          "fragments.\n";
-  body << "  const int row_block = int(simd) % " << p.rowBlocks << ";\n";
-  body << "  const int key_block = int(simd) / " << p.rowBlocks << ";\n";
-  body << "  const int frag_row = int(lane) / 16 * 4 + int(lane) / 2 % 4;\n";
-  body << "  const int frag_col = int(lane) / 8 % 2 * 4 + int(lane) % 2 * "
-          "2;\n";
-  body << "  const int my_row = row_block * 8 + frag_row;\n";
-  emitLoadQ();
-  emitInitState();
-  body << "\n  // The K/V loop (attn.kv_loop): one K and one V tile of "
-       << p.bct << " rows per step.\n";
-  body << "  threadgroup " << elt() << " *k_s = (threadgroup " << elt()
-       << " *)smem;\n";
-  body << "  threadgroup " << elt() << " *v_s = (threadgroup " << elt()
-       << " *)(smem + " << p.kBytes << ");\n";
-  body << "  for (int kv_start = " << kvBegin << "; kv_start < " << kvEnd
-       << "; kv_start += " << p.bct << ") {\n";
-  emitLoadKV(n.loadK, "k_s", p.d, "K");
-  emitLoadKV(n.loadV, "v_s", p.dv, "V");
-  body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
-  emitQK();
-  emitMask();
-  emitOnlineSoftmax();
-  emitPV();
-  body << "    // The next tile overwrites K and V.\n";
-  body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
-  body << "  }\n";
-  if (p.keyBlocks > 1)
-    emitMergeKeyBlocks();
-  else if (partial)
-    emitPartialFromFragments();
-  else
-    emitFinalizeFromFragments();
-
+/// The kernel's launch facts and signature (its buffers, the spec's
+/// operands in order), then its body.
+LaunchFacts MSLKernelEmitter::finishKernel(StringRef name, KernelKind kind,
+                                           bool partial, bool withTid) {
   LaunchFacts facts;
   facts.name = name.str();
   facts.function = s.func.getSymName().str();
@@ -1143,12 +1109,56 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   if (gridTiles())
     params.push_back("uint3 grid [[threadgroups_per_grid]]");
-  params.push_back("uint tid [[thread_index_in_threadgroup]]");
+  if (withTid)
+    params.push_back("uint tid [[thread_index_in_threadgroup]]");
   params.push_back("uint lane [[thread_index_in_simdgroup]]");
   params.push_back("uint simd [[simdgroup_index_in_threadgroup]]");
   emitSignature(name, params);
   os << bodyText << "}\n";
   return facts;
+}
+
+FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
+                                                        KernelKind kind) {
+  const bool partial = kind == KernelKind::Partial;
+  if (failed(emitIndexArithmetic(partial, /*mergeOnly=*/false)))
+    return failure();
+  body << "  // This simdgroup's rows and keys; this lane's place in the 8x8 "
+          "fragments.\n";
+  body << "  const int row_block = int(simd) % " << p.rowBlocks << ";\n";
+  body << "  const int key_block = int(simd) / " << p.rowBlocks << ";\n";
+  body << "  const int frag_row = int(lane) / 16 * 4 + int(lane) / 2 % 4;\n";
+  body << "  const int frag_col = int(lane) / 8 % 2 * 4 + int(lane) % 2 * "
+          "2;\n";
+  body << "  const int my_row = row_block * 8 + frag_row;\n";
+  emitLoadQ();
+  emitInitState();
+  body << "\n  // The K/V loop (attn.kv_loop): one K and one V tile of "
+       << p.bct << " rows per step.\n";
+  body << "  threadgroup " << elt() << " *k_s = (threadgroup " << elt()
+       << " *)smem;\n";
+  body << "  threadgroup " << elt() << " *v_s = (threadgroup " << elt()
+       << " *)(smem + " << p.kBytes << ");\n";
+  body << "  for (int kv_start = " << kvBegin << "; kv_start < " << kvEnd
+       << "; kv_start += " << p.bct << ") {\n";
+  emitLoadKV(n.loadK, "k_s", p.d, "K");
+  emitLoadKV(n.loadV, "v_s", p.dv, "V");
+  body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
+  emitQK();
+  emitMask();
+  emitOnlineSoftmax();
+  emitPV();
+  body << "    // The next tile overwrites K and V.\n";
+  body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
+  body << "  }\n";
+  if (p.keyBlocks > 1)
+    emitMergeKeyBlocks();
+  else if (partial)
+    emitPartialFromFragments();
+  else
+    emitFinalizeFromFragments();
+
+  return finishKernel(name, kind, partial, /*withTid=*/true);
 }
 
 FailureOr<LaunchFacts>
@@ -1440,51 +1450,7 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
          << "] = attn_lse(m_all, l_all);\n";
   }
 
-  LaunchFacts facts;
-  facts.name = name.str();
-  facts.function = s.func.getSymName().str();
-  facts.kind = kind;
-  facts.threads = p.threads;
-  facts.blockQ = p.br;
-  facts.blockKV = p.bct;
-  facts.splits = partial ? s.splits : 1;
-  facts.smemBytes = p.smemBytes;
-  SmallVector<std::string> params;
-  auto buffer = [&](StringRef role, int idx, StringRef decl) {
-    params.push_back(decl.str() + " [[buffer(" + std::to_string(idx) + ")]]");
-    facts.buffers.push_back({role.str(), idx});
-  };
-  std::string in = "device const " + elt() + " *";
-  buffer("q", s.q, in + "q");
-  buffer("k", s.k, in + "k");
-  buffer("v", s.v, in + "v");
-  if (s.cuQ >= 0)
-    buffer("cu_seqlens_q", s.cuQ, "device const int *cu_seqlens_q");
-  if (s.cuK >= 0)
-    buffer("cu_seqlens_k", s.cuK, "device const int *cu_seqlens_k");
-  if (s.blockTable >= 0)
-    buffer("block_table", s.blockTable, "device const int *block_table");
-  if (s.kvLens >= 0)
-    buffer("kv_lens", s.kvLens, "device const int *kv_lens");
-  if (partial) {
-    buffer("partials", s.partials, "device float *partials");
-  } else {
-    buffer("o", s.o, "device " + outElt() + " *o");
-    if (s.lse >= 0)
-      buffer("lse", s.lse, "device float *lse");
-  }
-  buffer("sizes", s.sizes, "constant AttnSizes &sizes");
-  if (s.strides >= 0)
-    buffer("strides", s.strides, "constant AttnStrides &strides");
-  params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
-  params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
-  if (gridTiles())
-    params.push_back("uint3 grid [[threadgroups_per_grid]]");
-  params.push_back("uint lane [[thread_index_in_simdgroup]]");
-  params.push_back("uint simd [[simdgroup_index_in_threadgroup]]");
-  emitSignature(name, params);
-  os << bodyText << "}\n";
-  return facts;
+  return finishKernel(name, kind, partial, /*withTid=*/false);
 }
 
 FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
