@@ -6,6 +6,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <cstdlib>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFOLDMODS
@@ -66,9 +67,16 @@ std::optional<Affine> affineOf(Value v, Value query, Value key, int depth = 0) {
     return Affine{1, 0, 0};
   if (v == key)
     return Affine{0, 1, 0};
+  // Constants past 2^40 (far beyond any sequence) are not folded: the
+  // sums and negations below stay far from overflow.
+  const int64_t kLargest = int64_t(1) << 40;
   IntegerAttr attr;
-  if (matchPattern(v, m_Constant(&attr)) && v.getType().isIndex())
-    return Affine{0, 0, attr.getInt()};
+  if (matchPattern(v, m_Constant(&attr)) && v.getType().isIndex()) {
+    int64_t c = attr.getInt();
+    if (c > kLargest || c < -kLargest)
+      return std::nullopt;
+    return Affine{0, 0, c};
+  }
   Operation *def = v.getDefiningOp();
   if (!isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
     return std::nullopt;
@@ -77,7 +85,11 @@ std::optional<Affine> affineOf(Value v, Value query, Value key, int depth = 0) {
   if (!x || !y)
     return std::nullopt;
   int64_t s = isa<arith::AddIOp>(def) ? 1 : -1;
-  return Affine{x->a + s * y->a, x->b + s * y->b, x->c + s * y->c};
+  Affine sum{x->a + s * y->a, x->b + s * y->b, x->c + s * y->c};
+  if (sum.c > kLargest || sum.c < -kLargest || std::abs(sum.a) > 64 ||
+      std::abs(sum.b) > 64)
+    return std::nullopt;
+  return sum;
 }
 
 /// Bounds lo <= q_idx - kv_idx <= hi.

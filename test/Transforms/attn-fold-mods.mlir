@@ -199,6 +199,10 @@ func.func @partial(%q: memref<1x4x8x16xf32>, %k: memref<1x4x8x16xf32>,
 // CHECK-LABEL: func.func @bottom_right
 // CHECK: attn.attention {{.*}}mask = <causal, bottom_right>
 // CHECK: mask_mod
+// A constant past 2^40 is not folded (no overflow in the analysis).
+// CHECK-LABEL: func.func @huge
+// CHECK-NOT: mask =
+// CHECK: mask_mod
 func.func @prefix_lm(%q: memref<1x4x8x16xf32>, %k: memref<1x4x8x16xf32>,
                      %v: memref<1x4x8x16xf32>, %o: memref<1x4x8x16xf32>) {
   attn.attention q(%q : memref<1x4x8x16xf32>) k(%k : memref<1x4x8x16xf32>)
@@ -245,6 +249,19 @@ func.func @bottom_right(%q: memref<1x4x8x16xf32>, %k: memref<1x4x8x16xf32>,
                  mask_mod {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %r = arith.cmpi sle, %j, %i : index
+    attn.yield %r : i1
+  }
+  return
+}
+func.func @huge(%q: memref<1x4x8x16xf32>, %k: memref<1x4x8x16xf32>,
+                %v: memref<1x4x8x16xf32>, %o: memref<1x4x8x16xf32>) {
+  attn.attention q(%q : memref<1x4x8x16xf32>) k(%k : memref<1x4x8x16xf32>)
+                 v(%v : memref<1x4x8x16xf32>) -> o(%o : memref<1x4x8x16xf32>)
+                 mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %big = arith.constant -9223372036854775807 : index
+    %back = arith.subi %i, %j : index
+    %r = arith.cmpi sgt, %back, %big : index
     attn.yield %r : i1
   }
   return
