@@ -20,21 +20,9 @@ import sys
 
 import torch
 
-_here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, _here)
-for _p in (os.path.join(_here, "..", "python"), os.path.join(_here, "python")):
-    if os.path.isdir(os.path.join(_p, "attn")):
-        sys.path.insert(0, os.path.abspath(_p))
-        break
-from attn.library import Library  # noqa: E402
-from peers import median_ms  # noqa: E402
-
-from torch.nn.attention.flex_attention import (create_block_mask,  # noqa: E402
-                                               flex_attention)
-import torch._dynamo  # noqa: E402
-
-torch._dynamo.config.cache_size_limit = 256
-_flex = torch.compile(flex_attention, dynamic=False)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# compare.py finds the attn package and compiles Flex the same way.
+from compare import Library, _flex, create_block_mask, median_ms  # noqa: E402
 
 H, D = 16, 128
 WINDOW, DOC = 1024, 1024
@@ -140,6 +128,8 @@ def check_packed(lib, kernel, lens):
 
 
 def flex_fn(q, k, v, score_mod, mask_mod):
+    if _flex is None:
+        raise RuntimeError("no flex_attention in this PyTorch")
     mask = create_block_mask(mask_mod, None, None, q.shape[2], k.shape[2],
                              device="cuda")
     return lambda: _flex(q, k, v, score_mod=score_mod, block_mask=mask)

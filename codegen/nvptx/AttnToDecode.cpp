@@ -194,7 +194,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   FailureOr<Value> kStart = materializeOptional(n.loadK.getSeqStart());
   if (failed(qStart) || failed(kStart))
     return failure();
-  Value seqStart = *qStart, kvStart = *kStart;
+  Value seqStart = *qStart;
   auto qIndices = [&](Value head, Value query) -> SmallVector<Value> {
     if (seqStart)
       return {add(seqStart, query), head};
@@ -203,7 +203,9 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
 
   // This split's keys, key by key.
   Value splits = memref::DimOp::create(kb, wsArg, 1);
-  auto [splitLo, splitHi] = splitRange(split, splits, *lo, *hi, 1);
+  // Named values, not a structured binding: the ring's lambdas capture them.
+  Value splitLo, splitHi;
+  std::tie(splitLo, splitHi) = splitRange(split, splits, *lo, *hi, 1);
 
   Value keyGroup = arith::DivUIOp::create(kb, tid, idx(lanesPerKey));
   Value lane = arith::RemUIOp::create(kb, tid, idx(lanesPerKey));
@@ -235,21 +237,6 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   SmallVector<Value> inits;
   for (int64_t r = 0; r < rows; ++r)
     inits.append({f32(-INFINITY), f32(0), zeroVec});
-  // Global indices (all but the column) of key j's K or V row.
-  auto kvIndices = [&](LoadKVOp load, Value j) -> SmallVector<Value> {
-    if (load.isPacked())
-      return {add(kvStart, j), kvHead};
-    if (Value table = load.getBlockTable()) {
-      int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
-      Value entry = memref::LoadOp::create(
-          kb, map.lookup(table),
-          ValueRange{batch, arith::DivUIOp::create(kb, j, idx(bs))});
-      Value block = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
-      Value inBlock = arith::RemUIOp::create(kb, j, idx(bs));
-      return {block, kvHead, inBlock};
-    }
-    return {batch, kvHead, j};
-  };
   // Slot u of the trip at key `base`: this key group's key there, clamped
   // into the split (the clamped key counts as masked).
   Value lastKey = arith::SubIOp::create(kb, splitHi, idx(1));
@@ -272,12 +259,14 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     auto any = scf::IfOp::create(kb, lt(base, splitHi));
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(any.thenBlock());
+    // K and V rows share their addressing (one block table, one set of
+    // offsets): a key's indices (and its table entry) are found once.
     for (int64_t u = 0; u < kUnroll; ++u) {
-      Value key = keyOf(slotOf(base, u));
+      SmallVector<Value> at = kvRowIndices(n.loadK, keyOf(slotOf(base, u)));
       copySlice(ring, {stage, idx(u), idx(0), tid, idx(0)},
-                map.lookup(n.loadK.getSrc()), kvIndices(n.loadK, key), d);
+                map.lookup(n.loadK.getSrc()), at, d);
       copySlice(ring, {stage, idx(u), idx(1), tid, idx(0)},
-                map.lookup(n.loadV.getSrc()), kvIndices(n.loadV, key), dv);
+                map.lookup(n.loadV.getSrc()), at, dv);
     }
   };
   if (kStages > 1) {
@@ -330,10 +319,9 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
         vSlices.push_back(fromRing(u, 1));
         continue;
       }
-      kSlices.push_back(loadSlice(map.lookup(n.loadK.getSrc()),
-                                  kvIndices(n.loadK, keys.back()), d));
-      vSlices.push_back(loadSlice(map.lookup(n.loadV.getSrc()),
-                                  kvIndices(n.loadV, keys.back()), dv));
+      SmallVector<Value> at = kvRowIndices(n.loadK, keys.back());
+      kSlices.push_back(loadSlice(map.lookup(n.loadK.getSrc()), at, d));
+      vSlices.push_back(loadSlice(map.lookup(n.loadV.getSrc()), at, dv));
     }
     SmallVector<Value> results(loop.getRegionIterArgs());
     for (int64_t u = 0; u < kUnroll; ++u) {

@@ -96,24 +96,37 @@ Value KernelEmitter::tanh(Value x) {
 }
 
 Value KernelEmitter::scoreFromDot(Value dot) {
+  return transformDot(dot, kLog2E);
+}
+
+Value KernelEmitter::transformDot(Value dot, double unit) {
   ScoreTransform score = scoreTransform();
   if (score.softcap) {
     Value s = tanh(arith::MulFOp::create(*b, dot, f32(score.tanhInputFactor())));
-    return arith::MulFOp::create(*b, s, f32(score.tanhOutputFactor()));
+    return arith::MulFOp::create(*b, s, f32(*score.softcap * unit));
   }
-  return arith::MulFOp::create(*b, dot, f32(*score.linearFactor()));
+  return arith::MulFOp::create(*b, dot, f32(score.scale * unit));
+}
+
+SmallVector<Value> KernelEmitter::kvRowIndices(LoadKVOp load, Value j) {
+  Value batch = map.lookup(load.getBatch());
+  Value head = map.lookup(load.getKvHead());
+  if (Value seqStart = load.getSeqStart())
+    return {add(map.lookup(seqStart), j), head};
+  if (Value table = load.getBlockTable()) {
+    int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
+    Value entry = memref::LoadOp::create(
+        *b, map.lookup(table),
+        ValueRange{batch, arith::DivUIOp::create(*b, j, idx(bs))});
+    Value block = arith::IndexCastOp::create(*b, b->getIndexType(), entry);
+    return {block, head, arith::RemUIOp::create(*b, j, idx(bs))};
+  }
+  return {batch, head, j};
 }
 
 Value KernelEmitter::modScore(Value dot, Value batch, Value kvHead,
                               Value flatRow, Value key) {
-  ScoreTransform score = scoreTransform();
-  Value natural;
-  if (score.softcap) {
-    Value t = tanh(arith::MulFOp::create(*b, dot, f32(score.tanhInputFactor())));
-    natural = arith::MulFOp::create(*b, t, f32(*score.softcap));
-  } else {
-    natural = arith::MulFOp::create(*b, dot, f32(score.scale));
-  }
+  Value natural = transformDot(dot, 1.0);
   SmallVector<Value> args{natural};
   args.append(modPositions(batch, kvHead, flatRow, key));
   Value s = inlineMod(*b, n.qk.getScoreMod(), args);

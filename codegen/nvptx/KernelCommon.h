@@ -73,6 +73,14 @@ public:
   Value tanh(Value x);
   /// attn.qk's transform of a raw dot product into base-2 logit units.
   Value scoreFromDot(Value dot);
+  /// attn.qk's scale and soft-cap of a raw dot product, in units of
+  /// `unit` (log2(e): base-2 logits; 1: natural, what a score_mod sees).
+  Value transformDot(Value dot, double unit);
+  /// Global indices (all but the column) of row `j` of `load`'s K or V:
+  /// packed (the sequence's first row + j), paged (through the block
+  /// table) or contiguous. `j` must exist; the load's batch, head,
+  /// sequence start and table must be mapped.
+  SmallVector<Value> kvRowIndices(LoadKVOp load, Value j);
   /// With a score_mod: log2(e) * score_mod(cap(scale * dot), b, h, q_idx,
   /// kv_idx), the region inlined, for flat row `flatRow` of K/V head
   /// `kvHead`'s rows and key `key` (per sequence in the packed forms).

@@ -101,20 +101,7 @@ Value PrefillKernel::kvIndices(LoadKVOp load, Value row,
   Value jc = inside ? j
                     : Value(arith::MinSIOp::create(
                           *b, j, arith::SubIOp::create(*b, kvLen, idx(1))));
-  Value batch = map.lookup(load.getBatch());
-  Value head = map.lookup(load.getKvHead());
-  if (Value seqStart = load.getSeqStart()) {
-    indices = {add(map.lookup(seqStart), jc), head};
-  } else if (Value table = load.getBlockTable()) {
-    int64_t bs = cast<MemRefType>(load.getSrc().getType()).getDimSize(2);
-    Value entry = memref::LoadOp::create(
-        *b, map.lookup(table),
-        ValueRange{batch, arith::DivUIOp::create(*b, jc, idx(bs))});
-    Value block = arith::IndexCastOp::create(*b, b->getIndexType(), entry);
-    indices = {block, head, arith::RemUIOp::create(*b, jc, idx(bs))};
-  } else {
-    indices = {batch, head, jc};
-  }
+  indices = kvRowIndices(load, jc);
   return valid;
 }
 std::pair<Value, Value> PrefillKernel::queryRange(Value firstRow,

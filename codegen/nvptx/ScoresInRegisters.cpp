@@ -257,23 +257,23 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     for (int64_t mt = 0; mt < p.mTiles; ++mt) {
       Value rowTop = add(step.row0, add(step.warpRow,
                                         add(tiles.laneRow(), idx(16 * mt))));
-      Value queries[2];
-      queries[0] = arith::DivUIOp::create(*b, rowTop, idx(p.group));
-      Value rowBottom = add(rowTop, idx(8));
-      queries[1] = arith::DivUIOp::create(*b, rowBottom, idx(p.group));
+      Value rows[2], queries[2];
+      rows[0] = rowTop;
+      queries[0] = arith::DivUIOp::create(*b, rows[0], idx(p.group));
+      rows[1] = add(rowTop, idx(8));
+      queries[1] = arith::DivUIOp::create(*b, rows[1], idx(p.group));
       for (int64_t nb = 0; nb < nb16; ++nb) {
         Value tile = flat[mt * nb16 + nb];
         SmallVector<Value> e;
         for (int64_t i = 0; i < 8; ++i) {
-          Value key =
-              add(step.j, add(tiles.laneColumn(),
-                              idx(16 * nb + Layout::columnOffset(i))));
+          Value key = keyOf(nb, i);
           Value seen =
               visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
           if (hasMaskMod())
             seen = arith::AndIOp::create(
                 *b, seen,
-                modVisible(step.batch, step.kvHead, rowOf(mt, i), key));
+                modVisible(step.batch, step.kvHead,
+                           rows[Layout::rowHalf(i)], key));
           Value score =
               vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
           Value hidden = f32(-INFINITY);
