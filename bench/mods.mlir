@@ -1,8 +1,8 @@
 // The kernels bench/mods_compare.py times against compiled FlexAttention
 // with the same modifications, and against attn's built-in attributes
 // where one says the same (soft-cap, causal window): score_mod / mask_mod
-// regions without captures (the NVIDIA tiers cannot take captures yet),
-// 16 heads of 128, f16, dynamic batch and length.
+// regions, some reading captures (ALiBi slopes, document ids, a T5 bias
+// table), 16 heads of 128, f16, dynamic batch and length.
 func.func @softcap_builtin(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128xf16>, %v: memref<?x16x?x128xf16>, %o: memref<?x16x?x128xf16>) {
   attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x16x?x128xf16>) v(%v : memref<?x16x?x128xf16>) -> o(%o : memref<?x16x?x128xf16>)
       mask = <causal> softcap = 30.0
@@ -116,6 +116,54 @@ func.func @packed_gqa_alibi_prefix(%q: memref<?x16x128xf16>, %k: memref<?x4x128x
     %causal = arith.cmpi sle, %j, %i : index
     %r = arith.ori %prefix, %causal : i1
     attn.yield %r : i1
+  }
+  return
+}
+// ALiBi with the slopes as a capture (any slope set, one kernel).
+func.func @alibi_slopes(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128xf16>, %v: memref<?x16x?x128xf16>, %slopes: memref<16xf32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x16x?x128xf16>) v(%v : memref<?x16x?x128xf16>) captures(%slopes : memref<16xf32>) -> o(%o : memref<?x16x?x128xf16>)
+      mask = <causal>
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %sl: memref<16xf32>):
+    %slope = memref.load %sl[%h] : memref<16xf32>
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i32
+    %df = arith.sitofp %di : i32 to f32
+    %bias = arith.mulf %slope, %df : f32
+    %r = arith.addf %s, %bias : f32
+    attn.yield %r : f32
+  }
+  return
+}
+// Document masking from per-token document ids [B, S] (a capture).
+func.func @documents_ids(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128xf16>, %v: memref<?x16x?x128xf16>, %docs: memref<?x?xi32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x16x?x128xf16>) v(%v : memref<?x16x?x128xf16>) captures(%docs : memref<?x?xi32>) -> o(%o : memref<?x16x?x128xf16>)
+      mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %ids: memref<?x?xi32>):
+    %di = memref.load %ids[%b, %i] : memref<?x?xi32>
+    %dj = memref.load %ids[%b, %j] : memref<?x?xi32>
+    %r = arith.cmpi eq, %di, %dj : i32
+    attn.yield %r : i1
+  }
+  return
+}
+// T5-style relative bias: table[clamp(j - i + 64, 0, 127), h] (a [128, 16]
+// capture), causal.
+func.func @t5_table(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128xf16>, %v: memref<?x16x?x128xf16>, %table: memref<128x16xf32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x16x?x128xf16>) v(%v : memref<?x16x?x128xf16>) captures(%table : memref<128x16xf32>) -> o(%o : memref<?x16x?x128xf16>)
+      mask = <causal>
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: memref<128x16xf32>):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %c127 = arith.constant 127 : index
+    %d = arith.subi %j, %i : index
+    %r0 = arith.addi %d, %c64 : index
+    %r1 = arith.maxsi %r0, %c0 : index
+    %bucket = arith.minsi %r1, %c127 : index
+    %bias = memref.load %t[%bucket, %h] : memref<128x16xf32>
+    %r = arith.addf %s, %bias : f32
+    attn.yield %r : f32
   }
   return
 }

@@ -49,6 +49,43 @@ def documents(b, h, i, j):
     return (i // DOC) == (j // DOC)
 
 
+# The capture kernels' data, made per call by make_captures(b, s): ALiBi
+# slopes (FlexAttention's own set, 2^(-8 (h + 1) / H)), document ids of 8
+# unequal documents, a T5-style [128, H] bias table.
+def alibi_slopes_of(h):
+    return torch.exp2(-8.0 * (torch.arange(h, dtype=torch.float32) + 1) / h)
+
+
+def make_captures(kernel, b, s, g):
+    """({capture name: CUDA tensor}, score_mod, mask_mod) of capture kernel
+    `kernel` for batch b and length s (the mods read the same tensors)."""
+    if kernel == "alibi_slopes":
+        slopes = alibi_slopes_of(H).cuda()
+
+        def score(sc, bi, hi, i, j):
+            return sc + slopes.to(sc.dtype)[hi] * (j - i).to(sc.dtype)
+        return {"capture0": slopes}, score, causal
+    if kernel == "documents_ids":
+        # 8 documents of random lengths per sequence.
+        cuts = torch.sort(torch.randperm(s - 1, generator=g)[:7] + 1).values
+        ids = torch.zeros(b, s, dtype=torch.int32)
+        for c in cuts.tolist():
+            ids[:, c:] += 1
+        ids = ids.cuda()
+
+        def mask(bi, hi, i, j):
+            return ids[bi, i] == ids[bi, j]
+        return {"capture0": ids}, None, mask
+    table = torch.randn(128, H, generator=g).cuda()
+
+    def score(sc, bi, hi, i, j):
+        return sc + table.to(sc.dtype)[(j - i + 64).clamp(0, 127), hi]
+    return {"capture0": table}, score, causal
+
+
+CAPTURE_CASES = ["alibi_slopes", "documents_ids", "t5_table"]
+
+
 # (kernel, score_mod, mask_mod, built-in twin or None, causal-like)
 CASES = [("softcap_region", softcap, causal, "softcap_builtin", True),
          ("alibi_region", alibi, causal, None, True),
@@ -76,12 +113,12 @@ def reference(q, k, v, score_mod, mask_mod):
     return p @ vd
 
 
-def check(lib, kernel, score_mod, mask_mod, b, sq, sk):
+def check(lib, kernel, score_mod, mask_mod, b, sq, sk, captures=None):
     g = torch.Generator(device="cuda").manual_seed(b * 7919 + sq * 31 + sk)
     q, k, v = (torch.randn(b, H, n, D, device="cuda", dtype=torch.float16,
                            generator=g) for n in (sq, sk, sk))
     o = torch.full_like(q, float("nan"))
-    lib.kernels[kernel](q=q, k=k, v=v, o=o)
+    lib.kernels[kernel](q=q, k=k, v=v, o=o, **(captures or {}))
     torch.cuda.synchronize()
     unwritten = int(torch.isnan(o).sum())
     ref = reference(q, k, v, score_mod, mask_mod)
@@ -148,6 +185,15 @@ def main():
         # library launches for q_len <= 16).
         for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (3, 1, 1000)):
             failed += not check(lib, kernel, score_mod, mask_mod, b, sq, sk)
+    # Captures: positions past q_len index the ids too (the decode rows
+    # see the last query), so the ids cover max(sq, sk) tokens.
+    for kernel in CAPTURE_CASES:
+        for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (3, 1, 1000)):
+            g = torch.Generator().manual_seed(b * 131 + sq + sk)
+            caps, score_mod, mask_mod = make_captures(kernel, b, max(sq, sk),
+                                                      g)
+            failed += not check(lib, kernel, score_mod, mask_mod, b, sq, sk,
+                                caps)
     for lens in ([300, 1, 77, 1000, 129], [5, 3, 16]):
         failed += not check_packed(lib, "packed_gqa_alibi_prefix", lens)
     if check_only:
@@ -178,6 +224,37 @@ def main():
             print(f"| {kernel} | {b} x {s} | {fmt(attn_ms)} | {fmt(twin_ms)} "
                   f"| {fmt(flex_ms)} | {speed} | {flex_ms / attn_ms:.2f}x |",
                   flush=True)
+            del q, k, v, o
+            torch.cuda.empty_cache()
+    # The capture kernels: the captures' tensors are the same for attn and
+    # Flex (its mods read them as captured buffers).
+    twins = {"alibi_slopes": "alibi_region"}
+    for kernel in CAPTURE_CASES:
+        for b, s in ((4, 4096), (2, 8192), (1, 16384)):
+            g = torch.Generator().manual_seed(s)
+            caps, score_mod, mask_mod = make_captures(kernel, b, s, g)
+            q, k, v = (torch.randn(b, H, s, D, device="cuda",
+                                   dtype=torch.float16) for _ in range(3))
+            o = torch.empty_like(q)
+            half = mask_mod is causal
+            flops = 4.0 * b * H * s * s * D / (2 if half else 1)
+
+            def fmt(ms):
+                return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
+                        f"({ms * 1e3:.1f} us)") if ms else "n/a"
+            attn_ms = median_ms(lib.kernels[kernel].prepare(q=q, k=k, v=v,
+                                                            o=o, **caps))
+            twin = twins.get(kernel)
+            twin_ms = (median_ms(lib.kernels[twin].prepare(q=q, k=k, v=v,
+                                                           o=o))
+                       if twin else None)
+            fn = flex_fn(q, k, v, score_mod, mask_mod)
+            fn()
+            flex_ms = median_ms(fn)
+            speed = (f"{twin_ms / attn_ms:.2f}x" if twin_ms else "n/a")
+            print(f"| {kernel} (capture) | {b} x {s} | {fmt(attn_ms)} | "
+                  f"{fmt(twin_ms)} | {fmt(flex_ms)} | {speed} | "
+                  f"{flex_ms / attn_ms:.2f}x |", flush=True)
             del q, k, v, o
             torch.cuda.empty_cache()
     print("all passed" if not failed else f"{failed} checks FAILED")

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -169,13 +170,17 @@ static void printParam(raw_ostream &os, const LaunchParam &param) {
   case LaunchParamKind::TensorMap:
     os << "tensor_map(" << stringifyLaunchOperand(param.operand) << ")";
     return;
+  case LaunchParamKind::Capture:
+    os << "capture(" << param.index << ")";
+    return;
   }
 }
 
 static LogicalResult verifyTerms(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef field, ArrayRef<LaunchTerm> terms,
                                  unsigned rank) {
-  for (auto [i, term] : llvm::enumerate(terms)) {
+  for (auto [i, termRef] : llvm::enumerate(terms)) {
+    const LaunchTerm &term = termRef; // lambdas cannot capture a binding
     auto dimName = [&]() -> std::string {
       if (field == "grid" && term.dim < 3)
         return std::string(1, kDimNames[term.dim]);
@@ -231,7 +236,14 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // once overflowed when the enum grew).
   bool seen[getMaxEnumValForLaunchOperand() + 1] = {};
   bool hasWorkspaceParam = false;
+  llvm::SmallDenseSet<unsigned> captures;
   for (const LaunchParam &param : params) {
+    if (param.kind == LaunchParamKind::Capture) {
+      if (!captures.insert(param.index).second)
+        return emitError() << "launch 'params' names capture(" << param.index
+                           << ") twice";
+      continue;
+    }
     if (param.kind == LaunchParamKind::Workspace) {
       if (hasWorkspaceParam)
         return emitError() << "launch 'params' names the workspace twice";
@@ -343,12 +355,25 @@ static ParseResult parseParam(AsmParser &parser,
              << "unknown launch parameter '" << name
              << "'; expected q, k, v, block_table, kv_lens, o, lse, "
                 "k_new, v_new, new_lens, slot_mapping, cu_seqlens_q, "
-                "cu_seqlens_k, workspace or tensor_map(operand)";
+                "cu_seqlens_k, workspace, capture(N) or tensor_map(operand)";
     operand = *parsed;
     return success();
   };
   if (succeeded(parser.parseOptionalKeyword("workspace"))) {
     params.push_back(LaunchParam::workspace());
+    return success();
+  }
+  if (succeeded(parser.parseOptionalKeyword("capture"))) {
+    SMLoc loc = parser.getCurrentLocation();
+    int64_t index;
+    if (parser.parseLParen() || parser.parseInteger(index) ||
+        parser.parseRParen())
+      return failure();
+    if (index < 0 || index > 255)
+      return parser.emitError(loc)
+             << "launch parameter capture(" << index
+             << ") must name a capture in [0, 255]";
+    params.push_back(LaunchParam::capture(static_cast<unsigned>(index)));
     return success();
   }
   LaunchOperand operand;

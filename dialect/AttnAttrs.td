@@ -179,7 +179,8 @@ def Attn_LaunchParamKind : I32EnumAttr<"LaunchParamKind",
     "how the host passes one kernel parameter", [
     I32EnumAttrCase<"Memref", 0, "memref">,
     I32EnumAttrCase<"Workspace", 1, "workspace">,
-    I32EnumAttrCase<"TensorMap", 2, "tensor_map">]> {
+    I32EnumAttrCase<"TensorMap", 2, "tensor_map">,
+    I32EnumAttrCase<"Capture", 3, "capture">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -220,7 +221,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       workspace as a row-major memref of shape `workspace`;
       `tensor_map(operand)` is a TMA descriptor of the operand (reserved
       for the Hopper tier: no tier produces it yet, and libattnrt rejects
-      it).
+      it); `capture(N)` passes the attention's N-th capture (the memrefs
+      its score_mod / mask_mod regions read) as a memref descriptor.
     - `workspace`: the shape (terms as in `grid`) and element type of the
       workspace, when a parameter is the workspace.
     - `block_q`, `group`: the tile's query rows and the query heads per K/V

@@ -40,10 +40,12 @@ inline llvm::hash_code hash_value(const LaunchTerm &term) {
 }
 
 /// One kernel parameter: an operand's memref descriptor, the workspace's,
-/// or (reserved) a TMA tensor map of an operand.
+/// a capture's (the index-th memref the mod regions read), or (reserved) a
+/// TMA tensor map of an operand.
 struct LaunchParam {
   LaunchParamKind kind = LaunchParamKind::Memref;
-  LaunchOperand operand = LaunchOperand::Q; // unused for the workspace
+  LaunchOperand operand = LaunchOperand::Q; // memref and tensor_map only
+  unsigned index = 0;                       // capture only
 
   static LaunchParam memref(LaunchOperand operand) {
     return {LaunchParamKind::Memref, operand};
@@ -51,19 +53,27 @@ struct LaunchParam {
   static LaunchParam workspace() {
     return {LaunchParamKind::Workspace, LaunchOperand::Q};
   }
+  static LaunchParam capture(unsigned index) {
+    return {LaunchParamKind::Capture, LaunchOperand::Q, index};
+  }
   bool operator==(const LaunchParam &other) const {
-    return kind == other.kind &&
-           (kind == LaunchParamKind::Workspace || operand == other.operand);
+    return kind == other.kind && key() == other.key();
+  }
+  /// What tells two parameters of one kind apart.
+  int64_t key() const {
+    switch (kind) {
+    case LaunchParamKind::Workspace:
+      return 0;
+    case LaunchParamKind::Capture:
+      return index;
+    default:
+      return static_cast<int64_t>(operand);
+    }
+  }
+  friend llvm::hash_code hash_value(const LaunchParam &param) {
+    return llvm::hash_combine(static_cast<int32_t>(param.kind), param.key());
   }
 };
-
-inline llvm::hash_code hash_value(const LaunchParam &param) {
-  return llvm::hash_combine(
-      static_cast<int32_t>(param.kind),
-      param.kind == LaunchParamKind::Workspace
-          ? 0
-          : static_cast<int32_t>(param.operand));
-}
 
 } // namespace mlir::attn
 

@@ -2,7 +2,7 @@
 // bias on the keys' distance, bias = slope[h] * (kv_idx - q_idx) (<= 0
 // under the causal mask). The slopes are a capture: the caller passes them
 // (for H heads, 2^(-8 (h + 1) / H)), so one kernel serves any slope set.
-// CPU only so far (attn-run); the GPU targets refuse a score_mod.
+// The C functions take the slopes as capture0 (examples' C ABI: the header).
 func.func @alibi(%q: memref<?x16x?x64xf16>, %k: memref<?x16x?x64xf16>,
                  %v: memref<?x16x?x64xf16>, %slopes: memref<16xf32>,
                  %o: memref<?x16x?x64xf16>) {

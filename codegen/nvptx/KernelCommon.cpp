@@ -24,16 +24,6 @@ FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
                << ": attn-split-kv output is lowered by the CPU and Metal "
                   "pipelines; the NVIDIA decode tier splits K/V itself",
            failure();
-  // The kernels inline the mod regions; captures would be kernel
-  // arguments, which the launch contract does not carry yet.
-  if (succeeded(nest) &&
-      (!nest->qk.getCaptures().empty() || !nest->mask.getCaptures().empty()))
-    return forall.emitError()
-               << pass
-               << ": score_mod / mask_mod captures are lowered on the CPU "
-                  "only so far (attn-to-cpu); the NVIDIA tiers take regions "
-                  "without captures",
-           failure();
   return nest;
 }
 
@@ -129,14 +119,21 @@ Value KernelEmitter::modScore(Value dot, Value batch, Value kvHead,
   Value natural = transformDot(dot, 1.0);
   SmallVector<Value> args{natural};
   args.append(modPositions(batch, kvHead, flatRow, key));
+  args.append(mappedCaptures());
   Value s = inlineMod(*b, n.qk.getScoreMod(), args);
   return arith::MulFOp::create(*b, s, f32(kLog2E));
 }
 
 Value KernelEmitter::modVisible(Value batch, Value kvHead, Value flatRow,
                                 Value key) {
-  return inlineMod(*b, n.mask.getMaskMod(),
-                   modPositions(batch, kvHead, flatRow, key));
+  SmallVector<Value> args = modPositions(batch, kvHead, flatRow, key);
+  args.append(mappedCaptures());
+  return inlineMod(*b, n.mask.getMaskMod(), args);
+}
+
+SmallVector<Value> KernelEmitter::mappedCaptures() {
+  return llvm::map_to_vector(n.captures,
+                             [&](Value c) { return map.lookup(c); });
 }
 
 SmallVector<Value> KernelEmitter::modPositions(Value batch, Value kvHead,

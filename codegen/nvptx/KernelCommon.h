@@ -91,6 +91,9 @@ public:
   /// (b, h, q_idx, kv_idx) of flat row `flatRow` and key `key`.
   SmallVector<Value> modPositions(Value batch, Value kvHead, Value flatRow,
                                   Value key);
+  /// The kernel's arguments for the nest's captures (kernel parameters
+  /// after the inputs: inputOperands).
+  SmallVector<Value> mappedCaptures();
   bool hasScoreMod() { return n.qk.hasScoreMod(); }
   bool hasMaskMod() { return n.mask.hasMaskMod(); }
   /// attn.qk's scale and soft-cap (AttnSemantics.h).

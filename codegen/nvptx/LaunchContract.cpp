@@ -16,11 +16,12 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   operands.cuSeqlensQ = n.cuSeqlensQ != nullptr;
   operands.cuSeqlensK = n.cuSeqlensK != nullptr;
   operands.lse = n.storeLse != nullptr;
+  operands.captures = n.captures.size();
   return operands;
 }
 
-// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens]:
-// what every kernel of a nest reads (inputOperands' order).
+// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
+// captures: what every kernel of a nest reads (inputOperands' order).
 static void addInputs(SmallVectorImpl<LaunchParam> &params,
                       LaunchOperands operands) {
   for (LaunchOperand o : {LaunchOperand::Q, LaunchOperand::K, LaunchOperand::V})
@@ -33,6 +34,8 @@ static void addInputs(SmallVectorImpl<LaunchParam> &params,
     params.push_back(LaunchParam::memref(LaunchOperand::BlockTable));
   if (operands.kvLens)
     params.push_back(LaunchParam::memref(LaunchOperand::KVLens));
+  for (unsigned i = 0; i < operands.captures; ++i)
+    params.push_back(LaunchParam::capture(i));
 }
 
 static void addOutputs(SmallVectorImpl<LaunchParam> &params,

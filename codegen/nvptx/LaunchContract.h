@@ -26,6 +26,7 @@ inline constexpr llvm::StringLiteral kLaunchAttrName = "attn.launch";
 struct LaunchOperands {
   bool blockTable = false, kvLens = false, lse = false, cuSeqlensQ = false,
        cuSeqlensK = false;
+  unsigned captures = 0; // the mod regions' memrefs, passed last
 
   /// The operands of `nest`'s attention, as inputOperands() and the
   /// stores pass them.
@@ -34,8 +35,8 @@ struct LaunchOperands {
 
 /// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
 /// head, batch), or, for a packed Q, per (packed Q tile, K/V head); params
-/// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens], o,
-/// [lse].
+/// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
+/// [capture(0) ...], o, [lse].
 LaunchAttr prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
                          int64_t sharedBytes, int64_t blockQ, int64_t group);
 
@@ -44,7 +45,8 @@ LaunchAttr prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
 int64_t packedQTiles(const L1Nest &nest);
 
 /// Split-K decode, first launch: one block per (split, K/V head, batch x Q
-/// tile); params q, k, v, [block_table], [kv_lens], workspace. `workspace`
+/// tile); params q, k, v, [block_table], [kv_lens], [capture(0) ...],
+/// workspace. `workspace`
 /// is the type of the workspace operand, [rows, splits, Dv + 2]; `tier`
 /// the kernel's (decode, or mma for the tensor-core split kernel).
 LaunchAttr decodeSplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,

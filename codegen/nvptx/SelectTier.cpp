@@ -102,15 +102,6 @@ struct AttnSelectTierPass
       return signalPassFailure();
     }
     WalkResult walked = getOperation().walk([&](AttentionOp op) {
-      // The tiers inline the mod regions; their captures would be kernel
-      // arguments, which the launch contract does not carry yet.
-      if (!op.getCaptures().empty()) {
-        op.emitOpError() << "has captures, which the NVIDIA tiers cannot "
-                            "take yet (CPU only so far: attn-to-cpu); "
-                            "score_mod and mask_mod regions without "
-                            "captures are lowered";
-        return WalkResult::interrupt();
-      }
       Tier tier = tierOf(op, *prefillTier);
       if (tier == Tier::Copy) {
         op.emitOpError() << "'" << kTierAttrName

@@ -51,28 +51,50 @@ int tableSizes(const Kernel &kernel) {
   return count;
 }
 
-std::string sizeParams(const Kernel &kernel) {
-  std::string s;
+// The names of the sizes the C functions take, in order: the operands'
+// dynamic sizes, then the captures'.
+std::vector<std::string> sizeNames(const Kernel &kernel) {
+  std::vector<std::string> names;
   for (int i = 0; i < NumSizes; ++i)
     if (kernel.dynamicSize[i])
-      s += std::string(s.empty() ? "" : ", ") + "int64_t " + kSizeNames[i];
+      names.push_back(kSizeNames[i]);
+  for (const std::string &name : kernel.captureSizes())
+    names.push_back(name);
+  return names;
+}
+
+std::string sizeParams(const Kernel &kernel) {
+  std::string s;
+  for (const std::string &name : sizeNames(kernel))
+    s += std::string(s.empty() ? "" : ", ") + "int64_t " + name;
   return s.empty() ? "void" : s;
+}
+
+// The C name of function argument `arg`, an operand or a capture; "" if it
+// is neither.
+std::string argumentName(const Kernel &kernel, int arg, bool *output) {
+  *output = false;
+  for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+    if (kernel.operands[o].argument == arg) {
+      *output = isOutput(kernel, o);
+      return operandName(kernel, o);
+    }
+  if (const Capture *capture = kernel.captureAt(arg))
+    return capture->name;
+  return "";
 }
 
 /// _run's parameters; `splits` adds _run_splits' count before the workspace.
 std::string runParams(const Kernel &kernel, bool splits = false) {
   std::string s;
-  for (int arg = 0; arg < kernel.numArguments; ++arg)
-    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
-      if (kernel.operands[o].argument == arg) {
-        bool output = isOutput(kernel, o);
-        s += std::string("    ") + (output ? "void *" : "const void *") +
-             operandName(kernel, o) + ", const int64_t *" +
-             operandName(kernel, o) + "_strides,\n";
-      }
-  for (int i = 0; i < NumSizes; ++i)
-    if (kernel.dynamicSize[i])
-      s += std::string("    int64_t ") + kSizeNames[i] + ",\n";
+  for (int arg = 0; arg < kernel.numArguments; ++arg) {
+    bool output;
+    std::string name = argumentName(kernel, arg, &output);
+    s += std::string("    ") + (output ? "void *" : "const void *") + name +
+         ", const int64_t *" + name + "_strides,\n";
+  }
+  for (const std::string &name : sizeNames(kernel))
+    s += "    int64_t " + name + ",\n";
   if (splits)
     s += "    int64_t num_splits,\n";
   return s + "    void *workspace, size_t workspace_bytes, void *stream";
@@ -81,15 +103,40 @@ std::string runParams(const Kernel &kernel, bool splits = false) {
 /// The arguments that pass _run's parameters on to _run_splits.
 std::string runArguments(const Kernel &kernel) {
   std::string s;
-  for (int arg = 0; arg < kernel.numArguments; ++arg)
-    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
-      if (kernel.operands[o].argument == arg)
-        s += std::string(operandName(kernel, o)) + ", " +
-             operandName(kernel, o) + "_strides, ";
-  for (int i = 0; i < NumSizes; ++i)
-    if (kernel.dynamicSize[i])
-      s += std::string(kSizeNames[i]) + ", ";
+  for (int arg = 0; arg < kernel.numArguments; ++arg) {
+    bool output;
+    std::string name = argumentName(kernel, arg, &output);
+    s += name + ", " + name + "_strides, ";
+  }
+  for (const std::string &name : sizeNames(kernel))
+    s += name + ", ";
   return s;
+}
+
+// "[capture0_size0, 64]"
+std::string captureShapeText(const Capture &capture) {
+  std::string s = "[";
+  for (int64_t d = 0; d < capture.type.getRank(); ++d)
+    s += (d ? ", " : "") + (capture.type.isDynamicDim(d)
+                                ? capture.sizeNames[d]
+                                : std::to_string(capture.type.getDimSize(d)));
+  return s + "]";
+}
+
+// An operand_type initializer: rank, element bytes, row-major, strides.
+std::string typeEntry(MemRefType type) {
+  bool rowMajor = type.getLayout().isIdentity();
+  SmallVector<int64_t> strides(4, 0);
+  if (!rowMajor) {
+    auto [layoutStrides, offset] = type.getStridesAndOffset();
+    for (auto [i, st] : llvm::enumerate(layoutStrides))
+      strides[i] = ShapedType::isDynamic(st) ? -1 : st;
+  }
+  return "{" + std::to_string(type.getRank()) + ", " +
+         std::to_string(type.getElementTypeBitWidth() / 8) + ", " +
+         (rowMajor ? "1" : "0") + ", {" + std::to_string(strides[0]) + ", " +
+         std::to_string(strides[1]) + ", " + std::to_string(strides[2]) +
+         ", " + std::to_string(strides[3]) + "}}";
 }
 
 std::string describeSpec(const Kernel &kernel) {
@@ -105,6 +152,13 @@ std::string describeSpec(const Kernel &kernel) {
     if (!operand.type.getLayout().isIdentity())
       os << ", layout " << operand.type.getLayout();
     os << "\n";
+  }
+  for (const Capture &capture : kernel.captures) {
+    os << " *   " << capture.name << " " << captureShapeText(capture) << " "
+       << elementName(capture.type.getElementType());
+    if (!capture.type.getLayout().isIdentity())
+      os << ", layout " << capture.type.getLayout();
+    os << " (a capture: read by the spec's mod regions)\n";
   }
   os << " *   attributes:";
   bool any = false;
@@ -256,8 +310,9 @@ std::string launchFacts(const KernelLaunch &launch) {
   for (auto [i, p] : llvm::enumerate(c.getParams()))
     os << (i ? ", " : "") << "{"
        << cName("ATTNRT_PARAM_", stringifyLaunchParamKind(p.kind)) << ", "
-       << (p.kind == LaunchParamKind::Workspace
-               ? std::string("0")
+       << (p.kind == LaunchParamKind::Workspace ? std::string("0")
+           : p.kind == LaunchParamKind::Capture
+               ? std::to_string(p.index)
                : cName("ATTNRT_", stringifyLaunchOperand(p.operand)))
        << "}";
   os << "},\n     " << c.getWorkspaceRank() << ", "
@@ -309,6 +364,12 @@ std::string package::headerText(const Library &library) {
  *    (an append's k_new, v_new, k_cache and v_cache) must be 16-byte
  *    aligned, as must their strides in bytes (all but the last, which is
  *    1); the layout's static strides must match.
+ *  - a spec whose score_mod / mask_mod regions read memrefs (captures)
+ *    takes them in the same way, named capture0, capture1, ... (device
+ *    pointers aligned to their element size); their dynamic dims are sizes
+ *    named capture<i>_size<dim>. The kernel reads them at the indices the
+ *    regions compute, which no check can see: the caller keeps those
+ *    reads inside the captures.
  *  - the sizes the spec leaves dynamic (every size at least 1).
  *  - the workspace (device memory, 16-byte aligned) and its size in bytes.
  *  - the stream.
@@ -397,12 +458,20 @@ std::string package::contractProblem(const Kernel &kernel,
   if (contract.getWorkspaceRank() > ATTNRT_MAX_RANK)
     return "its workspace has rank " +
            std::to_string(contract.getWorkspaceRank());
-  for (const LaunchParam &param : contract.getParams())
+  for (const LaunchParam &param : contract.getParams()) {
+    if (param.kind == LaunchParamKind::Capture) {
+      if (param.index >= kernel.captures.size())
+        return "it passes capture(" + std::to_string(param.index) +
+               "), but the kernel has " +
+               std::to_string(kernel.captures.size()) + " captures";
+      continue;
+    }
     if (param.kind != LaunchParamKind::Workspace &&
         !kernel.operands[static_cast<int>(param.operand)].type)
       return "it passes operand '" +
              stringifyLaunchOperand(param.operand).str() +
              "', which the kernel does not have";
+  }
   return "";
 }
 
@@ -419,6 +488,13 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
      << "  return attnrt_last_error();\n}\n";
   for (const Kernel &kernel : library.kernels) {
     std::string id = p + "_" + kernel.name;
+    if (!kernel.captures.empty()) {
+      os << "\nstatic const attnrt_operand_type " << id << "_captures[] = {\n";
+      for (const Capture &capture : kernel.captures)
+        os << "    " << typeEntry(capture.type) << ", /* " << capture.name
+           << " */\n";
+      os << "};\n";
+    }
     // Device code and launches per target; a dynamic-Sq kernel's
     // decode-tier code beside them, as a second kernel of the same
     // operands that the functions below pick for short queries.
@@ -462,17 +538,7 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
              << " */\n";
           continue;
         }
-        bool rowMajor = operand.type.getLayout().isIdentity();
-        SmallVector<int64_t> strides(4, 0);
-        if (!rowMajor) {
-          auto [layoutStrides, offset] = operand.type.getStridesAndOffset();
-          for (auto [i, st] : llvm::enumerate(layoutStrides))
-            strides[i] = ShapedType::isDynamic(st) ? -1 : st;
-        }
-        os << "        {" << operand.type.getRank() << ", "
-           << operand.type.getElementTypeBitWidth() / 8 << ", "
-           << (rowMajor ? 1 : 0) << ", {" << strides[0] << ", " << strides[1]
-           << ", " << strides[2] << ", " << strides[3] << "}}, /* "
+        os << "        " << typeEntry(operand.type) << ", /* "
            << operandName(kernel, o) << " */\n";
       }
       os << "    },\n    " << (kernel.paged() ? 1 : 0) << ", " << kid
@@ -481,8 +547,10 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
       int64_t maxQLen = kernel.staticMaxQLen;
       if (kernel.packedQ() && !maxQLen && !codes.empty())
         maxQLen = codes.front().maxQLen;
-      if (maxQLen)
+      if (maxQLen || !kernel.captures.empty())
         os << ", " << maxQLen;
+      if (!kernel.captures.empty())
+        os << ", " << kernel.captures.size() << ", " << id << "_captures";
       os << "};\n";
     };
     emitKernel(kernel.code, id, ".");
@@ -535,6 +603,15 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
     dynamicInit += "};\n";
     std::string setUp = "  attnrt_attention_call call = {0};\n" + dynamicInit +
                         "  " + id + "_sizes(&call, dynamic);\n";
+    // The captures' sizes: their parameters, or the type's.
+    for (auto [i, capture] : llvm::enumerate(kernel.captures))
+      for (int64_t d = 0; d < capture.type.getRank(); ++d)
+        setUp += "  call.capture_sizes[" + std::to_string(i) + "][" +
+                 std::to_string(d) + "] = " +
+                 (capture.type.isDynamicDim(d)
+                      ? capture.sizeNames[d]
+                      : std::to_string(capture.type.getDimSize(d))) +
+                 ";\n";
     if (kernel.dynamicSize[MaxQLen])
       setUp += "  call.max_q_len = max_q_len;\n";
     // _run_splits, and _run as the runtime's choice of splits
@@ -546,6 +623,10 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
         os << "  call.data[" << o << "] = " << operandName(kernel, o) << ";\n"
            << "  call.strides[" << o << "] = (const long long *)"
            << operandName(kernel, o) << "_strides;\n";
+    for (auto [i, capture] : llvm::enumerate(kernel.captures))
+      os << "  call.capture_data[" << i << "] = " << capture.name << ";\n"
+         << "  call.capture_strides[" << i << "] = (const long long *)"
+         << capture.name << "_strides;\n";
     os << "  call.workspace = workspace;\n"
        << "  call.workspace_bytes = workspace_bytes;\n"
        << "  call.stream = stream;\n"
@@ -567,9 +648,8 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
     os << "\nint " << id << "_workspace_bytes(" << leading
        << "size_t *bytes) {\n"
        << "  return " << id << "_workspace_bytes_splits(";
-    for (int i = 0; i < NumSizes; ++i)
-      if (kernel.dynamicSize[i])
-        os << kSizeNames[i] << ", ";
+    for (const std::string &size : sizeNames(kernel))
+      os << size << ", ";
     os << "0, bytes);\n}\n";
   }
   static_assert(sizeof(long long) == sizeof(int64_t), "stride casts");

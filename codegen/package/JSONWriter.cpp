@@ -26,7 +26,24 @@ std::string package::jsonText(const Library &library) {
       os << " \"max_q_len\": " << kernel.staticMaxQLen << ",";
     os << "\n     \"operands\": [";
     bool first = true;
-    for (int arg = 0; arg < kernel.numArguments; ++arg)
+    for (int arg = 0; arg < kernel.numArguments; ++arg) {
+      // A capture: its dims are the type's or its own sizes.
+      if (const Capture *capture = kernel.captureAt(arg)) {
+        os << (first ? "" : ",") << "\n       {\"name\": \"" << capture->name
+           << "\", \"dtype\": \""
+           << elementName(capture->type.getElementType())
+           << "\", \"capture\": true, \"shape\": [";
+        for (int64_t d = 0; d < capture->type.getRank(); ++d) {
+          os << (d ? ", " : "");
+          if (capture->type.isDynamicDim(d))
+            os << "\"" << capture->sizeNames[d] << "\"";
+          else
+            os << capture->type.getDimSize(d);
+        }
+        os << "]}";
+        first = false;
+        continue;
+      }
       for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
         const Operand &operand = kernel.operands[o];
         if (operand.argument != arg)
@@ -48,6 +65,7 @@ std::string package::jsonText(const Library &library) {
         os << "]}";
         first = false;
       }
+    }
     os << "],\n     \"sizes\": [";
     first = true;
     for (int i = 0; i < NumSizes; ++i)
@@ -55,6 +73,10 @@ std::string package::jsonText(const Library &library) {
         os << (first ? "" : ", ") << "\"" << kSizeNames[i] << "\"";
         first = false;
       }
+    for (const std::string &size : kernel.captureSizes()) {
+      os << (first ? "" : ", ") << "\"" << size << "\"";
+      first = false;
+    }
     os << "]}";
   }
   os << "\n  ]\n}\n";

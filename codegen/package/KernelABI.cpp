@@ -109,6 +109,66 @@ bool package::isIdentifier(StringRef s) {
   return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+std::vector<std::string> Kernel::captureSizes() const {
+  std::vector<std::string> names;
+  for (const Capture &capture : captures)
+    for (const std::string &name : capture.sizeNames)
+      if (!name.empty())
+        names.push_back(name);
+  return names;
+}
+
+const Capture *Kernel::captureAt(int arg) const {
+  for (const Capture &capture : captures)
+    if (capture.argument == arg)
+      return &capture;
+  return nullptr;
+}
+
+// The captures as the C functions pass them: each a function argument, of
+// rank ATTNRT_MAX_RANK at most, with offset 0.
+static LogicalResult describeCaptures(Kernel &kernel) {
+  AttentionOp op = kernel.op;
+  if (op.getCaptures().size() > ATTNRT_MAX_CAPTURES)
+    return op.emitError("attn-compile: ")
+           << op.getCaptures().size() << " captures; the C functions pass "
+           << ATTNRT_MAX_CAPTURES << " at most";
+  ValueRange values = op.getCaptures();
+  for (size_t i = 0; i < values.size(); ++i) {
+    Value value = values[i];
+    Capture capture;
+    capture.name = "capture" + std::to_string(i);
+    capture.type = cast<MemRefType>(value.getType());
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner()->getParentOp() != kernel.func)
+      return op.emitError("attn-compile: capture #")
+             << i << " must be an argument of the kernel function, so the C "
+                     "function can take it";
+    if (llvm::any_of(op.getCaptures().take_front(i),
+                     [&](Value v) { return v == value; }))
+      return op.emitError("attn-compile: capture #")
+             << i << " repeats an earlier capture; pass each memref once";
+    capture.argument = arg.getArgNumber();
+    if (capture.type.getRank() > ATTNRT_MAX_RANK)
+      return op.emitError("attn-compile: capture #")
+             << i << " has rank " << capture.type.getRank()
+             << "; the C functions pass ranks up to " << ATTNRT_MAX_RANK;
+    if (!capture.type.getLayout().isIdentity()) {
+      auto [strides, offset] = capture.type.getStridesAndOffset();
+      if (offset != 0)
+        return op.emitError("attn-compile: capture #")
+               << i << " has a layout offset; only offset 0 is supported";
+    }
+    for (int64_t d = 0; d < capture.type.getRank(); ++d)
+      capture.sizeNames.push_back(
+          capture.type.isDynamicDim(d)
+              ? capture.name + "_size" + std::to_string(d)
+              : std::string());
+    kernel.captures.push_back(std::move(capture));
+  }
+  return success();
+}
+
 LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   kernel.func = func;
   kernel.name = func.getSymName().str();
@@ -126,11 +186,8 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
     kernel.op = ops.front();
-    if (!kernel.op.getCaptures().empty())
-      return kernel.op.emitError(
-          "attn-compile: captures of score_mod / mask_mod regions run on "
-          "the CPU only so far (attn-run, attn-to-cpu); the C ABI cannot "
-          "pass them yet (regions without captures compile for NVIDIA)");
+    if (failed(describeCaptures(kernel)))
+      return failure();
     Value given[] = {kernel.op.getQ(),          kernel.op.getK(),
                      kernel.op.getV(),          kernel.op.getBlockTable(),
                      kernel.op.getKvLens(),     kernel.op.getO(),
@@ -196,7 +253,8 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
         seen[s] && ShapedType::isDynamic(kernel.staticSize[s]);
   for (int i = 0, e = func.getNumArguments(); i < e; ++i)
     if (llvm::none_of(kernel.operands,
-                      [&](const Operand &o) { return o.argument == i; }))
+                      [&](const Operand &o) { return o.argument == i; }) &&
+        !kernel.captureAt(i))
       return func.emitError("attn-compile: argument ")
              << i << " is not an operand of attn.attention";
   return success();

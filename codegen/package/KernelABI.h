@@ -76,6 +76,17 @@ struct Operand {
 
 /// What attn-select-tier chose for one kernel function of a target's
 /// module: the tier and the filled-in schedule.
+/// A memref the mod regions read (attn.attention's captures): passed as
+/// capture<index> with its strides; its dynamic dims are sizes of their
+/// own, capture<index>_size<dim>.
+struct Capture {
+  MemRefType type;
+  int argument = -1; // of the function
+  /// The C names of its dims: the size parameter's where dynamic, else "".
+  std::vector<std::string> sizeNames;
+  std::string name;
+};
+
 struct TierChoice {
   std::string function;
   Tier tier;
@@ -109,6 +120,13 @@ struct Kernel {
   /// target, which the C functions launch for q_len <= its maxQLen.
   std::vector<DeviceCode> decodeCode;
   int numArguments = 0;
+  /// The attention's captures, in its order (ATTNRT_MAX_CAPTURES at most).
+  std::vector<Capture> captures;
+  /// The C names of the captures' dynamic dims, after the operands' sizes
+  /// in every function that takes sizes.
+  std::vector<std::string> captureSizes() const;
+  /// The capture that is function argument `arg`; null if none is.
+  const Capture *captureAt(int arg) const;
   /// A packed Q's max_q_len where the spec fixes it, else 0.
   int64_t staticMaxQLen = 0;
   bool paged() const { return operands[ATTNRT_BLOCK_TABLE].type != nullptr; }

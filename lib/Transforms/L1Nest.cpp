@@ -87,6 +87,16 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
                << pass << ": a packed K/V's first row must be loaded from "
                           "its offsets (cu_seqlens_k)",
            failure();
+  // The mod regions' captures: the same list on qk and mask (attn-tile
+  // gives each the attention's captures when it has a region).
+  n.captures = llvm::to_vector(n.qk.getCaptures());
+  if (n.captures.empty())
+    n.captures = llvm::to_vector(n.mask.getCaptures());
+  else if (!n.mask.getCaptures().empty() &&
+           !llvm::equal(n.captures, n.mask.getCaptures()))
+    return forall.emitError()
+               << pass << ": qk and mask must read the same captures",
+           failure();
   // kv_lens is read by the nest's length computation, not by an L1 op: it
   // is the one memref left.
   SetVector<Value> captured;
@@ -96,7 +106,8 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
                    n.storeO.getO(),
                    n.storeLse ? n.storeLse.getLse() : Value()};
   for (Value v : captured) {
-    if (!isa<MemRefType>(v.getType()) || llvm::is_contained(known, v))
+    if (!isa<MemRefType>(v.getType()) || llvm::is_contained(known, v) ||
+        llvm::is_contained(n.captures, v))
       continue;
     if (n.kvLens)
       return forall.emitError()
@@ -116,5 +127,6 @@ SmallVector<Value> mlir::attn::inputOperands(const L1Nest &nest) {
                   n.kvLens})
     if (v)
       operands.push_back(v);
+  operands.append(n.captures);
   return operands;
 }

@@ -33,6 +33,9 @@ struct L1Nest {
   /// The memrefs the nest's index arithmetic reads, where the attention
   /// has them: the packed forms' offsets and the K/V lengths.
   Value cuSeqlensQ, cuSeqlensK, kvLens;
+  /// The memrefs the score_mod / mask_mod regions read (the attention's
+  /// captures, which qk and mask both carry), in the attention's order.
+  SmallVector<Value> captures;
 };
 
 /// Recognizes the nest rooted at `forall`; `pass` names the caller in
@@ -40,7 +43,8 @@ struct L1Nest {
 FailureOr<L1Nest> matchL1Nest(scf::ForallOp forall, StringRef pass);
 
 /// The memrefs a kernel reads for `nest`, in the order every target passes
-/// them: q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens].
+/// them: q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
+/// captures.
 SmallVector<Value> inputOperands(const L1Nest &nest);
 
 } // namespace mlir::attn

@@ -101,6 +101,9 @@ enum {
 
 #define ATTNRT_MAX_RANK 4
 #define ATTNRT_MAX_DEVICES 64
+/* The memrefs a spec's score_mod / mask_mod regions read (attn.attention's
+   captures), at most this many. */
+#define ATTNRT_MAX_CAPTURES 4
 
 /* An operand's memref type. */
 typedef struct attnrt_operand_type {
@@ -161,17 +164,18 @@ typedef struct attnrt_launch_term {
 typedef enum attnrt_param_kind {
   ATTNRT_PARAM_MEMREF,    /* operand `operand`'s memref descriptor */
   ATTNRT_PARAM_WORKSPACE, /* the workspace, a row-major memref */
-  ATTNRT_PARAM_TENSOR_MAP /* reserved (Hopper TMA); not yet supported */
+  ATTNRT_PARAM_TENSOR_MAP, /* reserved (Hopper TMA); not yet supported */
+  ATTNRT_PARAM_CAPTURE     /* capture `operand`'s memref descriptor */
 } attnrt_param_kind;
 
 typedef struct attnrt_launch_param {
   int kind;    /* attnrt_param_kind */
-  int operand; /* ATTNRT_Q ... ATTNRT_CU_SEQLENS_K; unused for the
-                  workspace */
+  int operand; /* ATTNRT_Q ... ATTNRT_CU_SEQLENS_K; a capture's index;
+                  unused for the workspace */
 } attnrt_launch_param;
 
 #define ATTNRT_MAX_LAUNCH_TERMS 8
-#define ATTNRT_MAX_LAUNCH_PARAMS 12
+#define ATTNRT_MAX_LAUNCH_PARAMS 16
 
 /* A memref parameter is passed expanded, one 64-bit value per field:
    allocated pointer, aligned pointer, offset 0, sizes, strides. */
@@ -218,6 +222,10 @@ typedef struct attnrt_attention_kernel {
   /* A packed Q: the spec's max_q_len (most queries a sequence), 0 where
      the spec leaves it to the call. */
   long long max_q_len;
+  /* The captures' memref types, in the spec's order (read-only device
+     arrays the kernel's mod regions index). */
+  int num_captures;
+  const attnrt_operand_type *captures;
 } attnrt_attention_kernel;
 
 /* One call's arguments. `sizes` are complete (the library fills the static
@@ -238,6 +246,13 @@ typedef struct attnrt_attention_call {
      sequence has more queries (FlashAttention's max_seqlen_q); 0: unknown
      (then total_q). At most the kernel's max_q_len where it has one. */
   long long max_q_len;
+  /* The captures (kernel->num_captures of them): device pointers, their
+     complete sizes (each at least 1) and strides in elements (NULL:
+     row-major). The kernel reads them where its regions say; the caller
+     guarantees those reads fall inside (as FlexAttention's do). */
+  const void *capture_data[ATTNRT_MAX_CAPTURES];
+  long long capture_sizes[ATTNRT_MAX_CAPTURES][ATTNRT_MAX_RANK];
+  const long long *capture_strides[ATTNRT_MAX_CAPTURES];
 } attnrt_attention_call;
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):

@@ -246,6 +246,13 @@ static int check_launch(const attnrt_attention_kernel *kernel,
                       "launch has no workspace shape",
                       launch->kernel, i);
       break;
+    case ATTNRT_PARAM_CAPTURE:
+      if (param->operand < 0 || param->operand >= kernel->num_captures)
+        return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                      "kernel %s: parameter %d passes capture %d, but the "
+                      "kernel has %d",
+                      launch->kernel, i, param->operand, kernel->num_captures);
+      break;
     case ATTNRT_PARAM_TENSOR_MAP:
       return REJECT(ATTN_ERROR_UNSUPPORTED_DEVICE, kernel,
                     "kernel %s: parameter %d is a TMA tensor map, which this "
@@ -536,6 +543,25 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                     "%s has %.3g elements, too many to address",
                     operand_name(kernel, operand), elements);
   }
+  if (kernel->num_captures < 0 || kernel->num_captures > ATTNRT_MAX_CAPTURES)
+    return REJECT(ATTN_ERROR_RUNTIME, kernel, "%d captures (at most %d)",
+                  kernel->num_captures, ATTNRT_MAX_CAPTURES);
+  for (int i = 0; i < kernel->num_captures; ++i) {
+    const attnrt_operand_type *type = &kernel->captures[i];
+    double elements = 1;
+    for (int d = 0; d < type->rank; ++d) {
+      if (call->capture_sizes[i][d] < 1)
+        return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                      "capture%d dimension %d is %lld; every size must be at "
+                      "least 1",
+                      i, d, call->capture_sizes[i][d]);
+      elements *= (double)call->capture_sizes[i][d];
+    }
+    if (elements * type->element_bytes >= 0x1p62)
+      return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                    "capture%d has %.3g elements, too many to address", i,
+                    elements);
+  }
   for (int c = 0; c < kernel->num_code; ++c)
     for (int i = 0; i < kernel->code[c].num_launches; ++i) {
       int result = check_launch(kernel, &kernel->code[c].launches[i]);
@@ -633,18 +659,20 @@ static int check_no_aliasing(const attnrt_attention_kernel *kernel,
   return ATTN_SUCCESS;
 }
 
-// The strides the kernel gets for `operand`, checked against its layout.
-static int strides_of(const attnrt_attention_kernel *kernel,
-                      const attnrt_attention_call *call, int operand,
-                      long long strides[ATTNRT_MAX_RANK]) {
-  const attnrt_operand_type *type = &kernel->operands[operand];
-  const char *name = operand_name(kernel, operand);
+// The strides the kernel gets for a memref of `type` at `data` with
+// `sizes` (the caller's `given` strides, NULL for row-major), checked
+// against its layout; `written`: an output, whose elements may not alias;
+// `align`: what its pointer and outer strides in bytes must divide by.
+static int checked_strides(const attnrt_attention_kernel *kernel,
+                           const char *name, const attnrt_operand_type *type,
+                           const void *data, const long long *sizes,
+                           const long long *given, int written, size_t align,
+                           long long strides[ATTNRT_MAX_RANK]) {
   long long row_major[ATTNRT_MAX_RANK];
   int result;
-  row_major_strides(type, call->sizes[operand], row_major);
+  row_major_strides(type, sizes, row_major);
   for (int d = 0; d < type->rank; ++d) {
-    strides[d] = call->strides[operand] ? call->strides[operand][d]
-                                        : row_major[d];
+    strides[d] = given ? given[d] : row_major[d];
     long long wanted = type->row_major ? row_major[d] : type->strides[d];
     if (wanted >= 0 && strides[d] != wanted)
       return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
@@ -658,7 +686,7 @@ static int strides_of(const attnrt_attention_kernel *kernel,
   // The farthest element: below 2^62 bytes, so no offset overflows.
   double span = 0;
   for (int d = 0; d < type->rank; ++d)
-    span += (double)(call->sizes[operand][d] - 1) * (double)strides[d];
+    span += (double)(sizes[d] - 1) * (double)strides[d];
   if (span * type->element_bytes >= 0x1p62)
     return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
                   "%s's strides reach %.3g elements past its start, too far "
@@ -667,17 +695,14 @@ static int strides_of(const attnrt_attention_kernel *kernel,
   // An operand of no elements (an empty packed batch) aliases nothing.
   int elements = 1;
   for (int d = 0; d < type->rank; ++d)
-    elements &= call->sizes[operand][d] > 0;
-  if (written(kernel, operand) && elements &&
-      (result = check_no_aliasing(kernel, name, type->rank,
-                                  call->sizes[operand], strides)) !=
-          ATTN_SUCCESS)
+    elements &= sizes[d] > 0;
+  if (written && elements &&
+      (result = check_no_aliasing(kernel, name, type->rank, sizes,
+                                  strides)) != ATTN_SUCCESS)
     return result;
-  size_t align = alignment_of(operand, type);
-  if ((uintptr_t)call->data[operand] % align)
+  if ((uintptr_t)data % align)
     return REJECT(ATTN_ERROR_MISALIGNED, kernel,
-                  "%s (%p) is not %zu-byte aligned", name,
-                  call->data[operand], align);
+                  "%s (%p) is not %zu-byte aligned", name, data, align);
   for (int d = 0; d + 1 < type->rank; ++d)
     if ((size_t)strides[d] * (size_t)type->element_bytes % align)
       return REJECT(ATTN_ERROR_MISALIGNED, kernel,
@@ -685,6 +710,31 @@ static int strides_of(const attnrt_attention_kernel *kernel,
                     "bytes",
                     name, d, strides[d], align);
   return ATTN_SUCCESS;
+}
+
+// The strides the kernel gets for `operand`, checked against its layout.
+static int strides_of(const attnrt_attention_kernel *kernel,
+                      const attnrt_attention_call *call, int operand,
+                      long long strides[ATTNRT_MAX_RANK]) {
+  const attnrt_operand_type *type = &kernel->operands[operand];
+  return checked_strides(kernel, operand_name(kernel, operand), type,
+                         call->data[operand], call->sizes[operand],
+                         call->strides[operand], written(kernel, operand),
+                         alignment_of(operand, type), strides);
+}
+
+// The same for capture `i`, which the kernel only reads, element by element.
+static int capture_strides_of(const attnrt_attention_kernel *kernel,
+                              const attnrt_attention_call *call, int i,
+                              long long strides[ATTNRT_MAX_RANK]) {
+  char name[16];
+  snprintf(name, sizeof name, "capture%d", i);
+  const attnrt_operand_type *type = &kernel->captures[i];
+  if (!call->capture_data[i])
+    return REJECT(ATTN_ERROR_NULL_POINTER, kernel, "%s is NULL", name);
+  return checked_strides(kernel, name, type, call->capture_data[i],
+                         call->capture_sizes[i], call->capture_strides[i],
+                         /*written=*/0, (size_t)type->element_bytes, strides);
 }
 
 //===----------------------------------------------------------------------===//
@@ -917,6 +967,11 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
         (result = strides_of(kernel, call, operand, strides[operand])) !=
             ATTN_SUCCESS)
       return result;
+  long long capture_strides[ATTNRT_MAX_CAPTURES][ATTNRT_MAX_RANK];
+  for (int i = 0; i < kernel->num_captures; ++i)
+    if ((result = capture_strides_of(kernel, call, i, capture_strides[i])) !=
+        ATTN_SUCCESS)
+      return result;
   struct problem p = problem_of(kernel, call);
   // An empty packed batch: every grid is empty, nothing to launch (and no
   // driver needed to say so).
@@ -966,6 +1021,10 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
       if (launch->params[j].kind == ATTNRT_PARAM_WORKSPACE)
         add_memref(&params, call->workspace, launch->workspace_rank, ws_shape,
                    ws_strides);
+      else if (launch->params[j].kind == ATTNRT_PARAM_CAPTURE)
+        add_memref(&params, call->capture_data[operand],
+                   kernel->captures[operand].rank, call->capture_sizes[operand],
+                   capture_strides[operand]);
       else
         add_memref(&params, call->data[operand],
                    kernel->operands[operand].rank, call->sizes[operand],

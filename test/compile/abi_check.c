@@ -810,6 +810,63 @@ static void check_gpu_threads(void) {
   }
 }
 
+// Captures (attn.attention's memrefs the mod regions read): capture0 is
+// the document ids [batch, S] with dynamic dims (sizes of their own),
+// capture1 the slopes [4]; each checked like an operand and passed as a
+// memref descriptor after the inputs.
+static void check_captures(void) {
+  const int64_t B = 2, S = 70;
+  struct buffer q = make(B * 4 * S * 64 * 2, 0), k = make(B * 2 * S * 64 * 2, 0),
+                v = make(B * 2 * S * 64 * 2, 0), o = make(B * 4 * S * 64 * 2, 0xFF),
+                ids = make(B * S * 4, 0), slopes = make(4 * 4, 0);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  expect("documents_can_implement(capture0 dim 0 is 0)",
+         attn_documents_can_implement(B, S, S, 0, S),
+         ATTN_ERROR_UNSUPPORTED_SIZE, "capture0 dimension 0 is 0");
+  expect("documents_run(capture0 NULL)",
+         attn_documents_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, NULL, NULL,
+                            slopes.ptr, NULL, o.ptr, NULL, B, S, S, B, S,
+                            NULL, 0, NULL),
+         ATTN_ERROR_NULL_POINTER, "capture0 is NULL");
+  expect_untouched("documents_run(capture0 NULL)", o);
+  expect("documents_run(capture1 + 2 bytes)",
+         attn_documents_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, ids.ptr,
+                            NULL, slopes.ptr + 2, NULL, o.ptr, NULL, B, S, S,
+                            B, S, NULL, 0, NULL),
+         ATTN_ERROR_MISALIGNED, "capture1 (");
+  const int64_t column_major[2] = {1, B};
+  expect("documents_run(capture0 column-major)",
+         attn_documents_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, ids.ptr,
+                            column_major, slopes.ptr, NULL, o.ptr, NULL, B, S,
+                            S, B, S, NULL, 0, NULL),
+         ATTN_ERROR_UNSUPPORTED_STRIDE, "capture0 stride 0 is 1");
+  expect_untouched("documents_run(bad captures)", o);
+  expect("documents_run(valid)",
+         attn_documents_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, ids.ptr,
+                            NULL, slopes.ptr, NULL, o.ptr, NULL, B, S, S, B, S,
+                            NULL, 0, NULL),
+         valid_code(), NULL);
+  if (mode == FAKE) {
+    const struct fake_cuda_state *s = fake();
+    const long long id_sizes[2] = {B, S}, id_strides[2] = {S, 1},
+                    slope_sizes[1] = {4}, slope_strides[1] = {1},
+                    o_sizes[4] = {B, 4, S, 64},
+                    o_strides[4] = {4 * S * 64, S * 64, 64, 1};
+    char line[256];
+    snprintf(line, sizeof line,
+             "documents passed q, k, v, capture0, capture1, o in order (%d "
+             "parameters)",
+             s->last_param_count);
+    check(s->last_param_count == 3 * 11 + 7 + 5 + 11 &&
+              is_memref(s, 33, ids.ptr, 2, id_sizes, id_strides) &&
+              is_memref(s, 40, slopes.ptr, 1, slope_sizes, slope_strides) &&
+              is_memref(s, 45, o.ptr, 4, o_sizes, o_strides),
+          line, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *modes[] = {"no-driver", "no-device", "fake", "unsupported-device",
                          "gpu"};
@@ -838,6 +895,7 @@ int main(int argc, char **argv) {
   check_decode();
   check_fixed_splits();
   check_strided();
+  check_captures();
   printf("%d passed, %d failed\n", passed, failed);
   release_all();
   return failed ? 1 : 0;

@@ -47,7 +47,7 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // -----
 
-// expected-error @+1 {{unknown launch parameter 'x'; expected q, k, v, block_table, kv_lens, o, lse, k_new, v_new, new_lens, slot_mapping, cu_seqlens_q, cu_seqlens_k, workspace or tensor_map(operand)}}
+// expected-error @+1 {{unknown launch parameter 'x'; expected q, k, v, block_table, kv_lens, o, lse, k_new, v_new, new_lens, slot_mapping, cu_seqlens_q, cu_seqlens_k, workspace, capture(N) or tensor_map(operand)}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, x]>} { return }
 
 // -----
@@ -253,3 +253,13 @@ module attributes {gpu.container_module} {
 
 // expected-error @+1 {{'attn.launch' belongs on gpu.launch_func, not on 'func.func'}}
 func.func @f() attributes {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>} { return }
+
+// -----
+
+// expected-error @+1 {{launch 'params' names capture(1) twice}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, capture(1), capture(1), o]>} { return }
+
+// -----
+
+// expected-error @+1 {{launch parameter capture(-1) must name a capture in [0, 255]}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, capture(-1), o]>} { return }

@@ -968,7 +968,8 @@ static int can_implement(const attnrt_launch_facts *launch, long long q_len) {
   static void *loaded[ATTNRT_MAX_DEVICES];
   const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
   attnrt_device_code code = {80, 0, 0, "", 1, launch, 1};
-  attnrt_attention_kernel kernel = {"contract", {{0}}, 0, &code, 1, loaded, 0};
+  attnrt_attention_kernel kernel = {"contract", {{0}}, 0,   &code,
+                                    1,          loaded, 0,   0, NULL};
   kernel.operands[ATTNRT_Q] = kernel.operands[ATTNRT_K] = tensor;
   kernel.operands[ATTNRT_V] = kernel.operands[ATTNRT_O] = tensor;
   attnrt_attention_call call;
@@ -1034,7 +1035,13 @@ static void run_launch_contracts(void) {
   launch = good;
   launch.num_params = ATTNRT_MAX_LAUNCH_PARAMS + 1;
   expect_contract("too many parameters", &launch, 100, ATTN_ERROR_RUNTIME,
-                  "13 parameters (at most 12)");
+                  "17 parameters (at most 16)");
+  launch = good;
+  launch.params[3].kind = ATTNRT_PARAM_CAPTURE;
+  launch.params[3].operand = 0;
+  expect_contract("a capture parameter of a kernel without captures",
+                  &launch, 100, ATTN_ERROR_RUNTIME,
+                  "parameter 3 passes capture 0, but the kernel has 0");
   launch = good;
   launch.role = 7;
   expect_contract("an unknown role", &launch, 100, ATTN_ERROR_RUNTIME,
@@ -1099,7 +1106,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
       80, 0, 0, tiny_ptx, sizeof tiny_ptx, l, decode ? 2 : 1};
   attnrt_attention_kernel kernel = {
       decode ? "packed_decode" : "packed", {{0}}, 0, &packed_code[decode], 1,
-      packed_loaded[decode], max_q_len};
+      packed_loaded[decode], max_q_len, 0, NULL};
   const attnrt_operand_type rows3 = {3, 2, 1, {0}}, rows2 = {2, 4, 1, {0}},
                             offsets = {1, 4, 1, {0}};
   kernel.operands[ATTNRT_Q] = kernel.operands[ATTNRT_O] = rows3;
