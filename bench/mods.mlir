@@ -167,3 +167,23 @@ func.func @t5_table(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128xf16>, %v: 
   }
   return
 }
+// GQA-4 (16 query heads over 4 K/V heads) with a mask_mod reading h and a
+// capture: odd query heads see their own document, even ones causally.
+// Its block mask has a row per batch and K/V head (checked only).
+func.func @gqa_heads_documents(%q: memref<?x16x?x128xf16>, %k: memref<?x4x?x128xf16>, %v: memref<?x4x?x128xf16>, %docs: memref<?x?xi32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x4x?x128xf16>) v(%v : memref<?x4x?x128xf16>) captures(%docs : memref<?x?xi32>) -> o(%o : memref<?x16x?x128xf16>)
+      mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %ids: memref<?x?xi32>):
+    %c2 = arith.constant 2 : index
+    %c0 = arith.constant 0 : index
+    %hr = arith.remui %h, %c2 : index
+    %even = arith.cmpi eq, %hr, %c0 : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %di = memref.load %ids[%b, %i] : memref<?x?xi32>
+    %dj = memref.load %ids[%b, %j] : memref<?x?xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    %r = arith.select %even, %causal, %same : i1
+    attn.yield %r : i1
+  }
+  return
+}

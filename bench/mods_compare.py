@@ -56,6 +56,17 @@ def alibi_slopes_of(h):
     return torch.exp2(-8.0 * (torch.arange(h, dtype=torch.float32) + 1) / h)
 
 
+def document_ids(b, s, g):
+    """[b, s] int32 ids of 8 documents of random lengths per sequence."""
+    ids = torch.zeros(b, s, dtype=torch.int32)
+    for row in range(b):
+        cuts = torch.sort(torch.randperm(max(s - 1, 1), generator=g)[:7] +
+                          1).values
+        for c in cuts.tolist():
+            ids[row, c:] += 1
+    return ids.cuda()
+
+
 def make_captures(kernel, b, s, g):
     """({capture name: CUDA tensor}, score_mod, mask_mod) of capture kernel
     `kernel` for batch b and length s (the mods read the same tensors)."""
@@ -65,16 +76,14 @@ def make_captures(kernel, b, s, g):
         def score(sc, bi, hi, i, j):
             return sc + slopes.to(sc.dtype)[hi] * (j - i).to(sc.dtype)
         return {"capture0": slopes}, score, causal
-    if kernel == "documents_ids":
-        # 8 documents of random lengths per sequence.
-        cuts = torch.sort(torch.randperm(s - 1, generator=g)[:7] + 1).values
-        ids = torch.zeros(b, s, dtype=torch.int32)
-        for c in cuts.tolist():
-            ids[:, c:] += 1
-        ids = ids.cuda()
+    if kernel in ("documents_ids", "gqa_heads_documents"):
+        ids = document_ids(b, s, g)
 
         def mask(bi, hi, i, j):
-            return ids[bi, i] == ids[bi, j]
+            same = ids[bi, i] == ids[bi, j]
+            if kernel == "documents_ids":
+                return same
+            return torch.where(hi % 2 == 0, i >= j, same)
         return {"capture0": ids}, None, mask
     table = torch.randn(128, H, generator=g).cuda()
 
@@ -84,6 +93,9 @@ def make_captures(kernel, b, s, g):
 
 
 CAPTURE_CASES = ["alibi_slopes", "documents_ids", "t5_table"]
+# The kernels whose mask_mod goes through a block mask (timed as _run, which
+# computes it, and reusing one computed before, as Flex's block mask is).
+BLOCK_MASKED = {"documents_mask_mod", "documents_ids"}
 
 
 # (kernel, score_mod, mask_mod, built-in twin or None, causal-like)
@@ -113,15 +125,31 @@ def reference(q, k, v, score_mod, mask_mod):
     return p @ vd
 
 
-def check(lib, kernel, score_mod, mask_mod, b, sq, sk, captures=None):
+def check(lib, kernel, score_mod, mask_mod, b, sq, sk, captures=None,
+          hkv=H):
     g = torch.Generator(device="cuda").manual_seed(b * 7919 + sq * 31 + sk)
-    q, k, v = (torch.randn(b, H, n, D, device="cuda", dtype=torch.float16,
-                           generator=g) for n in (sq, sk, sk))
+    q = torch.randn(b, H, sq, D, device="cuda", dtype=torch.float16,
+                    generator=g)
+    k, v = (torch.randn(b, hkv, sk, D, device="cuda", dtype=torch.float16,
+                        generator=g) for _ in range(2))
     o = torch.full_like(q, float("nan"))
-    lib.kernels[kernel](q=q, k=k, v=v, o=o, **(captures or {}))
+    kern = lib.kernels[kernel]
+    kern(q=q, k=k, v=v, o=o, **(captures or {}))
     torch.cuda.synchronize()
     unwritten = int(torch.isnan(o).sum())
-    ref = reference(q, k, v, score_mod, mask_mod)
+    kx, vx = (t.repeat_interleave(H // hkv, 1) for t in (k, v))
+    ref = reference(q, kx, vx, score_mod, mask_mod)
+    if kern.has_block_mask and sq > 16:
+        # The block mask computed once, then reused: the same result.
+        mask = kern.block_mask(q=q, k=k, v=v, o=o, **(captures or {}))
+        o2 = torch.full_like(q, float("nan"))
+        kern.prepare(q=q, k=k, v=v, o=o2, block_mask=mask,
+                     **(captures or {}))()
+        torch.cuda.synchronize()
+        unwritten += int(torch.isnan(o2).sum())
+        if not torch.equal(o, o2):
+            unwritten += 1
+            print(f"FAIL {kernel}: reusing the block mask changed O")
     err = float((o.double() - ref).abs().max() / ref.abs().max())
     ok = unwritten == 0 and err < 5e-3
     print(f"{'PASS' if ok else 'FAIL'} {kernel} B={b} Sq={sq} Sk={sk}: "
@@ -164,6 +192,17 @@ def check_packed(lib, kernel, lens):
     return ok
 
 
+def attn_times(kern, tensors):
+    """(attention ms, ms of _run computing the block mask too or None):
+    a kernel with a block mask is timed reusing one computed before, as
+    Flex's block mask is made before its timing."""
+    if not kern.has_block_mask:
+        return median_ms(kern.prepare(**tensors)), None
+    mask = kern.block_mask(**tensors)
+    return (median_ms(kern.prepare(block_mask=mask, **tensors)),
+            median_ms(kern.prepare(**tensors)))
+
+
 def flex_fn(q, k, v, score_mod, mask_mod):
     if _flex is None:
         raise RuntimeError("no flex_attention in this PyTorch")
@@ -183,25 +222,30 @@ def main():
     for kernel, score_mod, mask_mod, _, _ in CASES:
         # Prefill (a partial tile), and q_len 1 (the decode kernel the
         # library launches for q_len <= 16).
-        for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (3, 1, 1000)):
+        for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (1, 300, 300),
+                          (3, 1, 1000)):
             failed += not check(lib, kernel, score_mod, mask_mod, b, sq, sk)
     # Captures: positions past q_len index the ids too (the decode rows
     # see the last query), so the ids cover max(sq, sk) tokens.
-    for kernel in CAPTURE_CASES:
-        for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (3, 1, 1000)):
+    for kernel in CAPTURE_CASES + ["gqa_heads_documents"]:
+        hkv = 4 if kernel == "gqa_heads_documents" else H
+        # (1, 300): a grid too small for the 128-row tile, so the runtime
+        # takes a smaller one (the block mask's blocks hold several tiles).
+        for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (1, 300, 300),
+                          (3, 1, 1000)):
             g = torch.Generator().manual_seed(b * 131 + sq + sk)
             caps, score_mod, mask_mod = make_captures(kernel, b, max(sq, sk),
                                                       g)
             failed += not check(lib, kernel, score_mod, mask_mod, b, sq, sk,
-                                caps)
+                                caps, hkv)
     for lens in ([300, 1, 77, 1000, 129], [5, 3, 16]):
         failed += not check_packed(lib, "packed_gqa_alibi_prefix", lens)
     if check_only:
         print("all passed" if not failed else f"{failed} checks FAILED")
         return 1 if failed else 0
     print("| kernel | B x S | attn region | attn built-in | Flex (compiled) "
-          "| region/built-in | attn/Flex |")
-    print("|---|---|---|---|---|---|---|")
+          "| region/built-in | attn/Flex | attn _run with its block mask |")
+    print("|---|---|---|---|---|---|---|---|")
     for kernel, score_mod, mask_mod, twin, half in CASES:
         for b, s in ((4, 4096), (1, 16384)):
             q, k, v = (torch.randn(b, H, s, D, device="cuda",
@@ -212,8 +256,8 @@ def main():
             def fmt(ms):
                 return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
                         f"({ms * 1e3:.1f} us)") if ms else "n/a"
-            attn_ms = median_ms(lib.kernels[kernel].prepare(q=q, k=k, v=v,
-                                                            o=o))
+            attn_ms, run_ms = attn_times(lib.kernels[kernel],
+                                         dict(q=q, k=k, v=v, o=o))
             twin_ms = (median_ms(lib.kernels[twin].prepare(q=q, k=k, v=v,
                                                            o=o))
                        if twin else None)
@@ -222,8 +266,8 @@ def main():
             flex_ms = median_ms(fn)
             speed = (f"{twin_ms / attn_ms:.2f}x" if twin_ms else "n/a")
             print(f"| {kernel} | {b} x {s} | {fmt(attn_ms)} | {fmt(twin_ms)} "
-                  f"| {fmt(flex_ms)} | {speed} | {flex_ms / attn_ms:.2f}x |",
-                  flush=True)
+                  f"| {fmt(flex_ms)} | {speed} | {flex_ms / attn_ms:.2f}x "
+                  f"| {fmt(run_ms)} |", flush=True)
             del q, k, v, o
             torch.cuda.empty_cache()
     # The capture kernels: the captures' tensors are the same for attn and
@@ -242,8 +286,8 @@ def main():
             def fmt(ms):
                 return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
                         f"({ms * 1e3:.1f} us)") if ms else "n/a"
-            attn_ms = median_ms(lib.kernels[kernel].prepare(q=q, k=k, v=v,
-                                                            o=o, **caps))
+            attn_ms, run_ms = attn_times(lib.kernels[kernel],
+                                         dict(q=q, k=k, v=v, o=o, **caps))
             twin = twins.get(kernel)
             twin_ms = (median_ms(lib.kernels[twin].prepare(q=q, k=k, v=v,
                                                            o=o))
@@ -254,7 +298,7 @@ def main():
             speed = (f"{twin_ms / attn_ms:.2f}x" if twin_ms else "n/a")
             print(f"| {kernel} (capture) | {b} x {s} | {fmt(attn_ms)} | "
                   f"{fmt(twin_ms)} | {fmt(flex_ms)} | {speed} | "
-                  f"{flex_ms / attn_ms:.2f}x |", flush=True)
+                  f"{flex_ms / attn_ms:.2f}x | {fmt(run_ms)} |", flush=True)
             del q, k, v, o
             torch.cuda.empty_cache()
     print("all passed" if not failed else f"{failed} checks FAILED")

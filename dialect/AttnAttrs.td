@@ -132,7 +132,8 @@ def Attn_LaunchRole : I32EnumAttr<"LaunchRole",
     I32EnumAttrCase<"Prefill", 0, "prefill">,
     I32EnumAttrCase<"DecodeSplit", 1, "decode_split">,
     I32EnumAttrCase<"DecodeCombine", 2, "decode_combine">,
-    I32EnumAttrCase<"Append", 3, "append">]> {
+    I32EnumAttrCase<"Append", 3, "append">,
+    I32EnumAttrCase<"BlockMask", 4, "block_mask">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -198,7 +199,10 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       are alternatives (attn-compile may lower several tilings of one
       kernel; the runtime launches one); `decode_split` then
       `decode_combine` run in that order; `append` is the one launch of an
-      `attn.cache_append` kernel.
+      `attn.cache_append` kernel; `block_mask` classifies the (Q block,
+      K/V block) pairs of a `mask_mod` into the workspace, which the
+      prefill launch then reads (it runs first, or alone, when the caller
+      computes the block mask once for several calls).
     - `tier`: the tier that built the kernel (`wmma`, `mma` or `decode`;
       informational: headers and logs name it).
     - `threads` per block (x; y = z = 1) and `shared`: the dynamic shared

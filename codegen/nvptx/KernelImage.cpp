@@ -22,6 +22,8 @@ std::string KernelLaunch::tierName() const {
     return "decode-combine";
   case LaunchRole::Append:
     return "append";
+  case LaunchRole::BlockMask:
+    return "block-mask";
   }
   return "unknown";
 }
@@ -71,6 +73,8 @@ std::string KernelLaunch::describe() const {
       [&](const LaunchParam &p) {
         if (p.kind == LaunchParamKind::Workspace)
           os << "workspace";
+        else if (p.kind == LaunchParamKind::Capture)
+          os << "capture(" << p.index << ")";
         else if (p.kind == LaunchParamKind::TensorMap)
           os << "tensor_map(" << stringifyLaunchOperand(p.operand) << ")";
         else

@@ -2,6 +2,8 @@
 
 #include "codegen/nvptx/LaunchContract.h"
 
+#include "codegen/nvptx/BlockMask.h"
+
 #include "lib/Transforms/L1Nest.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -53,13 +55,61 @@ static SmallVector<LaunchTerm> workspaceShape(MemRefType workspace) {
           LaunchTerm::constant(2, workspace.getDimSize(2))};
 }
 
+// The block mask: [batch' * kv_heads', ceildiv(q_len, N), 2,
+// ceildiv(kv_len, N)] i32 (BlockMask.h).
+static SmallVector<LaunchTerm> blockMaskShape(bool perBatch, bool perHead,
+                                              int64_t block) {
+  SmallVector<LaunchTerm> shape;
+  if (perBatch)
+    shape.push_back(LaunchTerm::of(0, LaunchSize::Batch));
+  if (perHead)
+    shape.push_back(LaunchTerm::of(0, LaunchSize::KVHeads));
+  if (shape.empty())
+    shape.push_back(LaunchTerm::constant(0, 1));
+  shape.append({LaunchTerm::of(1, LaunchSize::QLen, block),
+                LaunchTerm::constant(2, 2),
+                LaunchTerm::of(3, LaunchSize::KVLen, block)});
+  return shape;
+}
+
+LaunchAttr mlir::attn::blockMaskLaunch(const L1Nest &nest, int64_t threads,
+                                       bool perBatch, bool perHead,
+                                       int64_t block) {
+  LaunchOperands operands = LaunchOperands::of(nest);
+  SmallVector<LaunchParam> params;
+  addInputs(params, operands);
+  params.push_back(LaunchParam::workspace());
+  MLIRContext *ctx = nest.forall->getContext();
+  SmallVector<LaunchTerm> grid{
+      LaunchTerm::of(0, LaunchSize::QLen, block),
+      perHead ? LaunchTerm::of(1, LaunchSize::KVHeads)
+              : LaunchTerm::constant(1, 1),
+      perBatch ? LaunchTerm::of(2, LaunchSize::Batch)
+               : LaunchTerm::constant(2, 1)};
+  return LaunchAttr::get(ctx, LaunchRole::BlockMask, Tier::MMA, threads,
+                         /*shared=*/0, grid, params,
+                         blockMaskShape(perBatch, perHead, block),
+                         IntegerType::get(ctx, 32), /*blockQ=*/0,
+                         /*group=*/0);
+}
+
 LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
                                      int64_t threads, int64_t sharedBytes,
-                                     int64_t blockQ, int64_t group) {
+                                     int64_t blockQ, int64_t group,
+                                     std::optional<std::pair<bool, bool>>
+                                         blockMask) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params;
   addInputs(params, operands);
   addOutputs(params, operands);
+  SmallVector<LaunchTerm> workspace;
+  Type workspaceType;
+  if (blockMask) {
+    params.push_back(LaunchParam::workspace());
+    workspace = blockMaskShape(blockMask->first, blockMask->second,
+                               nvptx::kMaskBlock);
+    workspaceType = IntegerType::get(nest.forall->getContext(), 32);
+  }
   SmallVector<LaunchTerm> grid{LaunchTerm::of(0, LaunchSize::GroupRows, blockQ),
                                LaunchTerm::of(1, LaunchSize::KVHeads),
                                LaunchTerm::of(2, LaunchSize::Batch)};
@@ -68,8 +118,8 @@ LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
     grid = {LaunchTerm::of(0, LaunchSize::PackedQTiles, blockQ),
             LaunchTerm::of(1, LaunchSize::KVHeads), LaunchTerm::constant(2, 1)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::Prefill, tier,
-                         threads, sharedBytes, grid, params, {}, Type(),
-                         blockQ, group);
+                         threads, sharedBytes, grid, params, workspace,
+                         workspaceType, blockQ, group);
 }
 
 int64_t mlir::attn::packedQTiles(const L1Nest &nest) {

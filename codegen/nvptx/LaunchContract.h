@@ -37,8 +37,18 @@ struct LaunchOperands {
 /// head, batch), or, for a packed Q, per (packed Q tile, K/V head); params
 /// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
 /// [capture(0) ...], o, [lse].
-LaunchAttr prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
-                         int64_t sharedBytes, int64_t blockQ, int64_t group);
+/// With `blockMask` (whether the block mask has a row per batch and per
+/// K/V head), the block mask is the workspace, the last param.
+LaunchAttr prefillLaunch(
+    const L1Nest &nest, Tier tier, int64_t threads, int64_t sharedBytes,
+    int64_t blockQ, int64_t group,
+    std::optional<std::pair<bool, bool>> blockMask = std::nullopt);
+
+/// The block-mask kernel (BlockMask.h): one block per (ceildiv(q_len,
+/// `block`), K/V head if `perHead`, batch if `perBatch`); params q, k, v,
+/// [captures], workspace (the block mask).
+LaunchAttr blockMaskLaunch(const L1Nest &nest, int64_t threads,
+                           bool perBatch, bool perHead, int64_t block);
 
 /// The Q tiles per sequence of a nest over a packed Q whose max_q_len the
 /// spec fixes (its forall's static bound); 0 when it is not static.

@@ -9,6 +9,8 @@
 
 #include "codegen/nvptx/PrefillKernel.h"
 
+#include "codegen/nvptx/BlockMask.h"
+
 #include "codegen/nvptx/LaunchContract.h"
 #include "codegen/nvptx/SplitCombine.h"
 #include "codegen/nvptx/Target.h"
@@ -216,6 +218,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     operands.push_back(n.storeO.getO());
     if (n.storeLse)
       operands.push_back(n.storeLse.getLse());
+    if (p.blockMask)
+      operands.push_back(hostWorkspace);
   }
 
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
@@ -287,6 +291,45 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     return failure();
   Output out{batch, kvHead, *row0, rows, *qLen, *seqStart};
 
+  // With a block mask the loop walks list entries, not keys: entry x / r
+  // of the Q block's list holds the x-th tile's block of 128 keys, whose
+  // r = 128 / bc tiles follow one another.
+  Value maskList, maskRow, qBlock;
+  int64_t tilesPerBlock = kMaskBlock / p.bc;
+  if (p.blockMask) {
+    maskList = kernel.getArgument(operands.size() - 1);
+    Value kvHeads = memref::DimOp::create(kb, map.lookup(n.loadK.getSrc()), 1);
+    maskRow = blockMaskRow(n, kb, batch, kvHead, kvHeads);
+    Value firstQuery = arith::DivUIOp::create(kb, *row0, idx(p.group));
+    qBlock = arith::DivUIOp::create(kb, firstQuery, idx(kMaskBlock));
+    Value maskCount = memref::LoadOp::create(
+        kb, maskList, ValueRange{maskRow, qBlock, idx(1), idx(0)});
+    maskCount = arith::IndexCastOp::create(kb, kb.getIndexType(), maskCount);
+    lo = idx(0);
+    hi = mul(maskCount, idx(tilesPerBlock));
+  }
+  // The first key of the tile at loop position x, and whether its block
+  // is full: the position itself without a block mask.
+  auto tileAt = [&](Value x) -> std::pair<Value, Value> {
+    if (!p.blockMask)
+      return {x, Value()};
+    Value entry = memref::LoadOp::create(
+        kb, maskList,
+        ValueRange{maskRow, qBlock, idx(0),
+                   arith::DivUIOp::create(kb, x, idx(tilesPerBlock))});
+    entry = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
+    Value block = arith::ShRUIOp::create(kb, entry, idx(1));
+    Value j = add(mul(block, idx(kMaskBlock)),
+                  mul(arith::RemUIOp::create(kb, x, idx(tilesPerBlock)),
+                      idx(p.bc)));
+    Value full = arith::CmpIOp::create(
+        kb, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(kb, entry, idx(1)), idx(0));
+    return {j, full};
+  };
+  // Loop positions advance by one tile: bc keys, or one list entry's tile.
+  int64_t posStep = p.blockMask ? 1 : p.bc;
+
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
@@ -315,12 +358,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   if (p.cpAsync) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
     for (int64_t s = 0; s + 1 < p.stages; ++s) {
-      Value start = add(*lo, idx(s * p.bc));
+      Value start = add(*lo, idx(s * posStep));
       auto any = scf::IfOp::create(kb, lt(start, *hi));
       {
         OpBuilder::InsertionGuard g(kb);
         kb.setInsertionPointToStart(any.thenBlock());
-        copyKV(start, idx(s), /*commit=*/false);
+        copyKV(tileAt(start).first, idx(s), /*commit=*/false);
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     }
@@ -338,27 +381,31 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   SmallVector<Value> inits = initialState();
   for (int64_t i = 0; i < p.dv / 16 * p.mTiles; ++i)
     inits.push_back(zeroC);
-  auto loop = scf::ForOp::create(kb, *lo, *hi, idx(p.bc), inits);
+  auto loop = scf::ForOp::create(kb, *lo, *hi, idx(posStep), inits);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value fromFirst = arith::SubIOp::create(kb, j, *lo);
-    Value iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
+    Value pos = loop.getInductionVar();
+    auto [j, full] = tileAt(pos);
+    Value iter = pos;
+    if (!p.blockMask) {
+      Value fromFirst = arith::SubIOp::create(kb, pos, *lo);
+      iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
+    }
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
     if (p.stages > 1) {
       NVVM::CpAsyncWaitGroupOp::create(kb, p.stages - 2);
       gpu::BarrierOp::create(kb);
       // Prefetch tile iter + stages - 1 into the stage the last iteration
       // read (the barrier above says every warp is done with it).
-      Value next = add(j, idx((p.stages - 1) * p.bc));
+      Value next = add(pos, idx((p.stages - 1) * posStep));
       auto more = scf::IfOp::create(kb, lt(next, *hi));
       {
         OpBuilder::InsertionGuard g2(kb);
         kb.setInsertionPointToStart(more.thenBlock());
         Value ahead = add(iter, idx(p.stages - 1));
         Value nextStage = arith::RemUIOp::create(kb, ahead, idx(p.stages));
-        copyKV(next, nextStage, /*commit=*/false);
+        copyKV(tileAt(next).first, nextStage, /*commit=*/false);
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     } else {
@@ -392,7 +439,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
             ? view(opaqueIndex(idx(p.qOff)), {p.br, p.inputRow(p.d)}, p.elt)
             : qs;
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
-              loop.getRegionIterArgs(), out.batch, out.kvHead};
+              loop.getRegionIterArgs(), out.batch, out.kvHead, full};
     scf::YieldOp::create(kb, this->step(*tiles, step));
   }
 
@@ -432,8 +479,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       return failure();
   } else {
     // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
+    std::optional<std::pair<bool, bool>> reads;
+    if (p.blockMask)
+      reads = maskModReads(n);
     setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
-                                            p.smemBytes, p.br, p.group));
+                                            p.smemBytes, p.br, p.group,
+                                            reads));
   }
   n.forall.erase();
   return success();
@@ -485,15 +536,27 @@ LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
              << pass << ": the prefill skeleton runs one warp role (every "
                         "warp copies and computes); producer/consumer warp "
                         "groups are not implemented yet";
-    std::unique_ptr<PrefillKernel> kernel =
-        plan->registers() ? createRegisterScoreKernel(*nest, *plan)
-                          : createSharedScoreKernel(*nest, *plan);
     // Kernel symbols say their tier: @<function>_<tier>.
     std::string name = (func.getSymName() + "_" + plan->tierName()).str();
     if (symbols.lookup(name))
       name += "_" + std::to_string(std::distance(kernels.getBody()->begin(),
                                                  kernels.getBody()->end()));
-    if (failed(kernel->build(kernels, name)))
+    // A mask_mod's tiles come from a block mask, which its own kernel
+    // writes into a workspace argument first (attn-compile's tier note
+    // says why a kernel has none).
+    Value mask;
+    if (whyNoBlockMask(*nest, *plan).empty()) {
+      FailureOr<Value> appended = appendBlockMask(func);
+      if (failed(appended) ||
+          failed(buildBlockMask(*nest, kernels, name, *appended)))
+        return failure();
+      mask = *appended;
+      plan->blockMask = true;
+    }
+    std::unique_ptr<PrefillKernel> kernel =
+        plan->registers() ? createRegisterScoreKernel(*nest, *plan)
+                          : createSharedScoreKernel(*nest, *plan);
+    if (failed(kernel->build(kernels, name, mask)))
       return failure();
   }
   return success();

@@ -55,6 +55,9 @@ protected:
     Value qLen, row0, warpRow;
     ValueRange state;       // the loop's: softmax state, then acc tiles
     Value batch, kvHead;    // the mod regions' b and K/V head
+    /// With a block mask: whether the tile's block is full (every
+    /// position exists and is visible: no mask needed); else null.
+    Value full;
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`
   /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`;

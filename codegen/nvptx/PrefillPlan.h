@@ -90,6 +90,9 @@ struct PrefillPlan {
   /// split's K/V tiles, its rows' partial states written to the workspace
   /// (SplitCombine.h) instead of O and the LSE. Register score stage only.
   bool splitKV = false;
+  /// The K/V loop walks the blocks a block mask lists (BlockMask.h), which
+  /// a kernel of its own writes first, and skips the mask on full ones.
+  bool blockMask = false;
   bool cpAsync = false;
   /// Byte offsets in shared memory: Q, K and V stages (kStage, vStage
   /// bytes each), the score-stage tiles (S, P, rescale), O's staging tile,

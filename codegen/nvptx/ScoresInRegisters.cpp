@@ -240,9 +240,11 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   // decided once (the branch is uniform), interior tiles skip it.
   auto [firstQuery, lastQuery] = warpSkips() ? warpQueries(step)
                                              : blockQueries(step);
-  // A mask_mod can hide any key: every tile takes the masked path.
+  // A mask_mod can hide any key: every tile takes the masked path, but
+  // for the tiles of blocks a block mask says are full.
   Value interior =
-      hasMaskMod()
+      step.full ? step.full
+      : hasMaskMod()
           ? Value(arith::ConstantIntOp::create(*b, 0, 1))
           : allVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
                        lastQuery, step.qLen, kvLen);

@@ -183,8 +183,12 @@ std::string describeSpec(const Kernel &kernel) {
     };
     if (llvm::count_if(code.launches, isPrefill) > 1) {
       os << ", block_q";
+      bool first = true;
       for (const KernelLaunch &l : code.launches) {
-        os << (&l == &code.launches.front() ? " " : " or ") << l.blockQ();
+        if (!isPrefill(l))
+          continue;
+        os << (first ? " " : " or ") << l.blockQ();
+        first = false;
         if (l.contract.getThreads() != 128)
           os << " (" << l.contract.getThreads() / 32 << " warps)";
       }
@@ -435,6 +439,13 @@ extern "C" {
        << runParams(kernel, /*splits=*/true) << ");\n"
        << "int " << fn << "_workspace_bytes_splits(" << leading
        << "int64_t num_splits, size_t *bytes);\n";
+    if (kernel.hasBlockMask())
+      os << "/* The block mask alone, into the workspace (for these sizes and\n"
+            "   captures; o is not written), and the attention reusing it:\n"
+            "   one classification for several calls, e.g. every layer. */\n"
+         << "int " << fn << "_block_mask(\n" << runParams(kernel) << ");\n"
+         << "int " << fn << "_run_block_masked(\n" << runParams(kernel)
+         << ");\n";
   }
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return s;
@@ -614,9 +625,10 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
                  ";\n";
     if (kernel.dynamicSize[MaxQLen])
       setUp += "  call.max_q_len = max_q_len;\n";
-    // _run_splits, and _run as the runtime's choice of splits
-    os << "\nint " << id << "_run_splits(\n"
-       << runParams(kernel, /*splits=*/true) << ") {\n"
+    // _run_splits, and _run as the runtime's choice of splits, through
+    // one launcher that takes the block-mask mode too.
+    os << "\nstatic int " << id << "_launch(\n"
+       << runParams(kernel, /*splits=*/true) << ", int block_mask) {\n"
        << setUp;
     for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
       if (kernel.operands[o].type)
@@ -631,10 +643,28 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
        << "  call.workspace_bytes = workspace_bytes;\n"
        << "  call.stream = stream;\n"
        << "  call.num_splits = num_splits;\n"
+       << "  call.block_mask = block_mask;\n"
        << "  return attnrt_attention_run(" << id << "_for(&call), &call);\n}\n";
+    os << "\nint " << id << "_run_splits(\n"
+       << runParams(kernel, /*splits=*/true) << ") {\n"
+       << "  return " << id << "_launch(" << runArguments(kernel)
+       << "num_splits, workspace, workspace_bytes, stream, "
+          "ATTNRT_BLOCK_MASK_COMPUTE);\n}\n";
     os << "\nint " << id << "_run(\n" << runParams(kernel) << ") {\n"
        << "  return " << id << "_run_splits(" << runArguments(kernel)
        << "0, workspace, workspace_bytes, stream);\n}\n";
+    if (kernel.hasBlockMask()) {
+      os << "\nint " << id << "_block_mask(\n" << runParams(kernel)
+         << ") {\n"
+         << "  return " << id << "_launch(" << runArguments(kernel)
+         << "0, workspace, workspace_bytes, stream, "
+            "ATTNRT_BLOCK_MASK_ONLY);\n}\n";
+      os << "\nint " << id << "_run_block_masked(\n" << runParams(kernel)
+         << ") {\n"
+         << "  return " << id << "_launch(" << runArguments(kernel)
+         << "0, workspace, workspace_bytes, stream, "
+            "ATTNRT_BLOCK_MASK_REUSE);\n}\n";
+    }
     std::string sizes = sizeParams(kernel);
     std::string leading = sizes == "void" ? "" : sizes + ", ";
     os << "\nint " << id << "_can_implement(" << sizes << ") {\n"

@@ -21,6 +21,9 @@ std::string package::jsonText(const Library &library) {
     if (!kernel.decodeCode.empty())
       os << " \"decode_max_q_len\": " << kernel.decodeCode.front().maxQLen
          << ",";
+    // A mask_mod's block mask: _block_mask and _run_block_masked exist.
+    if (kernel.hasBlockMask())
+      os << " \"block_mask\": true,";
     // A packed Q's max_q_len fixed by the spec.
     if (kernel.staticMaxQLen)
       os << " \"max_q_len\": " << kernel.staticMaxQLen << ",";

@@ -137,6 +137,14 @@ struct Kernel {
     return operands[ATTNRT_CU_SEQLENS_K].type != nullptr;
   }
   bool isAppend() const { return static_cast<bool>(append); }
+  /// Whether some target's code classifies a mask_mod's tiles first.
+  bool hasBlockMask() const {
+    for (const DeviceCode &c : code)
+      for (const KernelLaunch &l : c.launches)
+        if (l.contract && l.contract.getRole() == LaunchRole::BlockMask)
+          return true;
+    return false;
+  }
   /// The kernel's one attn op.
   Operation *specOp() const {
     AttentionOp attention = op;

@@ -11,6 +11,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <utility>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::package;
@@ -115,6 +117,14 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
     return func.emitError("attn-compile: no kernel launch for @")
            << kernel.name;
 
+  // The small-grid alternatives each made the same block-mask launch (its
+  // blocks do not depend on the tile): the runtime runs the first.
+  bool maskSeen = false;
+  llvm::erase_if(code.launches, [&](const KernelLaunch &l) {
+    if (!l.contract || l.contract.getRole() != LaunchRole::BlockMask)
+      return false;
+    return std::exchange(maskSeen, true);
+  });
   // Largest block_q first; equal block_q keep the order above (64x64
   // before 64 rows on 8 warps, the runtime's last resort).
   auto order = llvm::to_vector(llvm::seq<size_t>(0, code.launches.size()));
@@ -205,8 +215,9 @@ std::string package::describeChoices(const Kernel &kernel,
   }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the
-  // built-ins; a mask_mod left has no block mask yet, so every K/V tile
-  // the built-in mask leaves takes the masked path.
+  // built-ins; a mask_mod left goes through a block mask, or where the
+  // form has none every K/V tile the built-in mask leaves takes the
+  // masked path.
   ModFolds folds = analyzeMods(op);
   if (folds.softcap)
     os << "; score_mod folded into softcap = "
@@ -215,8 +226,21 @@ std::string package::describeChoices(const Kernel &kernel,
     os << "; score_mod inlined on every score";
   if (folds.mask)
     os << "; mask_mod's band folded into mask = " << *folds.mask;
-  if (op.hasMaskMod() && !folds.maskModFolded)
-    os << "; mask_mod on every tile (no block mask yet)";
+  bool blockMask = llvm::any_of(code.launches, [](const KernelLaunch &l) {
+    return l.contract && l.contract.getRole() == LaunchRole::BlockMask;
+  });
+  if (op.hasMaskMod() && !folds.maskModFolded && blockMask)
+    os << "; mask_mod through a block mask (128x128 blocks in the "
+          "workspace: empty ones skipped, full ones unmasked)";
+  else if (op.hasMaskMod() && !folds.maskModFolded)
+    os << "; mask_mod on every tile (no block mask: "
+       << (own.tier == Tier::Decode ? "the decode tier"
+           : op.isPackedQ() || op.isPackedKV()
+               ? "a packed batch"
+           : op.getBlockTable() || op.getKvLens()
+               ? "per-sequence K/V lengths"
+               : "the tile straddles its blocks")
+       << ")";
   if (code.choices.size() > 1) {
     os << "; small-grid alternatives:";
     for (auto [i, alternative] :

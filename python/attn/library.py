@@ -112,6 +112,20 @@ class Kernel:
         self._can_implement.argtypes = [i64] * len(self.sizes)
         self._workspace_bytes = getattr(lib,
                                         symbol + "_workspace_bytes_splits")
+        # A mask_mod's block mask (FlexAttention's BlockMask): computed into
+        # the workspace alone, then reused by calls with the same sizes and
+        # captures (_run computes it every call).
+        self.has_block_mask = bool(spec.get("block_mask"))
+        self._block_mask = self._run_block_masked = None
+        if self.has_block_mask:
+            argtypes = ([ptr, ctypes.POINTER(i64)] * len(self.operands) +
+                        [i64] * len(self.sizes) + [ptr, ctypes.c_size_t, ptr])
+            for attr, suffix in (("_block_mask", "_block_mask"),
+                                 ("_run_block_masked", "_run_block_masked")):
+                fn = getattr(lib, symbol + suffix)
+                fn.restype = ctypes.c_int
+                fn.argtypes = argtypes
+                setattr(self, attr, fn)
         self._workspace_bytes.restype = ctypes.c_int
         self._workspace_bytes.argtypes = ([i64] * len(self.sizes) + [i64] +
                                           [ctypes.POINTER(ctypes.c_size_t)])
@@ -221,8 +235,20 @@ class Kernel:
         self.check(self._run(*args))
 
     # -- tensors ------------------------------------------------------------
+    def block_mask(self, stream=None, sizes=None, **tensors):
+        """Classifies the mask_mod's tiles for these tensors (their sizes and
+        captures; o is not written) into a new workspace tensor, which
+        `prepare(..., block_mask=it)` then reuses (PyTorch tensors)."""
+        if not self.has_block_mask:
+            raise ValueError(f"{self.name}: has no block mask (no mask_mod, "
+                             "or a form without one)")
+        call = self.prepare(stream=stream, sizes=sizes, _mode="only",
+                            **tensors)
+        call()
+        return call.keep[0]
+
     def prepare(self, stream=None, workspace=None, num_splits=0, sizes=None,
-                **tensors):
+                block_mask=None, _mode=None, **tensors):
         """The ctypes arguments of one call, checked; calling the result
         launches. Reusable for timing loops. With PyTorch tensors the
         workspace is allocated on their device and the launch goes to the
@@ -241,6 +267,16 @@ class Kernel:
                              f"it takes {[o['name'] for o in self.operands]}")
         first = tensors[self.operands[0]["name"]]
         use_torch = _is_torch_tensor(first)
+        mode = _mode
+        if block_mask is not None:
+            if not self.has_block_mask:
+                raise ValueError(f"{self.name}: has no block mask")
+            if workspace is not None:
+                raise ValueError(f"{self.name}: the block mask is the "
+                                 "workspace; pass one or the other")
+            mode = "reuse"
+            workspace = ((block_mask.data_ptr(), block_mask.numel())
+                         if _is_torch_tensor(block_mask) else block_mask)
         given = dict(sizes or {})
         sizes = self.size_values(tensors)
         for name in given:
@@ -294,9 +330,14 @@ class Kernel:
                 strides = (ctypes.c_int64 * len(t.shape))(*t.stride())
                 keep.append(strides)
             args += [ctypes.c_void_p(t.data_ptr()), strides]
-        args += size_list + [int(num_splits)]
         ws_ptr, ws_bytes = workspace if workspace else (0, 0)
-        args += [ctypes.c_void_p(int(ws_ptr)), int(ws_bytes)]
+        tail = [ctypes.c_void_p(int(ws_ptr)), int(ws_bytes)]
+        if mode is not None:
+            # _block_mask / _run_block_masked: _run's arguments, no splits.
+            fn = self._block_mask if mode == "only" else self._run_block_masked
+            return Call(self, device, args + size_list + tail, keep, stream,
+                        fn)
+        args += size_list + [int(num_splits)] + tail
         return Call(self, device, args, keep, stream)
 
     def __call__(self, stream=None, workspace=None, num_splits=0, sizes=None,
@@ -308,14 +349,15 @@ class Kernel:
 class Call:
     """A prepared launch; each call queues the kernel once."""
 
-    def __init__(self, kernel, device, args, keep, stream=None):
+    def __init__(self, kernel, device, args, keep, stream=None, fn=None):
         self.kernel, self.device, self.args, self.keep = (kernel, device, args,
                                                           keep)
         self.stream = stream
+        self.fn = fn or kernel._run
 
     def __call__(self):
         if self.device is None:
-            self.kernel.check(self.kernel._run(
+            self.kernel.check(self.fn(
                 *self.args, ctypes.c_void_p(int(self.stream or 0))))
             return
         import torch
@@ -323,7 +365,7 @@ class Call:
             stream = (self.stream if self.stream is not None else
                       torch.cuda.current_stream(self.device).cuda_stream)
             self.kernel.check(
-                self.kernel._run(*self.args, ctypes.c_void_p(int(stream))))
+                self.fn(*self.args, ctypes.c_void_p(int(stream))))
 
 
 class Library:

@@ -127,6 +127,8 @@ typedef enum attnrt_launch_role {
   ATTNRT_ROLE_DECODE_SPLIT = 2,
   ATTNRT_ROLE_DECODE_COMBINE = 3,
   ATTNRT_ROLE_APPEND = 4,
+  ATTNRT_ROLE_BLOCK_MASK = 5, /* writes the block mask into the workspace,
+                                 before the prefill launch that reads it */
 } attnrt_launch_role;
 
 /* The problem sizes grids and workspaces are functions of. */
@@ -253,7 +255,19 @@ typedef struct attnrt_attention_call {
   const void *capture_data[ATTNRT_MAX_CAPTURES];
   long long capture_sizes[ATTNRT_MAX_CAPTURES][ATTNRT_MAX_RANK];
   const long long *capture_strides[ATTNRT_MAX_CAPTURES];
+  /* Code with a block-mask launch (a mask_mod's tile classification, kept
+     in the workspace): ATTNRT_BLOCK_MASK_COMPUTE runs it, then the
+     attention; _ONLY runs it alone, so that later calls with the same
+     sizes and captures can run _REUSE, which attends with the block mask
+     the workspace holds. Code without one ignores the field. */
+  int block_mask;
 } attnrt_attention_call;
+
+enum {
+  ATTNRT_BLOCK_MASK_COMPUTE = 0,
+  ATTNRT_BLOCK_MASK_ONLY = 1,
+  ATTNRT_BLOCK_MASK_REUSE = 2
+};
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never

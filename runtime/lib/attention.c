@@ -207,7 +207,7 @@ static int check_terms(const attnrt_attention_kernel *kernel,
 static int check_launch(const attnrt_attention_kernel *kernel,
                         const attnrt_launch_facts *launch) {
   if (launch->role < ATTNRT_ROLE_PREFILL ||
-      launch->role > ATTNRT_ROLE_APPEND)
+      launch->role > ATTNRT_ROLE_BLOCK_MASK)
     return REJECT(ATTN_ERROR_RUNTIME, kernel, "kernel %s: unknown role %d",
                   launch->kernel, launch->role);
   int result = check_terms(kernel, launch, "grid", launch->grid,
@@ -289,6 +289,14 @@ static int prefill_choice(const attnrt_device_code *code,
       break;
   }
   return choice >= 0 ? choice : last;
+}
+
+// Whether the code classifies a mask_mod's tiles first (a block mask).
+static int has_block_mask(const attnrt_device_code *code) {
+  for (int i = 0; i < code->num_launches; ++i)
+    if (code->launches[i].role == ATTNRT_ROLE_BLOCK_MASK)
+      return 1;
+  return 0;
 }
 
 static int has_workspace(const attnrt_device_code *code) {
@@ -1005,8 +1013,25 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
 
   int prefill = prefill_choice(code, &p, loaded->multiprocessors,
                                loaded->shared_limit);
-  for (int i = 0; i < code->num_launches; ++i) {
+  if (call->block_mask < ATTNRT_BLOCK_MASK_COMPUTE ||
+      call->block_mask > ATTNRT_BLOCK_MASK_REUSE)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "block_mask mode %d is not compute (0), only (1) or "
+                  "reuse (2)",
+                  call->block_mask);
+  // The block mask first (it fills the workspace the prefill reads), then
+  // the rest in order; the call's mode may keep one side.
+  for (int order = 0; order < 2 * code->num_launches; ++order) {
+    int i = order % code->num_launches;
     const attnrt_launch_facts *launch = &code->launches[i];
+    int is_mask = launch->role == ATTNRT_ROLE_BLOCK_MASK;
+    if (is_mask != (order < code->num_launches))
+      continue;
+    if (is_mask && call->block_mask == ATTNRT_BLOCK_MASK_REUSE)
+      continue;
+    if (!is_mask && call->block_mask == ATTNRT_BLOCK_MASK_ONLY &&
+        has_block_mask(code))
+      continue;
     if (launch->role == ATTNRT_ROLE_PREFILL && i != prefill)
       continue;
     // The parameters in the contract's order (check_launch has checked

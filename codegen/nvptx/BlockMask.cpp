@@ -1,0 +1,239 @@
+//===- BlockMask.cpp - tile skipping for a mask_mod -----------------------===//
+//
+// The block-mask kernel: one block of threads per (Q block, K/V head',
+// batch'), walking the K/V blocks in order. Its threads evaluate the
+// block's positions (every query head of the K/V head where the region
+// reads h), and two reducing barriers say whether any and whether all of
+// them are visible: uniform answers, so thread 0 appends the block to the
+// list without further synchronization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/BlockMask.h"
+
+#include "codegen/nvptx/LaunchContract.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+std::pair<bool, bool> nvptx::maskModReads(const L1Nest &nest) {
+  L1Nest n = nest; // the op accessors are not const
+  Block &body = n.mask.getMaskMod().front();
+  return {!body.getArgument(0).use_empty(), !body.getArgument(1).use_empty()};
+}
+
+std::string nvptx::whyNoBlockMask(const L1Nest &nest, const PrefillPlan &p) {
+  L1Nest n = nest;
+  if (!n.mask.hasMaskMod())
+    return "no mask_mod";
+  if (n.loadQ.isPacked() || n.loadK.isPacked())
+    return "a packed batch has per-sequence positions";
+  if (n.loadK.getBlockTable() || n.kvLens)
+    return "K/V lengths vary per sequence";
+  if (p.splitKV)
+    return "split-K code";
+  if (p.br % p.group || kMaskBlock % (p.br / p.group) || kMaskBlock % p.bc)
+    return "the tile straddles blocks of 128 queries or keys";
+  return "";
+}
+
+MemRefType nvptx::blockMaskType(MLIRContext *ctx) {
+  int64_t dyn = ShapedType::kDynamic;
+  return MemRefType::get({dyn, dyn, 2, dyn}, IntegerType::get(ctx, 32));
+}
+
+FailureOr<Value> nvptx::appendBlockMask(func::FuncOp func) {
+  if (failed(func.insertArgument(func.getNumArguments(),
+                                 blockMaskType(func.getContext()), {},
+                                 func.getLoc())))
+    return func.emitError("cannot append the block mask argument");
+  return func.getArgument(func.getNumArguments() - 1);
+}
+
+// The block-mask kernel's grid (y = H', z = B') gives the same row.
+Value nvptx::blockMaskRow(const L1Nest &nest, ImplicitLocOpBuilder &b,
+                          Value batch, Value kvHead, Value kvHeads) {
+  auto [readsB, readsH] = maskModReads(nest);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value batchPart = readsB ? batch : zero;
+  if (!readsH)
+    return batchPart;
+  return arith::AddIOp::create(b, arith::MulIOp::create(b, batchPart, kvHeads),
+                               kvHead);
+}
+
+namespace {
+
+class BlockMaskKernel : public KernelEmitter {
+public:
+  using KernelEmitter::KernelEmitter;
+  LogicalResult build(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
+
+private:
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, x, y);
+  }
+  Value oneIf(Value i1) {
+    return arith::SelectOp::create(*b, i1, idx(1), idx(0));
+  }
+  Value toI32(Value i1) {
+    return arith::ExtUIOp::create(*b, b->getI32Type(), i1);
+  }
+  /// Whether some (`op` = or) or every (and) thread's `pred` holds: a
+  /// barrier that reduces (bar.red), so the answer is the block's.
+  Value blockVote(Value pred, NVVM::BarrierReduction op) {
+    auto bar = NVVM::BarrierOp::create(
+        *b, b->getI32Type(), Value(), Value(),
+        NVVM::BarrierReductionAttr::get(b->getContext(), op), toI32(pred));
+    return arith::CmpIOp::create(*b, arith::CmpIPredicate::ne, bar.getRes(),
+                                 i32(0));
+  }
+};
+
+} // namespace
+
+LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
+                                     ArrayRef<Value> operands) {
+  ImplicitLocOpBuilder kb(kernel.getLoc(), kernel.getContext());
+  b = &kb;
+  kb.setInsertionPointToStart(&kernel.front());
+  for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
+    map.map(host, arg);
+  Value mask = kernel.getArguments().back();
+  auto [readsB, readsH] = maskModReads(n);
+  Value qBlock = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(kb, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(kb, gpu::Dimension::z);
+  Value heads = gpu::GridDimOp::create(kb, gpu::Dimension::y);
+  Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
+  // The nest's length arithmetic reads its (Q tile, K/V head, batch).
+  map.map(n.forall.getInductionVar(0), idx(0));
+  map.map(n.forall.getInductionVar(1), head);
+  map.map(n.forall.getInductionVar(2), batch);
+  FailureOr<Value> qLen = materialize(n.mask.getQLen());
+  FailureOr<Value> kvLen = materialize(n.mask.getKvLen());
+  if (failed(qLen) || failed(kvLen))
+    return failure();
+  // The grid's y and z are 1 where the region reads no h or b: then the
+  // positions are those of head 0 / batch 0, which it does not look at.
+  Value row = add(mul(batch, heads), head);
+  int64_t group = n.loadQ.getGroup();
+  int64_t heads1 = readsH ? group : 1; // query heads evaluated per position
+  int64_t perThread = kMaskBlock * kMaskBlock * heads1 / kBlockMaskThreads;
+  Value kvBlocks = arith::CeilDivUIOp::create(kb, *kvLen, idx(kMaskBlock));
+  Value firstQuery = mul(qBlock, idx(kMaskBlock));
+  Value isFirst = eq(tid, idx(0));
+  Value none = arith::ConstantIntOp::create(kb, 0, 1);
+  Value all = arith::ConstantIntOp::create(kb, 1, 1);
+
+  auto blocks = scf::ForOp::create(kb, idx(0), kvBlocks, idx(1),
+                                   ValueRange{idx(0)});
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(blocks.getBody());
+    Value kvBlock = blocks.getInductionVar();
+    Value count = blocks.getRegionIterArg(0);
+    Value firstKey = mul(kvBlock, idx(kMaskBlock));
+    // Keys fastest, so that neighbouring threads read neighbouring
+    // entries of a capture indexed by kv_idx.
+    auto positions = scf::ForOp::create(kb, idx(0), idx(perThread), idx(1),
+                                        ValueRange{none, all});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(positions.getBody());
+      Value e = add(mul(positions.getInductionVar(), idx(kBlockMaskThreads)),
+                    tid);
+      Value key = add(firstKey, arith::RemUIOp::create(kb, e, idx(kMaskBlock)));
+      Value rest = arith::DivUIOp::create(kb, e, idx(kMaskBlock));
+      Value query = add(firstQuery,
+                        arith::RemUIOp::create(kb, rest, idx(kMaskBlock)));
+      Value queryHead = arith::DivUIOp::create(kb, rest, idx(kMaskBlock));
+      Value exists = arith::AndIOp::create(kb, lt(query, *qLen),
+                                           lt(key, *kvLen));
+      // The region runs only on positions that exist: its loads from the
+      // captures stay where the caller's sizes say.
+      auto seen = scf::IfOp::create(kb, TypeRange{kb.getI1Type()}, exists,
+                                    /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard g3(kb);
+        kb.setInsertionPointToStart(seen.thenBlock());
+        Value flatRow = add(mul(query, idx(group)), queryHead);
+        Value v = arith::AndIOp::create(
+            kb, visible(key, query, *qLen, *kvLen),
+            modVisible(batch, head, flatRow, key));
+        scf::YieldOp::create(kb, v);
+        kb.setInsertionPointToStart(seen.elseBlock());
+        scf::YieldOp::create(kb, none);
+      }
+      Value v = seen.getResult(0);
+      scf::YieldOp::create(
+          kb, ValueRange{arith::OrIOp::create(kb, positions.getRegionIterArg(0), v),
+                         arith::AndIOp::create(kb, positions.getRegionIterArg(1),
+                                               v)});
+    }
+    Value any = blockVote(positions.getResult(0), NVVM::BarrierReduction::OR);
+    Value full = blockVote(positions.getResult(1), NVVM::BarrierReduction::AND);
+    auto append = scf::IfOp::create(kb, arith::AndIOp::create(kb, any, isFirst));
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(append.thenBlock());
+      Value entry = add(mul(kvBlock, idx(2)), oneIf(full));
+      memref::StoreOp::create(
+          kb, arith::IndexCastOp::create(kb, kb.getI32Type(), entry), mask,
+          ValueRange{row, qBlock, idx(0), count});
+    }
+    scf::YieldOp::create(kb, add(count, oneIf(any)));
+  }
+  auto last = scf::IfOp::create(kb, isFirst);
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(last.thenBlock());
+    memref::StoreOp::create(
+        kb, arith::IndexCastOp::create(kb, kb.getI32Type(), blocks.getResult(0)),
+        mask, ValueRange{row, qBlock, idx(1), idx(0)});
+  }
+  gpu::ReturnOp::create(kb);
+  return success();
+}
+
+LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
+                                    gpu::GPUModuleOp module, StringRef name,
+                                    Value mask) {
+  L1Nest n = nest;
+  MLIRContext *ctx = module.getContext();
+  Location loc = n.forall.getLoc();
+  SmallVector<Value> operands = inputOperands(n);
+  operands.push_back(mask);
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto type = FunctionType::get(ctx, ValueRange(operands).getTypes(), {});
+  auto kernel =
+      gpu::GPUFuncOp::create(mb, loc, (name + "_block_mask").str(), type);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  kernel.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {int32_t(kBlockMaskThreads), 1, 1}));
+  SymbolTable(module).insert(kernel);
+  if (failed(BlockMaskKernel(n).build(kernel, operands)))
+    return failure();
+
+  // Host: one block per (Q block, K/V head', batch').
+  ImplicitLocOpBuilder hb(loc, n.forall);
+  auto [readsB, readsH] = maskModReads(n);
+  Value one = arith::ConstantIndexOp::create(hb, 1);
+  Value q = n.loadQ.getQ(), k = n.loadK.getSrc();
+  Value queries = memref::DimOp::create(hb, q, 2);
+  Value qBlocks = arith::CeilDivUIOp::create(
+      hb, queries, arith::ConstantIndexOp::create(hb, kMaskBlock));
+  gpu::KernelDim3 grid{qBlocks,
+                       readsH ? Value(memref::DimOp::create(hb, k, 1)) : one,
+                       readsB ? Value(memref::DimOp::create(hb, q, 0)) : one};
+  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, kBlockMaskThreads),
+                        one, one};
+  Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
+  auto launch =
+      gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
+  setLaunchContract(launch, blockMaskLaunch(n, kBlockMaskThreads, readsB,
+                                            readsH, kMaskBlock));
+  return success();
+}
