@@ -67,6 +67,22 @@ out["can_implement batch 0"] = lib.prefill.can_implement(0, Sq, Sk)
 out["can_implement named"] = lib.prefill.can_implement(batch=B, q_len=Sq, kv_len=Sk)
 attempt("decode workspace", lambda: lib.decode.workspace_bytes({"batch": 2, "num_blocks": 8, "max_blocks": 4}))
 attempt("raw run", lambda: lib.prefill.run({"q": 1 << 20, "k": 2 << 20, "v": 3 << 20, "o": 4 << 20, "lse": 5 << 20}, {}, {"batch": B, "q_len": Sq, "kv_len": Sk}))
+# Captures (capture0 the document ids, capture1 the slopes) and the block
+# mask the workspace holds ([B, 1, 2, 1] i32 here).
+def documents(**change):
+    t = dict(q=T((B, 4, Sq, 64)), k=T((B, 2, Sk, 64), ptr=2 << 20),
+             v=T((B, 2, Sk, 64), ptr=3 << 20),
+             capture0=T((B, Sk), "i32", ptr=6 << 20),
+             capture1=T((4,), "f32", ptr=7 << 20), o=T((B, 4, Sq, 64), ptr=4 << 20))
+    t.update(change)
+    return t
+out["documents sizes"] = lib.documents.sizes
+out["documents block mask"] = lib.documents.has_block_mask
+ws = (8 << 20, B * 2 * 4)
+attempt("documents", lambda: lib.documents(workspace=ws, **documents()))
+attempt("documents reuse", lambda: lib.documents(block_mask=ws, **documents()))
+attempt("documents null capture", lambda: lib.documents(workspace=ws, **documents(capture0=T((B, Sk), "i32", ptr=0))))
+attempt("documents capture dtype", lambda: lib.documents(workspace=ws, **documents(capture1=T((4,), "f16", ptr=7 << 20))))
 print(json.dumps(out))
 '''
 
@@ -140,6 +156,17 @@ def test_fake_driver(abi_library):
     assert out["decode workspace"][0] == "ok"
     # The argument checks do not depend on the driver.
     assert out["null q"][2] == "ATTN_ERROR_NULL_POINTER"
+    # Captures are operands named capture<N>, their dynamic dims sizes of
+    # their own; the block mask is computed per call or reused.
+    assert out["documents sizes"] == ["batch", "q_len", "kv_len",
+                                      "capture0_size0", "capture0_size1"]
+    assert out["documents block mask"] is True
+    assert out["documents"] == ["ok"], out["documents"]
+    assert out["documents reuse"] == ["ok"], out["documents reuse"]
+    assert out["documents null capture"][2] == "ATTN_ERROR_NULL_POINTER"
+    assert "capture0 is NULL" in out["documents null capture"][3]
+    assert out["documents capture dtype"][0] == "ValueError"
+    assert "capture1" in out["documents capture dtype"][1]
 
 
 def test_fake_driver_failures(abi_library):

@@ -969,6 +969,12 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
   int result = attnrt_attention_can_implement(kernel, call);
   if (result != ATTN_SUCCESS)
     return result;
+  if (call->block_mask < ATTNRT_BLOCK_MASK_COMPUTE ||
+      call->block_mask > ATTNRT_BLOCK_MASK_REUSE)
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "block_mask mode %d is not compute (0), only (1) or "
+                  "reuse (2)",
+                  call->block_mask);
   long long strides[ATTNRT_NUM_OPERANDS][ATTNRT_MAX_RANK];
   for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand)
     if (present(kernel, operand) &&
@@ -1013,12 +1019,6 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
 
   int prefill = prefill_choice(code, &p, loaded->multiprocessors,
                                loaded->shared_limit);
-  if (call->block_mask < ATTNRT_BLOCK_MASK_COMPUTE ||
-      call->block_mask > ATTNRT_BLOCK_MASK_REUSE)
-    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
-                  "block_mask mode %d is not compute (0), only (1) or "
-                  "reuse (2)",
-                  call->block_mask);
   // The block mask first (it fills the workspace the prefill reads), then
   // the rest in order; the call's mode may keep one side.
   for (int order = 0; order < 2 * code->num_launches; ++order) {

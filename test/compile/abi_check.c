@@ -843,27 +843,73 @@ static void check_captures(void) {
                             S, B, S, NULL, 0, NULL),
          ATTN_ERROR_UNSUPPORTED_STRIDE, "capture0 stride 0 is 1");
   expect_untouched("documents_run(bad captures)", o);
-  expect("documents_run(valid)",
+  // The mask_mod's block mask lives in the workspace: [B, 1, 2, 1] i32.
+  // (The size needs the GPU's code, so a driver.)
+  size_t bytes = (size_t)B * 2 * 4;
+  if (valid_code() == ATTN_SUCCESS) {
+    expect("documents_workspace_bytes",
+           attn_documents_workspace_bytes(B, S, S, B, S, &bytes), ATTN_SUCCESS,
+           NULL);
+    check(bytes == (size_t)B * 2 * 4,
+          "documents needs B * 2 * 4 bytes of block mask", NULL);
+  }
+  struct buffer ws = make(bytes, 0);
+  expect("documents_run(no workspace)",
          attn_documents_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, ids.ptr,
                             NULL, slopes.ptr, NULL, o.ptr, NULL, B, S, S, B, S,
                             NULL, 0, NULL),
+         valid_code() == ATTN_SUCCESS ? ATTN_ERROR_WORKSPACE_TOO_SMALL
+                                      : valid_code(),
+         valid_code() == ATTN_SUCCESS ? "the workspace has 0 bytes" : NULL);
+  int launches = mode == FAKE ? fake()->launches : 0;
+  expect("documents_run(valid)",
+         attn_documents_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, ids.ptr,
+                            NULL, slopes.ptr, NULL, o.ptr, NULL, B, S, S, B, S,
+                            ws.ptr, bytes, NULL),
          valid_code(), NULL);
   if (mode == FAKE) {
     const struct fake_cuda_state *s = fake();
+    check(s->launches == launches + 2,
+          "documents_run launched the block mask, then the attention", NULL);
     const long long id_sizes[2] = {B, S}, id_strides[2] = {S, 1},
                     slope_sizes[1] = {4}, slope_strides[1] = {1},
                     o_sizes[4] = {B, 4, S, 64},
                     o_strides[4] = {4 * S * 64, S * 64, 64, 1};
     char line[256];
     snprintf(line, sizeof line,
-             "documents passed q, k, v, capture0, capture1, o in order (%d "
+             "documents passed q, k, v, capture0, capture1, o, block mask in order (%d "
              "parameters)",
              s->last_param_count);
-    check(s->last_param_count == 3 * 11 + 7 + 5 + 11 &&
+    const long long ws_sizes[4] = {B, 1, 2, 1}, ws_strides[4] = {2, 2, 1, 1};
+    check(s->last_param_count == 3 * 11 + 7 + 5 + 11 + 11 &&
               is_memref(s, 33, ids.ptr, 2, id_sizes, id_strides) &&
               is_memref(s, 40, slopes.ptr, 1, slope_sizes, slope_strides) &&
-              is_memref(s, 45, o.ptr, 4, o_sizes, o_strides),
+              is_memref(s, 45, o.ptr, 4, o_sizes, o_strides) &&
+              is_memref(s, 56, ws.ptr, 4, ws_sizes, ws_strides),
           line, NULL);
+    launches = s->launches;
+    expect("documents_block_mask(valid)",
+           attn_documents_block_mask(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL,
+                                     ids.ptr, NULL, slopes.ptr, NULL, o.ptr,
+                                     NULL, B, S, S, B, S, ws.ptr, bytes, NULL),
+           ATTN_SUCCESS, NULL);
+    snprintf(line, sizeof line,
+             "documents_block_mask launched once on grid (%u, %u, %u) x %u "
+             "threads",
+             s->last_grid[0], s->last_grid[1], s->last_grid[2],
+             s->last_block[0]);
+    check(s->launches == launches + 1 && s->last_grid[0] == 1 &&
+              s->last_grid[1] == 1 && s->last_grid[2] == B &&
+              s->last_block[0] == 256,
+          line, NULL);
+    expect("documents_run_block_masked(valid)",
+           attn_documents_run_block_masked(
+               q.ptr, NULL, k.ptr, NULL, v.ptr, NULL, ids.ptr, NULL,
+               slopes.ptr, NULL, o.ptr, NULL, B, S, S, B, S, ws.ptr, bytes,
+               NULL),
+           ATTN_SUCCESS, NULL);
+    check(s->launches == launches + 2 && s->last_grid[1] == 2,
+          "documents_run_block_masked launched the attention alone", NULL);
   }
 }
 

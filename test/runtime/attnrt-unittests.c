@@ -1043,6 +1043,9 @@ static void run_launch_contracts(void) {
                   &launch, 100, ATTN_ERROR_RUNTIME,
                   "parameter 3 passes capture 0, but the kernel has 0");
   launch = good;
+  launch.role = ATTNRT_ROLE_BLOCK_MASK;
+  expect_contract("a block_mask launch", &launch, 100, ATTN_SUCCESS, "");
+  launch = good;
   launch.role = 7;
   expect_contract("an unknown role", &launch, 100, ATTN_ERROR_RUNTIME,
                   "kernel k: unknown role 7");

@@ -10,12 +10,12 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
 // ALiBi slopes [8] and document ids [B, S]: q, k, v, the two captures,
-// then o.
-// MMA: params = [q, k, v, capture(0), capture(1), o]
-// WMMA: params = [q, k, v, capture(0), capture(1), o]
+// then o (and the block mask, the workspace, block-mask.mlir).
+// MMA: params = [q, k, v, capture(0), capture(1), o, workspace]
+// WMMA: params = [q, k, v, capture(0), capture(1), o, workspace]
 // DECODE: params = [q, k, v, block_table, kv_lens, capture(0), workspace]
 // MMA-LABEL: gpu.func @alibi_documents_mma(
-// MMA-SAME: %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x8x?x64xf16>, %[[DOC:[^:]*]]: memref<?x?xi32>, %[[SL:[^:]*]]: memref<8xf32>, %{{[^:]*}}: memref<?x8x?x64xf16>)
+// MMA-SAME: %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x8x?x64xf16>, %[[DOC:[^:]*]]: memref<?x?xi32>, %[[SL:[^:]*]]: memref<8xf32>, %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x?x2x?xi32>)
 // MMA-DAG: memref.load %[[SL]][%{{.*}}] : memref<8xf32>
 // MMA-DAG: memref.load %[[DOC]][%{{.*}}, %{{.*}}] : memref<?x?xi32>
 // WMMA-LABEL: gpu.func @alibi_documents_wmma(

@@ -1,7 +1,7 @@
 // score_mod / mask_mod regions (without captures) on the NVIDIA tiers: the
 // kernels inline the region per score, with (b, h, q_idx, kv_idx) of the
-// score's flat row and key; a mask_mod sends every tile down the masked
-// path (no block mask yet).
+// score's flat row and key; a mask_mod sends every tile its block mask
+// does not call full down the masked path (block-mask.mlir).
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma=chip=sm_80 | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma=chip=sm_80 | FileCheck %s --check-prefix=WMMA
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode=chip=sm_80 | FileCheck %s --check-prefix=DECODE
@@ -12,11 +12,11 @@
 
 // Prefix-LM with a fixed prefix of 16 keys: the region's compare against
 // 16 and its causal test, inlined into the masked path, ANDed with the
-// built-in mask's verdict; the tile-interior shortcut is off (constant
-// false).
-// MMA-LABEL: gpu.func @prefix_lm_mma
-// MMA: %[[NEVER:.*]] = arith.constant false
-// MMA: scf.if %[[NEVER]]
+// built-in mask's verdict; the tile-interior shortcut is the block mask's
+// full bit.
+// MMA-LABEL: gpu.func @prefix_lm_mma(
+// MMA: %[[FULL:.*]] = arith.cmpi ne, %{{.*}}, %c0{{.*}} : index
+// MMA: scf.if %[[FULL]]
 // MMA: arith.cmpi slt, %{{.*}}, %c16{{.*}} : index
 // MMA: arith.cmpi sle
 // MMA: arith.ori
