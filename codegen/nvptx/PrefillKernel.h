@@ -37,7 +37,9 @@ namespace mlir::attn::nvptx {
 class PrefillKernel : public KernelEmitter {
 public:
   PrefillKernel(L1Nest nest, const PrefillPlan &plan)
-      : KernelEmitter(nest), p(plan) {}
+      : KernelEmitter(nest), p(plan) {
+    sm = plan.sm;
+  }
   virtual ~PrefillKernel() = default;
 
   /// Emits the kernel into `module` and replaces the nest by a launch; in
