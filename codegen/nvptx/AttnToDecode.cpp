@@ -572,7 +572,6 @@ struct AttnToDecodePass
       // cp.async is sm_80+; older chips load K/V slices directly.
       DecodeKernels k(*nest, simtThreads, simtUnroll,
                       *sm >= 80 ? simtStages : 1);
-      k.sm = *sm;
       if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }

@@ -77,22 +77,13 @@ Value KernelEmitter::opaqueIndex(Value index) {
 Value KernelEmitter::tanh(Value x) {
   // LLVM 22 has no NVVM intrinsic for it: inline PTX, without side
   // effects so that LLVM may move and merge it.
-  if (sm >= 75)
-    return LLVM::InlineAsmOp::create(
-               *b, b->getF32Type(), ValueRange{x},
-               b->getStringAttr("tanh.approx.f32 $0, $1;"),
-               b->getStringAttr("=f,f"), /*has_side_effects=*/nullptr,
-               /*is_align_stack=*/nullptr, LLVM::TailCallKindAttr{},
-               LLVM::AsmDialectAttr{}, ArrayAttr{})
-        .getResult(0);
-  Value ax = math::AbsFOp::create(*b, x);
-  Value e = exp2(arith::MulFOp::create(*b, ax, f32(2 * kLog2E)));
-  Value one = f32(1);
-  Value two = f32(2);
-  Value denominator = arith::AddFOp::create(*b, e, f32(1));
-  Value t = arith::SubFOp::create(
-      *b, one, arith::DivFOp::create(*b, two, denominator));
-  return math::CopySignOp::create(*b, t, x);
+  return LLVM::InlineAsmOp::create(
+             *b, b->getF32Type(), ValueRange{x},
+             b->getStringAttr("tanh.approx.f32 $0, $1;"),
+             b->getStringAttr("=f,f"), /*has_side_effects=*/nullptr,
+             /*is_align_stack=*/nullptr, LLVM::TailCallKindAttr{},
+             LLVM::AsmDialectAttr{}, ArrayAttr{})
+      .getResult(0);
 }
 
 Value KernelEmitter::scoreFromDot(Value dot) {

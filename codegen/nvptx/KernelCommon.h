@@ -68,10 +68,9 @@ public:
   /// hoist: computed again where it is used, so addresses built on it stay
   /// base + immediate instead of one hoisted register each.
   Value opaqueIndex(Value index);
-  /// tanh(x): on sm_75+ tanh.approx.f32, one MUFU op (FlashAttention's
-  /// soft-cap uses it too; max relative error 2^-11), else
-  /// sign(x) (1 - 2 / (2^(2 log2(e) |x|) + 1)) on ex2.approx. math.tanh
-  /// would become a libdevice call that must be linked.
+  /// tanh(x) on tanh.approx.f32 (sm_75+, as every tier): one MUFU op, as
+  /// FlashAttention's soft-cap, with a relative error below 2^-10.9.
+  /// math.tanh would become a libdevice call that must be linked.
   Value tanh(Value x);
   /// attn.qk's transform of a raw dot product into base-2 logit units.
   Value scoreFromDot(Value dot);
@@ -161,9 +160,6 @@ public:
                                      Value hi, int64_t granule);
 
   L1Nest n;
-  /// The chip's SM version where the tier says it (0: not known, no
-  /// instruction newer than sm_70's).
-  int sm = 0;
   /// Set by the tier when it starts building the kernel.
   ImplicitLocOpBuilder *b = nullptr;
   IRMapping map;

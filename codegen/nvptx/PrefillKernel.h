@@ -37,9 +37,7 @@ namespace mlir::attn::nvptx {
 class PrefillKernel : public KernelEmitter {
 public:
   PrefillKernel(L1Nest nest, const PrefillPlan &plan)
-      : KernelEmitter(nest), p(plan) {
-    sm = plan.sm;
-  }
+      : KernelEmitter(nest), p(plan) {}
   virtual ~PrefillKernel() = default;
 
   /// Emits the kernel into `module` and replaces the nest by a launch; in
