@@ -187,3 +187,16 @@ func.func @gqa_heads_documents(%q: memref<?x16x?x128xf16>, %k: memref<?x4x?x128x
   }
   return
 }
+// The documents kernel on the wmma tier (scores in shared memory): its
+// block mask only skips tiles (checked only).
+func.func @documents_ids_wmma(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128xf16>, %v: memref<?x16x?x128xf16>, %docs: memref<?x?xi32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x16x?x128xf16>) v(%v : memref<?x16x?x128xf16>) captures(%docs : memref<?x?xi32>) -> o(%o : memref<?x16x?x128xf16>)
+      mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %ids: memref<?x?xi32>):
+    %di = memref.load %ids[%b, %i] : memref<?x?xi32>
+    %dj = memref.load %ids[%b, %j] : memref<?x?xi32>
+    %r = arith.cmpi eq, %di, %dj : i32
+    attn.yield %r : i1
+  } {attn.tier = #attn.tier<wmma>}
+  return
+}

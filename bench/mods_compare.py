@@ -76,12 +76,13 @@ def make_captures(kernel, b, s, g):
         def score(sc, bi, hi, i, j):
             return sc + slopes.to(sc.dtype)[hi] * (j - i).to(sc.dtype)
         return {"capture0": slopes}, score, causal
-    if kernel in ("documents_ids", "gqa_heads_documents"):
+    if kernel in ("documents_ids", "documents_ids_wmma",
+                  "gqa_heads_documents"):
         ids = document_ids(b, s, g)
 
         def mask(bi, hi, i, j):
             same = ids[bi, i] == ids[bi, j]
-            if kernel == "documents_ids":
+            if kernel != "gqa_heads_documents":
                 return same
             return torch.where(hi % 2 == 0, i >= j, same)
         return {"capture0": ids}, None, mask
@@ -227,7 +228,8 @@ def main():
             failed += not check(lib, kernel, score_mod, mask_mod, b, sq, sk)
     # Captures: positions past q_len index the ids too (the decode rows
     # see the last query), so the ids cover max(sq, sk) tokens.
-    for kernel in CAPTURE_CASES + ["gqa_heads_documents"]:
+    for kernel in CAPTURE_CASES + ["gqa_heads_documents",
+                                   "documents_ids_wmma"]:
         hkv = 4 if kernel == "gqa_heads_documents" else H
         # (1, 300): a grid too small for the 128-row tile, so the runtime
         # takes a smaller one (the block mask's blocks hold several tiles).

@@ -84,10 +84,10 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAttnFoldMods());
   pm.addNestedPass<func::FuncOp>(createAttnSelectTier(select));
   pm.addNestedPass<func::FuncOp>(createAttnTile());
-  if (*tier == Tier::MMA)
-    pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
-  else
-    pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
+  // Both prefill tiers: the option picks the default, but a spec may name
+  // the other (attn.tier); each pass lowers only the nests marked for it.
+  pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
+  pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));
