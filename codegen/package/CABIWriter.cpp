@@ -348,7 +348,8 @@ std::string package::headerText(const Library &library) {
  *   <kernel>_workspace_bytes(sizes, &bytes)
  *                                  the workspace _run needs for these sizes
  *                                  (0 for most; split-K decode kernels need
- *                                  one, sized for the current GPU). A kernel
+ *                                  one, sized for the current GPU, and a
+ *                                  mask_mod's block mask lives there). A kernel
  *                                  with a dynamic q_len runs its split-K
  *                                  decode code for q_len 1 to 16 (see its
  *                                  line below): ask with the call's sizes.
