@@ -212,6 +212,33 @@ def flex_fn(q, k, v, score_mod, mask_mod):
     return lambda: _flex(q, k, v, score_mod=score_mod, block_mask=mask)
 
 
+def time_row(lib, kernel, label, b, s, caps, score_mod, mask_mod, twin,
+             half):
+    """One table row: `kernel` (with captures `caps`), its built-in `twin`
+    if any, and Flex with the same mods, on B x H x S x D."""
+    q, k, v = (torch.randn(b, H, s, D, device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    o = torch.empty_like(q)
+    flops = 4.0 * b * H * s * s * D / (2 if half else 1)
+
+    def fmt(ms):
+        return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
+                f"({ms * 1e3:.1f} us)") if ms else "n/a"
+    attn_ms, run_ms = attn_times(lib.kernels[kernel],
+                                 dict(q=q, k=k, v=v, o=o, **caps))
+    twin_ms = (median_ms(lib.kernels[twin].prepare(q=q, k=k, v=v, o=o))
+               if twin else None)
+    fn = flex_fn(q, k, v, score_mod, mask_mod)
+    fn()
+    flex_ms = median_ms(fn)
+    speed = f"{twin_ms / attn_ms:.2f}x" if twin_ms else "n/a"
+    print(f"| {label} | {b} x {s} | {fmt(attn_ms)} | {fmt(twin_ms)} "
+          f"| {fmt(flex_ms)} | {speed} | {flex_ms / attn_ms:.2f}x "
+          f"| {fmt(run_ms)} |", flush=True)
+    del q, k, v, o
+    torch.cuda.empty_cache()
+
+
 def main():
     torch.cuda.init()
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -250,28 +277,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     for kernel, score_mod, mask_mod, twin, half in CASES:
         for b, s in ((4, 4096), (1, 16384)):
-            q, k, v = (torch.randn(b, H, s, D, device="cuda",
-                                   dtype=torch.float16) for _ in range(3))
-            o = torch.empty_like(q)
-            flops = 4.0 * b * H * s * s * D / (2 if half else 1)
-
-            def fmt(ms):
-                return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
-                        f"({ms * 1e3:.1f} us)") if ms else "n/a"
-            attn_ms, run_ms = attn_times(lib.kernels[kernel],
-                                         dict(q=q, k=k, v=v, o=o))
-            twin_ms = (median_ms(lib.kernels[twin].prepare(q=q, k=k, v=v,
-                                                           o=o))
-                       if twin else None)
-            fn = flex_fn(q, k, v, score_mod, mask_mod)
-            fn()
-            flex_ms = median_ms(fn)
-            speed = (f"{twin_ms / attn_ms:.2f}x" if twin_ms else "n/a")
-            print(f"| {kernel} | {b} x {s} | {fmt(attn_ms)} | {fmt(twin_ms)} "
-                  f"| {fmt(flex_ms)} | {speed} | {flex_ms / attn_ms:.2f}x "
-                  f"| {fmt(run_ms)} |", flush=True)
-            del q, k, v, o
-            torch.cuda.empty_cache()
+            time_row(lib, kernel, kernel, b, s, {}, score_mod, mask_mod,
+                     twin, half)
     # The capture kernels: the captures' tensors are the same for attn and
     # Flex (its mods read them as captured buffers).
     twins = {"alibi_slopes": "alibi_region"}
@@ -279,30 +286,9 @@ def main():
         for b, s in ((4, 4096), (2, 8192), (1, 16384)):
             g = torch.Generator().manual_seed(s)
             caps, score_mod, mask_mod = make_captures(kernel, b, s, g)
-            q, k, v = (torch.randn(b, H, s, D, device="cuda",
-                                   dtype=torch.float16) for _ in range(3))
-            o = torch.empty_like(q)
-            half = mask_mod is causal
-            flops = 4.0 * b * H * s * s * D / (2 if half else 1)
-
-            def fmt(ms):
-                return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
-                        f"({ms * 1e3:.1f} us)") if ms else "n/a"
-            attn_ms, run_ms = attn_times(lib.kernels[kernel],
-                                         dict(q=q, k=k, v=v, o=o, **caps))
-            twin = twins.get(kernel)
-            twin_ms = (median_ms(lib.kernels[twin].prepare(q=q, k=k, v=v,
-                                                           o=o))
-                       if twin else None)
-            fn = flex_fn(q, k, v, score_mod, mask_mod)
-            fn()
-            flex_ms = median_ms(fn)
-            speed = (f"{twin_ms / attn_ms:.2f}x" if twin_ms else "n/a")
-            print(f"| {kernel} (capture) | {b} x {s} | {fmt(attn_ms)} | "
-                  f"{fmt(twin_ms)} | {fmt(flex_ms)} | {speed} | "
-                  f"{flex_ms / attn_ms:.2f}x | {fmt(run_ms)} |", flush=True)
-            del q, k, v, o
-            torch.cuda.empty_cache()
+            time_row(lib, kernel, f"{kernel} (capture)", b, s, caps,
+                     score_mod, mask_mod, twins.get(kernel),
+                     mask_mod is causal)
     print("all passed" if not failed else f"{failed} checks FAILED")
     return 1 if failed else 0
 
