@@ -108,11 +108,13 @@ CASES = [("softcap_region", softcap, causal, "softcap_builtin", True),
          ("documents_mask_mod", None, documents, None, False)]
 
 
-def reference(q, k, v, score_mod, mask_mod):
-    """float64 attention with the modifications; O = 0 where a row sees no
-    key (attn's rule)."""
+def reference(q, k, v, score_mod, mask_mod, scale=None):
+    """float64 attention with the modifications (scale: 1/sqrt(D) unless
+    given); O = 0 where a row sees no key (attn's rule)."""
     qd, kd, vd = q.double(), k.double(), v.double()
-    s = qd @ kd.transpose(-1, -2) / math.sqrt(D)
+    if scale is None:
+        scale = 1 / math.sqrt(q.shape[-1])
+    s = qd @ kd.transpose(-1, -2) * scale
     b, h, sq, sk = s.shape
     bi = torch.arange(b, device=q.device).view(b, 1, 1, 1)
     hi = torch.arange(h, device=q.device).view(1, h, 1, 1)

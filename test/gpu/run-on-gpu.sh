@@ -32,6 +32,9 @@ timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
 echo "== score_mod / mask_mod kernels (bench/mods.mlir) against a float64 reference"
 PYTHONUNBUFFERED=1 timeout 200 python3 mods_compare.py lib/libmods.so --check-only
 echo "mods check rc=$?"
+echo "== the examples with mod regions, as attn-compile packages them"
+PYTHONUNBUFFERED=1 timeout 120 python3 examples_check.py lib
+echo "examples check rc=$?"
 echo "== python/attn GPU tests: kernels, attn.torch, a layer under torch.compile"
 # Kernels come from the cache pack-gpu.sh filled; pytest where installed.
 runner="python3 python/tests/run_gpu_tests.py"
