@@ -153,6 +153,16 @@ def check(lib, kernel, score_mod, mask_mod, b, sq, sk, captures=None,
         if not torch.equal(o, o2):
             unwritten += 1
             print(f"FAIL {kernel}: reusing the block mask changed O")
+        # A workspace of garbage in place of a block mask (a caller's
+        # broken promise): O is unspecified, but the kernel must stay in
+        # bounds and finish (compute-sanitizer memcheck runs this too).
+        junk = torch.randint(-2**31, 2**31 - 1, (mask.numel() // 4,),
+                             dtype=torch.int32,
+                             generator=torch.Generator().manual_seed(sq))
+        mask.view(torch.int32).copy_(junk)
+        kern.prepare(q=q, k=k, v=v, o=o2, block_mask=mask,
+                     **(captures or {}))()
+        torch.cuda.synchronize()
     err = float((o.double() - ref).abs().max() / ref.abs().max())
     ok = unwritten == 0 and err < 5e-3
     print(f"{'PASS' if ok else 'FAIL'} {kernel} B={b} Sq={sq} Sk={sk}: "

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -104,6 +105,14 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
                      << inner.getName() << "'";
   }
   return success();
+}
+
+bool mlir::attn::addressesMemory(Region &region, unsigned arg) {
+  SetVector<Operation *> slice;
+  getForwardSlice(region.front().getArgument(arg), &slice);
+  return llvm::any_of(slice, [](Operation *op) {
+    return isa<memref::LoadOp>(op);
+  });
 }
 
 Value mlir::attn::inlineMod(OpBuilder &b, Region &region, ValueRange args) {

@@ -38,6 +38,11 @@ LogicalResult verifyModRegion(Operation *op, Region &region, ModKind kind,
 /// the identity layout.
 LogicalResult verifyCaptureTypes(Operation *op, ValueRange captures);
 
+/// Whether block argument `arg` of a mod region reaches the indices of a
+/// load from a capture: a position that addresses memory, which a kernel
+/// must keep inside the sequence even where it drops the result.
+bool addressesMemory(Region &region, unsigned arg);
+
 /// Clones the body of a (verified) mod region at `b`'s insertion point,
 /// its block arguments replaced by `args` (positions, then captures), and
 /// returns the value it yields.

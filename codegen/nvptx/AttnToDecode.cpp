@@ -335,13 +335,14 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
                                                  gpu::ShuffleMode::XOR)
                               .getShuffleResult());
         Value s = hasScoreMod() ? modScore(dot, batch, kvHead, flatRows[r],
-                                           keys[u])
+                                           keys[u], *qLen, *kvLen)
                                 : scoreFromDot(dot);
         Value seen = arith::AndIOp::create(
             kb, inSplit[u], visible(keys[u], queries[r], *qLen, *kvLen));
         if (hasMaskMod())
           seen = arith::AndIOp::create(
-              kb, seen, modVisible(batch, kvHead, flatRows[r], keys[u]));
+              kb, seen,
+              modVisible(batch, kvHead, flatRows[r], keys[u], *qLen, *kvLen));
         s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
         // Lazy rescale: m is only a reference point, moved (and acc, l
         // rescaled) when a score exceeds it by more than kRescaleSlack, so

@@ -162,7 +162,7 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
         Value flatRow = add(mul(query, idx(group)), queryHead);
         Value v = arith::AndIOp::create(
             kb, visible(key, query, *qLen, *kvLen),
-            modVisible(batch, head, flatRow, key));
+            modVisible(batch, head, flatRow, key, *qLen, *kvLen));
         scf::YieldOp::create(kb, v);
         kb.setInsertionPointToStart(seen.elseBlock());
         scf::YieldOp::create(kb, none);

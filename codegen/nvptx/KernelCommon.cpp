@@ -116,18 +116,21 @@ SmallVector<Value> KernelEmitter::kvRowIndices(LoadKVOp load, Value j) {
 }
 
 Value KernelEmitter::modScore(Value dot, Value batch, Value kvHead,
-                              Value flatRow, Value key) {
+                              Value flatRow, Value key, Value qLen,
+                              Value kvLen) {
   Value natural = transformDot(dot, 1.0);
   SmallVector<Value> args{natural};
-  args.append(modPositions(batch, kvHead, flatRow, key));
+  args.append(modPositions(n.qk.getScoreMod(), batch, kvHead, flatRow, key,
+                           qLen, kvLen));
   args.append(mappedCaptures());
   Value s = inlineMod(*b, n.qk.getScoreMod(), args);
   return arith::MulFOp::create(*b, s, f32(kLog2E));
 }
 
 Value KernelEmitter::modVisible(Value batch, Value kvHead, Value flatRow,
-                                Value key) {
-  SmallVector<Value> args = modPositions(batch, kvHead, flatRow, key);
+                                Value key, Value qLen, Value kvLen) {
+  SmallVector<Value> args = modPositions(n.mask.getMaskMod(), batch, kvHead,
+                                         flatRow, key, qLen, kvLen);
   args.append(mappedCaptures());
   return inlineMod(*b, n.mask.getMaskMod(), args);
 }
@@ -137,14 +140,22 @@ SmallVector<Value> KernelEmitter::mappedCaptures() {
                              [&](Value c) { return map.lookup(c); });
 }
 
-SmallVector<Value> KernelEmitter::modPositions(Value batch, Value kvHead,
-                                               Value flatRow, Value key) {
+SmallVector<Value> KernelEmitter::modPositions(Region &region, Value batch,
+                                               Value kvHead, Value flatRow,
+                                               Value key, Value qLen,
+                                               Value kvLen) {
   // Flat row f of a K/V head's rows is query f / G of head kvHead * G +
   // f % G (query-major GQA packing, as attn-tile lays the rows out).
   int64_t group = n.loadQ.getGroup();
   Value head = add(mul(kvHead, idx(group)),
                    arith::RemUIOp::create(*b, flatRow, idx(group)));
   Value query = arith::DivUIOp::create(*b, flatRow, idx(group));
+  // q_idx and kv_idx are the last two position arguments.
+  unsigned keyArg = region.front().getNumArguments() - n.captures.size() - 1;
+  if (addressesMemory(region, keyArg - 1))
+    query = arith::SelectOp::create(*b, lt(query, qLen), query, idx(0));
+  if (addressesMemory(region, keyArg))
+    key = arith::SelectOp::create(*b, lt(key, kvLen), key, idx(0));
   return {batch, head, query, key};
 }
 

@@ -84,14 +84,21 @@ public:
   SmallVector<Value> kvRowIndices(LoadKVOp load, Value j);
   /// With a score_mod: log2(e) * score_mod(cap(scale * dot), b, h, q_idx,
   /// kv_idx), the region inlined, for flat row `flatRow` of K/V head
-  /// `kvHead`'s rows and key `key` (per sequence in the packed forms).
+  /// `kvHead`'s rows and key `key` (per sequence in the packed forms) of a
+  /// sequence of `qLen` queries and `kvLen` keys.
   Value modScore(Value dot, Value batch, Value kvHead, Value flatRow,
-                 Value key);
+                 Value key, Value qLen, Value kvLen);
   /// With a mask_mod: the region's verdict for the same positions.
-  Value modVisible(Value batch, Value kvHead, Value flatRow, Value key);
-  /// (b, h, q_idx, kv_idx) of flat row `flatRow` and key `key`.
-  SmallVector<Value> modPositions(Value batch, Value kvHead, Value flatRow,
-                                  Value key);
+  Value modVisible(Value batch, Value kvHead, Value flatRow, Value key,
+                   Value qLen, Value kvLen);
+  /// (b, h, q_idx, kv_idx) of flat row `flatRow` and key `key` for
+  /// `region`. Where the region loads from its captures at q_idx or
+  /// kv_idx, a query or key past the sequence (a tile's tail, whose
+  /// result the mask drops) is given as position 0, so that the loads
+  /// stay where the caller's sizes say.
+  SmallVector<Value> modPositions(Region &region, Value batch, Value kvHead,
+                                  Value flatRow, Value key, Value qLen,
+                                  Value kvLen);
   /// The kernel's arguments for the nest's captures (kernel parameters
   /// after the inputs: inputOperands).
   SmallVector<Value> mappedCaptures();

@@ -304,7 +304,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     qBlock = arith::DivUIOp::create(kb, firstQuery, idx(kMaskBlock));
     Value maskCount = memref::LoadOp::create(
         kb, maskList, ValueRange{maskRow, qBlock, idx(1), idx(0)});
-    maskCount = arith::IndexCastOp::create(kb, kb.getIndexType(), maskCount);
+    // At most the list's length, whatever the workspace holds (a block
+    // mask made for other sizes): the loop stays bounded, and a stray
+    // entry's keys are past kv_len, which the copies and the mask check.
+    maskCount = arith::IndexCastUIOp::create(kb, kb.getIndexType(), maskCount);
+    maskCount = arith::MinUIOp::create(
+        kb, maskCount, memref::DimOp::create(kb, maskList, 3));
     lo = idx(0);
     hi = mul(maskCount, idx(tilesPerBlock));
   }
@@ -317,7 +322,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         kb, maskList,
         ValueRange{maskRow, qBlock, idx(0),
                    arith::DivUIOp::create(kb, x, idx(tilesPerBlock))});
-    entry = arith::IndexCastOp::create(kb, kb.getIndexType(), entry);
+    entry = arith::IndexCastUIOp::create(kb, kb.getIndexType(), entry);
     Value block = arith::ShRUIOp::create(kb, entry, idx(1));
     Value j = add(mul(block, idx(kMaskBlock)),
                   mul(arith::RemUIOp::create(kb, x, idx(tilesPerBlock)),

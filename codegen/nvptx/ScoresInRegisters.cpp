@@ -228,7 +228,7 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
                                               ArrayRef<int64_t>{i});
         if (hasScoreMod())
           e.push_back(modScore(dot, step.batch, step.kvHead, rowOf(mt, i),
-                               keyOf(nb, i)));
+                               keyOf(nb, i), step.qLen, kvLen));
         else
           e.push_back(c ? dot : scoreFromDot(dot));
       }
@@ -275,7 +275,7 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
             seen = arith::AndIOp::create(
                 *b, seen,
                 modVisible(step.batch, step.kvHead,
-                           rows[Layout::rowHalf(i)], key));
+                           rows[Layout::rowHalf(i)], key, step.qLen, kvLen));
           Value score =
               vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
           Value hidden = f32(-INFINITY);

@@ -89,11 +89,14 @@ SmallVector<Value> SharedScoreKernel::step(TileMMA &tiles, const Step &step) {
     Value s = hasScoreMod() ? Value() : scoreFromDot(dot);
     Value key = add(step.j, c);
     if (hasScoreMod())
-      s = modScore(dot, step.batch, step.kvHead, rowInTile, key);
+      s = modScore(dot, step.batch, step.kvHead, rowInTile, key, step.qLen,
+                   kvLen);
     Value visible = this->visible(key, query, step.qLen, kvLen);
     if (hasMaskMod())
       visible = arith::AndIOp::create(
-          *b, visible, modVisible(step.batch, step.kvHead, rowInTile, key));
+          *b, visible,
+          modVisible(step.batch, step.kvHead, rowInTile, key, step.qLen,
+                     kvLen));
     scores.push_back(arith::SelectOp::create(*b, visible, s, f32(-INFINITY)));
     rowMax = arith::MaxNumFOp::create(*b, rowMax, scores.back());
   }
