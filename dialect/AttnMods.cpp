@@ -6,6 +6,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
+#include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -107,11 +111,48 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
   return success();
 }
 
+// Whether integer range analysis proves each index of `load` that depends
+// on `arg` (itself or an op of its forward `slice`) inside its static
+// dimension, whatever the region's arguments are.
+static bool provablyInBounds(DataFlowSolver &solver, memref::LoadOp load,
+                             Value arg, const SetVector<Operation *> &slice) {
+  MemRefType type = load.getMemRefType();
+  for (auto [dim, index] : llvm::enumerate(load.getIndices())) {
+    Operation *def = index.getDefiningOp();
+    if (index != arg && !(def && slice.contains(def)))
+      continue;
+    if (type.isDynamicDim(dim))
+      return false;
+    auto *range = solver.lookupState<dataflow::IntegerValueRangeLattice>(index);
+    if (!range || range->getValue().isUninitialized())
+      return false;
+    const ConstantIntRanges &r = range->getValue().getValue();
+    if (r.smin().isNegative() ||
+        r.smax().getSExtValue() >= type.getDimSize(dim))
+      return false;
+  }
+  return true;
+}
+
 bool mlir::attn::addressesMemory(Region &region, unsigned arg) {
   SetVector<Operation *> slice;
-  getForwardSlice(region.front().getArgument(arg), &slice);
-  return llvm::any_of(slice, [](Operation *op) {
-    return isa<memref::LoadOp>(op);
+  Value position = region.front().getArgument(arg);
+  getForwardSlice(position, &slice);
+  auto loads = llvm::to_vector(llvm::make_filter_range(
+      slice, [](Operation *op) { return isa<memref::LoadOp>(op); }));
+  if (loads.empty())
+    return false;
+  // A load whose indices the region bounds itself (a clamped bucket) is in
+  // bounds at any position.
+  DataFlowSolver solver;
+  solver.load<dataflow::DeadCodeAnalysis>();
+  solver.load<dataflow::SparseConstantPropagation>();
+  solver.load<dataflow::IntegerRangeAnalysis>();
+  if (failed(solver.initializeAndRun(region.getParentOp())))
+    return true;
+  return llvm::any_of(loads, [&](Operation *op) {
+    return !provablyInBounds(solver, cast<memref::LoadOp>(op), position,
+                             slice);
   });
 }
 

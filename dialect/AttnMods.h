@@ -39,8 +39,10 @@ LogicalResult verifyModRegion(Operation *op, Region &region, ModKind kind,
 LogicalResult verifyCaptureTypes(Operation *op, ValueRange captures);
 
 /// Whether block argument `arg` of a mod region reaches the indices of a
-/// load from a capture: a position that addresses memory, which a kernel
-/// must keep inside the sequence even where it drops the result.
+/// load from a capture that integer range analysis cannot prove in bounds
+/// (a static dimension and an index the region bounds itself): a position
+/// that addresses memory, which a kernel must keep inside the sequence
+/// even where it drops the result.
 bool addressesMemory(Region &region, unsigned arg);
 
 /// Clones the body of a (verified) mod region at `b`'s insertion point,

@@ -79,3 +79,34 @@ func.func @paged_documents(%q: memref<?x8x1x64xf16>, %k: memref<?x2x16x64xf16>,
   }
   return
 }
+
+// A T5-style table read at a bucket the region clamps itself: integer
+// range analysis proves [0, 127] inside the static dimension, so the key
+// and query reach the load unguarded (no position-0 select).
+// MMA-LABEL: gpu.func @t5_mma(
+// MMA: %[[BUCKET:.*]] = arith.minsi %{{.*}}, %c127{{.*}} : index
+// MMA-NOT: arith.select
+// MMA: memref.load %{{.*}}[%[[BUCKET]], %{{.*}}] : memref<128x8xf32>
+func.func @t5(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+              %v: memref<?x8x?x64xf16>, %table: memref<128x8xf32>,
+              %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>)
+                 captures(%table : memref<128x8xf32>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+       %t: memref<128x8xf32>):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %c127 = arith.constant 127 : index
+    %d = arith.subi %j, %i : index
+    %r0 = arith.addi %d, %c64 : index
+    %r1 = arith.maxsi %r0, %c0 : index
+    %bucket = arith.minsi %r1, %c127 : index
+    %bias = memref.load %t[%bucket, %h] : memref<128x8xf32>
+    %r = arith.addf %s, %bias : f32
+    attn.yield %r : f32
+  }
+  return
+}
