@@ -150,24 +150,15 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
       Value query = add(firstQuery,
                         arith::RemUIOp::create(kb, rest, idx(kMaskBlock)));
       Value queryHead = arith::DivUIOp::create(kb, rest, idx(kMaskBlock));
-      Value exists = arith::AndIOp::create(kb, lt(query, *qLen),
-                                           lt(key, *kvLen));
-      // The region runs only on positions that exist: its loads from the
-      // captures stay where the caller's sizes say.
-      auto seen = scf::IfOp::create(kb, TypeRange{kb.getI1Type()}, exists,
-                                    /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard g3(kb);
-        kb.setInsertionPointToStart(seen.thenBlock());
-        Value flatRow = add(mul(query, idx(group)), queryHead);
-        Value v = arith::AndIOp::create(
-            kb, visible(key, query, *qLen, *kvLen),
-            modVisible(batch, head, flatRow, key, *qLen, *kvLen));
-        scf::YieldOp::create(kb, v);
-        kb.setInsertionPointToStart(seen.elseBlock());
-        scf::YieldOp::create(kb, none);
-      }
-      Value v = seen.getResult(0);
+      // visible() holds only for keys that exist; the query is tested
+      // here. modPositions keeps the region's capture loads inside the
+      // sequence for positions past it, as in the attention kernels.
+      Value flatRow = add(mul(query, idx(group)), queryHead);
+      Value v = arith::AndIOp::create(
+          kb, lt(query, *qLen),
+          arith::AndIOp::create(
+              kb, visible(key, query, *qLen, *kvLen),
+              modVisible(batch, head, flatRow, key, *qLen, *kvLen)));
       scf::YieldOp::create(
           kb, ValueRange{arith::OrIOp::create(kb, positions.getRegionIterArg(0), v),
                          arith::AndIOp::create(kb, positions.getRegionIterArg(1),

@@ -150,13 +150,24 @@ SmallVector<Value> KernelEmitter::modPositions(Region &region, Value batch,
   Value head = add(mul(kvHead, idx(group)),
                    arith::RemUIOp::create(*b, flatRow, idx(group)));
   Value query = arith::DivUIOp::create(*b, flatRow, idx(group));
-  // q_idx and kv_idx are the last two position arguments.
-  unsigned keyArg = region.front().getNumArguments() - n.captures.size() - 1;
-  if (addressesMemory(region, keyArg - 1))
+  auto [guardQuery, guardKey] = positionGuards(region);
+  if (guardQuery)
     query = arith::SelectOp::create(*b, lt(query, qLen), query, idx(0));
-  if (addressesMemory(region, keyArg))
+  if (guardKey)
     key = arith::SelectOp::create(*b, lt(key, kvLen), key, idx(0));
   return {batch, head, query, key};
+}
+
+std::pair<bool, bool> KernelEmitter::positionGuards(Region &region) {
+  auto [it, inserted] = guards.try_emplace(&region);
+  if (inserted) {
+    // q_idx and kv_idx are the last two position arguments.
+    unsigned keyArg =
+        region.front().getNumArguments() - n.captures.size() - 1;
+    it->second = {addressesMemory(region, keyArg - 1),
+                  addressesMemory(region, keyArg)};
+  }
+  return it->second;
 }
 
 ScoreTransform KernelEmitter::scoreTransform() {

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::attn::nvptx {
 
@@ -99,6 +100,9 @@ public:
   SmallVector<Value> modPositions(Region &region, Value batch, Value kvHead,
                                   Value flatRow, Value key, Value qLen,
                                   Value kvLen);
+  /// Whether `region`'s q_idx and kv_idx need that guard (addressesMemory),
+  /// decided once per region: the kernels inline it for every score.
+  std::pair<bool, bool> positionGuards(Region &region);
   /// The kernel's arguments for the nest's captures (kernel parameters
   /// after the inputs: inputOperands).
   SmallVector<Value> mappedCaptures();
@@ -167,6 +171,8 @@ public:
                                      Value hi, int64_t granule);
 
   L1Nest n;
+  /// positionGuards' answers, by region.
+  llvm::SmallDenseMap<Region *, std::pair<bool, bool>, 2> guards;
   /// Set by the tier when it starts building the kernel.
   ImplicitLocOpBuilder *b = nullptr;
   IRMapping map;

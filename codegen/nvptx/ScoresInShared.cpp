@@ -83,14 +83,11 @@ SmallVector<Value> SharedScoreKernel::step(TileMMA &tiles, const Step &step) {
   Value rowMax = f32(-INFINITY);
   for (int64_t t = 0; t < p.bc / 2; ++t) {
     Value c = column(idx(t));
-    // Built in this order (dot, score, key) so specs without regions keep
-    // their PTX.
-    Value dot = memref::LoadOp::create(*b, ss, ValueRange{r, c});
-    Value s = hasScoreMod() ? Value() : scoreFromDot(dot);
     Value key = add(step.j, c);
-    if (hasScoreMod())
-      s = modScore(dot, step.batch, step.kvHead, rowInTile, key, step.qLen,
-                   kvLen);
+    Value dot = memref::LoadOp::create(*b, ss, ValueRange{r, c});
+    Value s = hasScoreMod() ? modScore(dot, step.batch, step.kvHead,
+                                       rowInTile, key, step.qLen, kvLen)
+                            : scoreFromDot(dot);
     Value visible = this->visible(key, query, step.qLen, kvLen);
     if (hasMaskMod())
       visible = arith::AndIOp::create(

@@ -27,13 +27,14 @@
 // MMA-LABEL: func.func @packed(
 // MMA-NOT: block_mask
 // MMA: return
-// The block-mask kernel: the region's loads under the existence guard,
-// two reducing barriers, thread 0 appending.
+// The block-mask kernel: the region's loads at guarded positions (a key
+// past kv_len reads position 0), two reducing barriers, thread 0
+// appending.
 // MMA-LABEL: gpu.func @documents_mma_block_mask(
 // MMA: scf.for
 // MMA: scf.for
-// MMA: scf.if
-// MMA: memref.load %{{.*}} : memref<?x?xi32>
+// MMA: %[[KEY:.*]] = arith.select %{{.*}}, %{{.*}}, %c0{{.*}} : index
+// MMA: memref.load %{{.*}}[%{{.*}}, %[[KEY]]] : memref<?x?xi32>
 // MMA: nvvm.barrier #nvvm.reduction<or>
 // MMA: nvvm.barrier #nvvm.reduction<and>
 // MMA: memref.store
