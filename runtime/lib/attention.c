@@ -1019,21 +1019,25 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
 
   int prefill = prefill_choice(code, &p, loaded->multiprocessors,
                                loaded->shared_limit);
-  // The block mask first (it fills the workspace the prefill reads), then
-  // the rest in order; the call's mode may keep one side.
-  for (int order = 0; order < 2 * code->num_launches; ++order) {
-    int i = order % code->num_launches;
+  // The launches to make, in order: the block mask first (it fills the
+  // workspace the prefill reads), then the rest but the prefill
+  // alternatives not chosen; the call's mode may keep one side.
+  int order[MAX_LAUNCHES], num_order = 0;
+  for (int i = 0; i < code->num_launches; ++i)
+    if (code->launches[i].role == ATTNRT_ROLE_BLOCK_MASK &&
+        call->block_mask != ATTNRT_BLOCK_MASK_REUSE)
+      order[num_order++] = i;
+  int attend =
+      call->block_mask != ATTNRT_BLOCK_MASK_ONLY || !has_block_mask(code);
+  for (int i = 0; attend && i < code->num_launches; ++i) {
+    int role = code->launches[i].role;
+    if (role != ATTNRT_ROLE_BLOCK_MASK &&
+        (role != ATTNRT_ROLE_PREFILL || i == prefill))
+      order[num_order++] = i;
+  }
+  for (int o = 0; o < num_order; ++o) {
+    int i = order[o];
     const attnrt_launch_facts *launch = &code->launches[i];
-    int is_mask = launch->role == ATTNRT_ROLE_BLOCK_MASK;
-    if (is_mask != (order < code->num_launches))
-      continue;
-    if (is_mask && call->block_mask == ATTNRT_BLOCK_MASK_REUSE)
-      continue;
-    if (!is_mask && call->block_mask == ATTNRT_BLOCK_MASK_ONLY &&
-        has_block_mask(code))
-      continue;
-    if (launch->role == ATTNRT_ROLE_PREFILL && i != prefill)
-      continue;
     // The parameters in the contract's order (check_launch has checked
     // each kind and operand).
     long long ws_shape[ATTNRT_MAX_RANK], ws_strides[ATTNRT_MAX_RANK];
