@@ -11,7 +11,11 @@
 //   attn.load_kv      cooperative copy of a K and a V tile (contiguous or
 //                     through the block table), zero past the length
 //   attn.qk           simdgroup_multiply_accumulate on 8x8 fragments
-//   attn.mask         scale (or soft-cap) and mask on thread_elements()
+//   attn.mask         scale (or soft-cap) and mask on thread_elements();
+//                     a score_mod / mask_mod region is a call of its
+//                     inline function, printed through EmitC
+//                     (ModsToEmitC.h), the mask_mod behind the mask's
+//                     test with && and the score_mod only for visible keys
 //   attn.online_softmax  row max / sum across the 4 lanes of a row
 //                     (simd_shuffle_xor 1 and 8), P as a fragment
 //   attn.pv           acc *= rescale on thread_elements(), acc += P.V
@@ -58,8 +62,10 @@
 
 #include "codegen/msl/MSLEmitter.h"
 
+#include "codegen/msl/ModsToEmitC.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnSemantics.h"
+#include "lib/Transforms/FoldMods.h"
 #include "lib/Transforms/L1Nest.h"
 #include "lib/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -68,6 +74,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
@@ -279,6 +286,15 @@ struct Spec {
   /// Fixed buffer indices of the spec's kernels (-1: absent).
   int q = 0, k = 1, v = 2, cuQ = -1, cuK = -1, blockTable = -1, kvLens = -1,
       o = -1, lse = -1, sizes = -1, partials = -1, strides = -1;
+  /// The captures of the mod regions: buffers capture0.. from index
+  /// `captures` on, then `capture_sizes` (their dynamic dims, in order)
+  /// where some dim is dynamic.
+  SmallVector<MemRefType> captureTypes;
+  int captures = -1, captureSizes = -1;
+  /// The inline functions the mod regions became (attn-fold-mods may have
+  /// turned a region into attributes): empty when none.
+  std::string scoreMod, maskMod;
+  bool modsPrinted = false;
 };
 
 /// Every present operand of `op` is a kernel buffer: a function argument in
@@ -324,10 +340,6 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
-  if (op.hasMods())
-    return op.emitError() << "the msl tier cannot lower score_mod or "
-                             "mask_mod regions yet (CPU only so far: "
-                             "attn-to-cpu)";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "
@@ -343,6 +355,11 @@ LogicalResult checkSupported(AttentionOp op) {
       {"cu_seqlens_k", op.getCuSeqlensK()}};
   if (failed(checkBuffers(op, operands, {"q", "k", "v", "o"})))
     return failure();
+  for (auto [i, capture] : llvm::enumerate(op.getCaptures())) {
+    std::string name = "capture" + std::to_string(i);
+    if (failed(checkBuffers(op, {{name, capture}})))
+      return failure();
+  }
   // AttnStrides holds the dynamic strides of rank-4 [B, H, S, D] views; a
   // packed [total, H, D] operand may be strided only statically.
   for (auto [name, value, packed] :
@@ -579,6 +596,21 @@ private:
   void emitInitState();
   void emitLoadKV(LoadKVOp load, StringRef dst, int64_t width, StringRef what);
   void emitQK();
+  /// x, the raw dot product, scaled (or soft-capped) into base-2 units, or
+  /// into natural units when a score_mod follows (modScore).
+  void emitScale(StringRef indent);
+  /// With mod regions: `builtin` (the mask's test) and the mask_mod's call;
+  /// else `builtin`.
+  std::string modVisible(const std::string &builtin, StringRef head,
+                         StringRef query) const;
+  /// x as the softmax takes it: hidden keys ATTN_NO_SCORE, the score_mod's
+  /// result (clamped at ATTN_NO_SCORE) in base-2 units.
+  void emitModScore(StringRef indent, StringRef head, StringRef query);
+  /// The dynamic dims of the captures, as the mod functions take them.
+  void emitCaptureSizes();
+  bool hasMods() const {
+    return !s.scoreMod.empty() || !s.maskMod.empty();
+  }
   void emitMask();
   void emitOnlineSoftmax();
   void emitPV();
@@ -883,6 +915,69 @@ void MSLKernelEmitter::emitQK() {
   body << "      }\n    }\n";
 }
 
+void MSLKernelEmitter::emitScale(StringRef indent) {
+  ScoreTransform score = ScoreTransform::of(n.qk);
+  // A score_mod takes the score in natural units; log2(e) comes after it.
+  const bool natural = !s.scoreMod.empty();
+  if (std::optional<double> c = score.linearFactor())
+    body << indent << "x *= " << floatLiteral(natural ? score.scale : *c)
+         << ";\n";
+  else
+    body << indent << "x = "
+         << floatLiteral(natural ? *score.softcap : score.tanhOutputFactor())
+         << " * precise::tanh(x * " << floatLiteral(score.tanhInputFactor())
+         << ");\n";
+}
+
+/// The arguments after (b, h, q_idx, kv_idx) of a mod function: the
+/// captures, then their dynamic dims.
+static std::string captureArgs(ArrayRef<MemRefType> types) {
+  std::string args;
+  for (size_t c = 0; c < types.size(); ++c)
+    args += ", capture" + std::to_string(c);
+  for (auto [c, type] : llvm::enumerate(types))
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        args += ", capture" + std::to_string(c) + "_size" +
+                std::to_string(dim);
+  return args;
+}
+
+std::string MSLKernelEmitter::modVisible(const std::string &builtin,
+                                         StringRef head,
+                                         StringRef query) const {
+  if (s.maskMod.empty())
+    return builtin;
+  // && evaluates the mask_mod only for keys and rows inside the sequence.
+  return builtin + " && " + s.maskMod + "(batch, " + head.str() + ", " +
+         query.str() + ", key" + captureArgs(s.captureTypes) + ")";
+}
+
+void MSLKernelEmitter::emitModScore(StringRef indent, StringRef head,
+                                    StringRef query) {
+  if (s.scoreMod.empty()) {
+    body << indent << "x = visible ? x : ATTN_NO_SCORE;\n";
+    return;
+  }
+  // ?: calls the score_mod only for visible keys, whose positions are
+  // inside the sequence (and so inside the captures they index).
+  body << indent << "x = visible ? max(" << s.scoreMod << "(x, batch, "
+       << head << ", " << query << ", key" << captureArgs(s.captureTypes)
+       << ") * " << floatLiteral(kLog2E) << ", ATTN_NO_SCORE) : ATTN_NO_SCORE;\n";
+}
+
+void MSLKernelEmitter::emitCaptureSizes() {
+  if (!hasMods() || s.captureSizes < 0)
+    return;
+  body << "  // The captures' dynamic dims (capture_sizes, in order).\n";
+  int at = 0;
+  for (auto [c, type] : llvm::enumerate(s.captureTypes))
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        body << "  const int capture" << c << "_size" << dim
+             << " = capture_sizes[" << at++ << "];\n";
+}
+
 void MSLKernelEmitter::emitMask() {
   MaskAttr mask = n.mask.getMask();
   ScoreTransform score = ScoreTransform::of(n.qk);
@@ -891,29 +986,32 @@ void MSLKernelEmitter::emitMask() {
   MaskRules<TextExprs> rules(text, mask);
   body << "\n    // attn.mask: scores in base-2 units";
   body << (score.softcap ? " after the soft-cap" : "")
-       << "; keys past kv_len or hidden by the mask are ATTN_NO_SCORE.\n";
-  if (!mask.isNone())
+       << "; keys past kv_len or hidden by the mask"
+       << (hasMods() ? " (or its mask_mod, or in a row past q_len)" : "")
+       << " are ATTN_NO_SCORE.\n";
+  if (!mask.isNone() || hasMods())
     body << "    const int query = (" << row0 << " + my_row) / " << s.group
-         << ";\n"
-         << "    const int diagonal = "
+         << ";\n";
+  if (hasMods())
+    body << "    const int head = kv_head * " << s.group << " + (" << row0
+         << " + my_row) % " << s.group << ";\n";
+  if (!mask.isNone())
+    body << "    const int diagonal = "
          << text.add("query", rules.shift(qLen, kvLen)) << ";\n";
   body << "    float row_max = ATTN_NO_SCORE;\n";
   body << "    " << kUnroll << "    for (int nb = 0; nb < " << p.bc / 8
        << "; ++nb)\n";
   body << "      for (int e = 0; e < 2; ++e) {\n";
   body << "        float x = s[nb].thread_elements()[e];\n";
-  if (std::optional<double> c = score.linearFactor()) {
-    body << "        x *= " << floatLiteral(*c) << ";\n";
-  } else {
-    body << "        x = " << floatLiteral(score.tanhOutputFactor())
-         << " * precise::tanh(x * " << floatLiteral(score.tanhInputFactor())
-         << ");\n";
-  }
+  emitScale("        ");
   body << "        const int key = kv_start + key_block * " << p.bc
        << " + nb * 8 + frag_col + e;\n";
+  std::string builtin = rules.visibleFromDiagonal("key", "diagonal", kvLen);
+  if (hasMods())
+    builtin = "query < " + qLen + " && (" + builtin + ")";
   body << "        const bool visible = "
-       << rules.visibleFromDiagonal("key", "diagonal", kvLen) << ";\n";
-  body << "        x = visible ? x : ATTN_NO_SCORE;\n";
+       << modVisible(builtin, "head", "query") << ";\n";
+  emitModScore("        ", "head", "query");
   body << "        s[nb].thread_elements()[e] = x;\n";
   body << "        row_max = max(row_max, x);\n";
   body << "      }\n";
@@ -1105,6 +1203,14 @@ LaunchFacts MSLKernelEmitter::finishKernel(StringRef name, KernelKind kind,
   buffer("sizes", s.sizes, "constant AttnSizes &sizes");
   if (s.strides >= 0)
     buffer("strides", s.strides, "constant AttnStrides &strides");
+  for (auto [c, type] : llvm::enumerate(s.captureTypes)) {
+    std::string name = "capture" + std::to_string(c);
+    buffer(name, s.captures + c,
+           "device const " + mslCaptureElementType(type.getElementType()) +
+               " *" + name);
+  }
+  if (s.captureSizes >= 0)
+    buffer("capture_sizes", s.captureSizes, "constant int *capture_sizes");
   params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   if (gridTiles())
@@ -1123,6 +1229,7 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
   const bool partial = kind == KernelKind::Partial;
   if (failed(emitIndexArithmetic(partial, /*mergeOnly=*/false)))
     return failure();
+  emitCaptureSizes();
   body << "  // This simdgroup's rows and keys; this lane's place in the 8x8 "
           "fragments.\n";
   body << "  const int row_block = int(simd) % " << p.rowBlocks << ";\n";
@@ -1166,6 +1273,7 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   const bool partial = kind == KernelKind::VectorPartial;
   if (failed(emitIndexArithmetic(partial, /*mergeOnly=*/false)))
     return failure();
+  emitCaptureSizes();
   const int64_t lanes = p.lanes, keyGroups = 32 / lanes, ek = p.ek,
                 ev = p.ev;
   const std::string t = elt(), g = groupText();
@@ -1333,20 +1441,19 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   body << "    // attn.mask: the score in base-2 units"
        << (score.softcap ? " after the soft-cap" : "") << ".\n";
   body << "    float x = dot;\n";
-  if (std::optional<double> c = score.linearFactor())
-    body << "    x *= " << floatLiteral(*c) << ";\n";
-  else
-    body << "    x = " << floatLiteral(score.tanhOutputFactor())
-         << " * precise::tanh(x * " << floatLiteral(score.tanhInputFactor())
-         << ");\n";
+  emitScale("    ");
   if (!mask.isNone())
     body << "    const int diagonal = "
          << text.add("query", rules.shift(qLen, kvLen)) << ";\n";
-  body << "    const bool visible = key < key_stop && ("
-       << rules.visibleFromDiagonal("key", "diagonal", kvLen) << ");\n";
+  body << "    const bool visible = "
+       << modVisible("key < key_stop && (" +
+                         rules.visibleFromDiagonal("key", "diagonal", kvLen) +
+                         ")",
+                     "head", "query")
+       << ";\n";
   body << "    // attn.online_softmax: weights of hidden keys and empty "
           "states are 0 by select.\n";
-  body << "    x = visible ? x : ATTN_NO_SCORE;\n";
+  emitModScore("    ", "head", "query");
   body << "    const float m_new = max(m, x);\n";
   body << "    const float rescale = m > ATTN_NO_SCORE ? fast::exp2(m - m_new) "
           ": 0.0f;\n";
@@ -1529,6 +1636,8 @@ FailureOr<func::FuncOp> tileCopy(func::FuncOp func, ModuleOp scratch,
   OpBuilder b(scratch.getBodyRegion());
   auto copy = cast<func::FuncOp>(b.clone(*func));
   PassManager pm(scratch.getContext(), ModuleOp::getOperationName());
+  // Mod regions that are built-in attributes in disguise become them.
+  pm.addNestedPass<func::FuncOp>(createAttnFoldMods());
   AttnTileOptions tile;
   tile.blockQ = blockQ;
   tile.blockKV = blockKV;
@@ -1546,6 +1655,43 @@ FailureOr<func::FuncOp> tileCopy(func::FuncOp func, ModuleOp scratch,
   if (failed(pm.run(scratch)))
     return failure();
   return copy;
+}
+
+/// Prints the mod regions of `nest` (once per spec function: its variants
+/// share them) as inline MSL functions through EmitC, after the typedefs
+/// of their capture pointers, and names them in `s`.
+LogicalResult emitModFunctions(const L1Nest &nest, Spec &s, raw_ostream &os) {
+  if (s.modsPrinted)
+    return success();
+  s.modsPrinted = true;
+  QKOp qk = nest.qk;
+  MaskOp mask = nest.mask;
+  if (!qk.hasScoreMod() && !mask.hasMaskMod())
+    return success();
+  const std::string func = s.func.getSymName().str();
+  os << "// " << func << "'s mod regions (attn.attention's score_mod / "
+     << "mask_mod after attn-fold-mods), printed through EmitC.\n";
+  llvm::SmallSetVector<Type, 4> elements;
+  for (MemRefType type : s.captureTypes)
+    elements.insert(type.getElementType());
+  for (Type elt : elements)
+    if (!mslCaptureElementType(elt).empty())
+      os << mslCaptureTypedef(elt) << "\n";
+  for (auto [region, kind, name] :
+       {std::tuple<Region *, ModKind, std::string *>{
+            &qk.getScoreMod(), ModKind::Score, &s.scoreMod},
+        {&mask.getMaskMod(), ModKind::Mask, &s.maskMod}}) {
+    if (region->empty())
+      continue;
+    std::string fn = func + "_" + modName(kind).str();
+    FailureOr<std::string> text =
+        printModAsMSL(s.op, *region, kind, fn, s.captureTypes);
+    if (failed(text))
+      return failure();
+    os << *text << "\n";
+    *name = fn;
+  }
+  return success();
 }
 
 struct FunctionFacts {
@@ -1653,6 +1799,17 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
     s.partials = s.sizes + 1;
   if (hasDynamicStrides(op))
     s.strides = (s.partials >= 0 ? s.partials : s.sizes) + 1;
+  int lastBuffer = std::max({s.sizes, s.partials, s.strides});
+  for (Value capture : op.getCaptures())
+    s.captureTypes.push_back(cast<MemRefType>(capture.getType()));
+  if (!s.captureTypes.empty()) {
+    s.captures = lastBuffer + 1;
+    lastBuffer += s.captureTypes.size();
+    if (llvm::any_of(s.captureTypes, [](MemRefType t) {
+          return !t.hasStaticShape();
+        }))
+      s.captureSizes = ++lastBuffer;
+  }
 
   // Tile sizes: the largest K/V tile whose threadgroup memory fits; row
   // strides of the threadgroup tiles padded by 16 bytes where that fits too.
@@ -1721,6 +1878,10 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
     FailureOr<L1Nest> nest = matchL1Nest(forall, "attn-to-msl");
     if (failed(nest))
       return failure();
+    if (failed(emitModFunctions(*nest, s, os)))
+      return failure();
+    vs.scoreMod = s.scoreMod;
+    vs.maskMod = s.maskMod;
 
     // The tile sizes the nest has: the op's schedule may override ours.
     auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
@@ -2225,6 +2386,38 @@ void writeJsonLayouts(raw_ostream &os, Spec s) {
      << "},\n";
 }
 
+/// The spec's mod regions and their captures: each capture's buffer,
+/// element type and shape (-1: a dynamic dim, whose size goes in
+/// capture_sizes, in order).
+void writeJsonMods(raw_ostream &os, Spec s) {
+  if (!s.op.hasMods() && s.captureTypes.empty())
+    return;
+  os << "      \"mods\": {\"score_mod\": "
+     << (s.op.hasScoreMod() ? "true" : "false") << ", \"mask_mod\": "
+     << (s.op.hasMaskMod() ? "true" : "false")
+     << ", \"inlined\": [" << (s.scoreMod.empty() ? "" : "\"score_mod\"")
+     << (!s.scoreMod.empty() && !s.maskMod.empty() ? ", " : "")
+     << (s.maskMod.empty() ? "" : "\"mask_mod\"") << "],\n";
+  os << "               \"captures\": [";
+  for (auto [c, type] : llvm::enumerate(s.captureTypes)) {
+    std::string elt;
+    llvm::raw_string_ostream eltOs(elt);
+    type.getElementType().print(eltOs);
+    os << (c ? ", " : "") << "{\"buffer\": " << s.captures + c
+       << ", \"dtype\": \"" << elt << "\", \"shape\": [";
+    for (auto [d, size] : llvm::enumerate(type.getShape()))
+      os << (d ? ", " : "") << (ShapedType::isDynamic(size) ? -1 : size);
+    os << "]}";
+  }
+  os << "]";
+  if (s.captureSizes >= 0)
+    os << ",\n               \"capture_sizes\": {\"buffer\": "
+       << s.captureSizes
+       << ", \"type\": \"int32\", \"fields\": \"each capture's dynamic "
+          "dims, in order\"}";
+  os << "},\n";
+}
+
 void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
                     ArrayRef<AppendFacts> appends) {
   MetalNeeds fileNeeds = needsOf(functions);
@@ -2263,6 +2456,7 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
        << ", \"fields\": [\"B\", \"Sq\", \"Sk\", \"max_blocks\"], "
           "\"type\": \"int32\"},\n";
     writeJsonLayouts(os, s);
+    writeJsonMods(os, s);
     if (s.packedQ || s.packedKV)
       os << "      \"packed\": {\"q\": " << (s.packedQ ? "true" : "false")
          << ", \"kv\": " << (s.packedKV ? "true" : "false")

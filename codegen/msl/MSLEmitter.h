@@ -4,7 +4,9 @@
 // The msl tier. MLIR has no MSL target, so this is a direct emitter: it
 // tiles each attn.attention with attn-tile (and attn-split-kv for split-K),
 // matches the L1 loop nest and prints one Metal kernel per spec function,
-// each L1 op becoming a commented piece of the kernel body.
+// each L1 op becoming a commented piece of the kernel body. The user's
+// score_mod / mask_mod regions, arbitrary arith/math programs, go through
+// upstream EmitC instead (ModsToEmitC.h).
 //
 //===----------------------------------------------------------------------===//
 

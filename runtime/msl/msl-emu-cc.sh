@@ -114,7 +114,8 @@ if [[ $checks == 1 ]]; then
   # kernel, which instantiates the parameters' checks.
   extra=()
   for arg in "$@"; do
-    [[ $arg == *.cpp || $arg == *.cc || $arg == *.o ]] || extra+=("$arg")
+    [[ $arg == *.cpp || $arg == *.cc || $arg == *.o || $arg == -[Ll]* ||
+      $arg == -Wl,* ]] || extra+=("$arg")
   done
   "$cxx" -fsyntax-only "${common[@]}" "$host" ${extra[@]+"${extra[@]}"}
 fi

@@ -22,6 +22,13 @@
 // packed exactly; a packed Q's grid covers max_q_len (the spec's, else Sq,
 // this host's bound) rows a sequence.
 //
+// A function with score_mod / mask_mod regions (the facts' "mods") gets
+// its captures drawn as attn-run draws them (integers in [0, 4), [0, 2)
+// for i1; floats in [-1, 1); a dynamic dim max(B, Sq, Sk)), and the
+// reference evaluates the regions of the spec given by --spec=SPEC.mlir
+// (tools/attn-run/ModsHost.h, ModEval: the region itself, not the EmitC
+// text the kernels call).
+//
 // A case `append:FUNCTION:B:S_new:KV_LEN` runs an attn.cache_append kernel
 // instead (runAppendCase): poisoned caches, every element checked exactly
 // (slot-mapping form: N blocks, T packed tokens, R rows per block).
@@ -34,6 +41,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -45,6 +53,7 @@
 
 #include "lib/Reference/Reference.h"
 #include "metal_emulator.h"
+#include "tools/attn-run/ModsHost.h"
 
 namespace {
 
@@ -333,6 +342,73 @@ std::vector<int32_t> offsetsOf(const std::vector<int32_t> &lens) {
   return cu;
 }
 
+/// The spec the launch facts came from (--spec=), for its mod regions.
+std::string &specPath() {
+  static std::string path;
+  return path;
+}
+
+/// A capture of the mod regions, in its element type, and its values as
+/// the reference reads them.
+struct CaptureArray {
+  std::string dtype; // f32, i64, i32, i16, i8 or i1
+  std::vector<double> values;
+  std::vector<unsigned char> bytes;
+
+  size_t eltBytes() const {
+    return dtype == "i64" ? 8 : dtype == "i32" || dtype == "f32" ? 4
+                            : dtype == "i16"                     ? 2
+                                                                 : 1;
+  }
+  template <class T> void store(size_t i, T x) {
+    std::memcpy(bytes.data() + i * sizeof(T), &x, sizeof(T));
+  }
+  /// n fresh values; false for a type this host does not know.
+  bool fill(size_t n) {
+    bytes.assign(n * eltBytes(), 0);
+    values.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (dtype == "f32") {
+        float x = float(uniform(-1, 1));
+        store(i, x);
+        values[i] = x;
+        continue;
+      }
+      const long top = dtype == "i1" ? 2 : 4;
+      const long x = std::uniform_int_distribution<long>(0, top - 1)(rng());
+      values[i] = double(x);
+      if (dtype == "i64")
+        store(i, int64_t(x));
+      else if (dtype == "i32")
+        store(i, int32_t(x));
+      else if (dtype == "i16")
+        store(i, int16_t(x));
+      else if (dtype == "i8")
+        store(i, int8_t(x));
+      else if (dtype == "i1")
+        store(i, bool(x));
+      else
+        return false;
+    }
+    return true;
+  }
+  attn_msl::Buffer bind(unsigned at) {
+    const size_t n = values.size();
+    void *data = bytes.data();
+    if (dtype == "f32")
+      return attn_msl::bind_buffer(at, static_cast<float *>(data), n);
+    if (dtype == "i64")
+      return attn_msl::bind_buffer(at, static_cast<int64_t *>(data), n);
+    if (dtype == "i32")
+      return attn_msl::bind_buffer(at, static_cast<int32_t *>(data), n);
+    if (dtype == "i16")
+      return attn_msl::bind_buffer(at, static_cast<int16_t *>(data), n);
+    if (dtype == "i8")
+      return attn_msl::bind_buffer(at, static_cast<int8_t *>(data), n);
+    return attn_msl::bind_buffer(at, static_cast<bool *>(data), n);
+  }
+};
+
 #define EXPECT(cond, ...)                                                      \
   do {                                                                         \
     if (!(cond)) {                                                             \
@@ -442,6 +518,48 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   }
   if (hasLens || blockSize)
     problem.kvLens = lens.data();
+
+  // The mod regions' captures, and the regions from the spec.
+  std::vector<CaptureArray> captures;
+  std::vector<int32_t> captureSizes;
+  const Json &mods = f["mods"];
+  if (mods.kind == Json::Object) {
+    if (specPath().empty()) {
+      std::printf("FAIL %s: '%s' has mod regions; pass --spec=SPEC.mlir\n",
+                  label.c_str(), c.function.c_str());
+      return false;
+    }
+    const long dynamic = std::max({batch, sq, sk, 1L});
+    std::vector<attn::modshost::Capture> contents;
+    for (const Json &capture : mods["captures"].items) {
+      attn::modshost::Capture &content = contents.emplace_back();
+      size_t count = 1;
+      for (const Json &dim : capture["shape"].items) {
+        const long size = dim.integer() < 0 ? dynamic : dim.integer();
+        if (dim.integer() < 0)
+          captureSizes.push_back(int32_t(size));
+        content.shape.push_back(size);
+        count *= size_t(size);
+      }
+      CaptureArray &array = captures.emplace_back();
+      array.dtype = capture["dtype"].text;
+      if (!array.fill(count)) {
+        std::printf("FAIL %s: capture of unknown dtype %s\n", label.c_str(),
+                    array.dtype.c_str());
+        return false;
+      }
+      content.data = array.values;
+    }
+    attn::modshost::Mods regions;
+    std::string error;
+    if (!attn::modshost::load(specPath(), c.function, contents, regions,
+                              error)) {
+      std::printf("FAIL %s: %s\n", label.c_str(), error.c_str());
+      return false;
+    }
+    problem.scoreMod = regions.score;
+    problem.maskMod = regions.mask;
+  }
 
   const long kvOuter = blockSize ? numBlocks : batch,
              kvInner = blockSize ? blockSize : sk;
@@ -554,6 +672,12 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
       else if (role == "partials")
         buffers.push_back(
             attn_msl::bind_buffer(at, partials.data(), partials.size()));
+      else if (role.rfind("capture", 0) == 0 && role != "capture_sizes" &&
+               std::stoul(role.substr(7)) < captures.size())
+        buffers.push_back(captures[std::stoul(role.substr(7))].bind(at));
+      else if (role == "capture_sizes")
+        buffers.push_back(attn_msl::bind_buffer(at, captureSizes.data(),
+                                                captureSizes.size()));
       else {
         std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
                     role.c_str());
@@ -850,7 +974,9 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
 
 int runAll(int argc, char **argv, const KernelTable &table) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s FACTS.json FUNCTION:B:Sq:Sk...\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s FACTS.json [--spec=SPEC.mlir] FUNCTION:B:Sq:Sk...\n",
+                 argv[0]);
     return 2;
   }
   std::ifstream in(argv[1]);
@@ -867,6 +993,10 @@ int runAll(int argc, char **argv, const KernelTable &table) {
   rng();
   int passed = 0, failed = 0;
   for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]).rfind("--spec=", 0) == 0) {
+      specPath() = argv[i] + 7;
+      continue;
+    }
     if (std::string(argv[i]).rfind("append:", 0) == 0) {
       std::vector<std::string> parts;
       std::stringstream in(argv[i]);

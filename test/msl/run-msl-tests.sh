@@ -39,7 +39,11 @@ fi
 # The host names each kernel at compile time: ATTN_MSL_KERNEL(name).
 sed -nE 's/^kernel void ([A-Za-z_][A-Za-z0-9_]*)\(.*/  {"\1", ATTN_MSL_KERNEL(\1)},/p' \
   "$metal" >"$table"
+# The mod regions' float64 evaluation (tools/attn-run/ModsHost.h), built
+# next to attn-translate.
+libdir=$(cd "$(dirname "$(command -v "$translate")")/../lib" && pwd -P)
 bash "$root/runtime/msl/msl-emu-cc.sh" "$metal" "$test_dir/attn_msl_test.cpp" \
   -o "$work/$name-test" "$root/lib/Reference/Reference.cpp" -I"$root" \
-  -DATTN_TEST_KERNEL_TABLE="\"$table\""
-exec "$work/$name-test" "$facts" "$@"
+  -DATTN_TEST_KERNEL_TABLE="\"$table\"" \
+  -L"$libdir" -lAttnModsHost -Wl,-rpath,"$libdir"
+exec "$work/$name-test" "$facts" --spec="$spec" "$@"

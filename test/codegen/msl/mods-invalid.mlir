@@ -1,19 +1,19 @@
-// score_mod / mask_mod regions run on the CPU only so far: the msl tier
-// refuses a spec that has one, naming the reason.
+// What the msl tier cannot print of a score_mod / mask_mod region (it
+// prints them through EmitC as MSL functions): Metal has no double, the
+// captures' f16 would need MSL's names, a math op without a Metal
+// function, a NaN constant under fast math, an op EmitC cannot convert.
 // RUN: attn-translate --attn-to-msl %s -split-input-file -verify-diagnostics
 
-func.func @softcap_region(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
-                          %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
-  // expected-error @+1 {{the msl tier cannot lower score_mod or mask_mod regions yet (CPU only so far: attn-to-cpu)}}
+func.func @f64_value(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                     %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
   attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
                  v(%v : memref<?x8x?x64xf16>)
               -> o(%o : memref<?x8x?x64xf16>)
                  score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    %cap = arith.constant 30.0 : f32
-    %x = arith.divf %s, %cap : f32
-    %t = math.tanh %x : f32
-    %r = arith.mulf %t, %cap : f32
+    // expected-error @+1 {{the msl tier prints score_mod regions with f32, integer and index values only (Metal has no double); 'arith.extf' yields 'f64'}}
+    %wide = arith.extf %s : f32 to f64
+    %r = arith.truncf %wide : f64 to f32
     attn.yield %r : f32
   }
   return
@@ -21,19 +21,73 @@ func.func @softcap_region(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
 
 // -----
 
-func.func @document(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
-                    %v: memref<?x8x?x64xf16>, %doc: memref<?xi32>,
-                    %o: memref<?x8x?x64xf16>) {
-  // expected-error @+1 {{the msl tier cannot lower score_mod or mask_mod regions yet}}
+func.func @f16_capture(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                       %v: memref<?x8x?x64xf16>, %w: memref<?xf16>,
+                       %o: memref<?x8x?x64xf16>) {
+  // expected-error @+1 {{the msl tier loads captures of f32 or integer elements; a capture of score_mod has type 'memref<?xf16>'}}
   attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
-                 v(%v : memref<?x8x?x64xf16>) captures(%doc : memref<?xi32>)
+                 v(%v : memref<?x8x?x64xf16>) captures(%w : memref<?xf16>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: memref<?xf16>):
+    %x = memref.load %c[%j] : memref<?xf16>
+    %y = arith.extf %x : f16 to f32
+    %r = arith.addf %s, %y : f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @no_metal_function(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                             %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{the msl tier has no Metal function for 'math.erf' in score_mod}}
+    %r = math.erf %s : f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @nan_constant(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                        %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  // expected-error @+1 {{the msl tier cannot print a NaN constant in a mod region (Metal's fast math assumes none)}}
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %nan = arith.constant 0x7FC00000 : f32
+    %r = arith.addf %s, %nan : f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @no_emitc_conversion(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
+                               %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
+  // expected-error @+1 {{attn-to-msl: EmitC has no conversion for an op of the mask_mod region (named in the error before)}}
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x8x?x64xf16>)
+                 v(%v : memref<?x8x?x64xf16>)
               -> o(%o : memref<?x8x?x64xf16>)
                  mask_mod {
-  ^bb0(%b: index, %h: index, %i: index, %j: index, %d: memref<?xi32>):
-    %di = memref.load %d[%i] : memref<?xi32>
-    %dj = memref.load %d[%j] : memref<?xi32>
-    %same = arith.cmpi eq, %di, %dj : i32
-    attn.yield %same : i1
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %i64 = arith.index_cast %i : index to i64
+    %j64 = arith.index_cast %j : index to i64
+    // expected-error @+1 {{failed to legalize operation 'arith.mulsi_extended'}}
+    %low, %high = arith.mulsi_extended %i64, %j64 : i64
+    %zero = arith.constant 0 : i64
+    %r = arith.cmpi eq, %high, %zero : i64
+    attn.yield %r : i1
   }
   return
 }
