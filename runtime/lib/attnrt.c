@@ -1193,7 +1193,8 @@ long long attnrt_decode_split_count(int multiprocessor_count,
                                     long long blocks_per_split,
                                     long long kv_len,
                                     long long rows_per_block) {
-  const long long kBlocksPerSM = 4, kMinKeysPerSplit = 128, kKeysPerRow = 16;
+  const long long kBlocksPerSM = 4, kMinKeysPerSplit = 128, kKeysPerRow = 16,
+                  kMinKeysToCover = 256;
   long long sms = multiprocessor_count > 0 ? multiprocessor_count : 1;
   long long blocks = blocks_per_split > 0 ? blocks_per_split : 1;
   long long keys = kv_len > 0 ? kv_len : 1;
@@ -1205,11 +1206,12 @@ long long attnrt_decode_split_count(int multiprocessor_count,
   // at 1.68 TB/s where 8 splits (512 blocks) ran at 2.50.
   long long fill = kBlocksPerSM * sms / blocks;
   long long most = (keys + least - 1) / least;
-  // But a block for every SM where 128-key splits allow it: MQA at B1
-  // Sk16k (one block a split) ran in 29.9 us on 16 splits of 1024 keys
-  // and in 26.5 us on 128 of 128.
+  // But a block for every SM where 256-key splits allow it: MQA at B1
+  // Sk16k (one block a split) ran in 29.9 us on 16 splits of 1024 keys,
+  // 21.3 us on 64 of 256 and 26.7 us on 128 of 128 (bench/split_sweep.py,
+  // 2026-11-24: the combine's cost grows with the splits).
   long long cover = (sms + blocks - 1) / blocks;
-  long long coverable = (keys + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
+  long long coverable = (keys + kMinKeysToCover - 1) / kMinKeysToCover;
   if (cover > coverable)
     cover = coverable;
   if (most < cover)

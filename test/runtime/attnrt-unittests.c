@@ -238,12 +238,12 @@ static void check_decode_splits(void) {
             attnrt_decode_splits(132, 8, 131072),
         "up to 8 rows a block keep 128 keys a split");
   // ... unless that leaves SMs idle: at B8 Sk16k 17 splits (a block per
-  // SM), at B1 (one block a split) 128 of 128 keys.
+  // SM), at B1 (one block a split) as many as 256-key splits allow: 64.
   check(attnrt_decode_split_count(132, 8, 16384, 64) == 17,
         "a small grid gets a block per SM");
-  check(attnrt_decode_split_count(132, 1, 16384, 64) == 128,
-        "a one-block split gets a block per SM (128 keys a split)");
-  check(attnrt_decode_split_count(132, 1, 1000, 1LL << 62) == 8,
+  check(attnrt_decode_split_count(132, 1, 16384, 64) == 64,
+        "a one-block split gets a block per SM down to 256 keys a split");
+  check(attnrt_decode_split_count(132, 1, 1000, 1LL << 62) == 4,
         "huge rows_per_block does not overflow");
   check(attnrt_decode_splits(0, 0, 0) == 1 &&
             attnrt_decode_splits(-3, -1, -5) == 1,
