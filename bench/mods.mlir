@@ -200,3 +200,30 @@ func.func @documents_ids_wmma(%q: memref<?x16x?x128xf16>, %k: memref<?x16x?x128x
   } {attn.tier = #attn.tier<wmma>}
   return
 }
+// Document masking over K/V of per-sequence lengths (kv_lens), GQA-4 with
+// a causal mask: the block mask gets a row per batch (each sequence's
+// blocks past its kv_len are empty).
+func.func @documents_kv_lens(%q: memref<?x16x?x128xf16>, %k: memref<?x4x?x128xf16>, %v: memref<?x4x?x128xf16>, %lens: memref<?xi32>, %docs: memref<?x?xi32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x4x?x128xf16>) v(%v : memref<?x4x?x128xf16>) kv_lens(%lens : memref<?xi32>) captures(%docs : memref<?x?xi32>) -> o(%o : memref<?x16x?x128xf16>) mask = <causal>
+      mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %ids: memref<?x?xi32>):
+    %di = memref.load %ids[%b, %i] : memref<?x?xi32>
+    %dj = memref.load %ids[%b, %j] : memref<?x?xi32>
+    %r = arith.cmpi eq, %di, %dj : i32
+    attn.yield %r : i1
+  }
+  return
+}
+// The same over a paged cache of 16-key blocks (a padded Q: prefill of
+// whole sequences whose K/V sit in a paged cache).
+func.func @documents_paged(%q: memref<?x16x?x128xf16>, %k: memref<?x4x16x128xf16>, %v: memref<?x4x16x128xf16>, %table: memref<?x?xi32>, %lens: memref<?xi32>, %docs: memref<?x?xi32>, %o: memref<?x16x?x128xf16>) {
+  attn.attention q(%q : memref<?x16x?x128xf16>) k(%k : memref<?x4x16x128xf16>) v(%v : memref<?x4x16x128xf16>) block_table(%table : memref<?x?xi32>) kv_lens(%lens : memref<?xi32>) captures(%docs : memref<?x?xi32>) -> o(%o : memref<?x16x?x128xf16>) mask = <causal>
+      mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %ids: memref<?x?xi32>):
+    %di = memref.load %ids[%b, %i] : memref<?x?xi32>
+    %dj = memref.load %ids[%b, %j] : memref<?x?xi32>
+    %r = arith.cmpi eq, %di, %dj : i32
+    attn.yield %r : i1
+  }
+  return
+}

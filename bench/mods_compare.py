@@ -205,6 +205,62 @@ def check_packed(lib, kernel, lens):
     return ok
 
 
+def paged_cache(k, v, g, block=16):
+    """k, v [B, H, S, D] as a paged cache of `block`-key blocks in a
+    shuffled order (three blocks nobody uses) and its block table."""
+    b, h, s, d = k.shape
+    per = (s + block - 1) // block
+    order = torch.randperm(b * per + 3, generator=g)
+    caches = []
+    for x in (k, v):
+        cache = torch.randn(b * per + 3, h, block, d, device="cuda",
+                            dtype=x.dtype)
+        for bi in range(b):
+            for blk in range(per):
+                rows = x[bi, :, blk * block:(blk + 1) * block]
+                cache[order[bi * per + blk], :, :rows.shape[1]] = rows
+        caches.append(cache)
+    table = order[:b * per].view(b, per).to(torch.int32).cuda()
+    return caches[0], caches[1], table
+
+
+def check_lens(lib, kernel, b, sq, sk, paged):
+    """A padded Q (GQA-4, causal, document ids) over K/V of per-sequence
+    lengths (kv_lens: the first sequence 1 key, the last sk, the others
+    drawn), contiguous or through a block table: the block mask has a row
+    per batch."""
+    g = torch.Generator().manual_seed(b * 17 + sq + sk)
+    q = torch.randn(b, H, sq, D, generator=g).half().cuda()
+    k, v = (torch.randn(b, 4, sk, D, generator=g).half().cuda()
+            for _ in range(2))
+    lens = torch.randint(1, sk + 1, (b,), generator=g, dtype=torch.int32)
+    lens[0], lens[-1] = 1, sk
+    lens = lens.cuda()
+    ids = document_ids(b, max(sq, sk), g)
+    o = torch.full_like(q, float("nan"))
+    kern = lib.kernels[kernel]
+    if paged:
+        kc, vc, table = paged_cache(k, v, g)
+        operands = dict(k=kc, v=vc, block_table=table)
+    else:
+        operands = dict(k=k, v=v)
+    kern(q=q, o=o, kv_lens=lens, capture0=ids, **operands)
+    torch.cuda.synchronize()
+    unwritten = int(torch.isnan(o).sum())
+
+    def mask(bi, hi, i, j):
+        return (ids[bi, i] == ids[bi, j]) & (j <= i) & (j < lens[bi])
+    kx, vx = (t.repeat_interleave(H // 4, 1) for t in (k, v))
+    ref = reference(q, kx, vx, None, mask)
+    err = float((o.double() - ref).abs().max() / ref.abs().max())
+    ok = unwritten == 0 and err < 5e-3 and kern.has_block_mask
+    print(f"{'PASS' if ok else 'FAIL'} {kernel} B={b} Sq={sq} Sk={sk} "
+          f"kv_lens={lens.tolist()}: rel_err={err:.2e} "
+          f"unwritten={unwritten} block_mask={kern.has_block_mask}",
+          flush=True)
+    return ok
+
+
 def attn_times(kern, tensors):
     """(attention ms, ms of _run computing the block mask too or None):
     a kernel with a block mask is timed reusing one computed before, as
@@ -255,11 +311,17 @@ def main():
     torch.cuda.init()
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     check_only = "--check-only" in sys.argv
+    # --only=NAME: the checks of kernels whose name holds NAME (to run a
+    # few under compute-sanitizer).
+    only = next((a.split("=", 1)[1] for a in sys.argv[1:]
+                 if a.startswith("--only=")), "")
     lib = Library(args[0] if args else "lib/libmods.so")
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"CUDA {torch.version.cuda}")
     failed = 0
     for kernel, score_mod, mask_mod, _, _ in CASES:
+        if only not in kernel:
+            continue
         # Prefill (a partial tile), and q_len 1 (the decode kernel the
         # library launches for q_len <= 16).
         for b, sq, sk in ((2, 1000, 1000), (1, 2048, 2048), (1, 300, 300),
@@ -269,6 +331,8 @@ def main():
     # see the last query), so the ids cover max(sq, sk) tokens.
     for kernel in CAPTURE_CASES + ["gqa_heads_documents",
                                    "documents_ids_wmma"]:
+        if only not in kernel:
+            continue
         hkv = 4 if kernel == "gqa_heads_documents" else H
         # (1, 300): a grid too small for the 128-row tile, so the runtime
         # takes a smaller one (the block mask's blocks hold several tiles).
@@ -280,7 +344,15 @@ def main():
             failed += not check(lib, kernel, score_mod, mask_mod, b, sq, sk,
                                 caps, hkv)
     for lens in ([300, 1, 77, 1000, 129], [5, 3, 16]):
-        failed += not check_packed(lib, "packed_gqa_alibi_prefix", lens)
+        if only in "packed_gqa_alibi_prefix":
+            failed += not check_packed(lib, "packed_gqa_alibi_prefix", lens)
+    # Block masks over per-sequence K/V lengths: kv_lens, and paged.
+    for kernel, paged in (("documents_kv_lens", False),
+                          ("documents_paged", True)):
+        if only not in kernel:
+            continue
+        for b, sq, sk in ((3, 1000, 1000), (2, 300, 700), (4, 130, 2048)):
+            failed += not check_lens(lib, kernel, b, sq, sk, paged)
     if check_only:
         print("all passed" if not failed else f"{failed} checks FAILED")
         return 1 if failed else 0

@@ -18,10 +18,11 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nvptx;
 
-std::pair<bool, bool> nvptx::maskModReads(const L1Nest &nest) {
+std::pair<bool, bool> nvptx::blockMaskRows(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   Block &body = n.mask.getMaskMod().front();
-  return {!body.getArgument(0).use_empty(), !body.getArgument(1).use_empty()};
+  return {!body.getArgument(0).use_empty() || n.kvLens,
+          !body.getArgument(1).use_empty()};
 }
 
 std::string nvptx::whyNoBlockMask(const L1Nest &nest, const PrefillPlan &p) {
@@ -30,8 +31,6 @@ std::string nvptx::whyNoBlockMask(const L1Nest &nest, const PrefillPlan &p) {
     return "no mask_mod";
   if (n.loadQ.isPacked() || n.loadK.isPacked())
     return "a packed batch has per-sequence positions";
-  if (n.loadK.getBlockTable() || n.kvLens)
-    return "K/V lengths vary per sequence";
   if (p.splitKV)
     return "split-K code";
   if (p.br % p.group || kMaskBlock % (p.br / p.group) || kMaskBlock % p.bc)
@@ -55,10 +54,10 @@ FailureOr<Value> nvptx::appendBlockMask(func::FuncOp func) {
 // The block-mask kernel's grid (y = H', z = B') gives the same row.
 Value nvptx::blockMaskRow(const L1Nest &nest, ImplicitLocOpBuilder &b,
                           Value batch, Value kvHead, Value kvHeads) {
-  auto [readsB, readsH] = maskModReads(nest);
+  auto [perBatch, perHead] = blockMaskRows(nest);
   Value zero = arith::ConstantIndexOp::create(b, 0);
-  Value batchPart = readsB ? batch : zero;
-  if (!readsH)
+  Value batchPart = perBatch ? batch : zero;
+  if (!perHead)
     return batchPart;
   return arith::AddIOp::create(b, arith::MulIOp::create(b, batchPart, kvHeads),
                                kvHead);
@@ -102,27 +101,33 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
   Value mask = kernel.getArguments().back();
-  auto [readsB, readsH] = maskModReads(n);
+  auto [perBatch, perHead] = blockMaskRows(n);
   Value qBlock = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
   Value head = gpu::BlockIdOp::create(kb, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(kb, gpu::Dimension::z);
   Value heads = gpu::GridDimOp::create(kb, gpu::Dimension::y);
   Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
-  // The nest's length arithmetic reads its (Q tile, K/V head, batch).
-  map.map(n.forall.getInductionVar(0), idx(0));
+  // The nest's length arithmetic reads its (batch, K/V head, Q tile):
+  // kv_lens[batch] where the lengths vary per sequence.
+  map.map(n.forall.getInductionVar(0), batch);
   map.map(n.forall.getInductionVar(1), head);
-  map.map(n.forall.getInductionVar(2), batch);
+  map.map(n.forall.getInductionVar(2), idx(0));
   FailureOr<Value> qLen = materialize(n.mask.getQLen());
   FailureOr<Value> kvLen = materialize(n.mask.getKvLen());
   if (failed(qLen) || failed(kvLen))
     return failure();
-  // The grid's y and z are 1 where the region reads no h or b: then the
-  // positions are those of head 0 / batch 0, which it does not look at.
+  // The grid's y and z are 1 where the region reads no h or b (and the
+  // K/V lengths are the same for every sequence): then the positions are
+  // those of head 0 / batch 0, which nothing it evaluates looks at.
   Value row = add(mul(batch, heads), head);
   int64_t group = n.loadQ.getGroup();
-  int64_t heads1 = readsH ? group : 1; // query heads evaluated per position
+  int64_t heads1 = perHead ? group : 1; // query heads evaluated per position
   int64_t perThread = kMaskBlock * kMaskBlock * heads1 / kBlockMaskThreads;
-  Value kvBlocks = arith::CeilDivUIOp::create(kb, *kvLen, idx(kMaskBlock));
+  // At most the list's length: a kv_lens entry past the cache (a caller's
+  // broken promise) must not make this kernel write past its row.
+  Value kvBlocks = arith::MinUIOp::create(
+      kb, arith::CeilDivUIOp::create(kb, *kvLen, idx(kMaskBlock)),
+      memref::DimOp::create(kb, mask, 3));
   Value firstQuery = mul(qBlock, idx(kMaskBlock));
   Value isFirst = eq(tid, idx(0));
   Value none = arith::ConstantIntOp::create(kb, 0, 1);
@@ -210,21 +215,21 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
 
   // Host: one block per (Q block, K/V head', batch').
   ImplicitLocOpBuilder hb(loc, n.forall);
-  auto [readsB, readsH] = maskModReads(n);
+  auto [perBatch, perHead] = blockMaskRows(n);
   Value one = arith::ConstantIndexOp::create(hb, 1);
   Value q = n.loadQ.getQ(), k = n.loadK.getSrc();
   Value queries = memref::DimOp::create(hb, q, 2);
   Value qBlocks = arith::CeilDivUIOp::create(
       hb, queries, arith::ConstantIndexOp::create(hb, kMaskBlock));
   gpu::KernelDim3 grid{qBlocks,
-                       readsH ? Value(memref::DimOp::create(hb, k, 1)) : one,
-                       readsB ? Value(memref::DimOp::create(hb, q, 0)) : one};
+                       perHead ? Value(memref::DimOp::create(hb, k, 1)) : one,
+                       perBatch ? Value(memref::DimOp::create(hb, q, 0)) : one};
   gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, kBlockMaskThreads),
                         one, one};
   Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
   auto launch =
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
-  setLaunchContract(launch, blockMaskLaunch(n, kBlockMaskThreads, readsB,
-                                            readsH, kMaskBlock));
+  setLaunchContract(launch, blockMaskLaunch(n, kBlockMaskThreads, perBatch,
+                                            perHead, kMaskBlock));
   return success();
 }

@@ -486,7 +486,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
     std::optional<std::pair<bool, bool>> reads;
     if (p.blockMask)
-      reads = maskModReads(n);
+      reads = blockMaskRows(n);
     setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
                                             p.smemBytes, p.br, p.group,
                                             reads));

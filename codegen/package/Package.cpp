@@ -237,8 +237,6 @@ std::string package::describeChoices(const Kernel &kernel,
        << (own.tier == Tier::Decode ? "the decode tier"
            : op.isPackedQ() || op.isPackedKV()
                ? "a packed batch"
-           : op.getBlockTable() || op.getKvLens()
-               ? "per-sequence K/V lengths"
                : "the tile straddles its blocks")
        << ")";
   if (code.choices.size() > 1) {

@@ -2,7 +2,8 @@
 // mask: the host function gains the mask's workspace argument, launches
 // the block-mask kernel (role block_mask) and then the prefill kernel,
 // which reads the count and the list of its Q block and unmasks full
-// blocks. Forms without one (packed here) keep the masked path on every
+// blocks. Per-sequence K/V lengths (kv_lens, paged) give it a row per
+// batch. Forms without one (packed here) keep the masked path on every
 // tile.
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma=chip=sm_80 | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma=chip=sm_80 | FileCheck %s --check-prefix=WMMA
@@ -27,6 +28,11 @@
 // MMA-LABEL: func.func @packed(
 // MMA-NOT: block_mask
 // MMA: return
+// Over a paged cache with kv_lens, the same h-only mask gets a row per
+// (batch, K/V head): each sequence has its own length. The block-mask
+// kernel reads kv_lens (its length arithmetic) and not K/V.
+// MMA-LABEL: func.func @paged_lens(
+// MMA: #attn.launch<block_mask, {{.*}}grid = [ceildiv(q_len, 128), kv_heads, batch], params = [q, k, v, block_table, kv_lens, workspace]{{.*}}workspace = [batch * kv_heads, ceildiv(q_len, 128), 2, ceildiv(kv_len, 128)] : i32>
 // The block-mask kernel: the region's loads at guarded positions (a key
 // past kv_len reads position 0), two reducing barriers, thread 0
 // appending.
@@ -47,6 +53,15 @@
 // MMA: memref.load %{{.*}}[%{{.*}}, %{{.*}}, %c0{{.*}}, %{{.*}}] : memref<?x?x2x?xi32>
 // MMA: arith.shrui
 // MMA: arith.andi %{{.*}}, %c1
+// The paged spec's block-mask kernel: kv_lens of its batch (grid z).
+// MMA-LABEL: gpu.func @paged_lens_mma_block_mask(
+// MMA-SAME: %[[LENS:[^:]*]]: memref<?xi32>, %[[LIST:[^:]*]]: memref<?x?x2x?xi32>)
+// MMA: %[[B:.*]] = gpu.block_id z
+// MMA: memref.load %[[LENS]][%[[B]]] : memref<?xi32>
+// MMA: %[[ROW:.*]] = arith.muli %[[B]], %{{.*}} : index
+// The list's length bounds the blocks it writes, whatever kv_lens says.
+// MMA: memref.dim %[[LIST]], %c3
+// MMA: arith.minui
 // WMMA: gpu.func @documents_wmma_block_mask(
 // WMMA: gpu.func @documents_wmma(
 // PTX-LABEL: .entry documents_mma_block_mask(
@@ -101,6 +116,25 @@ func.func @packed(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>,
     %prefix = arith.cmpi slt, %j, %c16 : index
     %causal = arith.cmpi sle, %j, %i : index
     %r = arith.ori %prefix, %causal : i1
+    attn.yield %r : i1
+  }
+  return
+}
+
+// The mask of @heads over a paged cache of 16-key blocks with kv_lens.
+func.func @paged_lens(%q: memref<?x8x?x64xf16>, %k: memref<?x2x16x64xf16>,
+                      %v: memref<?x2x16x64xf16>, %bt: memref<?x?xi32>,
+                      %lens: memref<?xi32>, %o: memref<?x8x?x64xf16>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x16x64xf16>)
+                 v(%v : memref<?x2x16x64xf16>) block_table(%bt : memref<?x?xi32>)
+                 kv_lens(%lens : memref<?xi32>)
+              -> o(%o : memref<?x8x?x64xf16>)
+                 mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c3 = arith.constant 3 : index
+    %few = arith.cmpi ult, %h, %c3 : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %r = arith.ori %few, %causal : i1
     attn.yield %r : i1
   }
   return
