@@ -307,6 +307,53 @@ def time_row(lib, kernel, label, b, s, caps, score_mod, mask_mod, twin,
     torch.cuda.empty_cache()
 
 
+def time_lens(lib, base, kernel, b, s, paged):
+    """One row of the per-sequence-lengths table: GQA-4 (16 query heads
+    over 4 K/V heads), causal document masking, kv_lens drawn in
+    [s/2, s] (the last s); attn with its block mask (made before, and in
+    _run), the same kernel of `base` (a library built before block masks
+    took kv_lens) and Flex with the same mask on contiguous K/V."""
+    g = torch.Generator().manual_seed(s + b)
+    q = torch.randn(b, H, s, D, generator=g).half().cuda()
+    k, v = (torch.randn(b, 4, s, D, generator=g).half().cuda()
+            for _ in range(2))
+    lens = torch.randint(s // 2, s + 1, (b,), generator=g, dtype=torch.int32)
+    lens[-1] = s
+    lens = lens.cuda()
+    ids = document_ids(b, s, g)
+    o = torch.empty_like(q)
+    tensors = dict(q=q, o=o, kv_lens=lens, capture0=ids)
+    if paged:
+        kc, vc, table = paged_cache(k, v, g)
+        tensors.update(k=kc, v=vc, block_table=table)
+    else:
+        tensors.update(k=k, v=v)
+    flops = 4.0 * b * H * s * s * D / 2
+
+    def fmt(ms):
+        return (f"{flops / (ms * 1e-3) / 1e12:.1f} TF/s "
+                f"({ms * 1e3:.1f} us)") if ms else "n/a"
+    attn_ms, run_ms = attn_times(lib.kernels[kernel], tensors)
+    base_ms = (median_ms(base.kernels[kernel].prepare(**tensors))
+               if base else None)
+
+    def mask(bi, hi, i, j):
+        return (ids[bi, i] == ids[bi, j]) & (j <= i) & (j < lens[bi])
+    block = create_block_mask(mask, b, None, s, s, device="cuda")
+    fn = lambda: _flex(q, k, v, block_mask=block, enable_gqa=True)
+    fn()
+    flex_ms = median_ms(fn)
+    print(f"| {kernel} | {b} x {s} | {fmt(attn_ms)} | {fmt(run_ms)} "
+          f"| {fmt(base_ms)} | {fmt(flex_ms)} "
+          f"| {base_ms / attn_ms:.2f}x | {flex_ms / attn_ms:.2f}x |"
+          if base_ms else
+          f"| {kernel} | {b} x {s} | {fmt(attn_ms)} | {fmt(run_ms)} "
+          f"| n/a | {fmt(flex_ms)} | n/a | {flex_ms / attn_ms:.2f}x |",
+          flush=True)
+    del q, k, v, o, tensors
+    torch.cuda.empty_cache()
+
+
 def main():
     torch.cuda.init()
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -354,6 +401,22 @@ def main():
         for b, sq, sk in ((3, 1000, 1000), (2, 300, 700), (4, 130, 2048)):
             failed += not check_lens(lib, kernel, b, sq, sk, paged)
     if check_only:
+        print("all passed" if not failed else f"{failed} checks FAILED")
+        return 1 if failed else 0
+    # --lens-table[=BASE_LIBRARY]: only the per-sequence-lengths table,
+    # against BASE's kernels if given.
+    lens_arg = next((a for a in sys.argv[1:]
+                     if a.startswith("--lens-table")), None)
+    if lens_arg is not None:
+        base = Library(lens_arg.split("=", 1)[1]) if "=" in lens_arg else None
+        print("| kernel | B x S | attn (block mask reused) | attn _run "
+              "| before (no block mask) | Flex (compiled, contiguous) "
+              "| speed-up | attn/Flex |")
+        print("|---|---|---|---|---|---|---|---|")
+        for kernel, paged in (("documents_kv_lens", False),
+                              ("documents_paged", True)):
+            for b, s in ((4, 4096), (2, 8192), (1, 16384)):
+                time_lens(lib, base, kernel, b, s, paged)
         print("all passed" if not failed else f"{failed} checks FAILED")
         return 1 if failed else 0
     print("| kernel | B x S | attn region | attn built-in | Flex (compiled) "
