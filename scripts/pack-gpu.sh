@@ -64,7 +64,8 @@ $cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
 cp "$root/examples/python/attn_library.py" \
   "$root/examples/python/check_kernels.py" "$root/bench/compare.py" \
   "$root/bench/mods_compare.py" "$root/bench/examples_check.py" \
-  "$root/bench/autotune.py" "$root/bench/split_sweep.py" "$out/"
+  "$root/bench/autotune.py" "$root/bench/split_sweep.py" \
+  "$root/bench/packed_block_mask_ab.py" "$out/"
 # The Python package (python/attn) with its tests, and a cache holding
 # every kernel the GPU tests compile: the GPU machine has no attn-compile.
 mkdir -p "$out/python"

@@ -21,7 +21,10 @@ using namespace mlir::attn::nvptx;
 std::pair<bool, bool> nvptx::blockMaskRows(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   Block &body = n.mask.getMaskMod().front();
-  return {!body.getArgument(0).use_empty() || n.kvLens,
+  // Lengths that vary per sequence (kv_lens, a packed batch's offsets)
+  // make every sequence's blocks its own.
+  bool perSequence = n.kvLens || n.loadQ.isPacked() || n.loadK.isPacked();
+  return {!body.getArgument(0).use_empty() || perSequence,
           !body.getArgument(1).use_empty()};
 }
 
@@ -29,8 +32,6 @@ std::string nvptx::whyNoBlockMask(const L1Nest &nest, const PrefillPlan &p) {
   L1Nest n = nest;
   if (!n.mask.hasMaskMod())
     return "no mask_mod";
-  if (n.loadQ.isPacked() || n.loadK.isPacked())
-    return "a packed batch has per-sequence positions";
   if (p.splitKV)
     return "split-K code";
   if (p.br % p.group || kMaskBlock % (p.br / p.group) || kMaskBlock % p.bc)
@@ -218,12 +219,26 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
   auto [perBatch, perHead] = blockMaskRows(n);
   Value one = arith::ConstantIndexOp::create(hb, 1);
   Value q = n.loadQ.getQ(), k = n.loadK.getSrc();
-  Value queries = memref::DimOp::create(hb, q, 2);
-  Value qBlocks = arith::CeilDivUIOp::create(
-      hb, queries, arith::ConstantIndexOp::create(hb, kMaskBlock));
+  // A packed Q's blocks: those of the longest sequence, which the
+  // workspace's dim 1 counts (Q's dims count every packed row).
+  Value qBlocks =
+      n.loadQ.isPacked()
+          ? Value(memref::DimOp::create(hb, mask, 1))
+          : Value(arith::CeilDivUIOp::create(
+                hb, memref::DimOp::create(hb, q, 2),
+                arith::ConstantIndexOp::create(hb, kMaskBlock)));
+  Value batches = n.loadQ.isPacked() || n.loadK.isPacked()
+                      ? Value(arith::SubIOp::create(
+                            hb,
+                            memref::DimOp::create(hb, n.cuSeqlensQ
+                                                          ? n.cuSeqlensQ
+                                                          : n.cuSeqlensK,
+                                                  0),
+                            one))
+                      : Value(memref::DimOp::create(hb, q, 0));
   gpu::KernelDim3 grid{qBlocks,
                        perHead ? Value(memref::DimOp::create(hb, k, 1)) : one,
-                       perBatch ? Value(memref::DimOp::create(hb, q, 0)) : one};
+                       perBatch ? batches : one};
   gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, kBlockMaskThreads),
                         one, one};
   Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));

@@ -34,9 +34,9 @@ constexpr int64_t kMaskBlock = 128;
 constexpr int64_t kBlockMaskThreads = 256;
 
 /// Why `plan`'s kernel for `nest` cannot read a block mask, or "" when it
-/// can: a mask_mod left after attn-fold-mods, a padded Q (over contiguous
-/// or paged K/V, with or without kv_lens), no split-K, and tiles that lie
-/// inside one block.
+/// can: a mask_mod left after attn-fold-mods (on any form: padded or
+/// packed Q, contiguous, paged or packed K/V), no split-K, and tiles that
+/// lie inside one block.
 std::string whyNoBlockMask(const L1Nest &nest, const PrefillPlan &plan);
 
 /// The block mask's workspace type.
@@ -56,8 +56,8 @@ Value blockMaskRow(const L1Nest &nest, ImplicitLocOpBuilder &b, Value batch,
                    Value kvHead, Value kvHeads);
 
 /// Whether the block mask has rows per batch and per K/V head: where the
-/// mask_mod reads b (or the K/V lengths vary per sequence: kv_lens) and
-/// where it reads h.
+/// mask_mod reads b (or the lengths vary per sequence: kv_lens, a packed
+/// batch) and where it reads h.
 std::pair<bool, bool> blockMaskRows(const L1Nest &nest);
 
 } // namespace mlir::attn::nvptx

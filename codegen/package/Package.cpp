@@ -235,9 +235,7 @@ std::string package::describeChoices(const Kernel &kernel,
   else if (op.hasMaskMod() && !folds.maskModFolded)
     os << "; mask_mod on every tile (no block mask: "
        << (own.tier == Tier::Decode ? "the decode tier"
-           : op.isPackedQ() || op.isPackedKV()
-               ? "a packed batch"
-               : "the tile straddles its blocks")
+                                     : "the tile straddles its blocks")
        << ")";
   if (code.choices.size() > 1) {
     os << "; small-grid alternatives:";

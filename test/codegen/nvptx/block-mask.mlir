@@ -2,9 +2,8 @@
 // mask: the host function gains the mask's workspace argument, launches
 // the block-mask kernel (role block_mask) and then the prefill kernel,
 // which reads the count and the list of its Q block and unmasks full
-// blocks. Per-sequence K/V lengths (kv_lens, paged) give it a row per
-// batch. Forms without one (packed here) keep the masked path on every
-// tile.
+// blocks. Per-sequence lengths (kv_lens, paged, a packed batch) give it a
+// row per batch.
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma=chip=sm_80 | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma=chip=sm_80 | FileCheck %s --check-prefix=WMMA
 // REQUIRES: ptxas
@@ -21,12 +20,19 @@
 // MMA: gpu.launch_func @attn_kernels::@documents_mma
 // MMA-SAME: params = [q, k, v, capture(0), o, workspace], workspace = [batch, ceildiv(q_len, 128), 2, ceildiv(kv_len, 128)] : i32
 // The second spec's mask reads h but not b: a row per K/V head. The
-// third is packed: positions are per sequence, so no block mask (no
-// workspace argument, one launch).
+// third is packed: positions and lengths are per sequence, so a row per
+// sequence (batch: cu_seqlens_q's length - 1), over the longest one's Q
+// blocks (the workspace's dim 1).
 // MMA-LABEL: func.func @heads(
 // MMA: #attn.launch<block_mask, {{.*}}grid = [ceildiv(q_len, 128), kv_heads, 1]{{.*}}workspace = [kv_heads, ceildiv(q_len, 128), 2, ceildiv(kv_len, 128)] : i32>
 // MMA-LABEL: func.func @packed(
-// MMA-NOT: block_mask
+// MMA-SAME: %[[CQ:[^:]*]]: memref<?xi32>, %{{[^:]*}}: memref<?xi32>, %{{[^:]*}}: memref<?x8x64xf16>, %[[PMASK:[^:]*]]: memref<?x?x2x?xi32>)
+// MMA: %[[QB:.*]] = memref.dim %[[PMASK]], %c1
+// MMA: %[[NCQ:.*]] = memref.dim %[[CQ]], %c0
+// MMA: %[[NB:.*]] = arith.subi %[[NCQ]], %c1
+// MMA: gpu.launch_func @attn_kernels::@packed_mma_block_mask blocks in (%[[QB]], %{{.*}}, %[[NB]])
+// MMA-SAME: #attn.launch<block_mask, tier = mma, threads = 256, shared = 0, grid = [ceildiv(q_len, 128), 1, batch], params = [q, k, v, cu_seqlens_q, cu_seqlens_k, workspace], workspace = [batch, ceildiv(q_len, 128), 2, ceildiv(kv_len, 128)] : i32>
+// MMA: gpu.launch_func @attn_kernels::@packed_mma
 // MMA: return
 // Over a paged cache with kv_lens, the same h-only mask gets a row per
 // (batch, K/V head): each sequence has its own length. The block-mask
