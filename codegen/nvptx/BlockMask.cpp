@@ -213,6 +213,20 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
   SymbolTable(module).insert(kernel);
   if (failed(BlockMaskKernel(n).build(kernel, operands)))
     return failure();
+  // attn-compile's small-grid alternatives are copies of one spec with
+  // other tiles: their block masks do not depend on the tile, so the
+  // kernel an earlier copy built serves them all (one in the PTX).
+  for (auto other : module.getOps<gpu::GPUFuncOp>()) {
+    if (other == kernel || !other.getName().ends_with("_block_mask") ||
+        other.getFunctionType() != kernel.getFunctionType() ||
+        !OperationEquivalence::isRegionEquivalentTo(
+            &other.getBody(), &kernel.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      continue;
+    kernel.erase();
+    kernel = other;
+    break;
+  }
 
   // Host: one block per (Q block, K/V head', batch').
   ImplicitLocOpBuilder hb(loc, n.forall);
