@@ -161,6 +161,15 @@ typedef struct attnrt_kernel_info {
 attnrt_status attnrt_kernel_get_info(attnrt_kernel_info *info,
                                      const attnrt_kernel *kernel);
 
+/* How many blocks of `threads` threads, each with `dynamic_shared_bytes`
+   of dynamic shared memory, one multiprocessor holds at once (the
+   driver's occupancy calculator); *blocks = 0 where the driver has no
+   calculator. */
+attnrt_status attnrt_kernel_resident_blocks(int *blocks,
+                                            const attnrt_kernel *kernel,
+                                            int threads,
+                                            size_t dynamic_shared_bytes);
+
 /*===-------------------------- Streams, events ---------------------------===*/
 
 /* An attnrt_stream * is the driver's CUstream itself: a stream made by other
@@ -232,7 +241,7 @@ attnrt_status attnrt_memset_d8(attnrt_deviceptr dst, unsigned char value,
    as many splits as keep the grid within one wave of four thread blocks
    per multiprocessor (a wave and a bit leaves most SMs idle for the last
    part), each split keeping at least max(128, 16 x rows_per_block) keys
-   unless that leaves SMs without a block (then 128 keys a split, up to a
+   unless that leaves SMs without a block (then 256 keys a split, up to a
    block per SM), and at least one. Each block of a split writes rows_per_block partial
    rows of Dv + 2 floats that the combine kernel reads back; 16 keys a row
    keep that under 1/8 of the K/V bytes the split reads (f16). On an H100,
@@ -245,6 +254,14 @@ long long attnrt_decode_split_count(int multiprocessor_count,
                                     long long blocks_per_split,
                                     long long kv_len,
                                     long long rows_per_block);
+/* The same for a kernel of which a multiprocessor holds
+   `resident_blocks` blocks (attnrt_kernel_resident_blocks; below 1: four,
+   as attnrt_decode_split_count): one wave is that many blocks an SM. */
+long long attnrt_decode_split_count_resident(int multiprocessor_count,
+                                             int resident_blocks,
+                                             long long blocks_per_split,
+                                             long long kv_len,
+                                             long long rows_per_block);
 long long attnrt_decode_splits(int multiprocessor_count,
                                long long blocks_per_split, long long kv_len);
 

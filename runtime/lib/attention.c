@@ -319,9 +319,11 @@ static int splits_named(const attnrt_device_code *code) {
 
 // The count of K/V splits for `p` on this GPU, where a contract names
 // `splits` (else 1): the caller's count when it fixed one, else the policy
-// (attnrt_decode_splits), which weighs the blocks of one split of the
-// decode_split launch's grid against the GPU.
+// (attnrt_decode_split_count_resident), which weighs the blocks of one
+// split of the decode_split launch's grid against the GPU and the blocks
+// of its kernel (`kernels[i]` runs launch i) an SM holds.
 static long long splits_of(const attnrt_device_code *code,
+                           attnrt_kernel *const *kernels,
                            const struct problem *p, int multiprocessors,
                            long long requested) {
   if (!splits_named(code))
@@ -341,8 +343,14 @@ static long long splits_of(const attnrt_device_code *code,
     for (int t = 0; t < launch->num_grid_terms; ++t)
       if (launch->grid[t].size == ATTNRT_SIZE_GROUP_ROWS)
         rows = launch->grid[t].value;
-    return attnrt_decode_split_count(
-        multiprocessors,
+    // 0 (the policy's default) where the driver cannot say.
+    int resident = 0;
+    if (attnrt_kernel_resident_blocks(&resident, kernels[i],
+                                      (int)launch->threads,
+                                      launch->shared_bytes) != ATTNRT_SUCCESS)
+      resident = 0;
+    return attnrt_decode_split_count_resident(
+        multiprocessors, resident,
         saturating_mul(grid[0], saturating_mul(grid[1], grid[2])),
         p->size[ATTNRT_SIZE_KV_LEN], rows);
   }
@@ -917,8 +925,9 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   struct loaded_code *loaded;
   if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
     return result;
-  p.size[ATTNRT_SIZE_SPLITS] = splits_of(
-      loaded->code, &p, loaded->multiprocessors, call->num_splits);
+  p.size[ATTNRT_SIZE_SPLITS] =
+      splits_of(loaded->code, loaded->kernels, &p, loaded->multiprocessors,
+                call->num_splits);
   *bytes = workspace_bytes_of(loaded->code, &p);
   return ATTN_SUCCESS;
 }
@@ -997,7 +1006,8 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     return result;
   const attnrt_device_code *code = loaded->code;
   long long splits =
-      splits_of(code, &p, loaded->multiprocessors, call->num_splits);
+      splits_of(code, loaded->kernels, &p, loaded->multiprocessors,
+                call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;
   if (has_workspace(code)) {
     size_t needed = workspace_bytes_of(code, &p);

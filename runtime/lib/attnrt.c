@@ -872,6 +872,32 @@ attnrt_status attnrt_kernel_get_info(attnrt_kernel_info *info,
   return ATTNRT_SUCCESS;
 }
 
+attnrt_status attnrt_kernel_resident_blocks(int *blocks,
+                                            const attnrt_kernel *kernel,
+                                            int threads,
+                                            size_t dynamic_shared_bytes) {
+  begin_call();
+  REQUIRE_ARGUMENT(blocks, "blocks is NULL");
+  *blocks = 0;
+  REQUIRE_ARGUMENT(kernel, "kernel is NULL");
+  REQUIRE_ARGUMENT(threads > 0, "threads is %d; it must be at least 1",
+                   threads);
+  RETURN_IF_ERROR(ensure_init(__func__));
+  if (!driver.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    return ATTNRT_SUCCESS; // an older driver: the caller's default
+  RETURN_IF_ERROR(make_current(__func__, kernel->device));
+  int resident = 0;
+  CUresult result = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+      &resident, kernel->function, threads, dynamic_shared_bytes);
+  if (result)
+    return FAIL_DRIVER(result,
+                       "cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel "
+                       "'%s' failed",
+                       kernel->name);
+  *blocks = resident;
+  return ATTNRT_SUCCESS;
+}
+
 //===----------------------------------------------------------------------===//
 // Launch
 //===----------------------------------------------------------------------===//
@@ -1193,8 +1219,22 @@ long long attnrt_decode_split_count(int multiprocessor_count,
                                     long long blocks_per_split,
                                     long long kv_len,
                                     long long rows_per_block) {
-  const long long kBlocksPerSM = 4, kMinKeysPerSplit = 128, kKeysPerRow = 16,
+  return attnrt_decode_split_count_resident(multiprocessor_count, 4,
+                                            blocks_per_split, kv_len,
+                                            rows_per_block);
+}
+
+long long attnrt_decode_split_count_resident(int multiprocessor_count,
+                                             int resident_blocks,
+                                             long long blocks_per_split,
+                                             long long kv_len,
+                                             long long rows_per_block) {
+  const long long kMinKeysPerSplit = 128, kKeysPerRow = 16,
                   kMinKeysToCover = 256;
+  // The SIMT split kernel holds 4 blocks an SM (116 registers a thread);
+  // the tensor-core one 2, where one wave (8 splits at spec-decode B8)
+  // ran 8% faster than two (16: bench/split_sweep.py, 2026-11-24).
+  long long kBlocksPerSM = resident_blocks > 0 ? resident_blocks : 4;
   long long sms = multiprocessor_count > 0 ? multiprocessor_count : 1;
   long long blocks = blocks_per_split > 0 ? blocks_per_split : 1;
   long long keys = kv_len > 0 ? kv_len : 1;
@@ -1202,8 +1242,8 @@ long long attnrt_decode_split_count(int multiprocessor_count,
   if (rows_per_block > least / kKeysPerRow)
     least = rows_per_block < (1LL << 40) ? kKeysPerRow * rows_per_block
                                          : (1LL << 44);
-  // Whole waves: on an H100, 9 splits x 64 blocks (576 > 528 slots) ran
-  // at 1.68 TB/s where 8 splits (512 blocks) ran at 2.50.
+  // Whole waves: on an H100, 9 splits x 64 blocks of the SIMT kernel (576
+  // > 528 slots) ran at 1.68 TB/s where 8 splits (512 blocks) ran at 2.50.
   long long fill = kBlocksPerSM * sms / blocks;
   long long most = (keys + least - 1) / least;
   // But a block for every SM where 256-key splits allow it: MQA at B1

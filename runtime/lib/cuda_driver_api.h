@@ -123,6 +123,10 @@ enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
     (CUfunction *function, CUmodule module, const char *name))                 \
   X(cuFuncGetAttribute, cuFuncGetAttribute, NULL, 1,                           \
     (int *value, CUfunction_attribute attribute, CUfunction function))         \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                               \
+    cuOccupancyMaxActiveBlocksPerMultiprocessor, NULL, 0,                      \
+    (int *blocks, CUfunction function, int block_size,                         \
+     size_t dynamic_shared_bytes))                                             \
   X(cuFuncSetAttribute, cuFuncSetAttribute, NULL, 1,                           \
     (CUfunction function, CUfunction_attribute attribute, int value))          \
   X(cuLaunchKernel, cuLaunchKernel, NULL, 1,                                   \

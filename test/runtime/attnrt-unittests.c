@@ -245,6 +245,16 @@ static void check_decode_splits(void) {
         "a one-block split gets a block per SM down to 256 keys a split");
   check(attnrt_decode_split_count(132, 1, 1000, 1LL << 62) == 4,
         "huge rows_per_block does not overflow");
+  // The kernel's own residency: the tensor-core split kernel holds 2
+  // blocks an SM, so spec-decode B8 (32 blocks a split of 32 rows) takes
+  // one wave of 8 splits, not 16; 0 or less means 4.
+  check(attnrt_decode_split_count_resident(132, 2, 32, 16384, 32) == 8 &&
+            attnrt_decode_split_count(132, 32, 16384, 32) == 16,
+        "two resident blocks an SM halve the wave");
+  check(attnrt_decode_split_count_resident(132, 0, 8, 131072, 4) ==
+                attnrt_decode_split_count(132, 8, 131072, 4) &&
+            attnrt_decode_split_count_resident(132, -1, 8, 131072, 4) == 66,
+        "no residency known: four blocks an SM");
   check(attnrt_decode_splits(0, 0, 0) == 1 &&
             attnrt_decode_splits(-3, -1, -5) == 1,
         "nonsense sizes give 1 split, not 0 or a crash");
@@ -298,6 +308,11 @@ static void run_no_driver(void) {
   attnrt_kernel_info kernel_info;
   EXPECT(attnrt_kernel_get_info(&kernel_info, DUMMY(attnrt_kernel)),
          ATTNRT_NO_DRIVER);
+  int resident = 7;
+  EXPECT(attnrt_kernel_resident_blocks(&resident, DUMMY(attnrt_kernel), 128,
+                                       0),
+         ATTNRT_NO_DRIVER);
+  check(resident == 0, "attnrt_kernel_resident_blocks leaves 0 on failure");
   EXPECT(attnrt_launch(DUMMY(attnrt_kernel), 1, 1, 1, 32, 1, 1, 0, NULL, NULL),
          ATTNRT_NO_DRIVER);
   expect_message("attnrt_launch: ");
@@ -359,6 +374,12 @@ static void run_no_driver(void) {
   EXPECT(attnrt_kernel_get_info(NULL, DUMMY(attnrt_kernel)),
          ATTNRT_INVALID_ARGUMENT);
   EXPECT(attnrt_kernel_get_info(&kernel_info, NULL), ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_kernel_resident_blocks(NULL, DUMMY(attnrt_kernel), 128, 0),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_kernel_resident_blocks(&resident, NULL, 128, 0),
+         ATTNRT_INVALID_ARGUMENT);
+  EXPECT(attnrt_kernel_resident_blocks(&resident, DUMMY(attnrt_kernel), 0, 0),
+         ATTNRT_INVALID_ARGUMENT);
   EXPECT(attnrt_malloc(NULL, 64), ATTNRT_INVALID_ARGUMENT);
   expect_message("attnrt_malloc: ptr is NULL");
   EXPECT(attnrt_malloc(&ptr, 0), ATTNRT_INVALID_ARGUMENT);
@@ -608,6 +629,13 @@ static void check_modules(void) {
   expect_message("CUDA_ERROR_NOT_FOUND");
   expect_driver_result(500);
   check(missing == NULL, "a missing kernel leaves NULL");
+
+  // The fake driver has no occupancy calculator, as an older driver: 0.
+  int resident = 7;
+  EXPECT(attnrt_kernel_resident_blocks(&resident, kernel, 128, 0),
+         ATTNRT_SUCCESS);
+  check(resident == 0, "no occupancy calculator gives 0 blocks (%d)",
+        resident);
 
   attnrt_kernel_info info;
   EXPECT(attnrt_kernel_get_info(&info, kernel), ATTNRT_SUCCESS);
