@@ -56,11 +56,13 @@ bool printable(Type t) {
   return false;
 }
 
-/// Metal's function for each math op the msl tier prints. tanh and pow
-/// are precise:: (Metal's fast tanh is NaN past |x| ~ 45, fast pow
-/// undefined for x < 0); the others follow the kernel's math mode.
+/// Metal's function for each math op the msl tier prints (and arith.remf,
+/// which arith-to-emitc leaves). tanh and pow are precise:: (Metal's fast
+/// tanh is NaN past |x| ~ 45, fast pow undefined for x < 0); the others
+/// follow the kernel's math mode.
 StringRef mslMathFunction(StringRef op) {
   static const std::pair<StringRef, StringRef> table[] = {
+      {"arith.remf", "fmod"},
       {"math.absf", "fabs"},       {"math.absi", "abs"},
       {"math.atan", "atan"},       {"math.atan2", "atan2"},
       {"math.ceil", "ceil"},       {"math.copysign", "copysign"},
@@ -101,6 +103,23 @@ struct MathToMetalCall : ConversionPattern {
   }
 
   std::string callee;
+};
+
+/// arith.bitcast, which arith-to-emitc leaves: MSL's as_type<T>(x).
+struct BitcastToAsType : OpConversionPattern<arith::BitcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(arith::BitcastOp cast, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type to = typeConverter->convertType(cast.getType());
+    if (!to)
+      return failure();
+    rewriter.replaceOpWithNewOp<emitc::CallOpaqueOp>(
+        cast, TypeRange{to}, "as_type", adaptor.getOperands(), ArrayAttr(),
+        rewriter.getArrayAttr({TypeAttr::get(to)}));
+    return success();
+  }
 };
 
 /// memref.load of a capture: the row-major offset of its indices (static
@@ -312,6 +331,7 @@ mlir::attn::printModAsMSL(Operation *anchor, Region &region, ModKind kind,
         "attn_capture_" + mslCaptureElementType(t.getElementType()));
   });
   patterns.add<CaptureLoad>(converter, context, sizes);
+  patterns.add<BitcastToAsType>(converter, context);
   llvm::StringSet<> mathOps;
   func.walk([&](Operation *op) {
     StringRef opName = op->getName().getStringRef();

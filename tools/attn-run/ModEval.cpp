@@ -11,6 +11,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -175,6 +176,33 @@ std::optional<Slot> Program::eval(const Inst &in,
   if (n == "arith.select") {
     r = a(0).i ? a(1) : a(2);
     return r;
+  }
+  // The bits of an f32 as an i32, and back (f64 / i64 alike).
+  if (n == "arith.bitcast" && isFloat(in.operandType) != isFloat(in.type) &&
+      (widthOf(in.type) == 32 || widthOf(in.type) == 64)) {
+    const bool wide = widthOf(in.type) == 64;
+    if (isFloat(in.operandType)) {
+      if (wide) {
+        int64_t bits;
+        double x = a(0).f;
+        std::memcpy(&bits, &x, sizeof bits);
+        return in_(bits);
+      }
+      int32_t bits;
+      float x = float(a(0).f);
+      std::memcpy(&bits, &x, sizeof bits);
+      return in_(bits);
+    }
+    if (wide) {
+      double x;
+      int64_t bits = a(0).i;
+      std::memcpy(&x, &bits, sizeof x);
+      return fl(x);
+    }
+    float x;
+    int32_t bits = int32_t(a(0).i);
+    std::memcpy(&x, &bits, sizeof x);
+    return fl(double(x));
   }
   if (n == "arith.cmpf") {
     double x = a(0).f, y = a(1).f;

@@ -67,6 +67,13 @@
 // JSON: "mods": {"score_mod": true, "mask_mod": false, "inlined": ["score_mod"],
 // JSON-NEXT: "captures": [{"buffer": 6, "dtype": "f32", "shape": [4]}]},
 
+// What arith-to-emitc leaves, attn converts: remf as Metal's fmod,
+// bitcast as as_type.
+// CHECK-LABEL: inline float bits_score_mod(
+// CHECK: float [[R:v[0-9]+]] = fmod(
+// CHECK: int32_t [[I:v[0-9]+]] = as_type<int32_t>([[R]]);
+// CHECK: float {{v[0-9]+}} = as_type<float>(
+
 // FOLDED-NOT: _mod(
 // FOLDED-NOT: mod regions
 
@@ -117,6 +124,24 @@ func.func @decode_alibi(%q: memref<?x4x1x64xf16>, %k: memref<?x4x?x64xf16>,
     %bias = arith.mulf %l, %df : f32
     %r = arith.addf %s, %bias : f32
     attn.yield %r : f32
+  }
+  return
+}
+
+func.func @bits(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf16>,
+                %v: memref<?x4x?x64xf16>, %o: memref<?x4x?x64xf16>) {
+  attn.attention q(%q : memref<?x4x?x64xf16>) k(%k : memref<?x4x?x64xf16>)
+                 v(%v : memref<?x4x?x64xf16>)
+              -> o(%o : memref<?x4x?x64xf16>)
+                 score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c = arith.constant 3.0 : f32
+    %r = arith.remf %s, %c : f32
+    %bits = arith.bitcast %r : f32 to i32
+    %one = arith.constant 1 : i32
+    %odd = arith.ori %bits, %one : i32
+    %x = arith.bitcast %odd : i32 to f32
+    attn.yield %x : f32
   }
   return
 }

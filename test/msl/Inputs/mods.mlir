@@ -169,3 +169,36 @@ func.func @packed_prefix_f16(%q: memref<?x4x64xf16>, %k: memref<?x2x64xf16>, %v:
   }
   return
 }
+
+// Arith ops upstream's arith-to-emitc leaves to attn (remf as fmod,
+// bitcast as as_type) or that arith-expand rewrites (maximumf, minnumf,
+// floordivsi, ceildivsi), with shifts, xor and unsigned conversion.
+func.func @arith_ops_f32(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>) {
+  attn.attention q(%q : memref<?x4x?x32xf32>) k(%k : memref<?x4x?x32xf32>) v(%v : memref<?x4x?x32xf32>)
+      -> o(%o : memref<?x4x?x32xf32>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c = arith.constant 3.0 : f32
+    %r = arith.remf %s, %c : f32
+    %n = arith.negf %r : f32
+    %mx = arith.maximumf %n, %s : f32
+    %mn = arith.minnumf %mx, %c : f32
+    %u = arith.cmpf uno, %mn, %s : f32
+    %w = arith.select %u, %s, %mn : f32
+    %j32 = arith.index_cast %j : index to i32
+    %sh = arith.constant 2 : i32
+    %x = arith.shrsi %j32, %sh : i32
+    %y = arith.xori %x, %sh : i32
+    %z = arith.uitofp %y : i32 to f32
+    %t = arith.addf %w, %z : f32
+    %bc = arith.bitcast %t : f32 to i32
+    %bf = arith.bitcast %bc : i32 to f32
+    %fd = arith.floordivsi %j32, %sh : i32
+    %cd = arith.ceildivsi %j32, %sh : i32
+    %sum = arith.addi %fd, %cd : i32
+    %sf = arith.sitofp %sum : i32 to f32
+    %res = arith.addf %bf, %sf : f32
+    attn.yield %res : f32
+  }
+  return
+}
