@@ -935,11 +935,8 @@ static std::string captureArgs(ArrayRef<MemRefType> types) {
   std::string args;
   for (size_t c = 0; c < types.size(); ++c)
     args += ", capture" + std::to_string(c);
-  for (auto [c, type] : llvm::enumerate(types))
-    for (int64_t dim = 0; dim < type.getRank(); ++dim)
-      if (type.isDynamicDim(dim))
-        args += ", capture" + std::to_string(c) + "_size" +
-                std::to_string(dim);
+  for (auto [c, dim] : captureDynamicDims(types))
+    args += ", capture" + std::to_string(c) + "_size" + std::to_string(dim);
   return args;
 }
 
@@ -970,12 +967,9 @@ void MSLKernelEmitter::emitCaptureSizes() {
   if (!hasMods() || s.captureSizes < 0)
     return;
   body << "  // The captures' dynamic dims (capture_sizes, in order).\n";
-  int at = 0;
-  for (auto [c, type] : llvm::enumerate(s.captureTypes))
-    for (int64_t dim = 0; dim < type.getRank(); ++dim)
-      if (type.isDynamicDim(dim))
-        body << "  const int capture" << c << "_size" << dim
-             << " = capture_sizes[" << at++ << "];\n";
+  for (auto [at, cd] : llvm::enumerate(captureDynamicDims(s.captureTypes)))
+    body << "  const int capture" << cd.first << "_size" << cd.second
+         << " = capture_sizes[" << at << "];\n";
 }
 
 void MSLKernelEmitter::emitMask() {

@@ -43,6 +43,16 @@ std::string mlir::attn::mslCaptureTypedef(Type elt) {
   return "typedef device const " + t + " *attn_capture_" + t + ";";
 }
 
+SmallVector<std::pair<unsigned, unsigned>>
+mlir::attn::captureDynamicDims(ArrayRef<MemRefType> captureTypes) {
+  SmallVector<std::pair<unsigned, unsigned>> dims;
+  for (auto [c, type] : llvm::enumerate(captureTypes))
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        dims.push_back({unsigned(c), unsigned(dim)});
+  return dims;
+}
+
 namespace {
 
 /// Whether the msl tier can hold a value of type `t` in a printed region:
@@ -278,10 +288,8 @@ mlir::attn::printModAsMSL(Operation *anchor, Region &region, ModKind kind,
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(anchor->getLoc());
   OpBuilder b(scratch->getBodyRegion());
   SmallVector<Type> argTypes(body.getArgumentTypes());
-  for (MemRefType type : captureTypes)
-    for (int64_t dim = 0; dim < type.getRank(); ++dim)
-      if (type.isDynamicDim(dim))
-        argTypes.push_back(b.getIndexType());
+  const auto dynamicDims = captureDynamicDims(captureTypes);
+  argTypes.append(dynamicDims.size(), b.getIndexType());
   Type result = kind == ModKind::Score ? Type(b.getF32Type())
                                        : Type(b.getI1Type());
   auto func = func::FuncOp::create(b, region.getLoc(), name,
@@ -300,13 +308,11 @@ mlir::attn::printModAsMSL(Operation *anchor, Region &region, ModKind kind,
 
   // The size arguments of each capture's dims (null: static).
   DenseMap<Value, SmallVector<Value>> sizes;
-  unsigned next = body.getNumArguments();
-  for (auto [c, type] : llvm::enumerate(captureTypes)) {
-    SmallVector<Value> &dims = sizes[entry->getArgument(positions + c)];
-    for (int64_t dim = 0; dim < type.getRank(); ++dim)
-      dims.push_back(type.isDynamicDim(dim) ? entry->getArgument(next++)
-                                            : Value());
-  }
+  for (auto [c, type] : llvm::enumerate(captureTypes))
+    sizes[entry->getArgument(positions + c)].resize(type.getRank());
+  for (auto [at, cd] : llvm::enumerate(dynamicDims))
+    sizes[entry->getArgument(positions + cd.first)][cd.second] =
+        entry->getArgument(body.getNumArguments() + at);
 
   if (failed(finiteConstants(anchor, func)))
     return failure();

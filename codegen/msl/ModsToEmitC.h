@@ -36,6 +36,12 @@ std::string mslCaptureElementType(Type elt);
 /// `elt`: `typedef device const T *attn_capture_<T>;`.
 std::string mslCaptureTypedef(Type elt);
 
+/// The (capture, dim) of each dynamic dim of `captureTypes`, in the one
+/// order the printed functions take them and a kernel's capture_sizes
+/// buffer holds them.
+SmallVector<std::pair<unsigned, unsigned>>
+captureDynamicDims(ArrayRef<MemRefType> captureTypes);
+
 /// Prints `region` (a verified score_mod or mask_mod of `anchor`, whose
 /// trailing arguments are captures of `captureTypes`) as the inline MSL
 /// function `name`. Fails with a diagnostic on `anchor` naming what the

@@ -241,15 +241,9 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
           : Value(arith::CeilDivUIOp::create(
                 hb, memref::DimOp::create(hb, q, 2),
                 arith::ConstantIndexOp::create(hb, kMaskBlock)));
-  Value batches = n.loadQ.isPacked() || n.loadK.isPacked()
-                      ? Value(arith::SubIOp::create(
-                            hb,
-                            memref::DimOp::create(hb, n.cuSeqlensQ
-                                                          ? n.cuSeqlensQ
-                                                          : n.cuSeqlensK,
-                                                  0),
-                            one))
-                      : Value(memref::DimOp::create(hb, q, 0));
+  // The batch: the nest's own bound (Q's dim 0, or cu_seqlens' length - 1).
+  Value batches = getValueOrCreateConstantIndexOp(
+      hb, loc, n.forall.getMixedUpperBound()[0]);
   gpu::KernelDim3 grid{qBlocks,
                        perHead ? Value(memref::DimOp::create(hb, k, 1)) : one,
                        perBatch ? batches : one};

@@ -321,11 +321,10 @@ static int splits_named(const attnrt_device_code *code) {
 // `splits` (else 1): the caller's count when it fixed one, else the policy
 // (attnrt_decode_split_count_resident), which weighs the blocks of one
 // split of the decode_split launch's grid against the GPU and the blocks
-// of its kernel (`kernels[i]` runs launch i) an SM holds.
+// of its kernel an SM holds (`resident[i]` for launch i, 0: unknown).
 static long long splits_of(const attnrt_device_code *code,
-                           attnrt_kernel *const *kernels,
-                           const struct problem *p, int multiprocessors,
-                           long long requested) {
+                           const int *resident, const struct problem *p,
+                           int multiprocessors, long long requested) {
   if (!splits_named(code))
     return 1;
   if (requested > 0)
@@ -343,14 +342,8 @@ static long long splits_of(const attnrt_device_code *code,
     for (int t = 0; t < launch->num_grid_terms; ++t)
       if (launch->grid[t].size == ATTNRT_SIZE_GROUP_ROWS)
         rows = launch->grid[t].value;
-    // 0 (the policy's default) where the driver cannot say.
-    int resident = 0;
-    if (attnrt_kernel_resident_blocks(&resident, kernels[i],
-                                      (int)launch->threads,
-                                      launch->shared_bytes) != ATTNRT_SUCCESS)
-      resident = 0;
     return attnrt_decode_split_count_resident(
-        multiprocessors, resident,
+        multiprocessors, resident[i],
         saturating_mul(grid[0], saturating_mul(grid[1], grid[2])),
         p->size[ATTNRT_SIZE_KV_LEN], rows);
   }
@@ -763,6 +756,9 @@ struct loaded_code {
   const attnrt_device_code *code;
   attnrt_module *module;
   attnrt_kernel *kernels[MAX_LAUNCHES];
+  // Blocks of each decode_split launch's kernel an SM holds (0: the driver
+  // cannot say), asked once here rather than on every call.
+  int resident_blocks[MAX_LAUNCHES];
   int multiprocessors;
   int shared_limit; // opt-in shared memory per block
 };
@@ -856,9 +852,20 @@ static int load(const attnrt_attention_kernel *kernel, int ordinal,
     status = attnrt_module_load(&loaded->module, loaded->code->image,
                                 loaded->code->image_size);
     for (int j = 0; status == ATTNRT_SUCCESS && j < loaded->code->num_launches;
-         ++j)
+         ++j) {
+      const attnrt_launch_facts *launch = &loaded->code->launches[j];
       status = attnrt_module_get_kernel(&loaded->kernels[j], loaded->module,
-                                        loaded->code->launches[j].kernel);
+                                        launch->kernel);
+      loaded->resident_blocks[j] = 0;
+      if (status == ATTNRT_SUCCESS &&
+          launch->role == ATTNRT_ROLE_DECODE_SPLIT &&
+          attnrt_kernel_resident_blocks(&loaded->resident_blocks[j],
+                                        loaded->kernels[j],
+                                        (int)launch->threads,
+                                        launch->shared_bytes) !=
+              ATTNRT_SUCCESS)
+        loaded->resident_blocks[j] = 0;
+    }
     if (status == ATTNRT_SUCCESS) {
       *out = loaded;
       return ATTN_SUCCESS;
@@ -926,8 +933,8 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   if ((result = loaded_code_for_caller(kernel, &loaded)) != ATTN_SUCCESS)
     return result;
   p.size[ATTNRT_SIZE_SPLITS] =
-      splits_of(loaded->code, loaded->kernels, &p, loaded->multiprocessors,
-                call->num_splits);
+      splits_of(loaded->code, loaded->resident_blocks, &p,
+                loaded->multiprocessors, call->num_splits);
   *bytes = workspace_bytes_of(loaded->code, &p);
   return ATTN_SUCCESS;
 }
@@ -1006,7 +1013,7 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     return result;
   const attnrt_device_code *code = loaded->code;
   long long splits =
-      splits_of(code, loaded->kernels, &p, loaded->multiprocessors,
+      splits_of(code, loaded->resident_blocks, &p, loaded->multiprocessors,
                 call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;
   if (has_workspace(code)) {

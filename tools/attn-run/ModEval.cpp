@@ -56,6 +56,13 @@ int64_t wrap(int64_t x, unsigned width) {
     u |= ~m;
   return int64_t(u);
 }
+/// The bits of `x` as a `To` of the same size (arith.bitcast).
+template <typename To, typename From> To bitsAs(From x) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast between sizes");
+  To y;
+  std::memcpy(&y, &x, sizeof y);
+  return y;
+}
 /// The low `width` bits of `x`, as an unsigned number.
 uint64_t unsignedOf(int64_t x, unsigned width) {
   if (width >= 64)
@@ -181,28 +188,11 @@ std::optional<Slot> Program::eval(const Inst &in,
   if (n == "arith.bitcast" && isFloat(in.operandType) != isFloat(in.type) &&
       (widthOf(in.type) == 32 || widthOf(in.type) == 64)) {
     const bool wide = widthOf(in.type) == 64;
-    if (isFloat(in.operandType)) {
-      if (wide) {
-        int64_t bits;
-        double x = a(0).f;
-        std::memcpy(&bits, &x, sizeof bits);
-        return in_(bits);
-      }
-      int32_t bits;
-      float x = float(a(0).f);
-      std::memcpy(&bits, &x, sizeof bits);
-      return in_(bits);
-    }
-    if (wide) {
-      double x;
-      int64_t bits = a(0).i;
-      std::memcpy(&x, &bits, sizeof x);
-      return fl(x);
-    }
-    float x;
-    int32_t bits = int32_t(a(0).i);
-    std::memcpy(&x, &bits, sizeof x);
-    return fl(double(x));
+    if (isFloat(in.operandType))
+      return in_(wide ? bitsAs<int64_t>(a(0).f)
+                      : bitsAs<int32_t>(float(a(0).f)));
+    return fl(wide ? bitsAs<double>(a(0).i)
+                   : double(bitsAs<float>(int32_t(a(0).i))));
   }
   if (n == "arith.cmpf") {
     double x = a(0).f, y = a(1).f;

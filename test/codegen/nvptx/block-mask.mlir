@@ -27,9 +27,9 @@
 // MMA: #attn.launch<block_mask, {{.*}}grid = [ceildiv(q_len, 128), kv_heads, 1]{{.*}}workspace = [kv_heads, ceildiv(q_len, 128), 2, ceildiv(kv_len, 128)] : i32>
 // MMA-LABEL: func.func @packed(
 // MMA-SAME: %[[CQ:[^:]*]]: memref<?xi32>, %{{[^:]*}}: memref<?xi32>, %{{[^:]*}}: memref<?x8x64xf16>, %[[PMASK:[^:]*]]: memref<?x?x2x?xi32>)
-// MMA: %[[QB:.*]] = memref.dim %[[PMASK]], %c1
 // MMA: %[[NCQ:.*]] = memref.dim %[[CQ]], %c0
 // MMA: %[[NB:.*]] = arith.subi %[[NCQ]], %c1
+// MMA: %[[QB:.*]] = memref.dim %[[PMASK]], %c1
 // MMA: gpu.launch_func @attn_kernels::@packed_mma_block_mask blocks in (%[[QB]], %{{.*}}, %[[NB]])
 // MMA-SAME: #attn.launch<block_mask, tier = mma, threads = 256, shared = 0, grid = [ceildiv(q_len, 128), 1, batch], params = [q, k, v, cu_seqlens_q, cu_seqlens_k, workspace], workspace = [batch, ceildiv(q_len, 128), 2, ceildiv(kv_len, 128)] : i32>
 // MMA: gpu.launch_func @attn_kernels::@packed_mma
