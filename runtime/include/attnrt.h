@@ -163,10 +163,11 @@ attnrt_status attnrt_kernel_get_info(attnrt_kernel_info *info,
 
 /* How many blocks of `threads` threads, each with `dynamic_shared_bytes`
    of dynamic shared memory, one multiprocessor holds at once (the
-   driver's occupancy calculator); *blocks = 0 where the driver has no
-   calculator. */
+   driver's occupancy calculator, after opting the kernel in to that much
+   dynamic shared memory as a launch would); *blocks = 0 where the driver
+   has no calculator. */
 attnrt_status attnrt_kernel_resident_blocks(int *blocks,
-                                            const attnrt_kernel *kernel,
+                                            attnrt_kernel *kernel,
                                             int threads,
                                             size_t dynamic_shared_bytes);
 

@@ -872,31 +872,6 @@ attnrt_status attnrt_kernel_get_info(attnrt_kernel_info *info,
   return ATTNRT_SUCCESS;
 }
 
-attnrt_status attnrt_kernel_resident_blocks(int *blocks,
-                                            const attnrt_kernel *kernel,
-                                            int threads,
-                                            size_t dynamic_shared_bytes) {
-  begin_call();
-  REQUIRE_ARGUMENT(blocks, "blocks is NULL");
-  *blocks = 0;
-  REQUIRE_ARGUMENT(kernel, "kernel is NULL");
-  REQUIRE_ARGUMENT(threads > 0, "threads is %d; it must be at least 1",
-                   threads);
-  RETURN_IF_ERROR(ensure_init(__func__));
-  if (!driver.cuOccupancyMaxActiveBlocksPerMultiprocessor)
-    return ATTNRT_SUCCESS; // an older driver: the caller's default
-  RETURN_IF_ERROR(make_current(__func__, kernel->device));
-  int resident = 0;
-  CUresult result = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-      &resident, kernel->function, threads, dynamic_shared_bytes);
-  if (result)
-    return FAIL_DRIVER(result,
-                       "cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel "
-                       "'%s' failed",
-                       kernel->name);
-  *blocks = resident;
-  return ATTNRT_SUCCESS;
-}
 
 //===----------------------------------------------------------------------===//
 // Launch
@@ -953,6 +928,36 @@ static attnrt_status prepare_shared_memory(struct attnrt_kernel *kernel,
   }
   pthread_mutex_unlock(&kernel->opt_in_lock);
   return status;
+}
+
+attnrt_status attnrt_kernel_resident_blocks(int *blocks,
+                                            attnrt_kernel *kernel,
+                                            int threads,
+                                            size_t dynamic_shared_bytes) {
+  begin_call();
+  REQUIRE_ARGUMENT(blocks, "blocks is NULL");
+  *blocks = 0;
+  REQUIRE_ARGUMENT(kernel, "kernel is NULL");
+  REQUIRE_ARGUMENT(threads > 0, "threads is %d; it must be at least 1",
+                   threads);
+  RETURN_IF_ERROR(ensure_init(__func__));
+  if (!driver.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    return ATTNRT_SUCCESS; // an older driver: the caller's default
+  RETURN_IF_ERROR(make_current(__func__, kernel->device));
+  // Past the default 48 KiB the calculator answers only for what the
+  // kernel is opted in to: the opt-in a launch of this size makes.
+  RETURN_IF_ERROR(
+      prepare_shared_memory(kernel, (unsigned)dynamic_shared_bytes));
+  int resident = 0;
+  CUresult result = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+      &resident, kernel->function, threads, dynamic_shared_bytes);
+  if (result)
+    return FAIL_DRIVER(result,
+                       "cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel "
+                       "'%s' failed",
+                       kernel->name);
+  *blocks = resident;
+  return ATTNRT_SUCCESS;
 }
 
 attnrt_status attnrt_launch(attnrt_kernel *kernel, unsigned grid_x,
