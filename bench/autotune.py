@@ -109,7 +109,7 @@ def run(args):
     results = {}
     for name, kernel in lib.kernels.items():
         m = SUFFIX.match(name)
-        if not m or kernel.tier not in ("mma", "wmma"):
+        if not m or kernel.tier not in ("mma", "wmma", "wgmma"):
             continue
         tensors = {}
         for operand in kernel.operands:

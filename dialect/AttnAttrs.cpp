@@ -453,7 +453,7 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   std::optional<Tier> tier = symbolizeTier(tierName);
   if (!tier) {
     parser.emitError(tierLoc) << "unknown launch tier '" << tierName
-                              << "'; expected wmma, mma or decode";
+                              << "'; expected wmma, mma, wgmma, decode or copy";
     return {};
   }
   return LaunchAttr::getChecked(emitError, ctx, *role, *tier, threads, shared,

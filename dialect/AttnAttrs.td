@@ -66,7 +66,8 @@ def Attn_Tier : I32EnumAttr<"Tier", "the NVIDIA tier that lowers an L1 nest", [
     I32EnumAttrCase<"WMMA", 0, "wmma">,
     I32EnumAttrCase<"MMA", 1, "mma">,
     I32EnumAttrCase<"Decode", 2, "decode">,
-    I32EnumAttrCase<"Copy", 3, "copy">]> {
+    I32EnumAttrCase<"Copy", 3, "copy">,
+    I32EnumAttrCase<"WGMMA", 4, "wgmma">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -76,13 +77,16 @@ def Attn_TierAttr : EnumAttr<Attn_Dialect, Attn_Tier, "tier"> {
   let description = [{
     `attn-select-tier` sets `attn.tier` on each `attn.attention`;
     `attn-tile` copies it onto the op's loop nest, and each tier's pass
-    (`attn-to-wmma`, `attn-to-mma`, `attn-to-decode`) lowers the nests
+    (`attn-to-wmma`, `attn-to-mma`, `attn-to-wgmma`, `attn-to-decode`) lowers the nests
     marked with its own tier.
 
     - `wmma`: WMMA m16n16k16 tensor cores with the scores staged through
       shared memory (sm_75+);
     - `mma`: mma.sync m16n8k16 and ldmatrix with the scores and the online
       softmax in registers (sm_80+);
+    - `wgmma`: Hopper's warpgroup MMA (wgmma.mma_async) with Q, K and V
+      read from shared memory through matrix descriptors, P from registers,
+      and the register score stage (sm_90a only);
     - `decode`: split-K SIMT kernels for few query rows per K/V head;
     - `copy`: the vector-copy kernel of `attn.cache_append` (the tier of
       its launch contract; no attention op is lowered by it).

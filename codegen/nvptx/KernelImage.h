@@ -27,7 +27,7 @@ struct KernelLaunch {
   int64_t numArgs = 0;
 
   /// The tier as the "// attn.kernel" line has always named it: the
-  /// prefill tier ("wmma", "mma"), "decode-split" or "decode-combine";
+  /// prefill tier ("wmma", "mma", "wgmma"), "decode-split" or "decode-combine";
   /// "unknown" without a contract.
   std::string tierName() const;
   /// The contract's block_q; 0 without one.

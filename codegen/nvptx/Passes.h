@@ -57,11 +57,19 @@ struct AlternativeSchedule {
   StringRef suffix;
   ScheduleAttr schedule;
 };
-/// The small-grid alternatives of `op` on `sm`, largest tile first (empty
-/// where none applies): extra copies of a prefill kernel for grids too
-/// small to fill the GPU, among which libattnrt chooses at run time
-/// (SelectTier.cpp says why these).
-SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm);
+/// The small-grid alternatives of `op` on `sm` with `prefill` the chip's
+/// default prefill tier, largest tile first (empty where none applies):
+/// extra copies of a prefill kernel for grids too small to fill the GPU,
+/// among which libattnrt chooses at run time (SelectTier.cpp says why
+/// these). A tile the default already has is left out.
+SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm,
+                                                    Tier prefill);
+
+/// Why the wgmma tier cannot run `op` as its schedule stands (head dims
+/// not multiples of 64, a Q tile that is not whole warpgroups, ...), or
+/// empty when it can. attn-select-tier sends such ops to the mma tier
+/// when wgmma is the default; attn-compile's note repeats the reason.
+std::string whyNotWgmma(AttentionOp op);
 
 /// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
 /// also gets a decode-tier kernel that libraries launch instead of the

@@ -62,6 +62,37 @@ def AttnToMMA : Pass<"attn-to-mma", "ModuleOp"> {
                            "arith::ArithDialect"];
 }
 
+def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
+  let summary = "lower L1 nests to wgmma kernels (wgmma tier, sm_90a)";
+  let description = [{
+    Each L1 loop nest marked `attn.tier = #attn.tier<wgmma>` becomes a
+    kernel `@<function>_wgmma` and its launch, as attn-to-mma.
+
+    Parts (PrefillPlan.h): Hopper's warpgroup MMA (WarpgroupMMA.h). Each
+    warpgroup (4 warps) owns 64 rows of the Q tile: S = Q K^T is one
+    wgmma.mma_async chain with Q and K read from shared memory through
+    128-byte-swizzle matrix descriptors, and P V one with P in registers
+    and V through a descriptor. Q/K/V tiles sit in 64-column swizzled
+    blocks (head dims a multiple of 64), filled by a ring of `stages`
+    cp.async K/V tiles with fence.proxy.async before the barrier that
+    hands them to the tensor cores. The register score stage
+    (ScoresInRegisters.cpp) runs unchanged on wgmma's accumulators, whose
+    per-warp layout is mma.sync's.
+
+    Not yet: TMA copies, warp specialization, and overlapping one tile's
+    softmax with the next tile's products (issue 17).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target GPU (sm_90a)">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "vector::VectorDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
+}
+
 def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
   let summary = "choose the NVIDIA tier (and Q tile) of each attn.attention";
   let description = [{
@@ -88,7 +119,8 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
   }];
   let options = [
     Option<"prefill", "prefill", "std::string", /*default=*/"\"mma\"",
-           "the tier of prefill ops: mma (sm_80+) or wmma">,
+           "the tier of prefill ops: mma (sm_80+), wmma, or wgmma "
+           "(sm_90a)">,
     Option<"sm", "sm", "int", /*default=*/"80",
            "the target's SM version (90 for sm_90): how much shared memory "
            "the tiles may take">,
@@ -168,7 +200,9 @@ def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",
     zero-length global, which the NVPTX backend demotes to a one-byte
     `.shared` variable (ptxas then warns of out-of-bounds accesses). Made
     external, it becomes `.extern .shared .b8 name[]`, the form PTX uses for
-    the dynamic shared memory a launch provides.
+    the dynamic shared memory a launch provides. In a module with wgmma
+    kernels it is also aligned to 1024 bytes, the swizzle atom of the
+    descriptors they read shared tiles through.
   }];
   let dependentDialects = ["LLVM::LLVMDialect"];
 }

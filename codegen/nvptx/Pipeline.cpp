@@ -29,7 +29,8 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
   Option<std::string> prefill{
       *this, "prefill",
       llvm::cl::desc("prefill tier: mma (scores in registers, sm_80+; the "
-                     "default there) or wmma (the default below sm_80)"),
+                     "default there), wmma (the default below sm_80) or "
+                     "wgmma (sm_90a)"),
       llvm::cl::init("")};
   Option<std::string> format{
       *this, "format",
@@ -58,11 +59,18 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   }
   std::string prefill = options.prefill;
   if (prefill.empty())
-    prefill = stringifyTier(defaultPrefillTier(*sm)).str();
+    prefill = stringifyTier(defaultPrefillTier(options.chip)).str();
   std::optional<Tier> tier = symbolizeTier(prefill);
   if (!tier || *tier == Tier::Decode || *tier == Tier::Copy) {
-    llvm::errs() << "attn-to-ptx: option 'prefill' must be mma or wmma, got '"
+    llvm::errs() << "attn-to-ptx: option 'prefill' must be mma, wmma or "
+                    "wgmma, got '"
                  << prefill << "'\n";
+    return failure();
+  }
+  if (*tier == Tier::WGMMA && !StringRef(options.chip).ends_with("a")) {
+    llvm::errs() << "attn-to-ptx: the wgmma tier needs chip=sm_90a (wgmma "
+                    "is arch-specific); got "
+                 << options.chip << "\n";
     return failure();
   }
   if (*sm < minimumSm(*tier)) {
@@ -88,6 +96,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // the other (attn.tier); each pass lowers only the nests marked for it.
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
+  pm.addPass(createAttnToWGMMA(AttnToWGMMAOptions{options.chip}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));

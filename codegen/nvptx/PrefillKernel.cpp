@@ -60,13 +60,22 @@ void PrefillKernel::copyTile(
         srcCol = arith::SelectOp::create(*b, inRow, col, idx(0));
       }
       indices.push_back(srcCol);
-      Value dstCol = p.swizzles(width) ? swizzleColumn(*b, row, col) : col;
+      Value dstRow = row, dstCol = col;
+      if (p.blocked()) {
+        // Block col / 64, then the swizzle on the row within it (blocks
+        // are multiples of 8 rows, so r % 8 is the same).
+        Value block = arith::DivUIOp::create(*b, col, idx(64));
+        dstRow = add(mul(block, idx(rows)), row);
+        dstCol = swizzleColumn(*b, row, arith::RemUIOp::create(*b, col, idx(64)));
+      } else if (p.swizzles(width)) {
+        dstCol = swizzleColumn(*b, row, col);
+      }
       if (p.cpAsync) {
         // Rows past the end copy 0 source bytes: cp.async zero-fills them.
         Value all = idx(8), none = idx(0);
         Value srcElements = arith::SelectOp::create(*b, valid, all, none);
         nvgpu::DeviceAsyncCopyOp::create(
-            *b, dst, ValueRange{row, dstCol}, src, indices,
+            *b, dst, ValueRange{dstRow, dstCol}, src, indices,
             b->getIndexAttr(8), srcElements, b->getUnitAttr());
       } else {
         // 16-byte rows: the host guarantees 16-byte aligned K/V/Q rows.
@@ -76,7 +85,7 @@ void PrefillKernel::copyTile(
         Value zero = arith::ConstantOp::create(
             *b, vecType, DenseElementsAttr::get(vecType, b->getZeroAttr(p.elt)));
         x = arith::SelectOp::create(*b, valid, x, zero);
-        vector::StoreOp::create(*b, x, dst, ValueRange{row, dstCol},
+        vector::StoreOp::create(*b, x, dst, ValueRange{dstRow, dstCol},
                                 /*nontemporal=*/false, llvm::Align(16));
       }
     };
@@ -139,8 +148,10 @@ void PrefillKernel::copyKV(Value start, Value stage, bool commit) {
     NVVM::CpAsyncCommitGroupOp::create(*b);
 }
 void PrefillKernel::copyKVRows(Value start, Value stage, bool inside) {
-  Value kDst = view(stageOffset(p.kOff, stage, p.kStage), {p.bc, p.inputRow(p.d)}, p.elt);
-  Value vDst = view(stageOffset(p.vOff, stage, p.vStage), {p.bc, p.inputRow(p.dv)}, p.elt);
+  Value kDst =
+      view(stageOffset(p.kOff, stage, p.kStage), p.tileShape(p.bc, p.d), p.elt);
+  Value vDst = view(stageOffset(p.vOff, stage, p.vStage),
+                    p.tileShape(p.bc, p.dv), p.elt);
   for (auto [load, dst, width, srcWidth] :
        {std::tuple<LoadKVOp, Value, int64_t, int64_t>{n.loadK, kDst, p.d,
                                                       p.headDim},
@@ -344,7 +355,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     kvGroup = arith::DivUIOp::create(kb, warp, idx(p.rowWarps));
   }
   Value warpRow = mul(rowWarp, idx(16 * p.mTiles));
-  Value qs = view(idx(p.qOff), {p.br, p.inputRow(p.d)}, p.elt);
+  Value qs = view(idx(p.qOff), p.tileShape(p.br, p.d), p.elt);
   makeScoreViews();
 
   // Prologue: Q tile, first K/V tile; Q fragments once.
@@ -355,14 +366,16 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
     return std::make_pair(valid, rowIndices(out, fc));
   });
-  // The first stages - 1 K/V tiles follow, one cp.async group each,
+  // The first `ahead` K/V tiles follow, one cp.async group each,
   // committed even when there is no tile (an empty group): waiting for all
-  // but stages - 1 groups then always covers Q, and in the loop all but
-  // stages - 2 the current tile. With one stage (or no cp.async) the loop
-  // loads each tile itself.
+  // but `ahead` groups then always covers Q, and in the loop all but
+  // ahead - 1 the current tile. `ahead` is stages - 1, less the stages a
+  // lag holds back (PrefillPlan.h). With one stage (or no cp.async) the
+  // loop loads each tile itself.
+  const int64_t ahead = p.stages - 1 - p.lag;
   if (p.cpAsync) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
-    for (int64_t s = 0; s + 1 < p.stages; ++s) {
+    for (int64_t s = 0; s < ahead; ++s) {
       Value start = add(*lo, idx(s * posStep));
       auto any = scf::IfOp::create(kb, lt(start, *hi));
       {
@@ -372,12 +385,14 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     }
-    NVVM::CpAsyncWaitGroupOp::create(kb, p.stages - 1);
+    NVVM::CpAsyncWaitGroupOp::create(kb, ahead);
   }
+  asyncProxyFence();
   gpu::BarrierOp::create(kb);
   std::unique_ptr<TileMMA> tiles = makeTiles(kb);
   SmallVector<Value> qFrags;
-  for (int64_t k = 0; p.mTiles == 1 && k < p.d / 16; ++k)
+  // wgmma reads Q from shared memory itself.
+  for (int64_t k = 0; p.mTiles == 1 && !p.warpgroups() && k < p.d / 16; ++k)
     qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), p.inputRow(p.d)));
 
   // The K/V loop carries the score stage's softmax state and the acc
@@ -399,17 +414,20 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     }
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
     if (p.stages > 1) {
-      NVVM::CpAsyncWaitGroupOp::create(kb, p.stages - 2);
+      NVVM::CpAsyncWaitGroupOp::create(kb, ahead - 1);
+      asyncProxyFence();
       gpu::BarrierOp::create(kb);
-      // Prefetch tile iter + stages - 1 into the stage the last iteration
-      // read (the barrier above says every warp is done with it).
-      Value next = add(pos, idx((p.stages - 1) * posStep));
+      // Prefetch tile iter + ahead into the stage the iteration lag + 1
+      // back read (the barrier above says every warp is done with it; with
+      // a lag, the last iteration's P V may still read its own).
+      Value next = add(pos, idx(ahead * posStep));
       auto more = scf::IfOp::create(kb, lt(next, *hi));
       {
         OpBuilder::InsertionGuard g2(kb);
         kb.setInsertionPointToStart(more.thenBlock());
-        Value ahead = add(iter, idx(p.stages - 1));
-        Value nextStage = arith::RemUIOp::create(kb, ahead, idx(p.stages));
+        Value aheadIter = add(iter, idx(ahead));
+        Value nextStage =
+            arith::RemUIOp::create(kb, aheadIter, idx(p.stages));
         copyKV(tileAt(next).first, nextStage, /*commit=*/false);
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
@@ -420,6 +438,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       copyKV(j, stage);
       if (p.cpAsync)
         NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+      asyncProxyFence();
       gpu::BarrierOp::create(kb);
     }
     kb.setInsertionPointToEnd(loop.getBody());
@@ -433,18 +452,19 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       kBase = add(kBase, mul(firstKey, idx(p.inputRow(p.d) * 2)));
       vBase = add(vBase, mul(firstKey, idx(p.inputRow(p.dv) * 2)));
     }
-    Value ks = view(kBase, {p.bcw, p.inputRow(p.d)}, p.elt);
-    Value vs = view(vBase, {p.bcw, p.inputRow(p.dv)}, p.elt);
+    Value ks = view(kBase, p.tileShape(p.bcw, p.d), p.elt);
+    Value vs = view(vBase, p.tileShape(p.bcw, p.dv), p.elt);
 
     // With two m-tiles Q is re-read every tile; a view through an opaque
     // offset keeps its 2 d/16 addresses from becoming as many registers
     // held across the loop (four plus immediates instead).
     Value qsStep =
         p.mTiles > 1
-            ? view(opaqueIndex(idx(p.qOff)), {p.br, p.inputRow(p.d)}, p.elt)
+            ? view(opaqueIndex(idx(p.qOff)), p.tileShape(p.br, p.d), p.elt)
             : qs;
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
-              loop.getRegionIterArgs(), out.batch, out.kvHead, full};
+              loop.getRegionIterArgs(), out.batch, out.kvHead, full,
+              kBase, vBase};
     scf::YieldOp::create(kb, this->step(*tiles, step));
   }
 
@@ -495,11 +515,25 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   return success();
 }
 
+void PrefillKernel::asyncProxyFence() {
+  // Tiles cp.async wrote (the generic proxy) that wgmma reads next (the
+  // async proxy): each writing thread fences before the barrier.
+  if (p.warpgroups())
+    NVVM::FenceProxyOp::create(
+        *b,
+        NVVM::ProxyKindAttr::get(b->getContext(),
+                                 NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b->getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+}
+
 std::unique_ptr<TileMMA> PrefillKernel::makeTiles(ImplicitLocOpBuilder &kb) {
   // bf16 always on mma.sync, which WMMA lacks. (f16 on mma.sync with the
   // scores through shared memory measured 145.8 against WMMA's 170.1
   // TFLOP/s at D128 S4096, H100.)
-  if (p.parts.mma == MmaProvider::MmaSync || p.elt.isBF16())
+  // The wgmma tier keeps mma.sync's fragments for its register work (the
+  // accumulator layouts agree, WarpgroupMMA.h) but never loads one.
+  if (p.parts.mma != MmaProvider::WMMA || p.elt.isBF16())
     return std::make_unique<MmaSyncTileMMA>(
         kb, p.elt, arith::RemUIOp::create(kb, tid, idx(kWarp)),
         /*swizzled=*/p.parts.layout == SharedLayout::Swizzled);
@@ -535,6 +569,13 @@ LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
     FailureOr<L1Nest> nest = matchNest(forall, pass);
     if (failed(nest))
       return failure();
+    // wgmma and setmaxnreg exist only in the arch-specific sm_90a.
+    if (parts.mma == MmaProvider::Wgmma && !chip.ends_with("a"))
+      return forall.emitError()
+             << "the " << stringifyTier(parts.tier)
+             << " tier needs an arch-specific chip (sm_90a: wgmma is not "
+                "in sm_90); got "
+             << chip;
     FailureOr<PrefillPlan> plan = planPrefill(*nest, parts, *sm);
     if (failed(plan))
       return failure();

@@ -58,6 +58,9 @@ protected:
     /// With a block mask: whether the tile's block is full (every
     /// position exists and is visible: no mask needed); else null.
     Value full;
+    /// Byte offsets of this tile's K and V in shared memory (wgmma's
+    /// descriptors).
+    Value kOffset, vOffset;
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`
   /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`;
@@ -140,6 +143,9 @@ private:
                   Value start, bool inside = false);
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).
   std::unique_ptr<TileMMA> makeTiles(ImplicitLocOpBuilder &kb);
+  /// fence.proxy.async after cp.async's last writes, before the barrier,
+  /// where wgmma reads the tiles.
+  void asyncProxyFence();
 };
 
 /// The score stages: where S, P and the online softmax state live.

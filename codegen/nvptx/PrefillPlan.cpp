@@ -16,13 +16,22 @@ using namespace mlir::attn;
 using namespace mlir::attn::nvptx;
 
 int64_t nvptx::inputRowOf(int64_t width, SharedLayout layout) {
-  return layout == SharedLayout::Swizzled && isSwizzledWidth(width)
+  return layout != SharedLayout::Padded && isSwizzledWidth(width)
              ? width
              : width + kPadHalf;
 }
 
 bool PrefillPlan::swizzles(int64_t width) const {
-  return parts.layout == SharedLayout::Swizzled && isSwizzledWidth(width);
+  return (parts.layout == SharedLayout::Swizzled ||
+          parts.layout == SharedLayout::SwizzledBlocks) &&
+         isSwizzledWidth(width);
+}
+
+SmallVector<int64_t, 2> PrefillPlan::tileShape(int64_t rows,
+                                               int64_t width) const {
+  if (blocked())
+    return {width / 64 * rows, 64};
+  return {rows, inputRow(width)};
 }
 
 /// Warps, m-tiles, K/V groups and stages from the schedule (or the
@@ -37,6 +46,15 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
   p.bcw = p.bc / p.kvGroups;
   p.threads = p.warps * kWarp;
   p.roles = {WarpGroup{WarpRole::Compute, p.warps}};
+  // wgmma: each warpgroup (4 warps) computes 64 whole rows against every
+  // key of the tile, warp w of it rows 16w..16w+15.
+  if (p.warpgroups() && (p.br % 64 || p.warps != p.br / 16))
+    return op->emitError()
+           << "the " << p.tierName()
+           << " tier runs one warpgroup (4 warps) per 64 query rows: "
+              "block_q must be a multiple of 64 and schedule 'warps' "
+              "block_q / 16; got block_q = "
+           << p.br << ", warps = " << p.warps;
   if (!p.registers() && p.warps != p.br / 16)
     return op->emitError() << "the " << p.tierName()
                            << " tier runs one warp per 16 query rows: "
@@ -60,6 +78,7 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
     return op->emitError() << "more than one K/V stage needs cp.async "
                               "(sm_80 or newer); got stages = "
                            << p.stages << " on sm_" << p.sm;
+  p.lag = p.warpgroups() && p.cpAsync && p.stages >= 3 ? 1 : 0;
   return success();
 }
 
@@ -102,6 +121,12 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                            << " tier needs head dims that are "
                               "multiples of 8; got D = "
                            << p.headDim << ", Dv = " << p.valueHeadDim;
+  // wgmma reads Q, K and V in 64-column blocks of 128-byte rows.
+  if (p.blocked() && (p.headDim % 64 || p.valueHeadDim % 64))
+    return op->emitError() << "the " << tier
+                           << " tier needs head dims that are multiples of "
+                              "64 (its tiles are 64-column blocks); got D = "
+                           << p.headDim << ", Dv = " << p.valueHeadDim;
   if (failed(planWarps(p, op)))
     return failure();
   // Byte offsets of the shared tiles, each 128-byte aligned.
@@ -136,7 +161,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
     // so no block barrier is needed. Otherwise over everything, after
     // one.
     const int64_t outBytes = p.outElt.getIntOrFloatBitWidth() / 8;
-    p.overQ = dv * outBytes <= p.inputRow(d) * 2;
+    // A blocked Q's rows are not contiguous: stage O over the whole block.
+    p.overQ = !p.blocked() && dv * outBytes <= p.inputRow(d) * 2;
     p.oRow = p.overQ ? p.inputRow(d) * 2 / outBytes : dv + 16 / outBytes;
     p.smemBytes = std::max(at, p.overQ ? 0 : br * p.oRow * outBytes);
     if (p.kvGroups > 1) {
@@ -156,6 +182,11 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
     p.mlOff = roundedTo128(p.smemBytes);
     p.smemBytes = p.mlOff + br * 2 * 4;
   }
+  // wgmma's swizzle atoms are 1024 bytes, aligned: every tile is a
+  // multiple of 1024 bytes (rows a multiple of 16, 128-byte block rows).
+  assert((!p.blocked() || (p.kOff % 1024 == 0 && p.vOff % 1024 == 0 &&
+                           p.kStage % 1024 == 0 && p.vStage % 1024 == 0)) &&
+         "blocked tiles must start on 1024-byte boundaries");
   if (p.smemBytes > maxSharedMemoryBytes(sm))
     return op->emitError()
            << "the " << tier << " tier needs " << p.smemBytes

@@ -4,7 +4,9 @@
 // picked by the tier's pass:
 //
 //   MMA provider    WMMA m16n16k16 | mma.sync m16n8k16 + ldmatrix (TileMMA.h)
-//   shared layout   Q/K/V rows padded | XOR-swizzled
+//                   | wgmma m64nNk16 from shared memory (WarpgroupMMA.h)
+//   shared layout   Q/K/V rows padded | XOR-swizzled | 64-column swizzled
+//                   blocks (wgmma's 128-byte swizzle)
 //   copy pipeline   synchronous loads | a ring of cp.async stages
 //   score stage     scores and softmax through shared memory | in registers
 //   warp roles      every warp copies and computes (the one role today)
@@ -23,8 +25,13 @@
 
 namespace mlir::attn::nvptx {
 
-enum class MmaProvider { WMMA, MmaSync };
-enum class SharedLayout { Padded, Swizzled };
+enum class MmaProvider { WMMA, MmaSync, Wgmma };
+/// `SwizzledBlocks`: a tile of width w (a multiple of 64) is w / 64 blocks
+/// of 64 columns, one after another, each [rows][64] with Swizzled's chunk
+/// permutation; element (r, c) at block c / 64, row r, column
+/// (c % 64) ^ 8 (r % 8). It is the layout wgmma reads through 128-byte
+/// swizzle descriptors (WarpgroupMMA.h).
+enum class SharedLayout { Padded, Swizzled, SwizzledBlocks };
 enum class CopyPipeline { Sync, CpAsyncRing };
 enum class ScoreStage { Shared, Registers };
 
@@ -85,6 +92,13 @@ struct PrefillPlan {
   SmallVector<WarpGroup, 1> roles;
   /// K/V tiles in flight.
   int64_t stages = 0;
+  /// Stages held back for products still running: the wgmma tier with
+  /// three or more stages (a schedule's choice; the default is two)
+  /// leaves each tile's P V in flight into the next iteration (its wait
+  /// is the next Q K^T's), so the stage that tile's V sits in is not
+  /// refilled until one iteration later. The ring then prefetches
+  /// stages - 1 - lag tiles ahead.
+  int64_t lag = 0;
   /// The split-K form (the decode tier's tensor-core split kernel): block
   /// (x, y, z) = (split, K/V head, batch x Q tile), each block over its
   /// split's K/V tiles, its rows' partial states written to the workspace
@@ -114,6 +128,14 @@ struct PrefillPlan {
   }
   /// 16-byte chunks of a thread's softmax state and accumulators.
   int64_t exchangeChunks() const { return mTiles + mTiles * (dv / 16) * 2; }
+  /// The [rows, cols] of the shared view of a Q/K/V tile `width`
+  /// elements wide: [rows, inputRow(width)], or for SwizzledBlocks
+  /// [width / 64 * rows, 64] (blockedPlace maps into it).
+  SmallVector<int64_t, 2> tileShape(int64_t rows, int64_t width) const;
+  bool blocked() const {
+    return parts.layout == SharedLayout::SwizzledBlocks;
+  }
+  bool warpgroups() const { return parts.mma == MmaProvider::Wgmma; }
   /// The tier's name, for diagnostics.
   StringRef tierName() const { return stringifyTier(parts.tier); }
 };

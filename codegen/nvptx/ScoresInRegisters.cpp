@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/nvptx/PrefillKernel.h"
+#include "codegen/nvptx/WarpgroupMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -40,6 +41,10 @@ private:
       state.append({f32(-INFINITY), f32(-INFINITY), f32(0), f32(0)});
     return state;
   }
+  void makeScoreViews() override {
+    if (p.warpgroups())
+      wgmma = std::make_unique<WarpgroupMMA>(*b, smem, p.elt);
+  }
   SmallVector<Value> step(TileMMA &tiles, const Step &step) override;
   void epilogue(TileMMA &tiles, scf::ForOp loop, const WarpPlace &place,
                 const Output &out) override;
@@ -57,7 +62,8 @@ private:
   /// kept live across the branch raised spills from 12 to 96 bytes and
   /// cost 1-3%.
   bool warpSkips() {
-    return !n.mask.getMask().isNone() &&
+    // wgmma is a warpgroup's collective: its warps run every product.
+    return !n.mask.getMask().isNone() && !p.warpgroups() &&
            (p.mTiles == 1 || std::max(p.d, p.dv) <= 64);
   }
   SmallVector<Value> softmaxStep(MmaSyncTileMMA &tiles, const Step &step);
@@ -86,6 +92,9 @@ private:
     else
       storeFromRegisters(tiles, state, warpRow, out, kvDone);
   }
+
+  /// The wgmma tier's products (else null).
+  std::unique_ptr<WarpgroupMMA> wgmma;
 };
 
 } // namespace
@@ -118,6 +127,15 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
                                    const WarpPlace &place,
                                    const Output &out) {
   auto &mma = static_cast<MmaSyncTileMMA &>(tiles);
+  if (p.kvGroups == 1 && wgmma && p.lag) {
+    // The last P V is still running.
+    SmallVector<Value> state(loop.getResults());
+    const int64_t first = 4 * p.mTiles;
+    SmallVector<Value> settled =
+        wgmma->settle(ArrayRef<Value>(state).drop_front(first));
+    llvm::copy(settled, state.begin() + first);
+    return store(mma, state, place.warpRow, out, /*kvDone=*/false);
+  }
   if (p.kvGroups == 1)
     return store(mma, loop.getResults(), place.warpRow, out,
                  /*kvDone=*/false);
@@ -198,7 +216,22 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     }
     return f;
   };
-  for (int64_t k = 0; k < p.d / 16; ++k) {
+  // The accumulators as the last step left them: with a lag, the last
+  // P V still runs, and Q K^T's wait completes it.
+  SmallVector<Value> accs(step.state.drop_front(4 * p.mTiles));
+  if (wgmma) {
+    // The warpgroup's 64 rows against the tile's keys, in one chain.
+    Value groupRow = mul(arith::DivUIOp::create(*b, step.warpRow, idx(64)),
+                         idx(64));
+    SmallVector<Value> settled;
+    raw[0] = wgmma->productKMajor(
+        idx(p.qOff), p.br, groupRow, step.kOffset, p.bc, p.d,
+        p.lag ? ArrayRef<Value>(accs) : ArrayRef<Value>(),
+        p.lag ? &settled : nullptr);
+    if (p.lag)
+      accs = settled;
+  }
+  for (int64_t k = 0; !wgmma && k < p.d / 16; ++k) {
     SmallVector<Value> f = qkFragments(k);
     for (int64_t nb = 0; nb < nb16; ++nb)
       for (int64_t mt = 0; mt < p.mTiles; ++mt)
@@ -358,7 +391,6 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   }
   // attn.pv: acc = acc * rescale + P V, the rescale per row in registers
   // and only in threads whose rows moved.
-  SmallVector<Value> accs(step.state.drop_front(4 * p.mTiles));
   auto rescaling = scf::IfOp::create(*b, ValueRange(accs).getTypes(),
                                      anyMoves, /*withElseRegion=*/true);
   {
@@ -372,6 +404,12 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     scf::YieldOp::create(*b, accs);
   }
   SmallVector<Value> out(rescaling.getResults());
+  if (wgmma) {
+    // With a lag, left running into the next step (or the epilogue).
+    results.append(wgmma->productRegisters(pFrags[0], step.vOffset, p.dv,
+                                           p.bc, out, /*wait=*/!p.lag));
+    return results;
+  }
   for (int64_t nb = 0; nb < dv16; ++nb)
     for (int64_t k = 0; k < nb16; ++k) {
       Value vRow = idx(16 * k), vCol = idx(16 * nb);

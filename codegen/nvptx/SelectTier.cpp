@@ -61,6 +61,15 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
   // registers.
   if (tier == Tier::MMA && dims <= 128)
     return {128, dims <= 64 || sm >= 90 ? 64 : 32};
+  // The wgmma tier: one warpgroup of 64 rows against 64 keys. Measured on
+  // an H100 (bench/RESULTS.md, B4 S4096): at D128 477 TFLOP/s against 441
+  // for 128x128 (two warpgroups, 201 registers and 160 KiB: one block an
+  // SM) and 415 for 128x64; causal 427 against 400. At D64 64x64 and
+  // 64x128 ran 419-455, 128x128 333. Small blocks let two or three share
+  // an SM, so one block's softmax overlaps another's wgmma. At D256,
+  // 128x64 (the only tile measured, in the suite).
+  if (tier == Tier::WGMMA)
+    return {dims <= 128 ? 64 : 128, 64};
   // The wmma tier's tile: 64 query rows (4 warps) x 32 keys. Measured on
   // an H100: 32 keys beat 64 (136 vs 114 TFLOP/s at D128, 107 vs 97 at
   // D64) because the smaller score tile and fewer registers let three
@@ -79,13 +88,17 @@ std::optional<int64_t> staticGroupRows(AttentionOp op) {
 }
 
 /// The tier of `op`: its own attn.tier, else decode for a static Sq of at
-/// most 16 queries (any group size), else `prefillTier`.
+/// most 16 queries (any group size), else `prefillTier`, except where
+/// that is wgmma and the op does not fit it: mma.
 Tier tierOf(AttentionOp op, Tier prefillTier) {
   if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName))
     return chosen.getValue();
   std::optional<int64_t> sq = op.getStaticQueryLength();
-  return sq && *sq <= kDecodeMaxQueries && fitsDecode(op) ? Tier::Decode
-                                                          : prefillTier;
+  if (sq && *sq <= kDecodeMaxQueries && fitsDecode(op))
+    return Tier::Decode;
+  if (prefillTier == Tier::WGMMA && !whyNotWgmma(op).empty())
+    return Tier::MMA;
+  return prefillTier;
 }
 
 struct AttnSelectTierPass
@@ -97,7 +110,8 @@ struct AttnSelectTierPass
     if (!prefillTier || *prefillTier == Tier::Decode ||
         *prefillTier == Tier::Copy) {
       getOperation().emitError()
-          << "attn-select-tier: option 'prefill' must be mma or wmma, got '"
+          << "attn-select-tier: option 'prefill' must be mma, wmma or wgmma, "
+             "got '"
           << prefill << "'";
       return signalPassFailure();
     }
@@ -106,8 +120,8 @@ struct AttnSelectTierPass
       if (tier == Tier::Copy) {
         op.emitOpError() << "'" << kTierAttrName
                          << "' is #attn.tier<copy>, the tier of "
-                            "attn.cache_append; attention needs wmma, mma "
-                            "or decode";
+                            "attn.cache_append; attention needs wmma, mma, "
+                            "wgmma or decode";
         return WalkResult::interrupt();
       }
       if (!op->hasAttr(kTierAttrName))
@@ -137,6 +151,10 @@ struct AttnSelectTierPass
       auto [blockQ, blockKv] = prefillTiles(tier, dims, sm);
       ScheduleAttr asked = op.getScheduleAttr();
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
+      // wgmma: two stages. A third lets each tile's P V run into the next
+      // iteration (PrefillPlan.h, `lag`), which measured no faster on the
+      // H100 (bench/RESULTS.md: D128 +2% / -0%, causal -3%, D64 -6%), so
+      // only a schedule asks for it.
       fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows),
                    defaultStages(sm));
       return WalkResult::advance();
@@ -149,10 +167,32 @@ struct AttnSelectTierPass
 } // namespace
 
 int64_t mlir::attn::defaultWarps(Tier tier, int64_t blockQ) {
+  // wgmma: one warp per 16 rows, so 4 (a warpgroup) per 64.
   return tier == Tier::MMA ? std::min<int64_t>(4, blockQ / 16) : blockQ / 16;
 }
 
 int64_t mlir::attn::defaultStages(int sm) { return sm >= 80 ? 2 : 1; }
+
+std::string mlir::attn::whyNotWgmma(AttentionOp op) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
+  ScheduleAttr s = op.getScheduleAttr();
+  if (!elt.isF16() && !elt.isBF16())
+    os << elt << " inputs (wgmma takes f16 or bf16)";
+  else if (d % 64 || dv % 64)
+    os << "D " << d << " / Dv " << dv
+       << " not multiples of 64 (its tiles are 64-column blocks)";
+  else if (s && s.getBlockQ() % 64)
+    os << "block_q " << s.getBlockQ()
+       << " not a multiple of 64 (one warpgroup per 64 rows)";
+  else if (s && s.getWarps() && s.getBlockQ() &&
+           s.getWarps() != s.getBlockQ() / 16)
+    os << "schedule warps " << s.getWarps() << " for block_q "
+       << s.getBlockQ() << " (the tier runs block_q / 16)";
+  return why;
+}
 
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {
   return !op.getStaticQueryLength() && !op->hasAttr(kTierAttrName) &&
@@ -186,8 +226,8 @@ constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
                                              {"_tiny_grid", 32, 128, 8}};
 } // namespace
 
-SmallVector<AlternativeSchedule> mlir::attn::smallGridSchedules(AttentionOp op,
-                                                                int sm) {
+SmallVector<AlternativeSchedule>
+mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
   // Only a prefill without a schedule of its own that attn-to-ptx puts on
   // 128-row mma tiles.
   const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
@@ -211,6 +251,13 @@ SmallVector<AlternativeSchedule> mlir::attn::smallGridSchedules(AttentionOp op,
                               op.getValueHeadDim(), /*stages=*/2) >
                maxSharedMemoryBytes(sm))
       keys /= 2;
+    // The wgmma tier's default tile may be this one already (64x64).
+    if (prefill == Tier::WGMMA && tierOf(op, prefill) == Tier::WGMMA) {
+      auto [rows, cols] = prefillTiles(Tier::WGMMA, dims, sm);
+      if (tile.rows == rows && keys == cols &&
+          (!tile.warps || tile.warps == defaultWarps(Tier::WGMMA, rows)))
+        continue;
+    }
     schedules.push_back(
         {tile.suffix,
          ScheduleAttr::get(op.getContext(), tile.rows, keys, tile.warps, 0)});

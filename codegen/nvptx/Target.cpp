@@ -37,9 +37,18 @@ Tier mlir::attn::defaultPrefillTier(int sm) {
   return sm >= minimumSm(Tier::MMA) ? Tier::MMA : Tier::WMMA;
 }
 
+Tier mlir::attn::defaultPrefillTier(StringRef chip) {
+  FailureOr<int> sm = parseChip(chip);
+  if (failed(sm))
+    return Tier::MMA;
+  return *sm == 90 && chip.ends_with("a") ? Tier::WGMMA
+                                          : defaultPrefillTier(*sm);
+}
+
 int mlir::attn::minimumSm(Tier tier) {
   switch (tier) {
   case Tier::MMA: return 80;
+  case Tier::WGMMA: return 90;
   case Tier::WMMA: return 75;
   case Tier::Decode: return 75;
   case Tier::Copy: return 75;
@@ -50,6 +59,7 @@ int mlir::attn::minimumSm(Tier tier) {
 StringRef mlir::attn::minimumSmReason(Tier tier) {
   switch (tier) {
   case Tier::MMA: return "mma.sync, ldmatrix, cp.async";
+  case Tier::WGMMA: return "wgmma, in the arch-specific sm_90a";
   case Tier::WMMA: return "f16 WMMA with f32 accumulation";
   case Tier::Decode: return "16-byte loads and warp shuffles";
   case Tier::Copy: return "16-byte loads and stores";

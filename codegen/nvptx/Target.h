@@ -26,6 +26,9 @@ StringRef ptxFeatures(int sm);
 /// The prefill tier attn-to-ptx uses on `sm` unless told: mma from sm_80
 /// (mma.sync, ldmatrix, cp.async), else wmma.
 Tier defaultPrefillTier(int sm);
+/// The same for a chip name: wgmma on the arch-specific sm_90a (specs it
+/// cannot take go to mma, attn-select-tier says which), else as above.
+Tier defaultPrefillTier(StringRef chip);
 
 /// The oldest chip a tier runs on, and what it needs from it.
 int minimumSm(Tier tier);

@@ -30,11 +30,12 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
 
 // Copies of `kernel`'s function beside it in `module`, one per schedule the
 // selection pass offers as a small-grid alternative on `sm`.
-void addAlternatives(ModuleOp module, const Kernel &kernel, int sm) {
+void addAlternatives(ModuleOp module, const Kernel &kernel, StringRef chip,
+                     int sm) {
   if (!kernel.op)
     return; // a cache append has one kernel
   SmallVector<AlternativeSchedule> schedules =
-      smallGridSchedules(kernel.op, sm);
+      smallGridSchedules(kernel.op, sm, defaultPrefillTier(chip));
   if (schedules.empty())
     return;
   auto func = cast<func::FuncOp>(module.lookupSymbol(kernel.name));
@@ -77,14 +78,14 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
     });
     code.maxQLen = kDecodeMaxQueries;
   } else {
-    addAlternatives(*module, kernel, code.sm);
+    addAlternatives(*module, kernel, chip, code.sm);
   }
 
   // attn-to-ptx starts with attn-select-tier; running it first here lets
   // attn-compile say what it chose (attn-to-ptx's run keeps the choices).
   PassManager select(module->getContext());
   AttnSelectTierOptions selectOptions;
-  selectOptions.prefill = stringifyTier(defaultPrefillTier(code.sm)).str();
+  selectOptions.prefill = stringifyTier(defaultPrefillTier(chip)).str();
   selectOptions.sm = code.sm;
   select.addNestedPass<func::FuncOp>(createAttnFoldMods());
   select.addNestedPass<func::FuncOp>(createAttnSelectTier(selectOptions));
@@ -213,6 +214,11 @@ std::string package::describeChoices(const Kernel &kernel,
     else
       os << "; default tile for D" << dims << " on " << code.chip;
   }
+  // The chip's default is wgmma, but not for this op: say why.
+  if (own.tier == Tier::MMA &&
+      defaultPrefillTier(StringRef(code.chip)) == Tier::WGMMA &&
+      !op->hasAttr(kTierAttrName))
+    os << "; mma, not wgmma: " << whyNotWgmma(op);
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the
   // built-ins; a mask_mod left goes through a block mask, or where the
@@ -240,9 +246,14 @@ std::string package::describeChoices(const Kernel &kernel,
   if (code.choices.size() > 1) {
     os << "; small-grid alternatives:";
     for (auto [i, alternative] :
-         llvm::enumerate(ArrayRef(code.choices).drop_front()))
-      os << (i ? ", " : " ")
-         << describeSchedule(alternative.tier, alternative.schedule);
+         llvm::enumerate(ArrayRef(code.choices).drop_front())) {
+      os << (i ? ", " : " ");
+      // An alternative can land on another tier (wgmma's whole
+      // warpgroups): name it then.
+      if (alternative.tier != own.tier)
+        os << stringifyTier(alternative.tier) << " ";
+      os << describeSchedule(alternative.tier, alternative.schedule);
+    }
   }
   return text;
 }

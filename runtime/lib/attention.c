@@ -788,13 +788,16 @@ static int status_of(attnrt_status status) {
 
 // How well `code` suits compute capability `cc` (e.g. 86): a cubin runs on
 // its own major version from its minor up; PTX on anything as new or newer.
-// Arch-specific code (sm_90a) runs only on its exact version. 0: unusable.
+// Arch-specific code (sm_90a) runs only on its exact version, and there it
+// goes first: it has the instructions (wgmma) the plain image lacks.
+// 0: unusable.
 static int suitability(const attnrt_device_code *code, int cc) {
   if (code->sm > cc || (code->arch_specific && code->sm != cc))
     return 0;
+  int specific = code->arch_specific ? 1 : 0;
   if (code->is_cubin)
-    return code->sm / 10 == cc / 10 ? 2000 + code->sm : 0;
-  return 1000 + code->sm;
+    return code->sm / 10 == cc / 10 ? 2 * (2000 + code->sm) + specific : 0;
+  return 2 * (1000 + code->sm) + specific;
 }
 
 static void describe_targets(const attnrt_attention_kernel *kernel, char *out,

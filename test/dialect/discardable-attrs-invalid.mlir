@@ -31,8 +31,8 @@ func.func @kv_loop_on_forall(%n: index) {
 
 func.func @unknown_tier(%n: index) {
   scf.forall (%i) in (%n) {
-  // expected-error @+2 {{expected ::mlir::attn::Tier to be one of: wmma, mma, decode}}
+  // expected-error @+2 {{expected ::mlir::attn::Tier to be one of: wmma, mma, decode, copy, wgmma}}
   // expected-error @+1 {{failed to parse Attn_TierAttr parameter 'value'}}
-  } {attn.tier = #attn.tier<wgmma>}
+  } {attn.tier = #attn.tier<tcgen05>}
   return
 }

@@ -7,8 +7,8 @@ func.func @f() attributes {l = #attn.launch<split, tier = mma, threads = 128, sh
 
 // -----
 
-// expected-error @+1 {{unknown launch tier 'wgmma'; expected wmma, mma or decode}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = wgmma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
+// expected-error @+1 {{unknown launch tier 'tcgen05'; expected wmma, mma, wgmma, decode or copy}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = tcgen05, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----
 

@@ -315,7 +315,7 @@ bool poison(const Case &c, Problem &p) {
 bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
             Problem &p, attnrt_stream *stream) {
   for (const LaunchFacts &f : launches) {
-    if (f.tier == "wmma" || f.tier == "mma") {
+    if (f.tier == "wmma" || f.tier == "mma" || f.tier == "wgmma") {
       int64_t rows = c.sq * (c.hq / c.hkv);
       unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
       unsigned gridZ = static_cast<unsigned>(c.batch);

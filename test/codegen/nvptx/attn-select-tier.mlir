@@ -12,7 +12,7 @@
 // RUN: attn-opt %s "--attn-select-tier=prefill=mma sm=90" | FileCheck %s --check-prefix=SM90
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma sm=75" | FileCheck %s --check-prefix=TURING
 // RUN: not attn-opt %s "--attn-select-tier=prefill=decode" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: attn-select-tier: option 'prefill' must be mma or wmma, got 'decode'
+// BAD: error: attn-select-tier: option 'prefill' must be mma, wmma or wgmma, got 'decode'
 
 // MMA-LABEL: func.func @decode_gqa4
 // MMA: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32>

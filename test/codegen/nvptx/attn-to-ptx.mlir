@@ -31,7 +31,7 @@
 // SM120: .version 8.7
 // SM120: .target sm_120
 // TURING: attn-to-ptx: the mma tier needs sm_80 or newer; got sm_75
-// BADTIER: attn-to-ptx: option 'prefill' must be mma or wmma, got 'flash'
+// BADTIER: attn-to-ptx: option 'prefill' must be mma, wmma or wgmma, got 'flash'
 
 // MMA: // attn.kernel window_softcap_mma host=window_softcap tier=mma threads=128 smem={{[0-9]+}} block_q=128 group=8 args=5 role=prefill grid=[ceildiv(group_rows,128),kv_heads,batch] params=[q,k,v,o,lse]{{$}}
 // WMMA: // attn.kernel window_softcap_wmma host=window_softcap tier=wmma threads=128 smem={{[0-9]+}} block_q=64 group=8 args=5

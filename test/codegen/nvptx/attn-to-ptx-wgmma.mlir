@@ -1,0 +1,68 @@
+// attn-to-ptx with prefill=wgmma on sm_90a: each prefill becomes a wgmma
+// kernel whose PTX ptxas assembles for sm_90a. The default tiles: one
+// warpgroup of 64 rows against 64 keys up to D128 (S = m64n64), two
+// warpgroups against 64 keys at D256.
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma" | attn-translate --attn-ptx -o %t.ptx
+// RUN: FileCheck %s < %t.ptx
+// Each kernel's two product chains, one prefix each: LLVM lays the loop
+// out with P V's block before Q K^T's.
+// RUN: FileCheck %s --check-prefix=QK < %t.ptx
+// RUN: FileCheck %s --check-prefix=PV < %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+// The tier needs the arch-specific target.
+// RUN: not attn-opt %s --attn-to-ptx="chip=sm_90 prefill=wgmma" 2>&1 | FileCheck %s --check-prefix=NOT-A
+// NOT-A: attn-to-ptx: the wgmma tier needs chip=sm_90a (wgmma is arch-specific); got sm_90
+
+// CHECK: .target sm_90a
+// The swizzle atoms are 1024 bytes: so is the dynamic shared memory's
+// alignment.
+// CHECK: .extern .shared .align 1024 .b8
+
+// Copies reach the tensor cores through a proxy fence and a barrier; each
+// chain is fenced, committed and waited for.
+// CHECK-LABEL: .entry causal_d128_wgmma(
+// CHECK: cp.async.cg.shared.global
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK-NEXT: bar.sync 0;
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
+// CHECK: ex2.approx.ftz.f32
+// S = Q K^T, both through descriptors (K-major, not transposed); O += P V
+// with P in four registers and V transposed (MN-major).
+// QK-LABEL: .entry causal_d128_wgmma(
+// QK-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 0, 0;
+// PV-LABEL: .entry causal_d128_wgmma(
+// PV-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
+func.func @causal_d128(%q: memref<?x8x?x128xf16>, %k: memref<?x8x?x128xf16>,
+                       %v: memref<?x8x?x128xf16>, %o: memref<?x8x?x128xf16>,
+                       %lse: memref<?x8x?xf32>) {
+  attn.attention q(%q : memref<?x8x?x128xf16>) k(%k : memref<?x8x?x128xf16>)
+                 v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x8x?x128xf16>)
+                 lse(%lse : memref<?x8x?xf32>) mask = <causal>
+  return
+}
+
+// bf16 at D64: S = Q K^T in 4 steps of 16, O += P V (n = 64) in 4.
+// QK-LABEL: .entry gqa_bf16_d64_wgmma(
+// QK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// PV-LABEL: .entry gqa_bf16_d64_wgmma(
+// PV-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+func.func @gqa_bf16_d64(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
+                        %v: memref<?x2x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  attn.attention q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>)
+                 v(%v : memref<?x2x?x64xbf16>) -> o(%o : memref<?x8x?x64xbf16>)
+  return
+}
+
+// D256: 64 keys a tile, S in 16 steps, O (n = 256) in 4.
+// QK-LABEL: .entry mha_d256_wgmma(
+// QK-COUNT-16: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// PV-LABEL: .entry mha_d256_wgmma(
+// PV-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+func.func @mha_d256(%q: memref<?x4x?x256xf16>, %k: memref<?x4x?x256xf16>,
+                    %v: memref<?x4x?x256xf16>, %o: memref<?x4x?x256xf16>) {
+  attn.attention q(%q : memref<?x4x?x256xf16>) k(%k : memref<?x4x?x256xf16>)
+                 v(%v : memref<?x4x?x256xf16>) -> o(%o : memref<?x4x?x256xf16>)
+  return
+}

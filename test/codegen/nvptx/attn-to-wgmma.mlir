@@ -1,0 +1,119 @@
+// attn-to-wgmma turns an L1 loop nest marked for the wgmma tier into a GPU
+// kernel and its launch. The input is what attn-select-tier (prefill=wgmma)
+// and attn-tile make of a causal prefill at D128 with its LSE: 128 x 128
+// tiles, eight warps (two warpgroups of 64 rows), two cp.async K/V stages.
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s
+// wgmma exists only in the arch-specific sm_90a.
+// RUN: not attn-opt %s --attn-to-wgmma="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOT-A
+// NOT-A: error: the wgmma tier needs an arch-specific chip (sm_90a: wgmma is not in sm_90); got sm_90
+// RUN: not attn-opt %s --attn-to-wgmma="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=AMPERE
+// AMPERE: error: the wgmma tier needs sm_90 or newer (wgmma, in the arch-specific sm_90a); got sm_80a
+// Three stages: each tile's P V is left running into the next iteration
+// (Q K^T's wait completes it; after the loop, a wait of its own), and the
+// ring prefetches one tile ahead, not two, so that tile's V stage is not
+// refilled under it.
+// RUN: sed 's/stages = 2>/stages = 3>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=LAG
+// LAG: nvvm.cp.async.wait.group 1
+// LAG: scf.for
+// LAG: nvvm.cp.async.wait.group 0
+// LAG: nvvm.wgmma.commit.group.sync.aligned
+// LAG-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// LAG: nvvm.wgmma.commit.group.sync.aligned
+// LAG-NOT: nvvm.wgmma.wait.group
+// LAG: scf.yield %{{.*}} : f32, f32, f32, f32, vector<8xf32>
+// LAG-NEXT: }
+// LAG-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// LAG: math.log2
+// A nest marked for another tier is left to that tier's pass.
+// RUN: sed 's/#attn.tier<wgmma>/#attn.tier<mma>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=OTHER
+// OTHER: scf.forall
+// OTHER-NOT: gpu.launch_func
+
+// Host: one block of 256 threads per (Q tile, head, batch); Q (32 KiB)
+// and two stages of K and V (32 KiB each).
+// CHECK-LABEL: func.func @causal_d128
+// CHECK: gpu.launch_func @attn_kernels::@causal_d128_wgmma
+// CHECK-SAME: dynamic_shared_memory_size %c163840_i32
+// CHECK-SAME: {attn.launch = #attn.launch<prefill, tier = wgmma, threads = 256, shared = 163840, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [q, k, v, o, lse], block_q = 128, group = 1>}
+
+// Kernel: Q/K/V tiles as two 64-column blocks of 128-byte rows ([256, 64]
+// for 128 rows), copied with cp.async and handed to the async proxy with
+// fence.proxy.async before the barrier.
+// CHECK: gpu.func @causal_d128_wgmma(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: memref.view {{.*}} to memref<256x64xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: nvgpu.device_async_copy {{.*}} to memref<256x64xf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+// S = Q K^T: one chain of 8 wgmma (D / 16), Q and K both K-major through
+// descriptors, the first with scale-d 0 (no accumulator input).
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// The register score stage: quad shuffles, ex2.
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// O += P V: P from registers, V MN-major (transposed) through a descriptor.
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+// Epilogue: the LSE, then O staged through shared memory after a barrier
+// (a blocked Q's rows are not the warp's own), 16-byte stores.
+// CHECK: math.log2
+// CHECK: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<?x8x?x128xf16>, vector<8xf16>
+
+
+func.func @causal_d128(%arg0: memref<?x8x?x128xf16>, %arg1: memref<?x8x?x128xf16>, %arg2: memref<?x8x?x128xf16>, %arg3: memref<?x8x?x128xf16>, %arg4: memref<?x8x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0 : memref<?x8x?x128xf16>
+  %c2 = arith.constant 2 : index
+  %dim_0 = memref.dim %arg0, %c2 : memref<?x8x?x128xf16>
+  %c1 = arith.constant 1 : index
+  %0 = arith.muli %dim_0, %c1 : index
+  %c128 = arith.constant 128 : index
+  %1 = arith.ceildivsi %0, %c128 : index
+  %c2_1 = arith.constant 2 : index
+  %dim_2 = memref.dim %arg1, %c2_1 : memref<?x8x?x128xf16>
+  scf.forall (%arg5, %arg6, %arg7) in (%dim, 8, %1) {
+    %c128_3 = arith.constant 128 : index
+    %2 = arith.muli %arg7, %c128_3 : index
+    %c0_4 = arith.constant 0 : index
+    %c1_5 = arith.constant 1 : index
+    %c128_6 = arith.constant 128 : index
+    %3 = arith.addi %2, %c128_6 : index
+    %4 = arith.minsi %3, %0 : index
+    %5 = arith.divsi %2, %c1_5 : index
+    %c1_7 = arith.constant 1 : index
+    %6 = arith.subi %4, %c1_7 : index
+    %7 = arith.divsi %6, %c1_5 : index
+    %c0_8 = arith.constant 0 : index
+    %8 = arith.addi %7, %c0_8 : index
+    %c1_9 = arith.constant 1 : index
+    %9 = arith.addi %8, %c1_9 : index
+    %10 = arith.minsi %9, %dim_2 : index
+    %11 = attn.load_q %arg0[%arg5, %arg6, %2] group 1 : memref<?x8x?x128xf16> -> tensor<128x128xf16>
+    %max, %sum, %acc = attn.init_state : tensor<128xf32>, tensor<128x128xf32>
+    %c128_10 = arith.constant 128 : index
+    %12:3 = scf.for %arg8 = %c0_4 to %10 step %c128_10 iter_args(%arg9 = %max, %arg10 = %sum, %arg11 = %acc) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) {
+      %13 = attn.load_kv %arg1[%arg5, %arg6, %arg8] length %dim_2 : memref<?x8x?x128xf16> -> tensor<128x128xf16>
+      %14 = attn.load_kv %arg2[%arg5, %arg6, %arg8] length %dim_2 : memref<?x8x?x128xf16> -> tensor<128x128xf16>
+      %15 = attn.qk %11, %13 scale 0.0883883461 : tensor<128x128xf16>, tensor<128x128xf16> -> tensor<128x128xf32>
+      %16 = attn.mask %15 rows %2 cols %arg8 q_len %dim_0 kv_len %dim_2 mask <causal> group 1 : tensor<128x128xf32>
+      %probs, %new_max, %new_sum, %rescale = attn.online_softmax %16, %arg9, %arg10 : tensor<128x128xf32>, tensor<128xf32>
+      %17 = attn.pv %probs, %14, %arg11, %rescale : tensor<128x128xf32>, tensor<128x128xf16>, tensor<128x128xf32>, tensor<128xf32>
+      scf.yield %new_max, %new_sum, %17 : tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>
+    } {attn.kv_loop}
+    %out, %lse = attn.finalize %12#0, %12#1, %12#2 : tensor<128xf32>, tensor<128x128xf32> -> tensor<128x128xf16>
+    attn.store_o %out, %arg3[%arg5, %arg6, %2] group 1 : tensor<128x128xf16>, memref<?x8x?x128xf16>
+    attn.store_lse %lse, %arg4[%arg5, %arg6, %2] group 1 : tensor<128xf32>, memref<?x8x?xf32>
+  } {attn.schedule = #attn.schedule<block_q = 128, block_kv = 128, warps = 8, stages = 2>, attn.tier = #attn.tier<wgmma>}
+  return
+}
