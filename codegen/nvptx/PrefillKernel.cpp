@@ -366,13 +366,15 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
     return std::make_pair(valid, rowIndices(out, fc));
   });
-  // The first `ahead` K/V tiles follow, one cp.async group each,
-  // committed even when there is no tile (an empty group): waiting for all
-  // but `ahead` groups then always covers Q, and in the loop all but
-  // ahead - 1 the current tile. `ahead` is stages - 1, less the stages a
-  // lag holds back (PrefillPlan.h). With one stage (or no cp.async) the
-  // loop loads each tile itself.
-  const int64_t ahead = p.stages - 1 - p.lag;
+  // The first `ahead` = stages - 1 K/V tiles follow, one cp.async group
+  // each, committed even when there is no tile (an empty group): waiting
+  // for all but `ahead` groups then always covers Q, and in the loop all
+  // but ahead - 1 the current tile. Computing Q K^T a tile ahead
+  // (PrefillPlan.h) needs one tile more each time: Q and tile 0 before
+  // the loop, tile j + 1 at the top of step j. With one stage (or no
+  // cp.async) the loop loads each tile itself.
+  const int64_t ahead = p.stages - 1;
+  const int64_t early = p.qkAhead ? 1 : 0;
   if (p.cpAsync) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
     for (int64_t s = 0; s < ahead; ++s) {
@@ -385,7 +387,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     }
-    NVVM::CpAsyncWaitGroupOp::create(kb, ahead);
+    NVVM::CpAsyncWaitGroupOp::create(kb, ahead - early);
   }
   asyncProxyFence();
   gpu::BarrierOp::create(kb);
@@ -401,6 +403,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   SmallVector<Value> inits = initialState();
   for (int64_t i = 0; i < p.dv / 16 * p.mTiles; ++i)
     inits.push_back(zeroC);
+  inits.append(carriedScores());
   auto loop = scf::ForOp::create(kb, *lo, *hi, idx(posStep), inits);
   {
     OpBuilder::InsertionGuard g(kb);
@@ -414,12 +417,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     }
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
     if (p.stages > 1) {
-      NVVM::CpAsyncWaitGroupOp::create(kb, ahead - 1);
+      NVVM::CpAsyncWaitGroupOp::create(kb, ahead - 1 - early);
       asyncProxyFence();
       gpu::BarrierOp::create(kb);
-      // Prefetch tile iter + ahead into the stage the iteration lag + 1
-      // back read (the barrier above says every warp is done with it; with
-      // a lag, the last iteration's P V may still read its own).
+      // Prefetch tile iter + ahead into the stage the last iteration read
+      // (the barrier above says every warp is done with it; computing Q
+      // K^T ahead, the next tile's K is in another).
       Value next = add(pos, idx(ahead * posStep));
       auto more = scf::IfOp::create(kb, lt(next, *hi));
       {
@@ -462,9 +465,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         p.mTiles > 1
             ? view(opaqueIndex(idx(p.qOff)), p.tileShape(p.br, p.d), p.elt)
             : qs;
+    Value nextStage = arith::RemUIOp::create(kb, add(iter, idx(1)),
+                                             idx(p.stages));
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
               loop.getRegionIterArgs(), out.batch, out.kvHead, full,
-              kBase, vBase};
+              kBase, vBase, stageOffset(p.kOff, nextStage, p.kStage)};
     scf::YieldOp::create(kb, this->step(*tiles, step));
   }
 

@@ -59,8 +59,8 @@ protected:
     /// position exists and is visible: no mask needed); else null.
     Value full;
     /// Byte offsets of this tile's K and V in shared memory (wgmma's
-    /// descriptors).
-    Value kOffset, vOffset;
+    /// descriptors), and of the next stage's K (Q K^T one tile ahead).
+    Value kOffset, vOffset, nextKOffset;
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`
   /// (group * Sq, Sq = `queries`), in batch `batch` and K/V head `kvHead`;
@@ -79,6 +79,10 @@ protected:
   virtual void makeScoreViews() {}
   /// The loop's initial softmax state (before the accumulators).
   virtual SmallVector<Value> initialState() = 0;
+  /// What else the loop carries, after the accumulators: the scores of
+  /// the loop's first tile, computed before it, where Q K^T runs a tile
+  /// ahead.
+  virtual SmallVector<Value> carriedScores() { return {}; }
   /// The loop body's results for one K/V tile: the next softmax state and
   /// accumulators.
   virtual SmallVector<Value> step(TileMMA &tiles, const Step &step) = 0;

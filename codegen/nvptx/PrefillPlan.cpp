@@ -78,7 +78,7 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
     return op->emitError() << "more than one K/V stage needs cp.async "
                               "(sm_80 or newer); got stages = "
                            << p.stages << " on sm_" << p.sm;
-  p.lag = p.warpgroups() && p.cpAsync && p.stages >= 3 ? 1 : 0;
+  p.qkAhead = p.warpgroups() && p.cpAsync && p.stages >= 3;
   return success();
 }
 

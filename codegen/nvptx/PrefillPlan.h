@@ -92,13 +92,13 @@ struct PrefillPlan {
   SmallVector<WarpGroup, 1> roles;
   /// K/V tiles in flight.
   int64_t stages = 0;
-  /// Stages held back for products still running: the wgmma tier with
-  /// three or more stages (a schedule's choice; the default is two)
-  /// leaves each tile's P V in flight into the next iteration (its wait
-  /// is the next Q K^T's), so the stage that tile's V sits in is not
-  /// refilled until one iteration later. The ring then prefetches
-  /// stages - 1 - lag tiles ahead.
-  int64_t lag = 0;
+  /// The wgmma tier with three or more stages (a schedule's choice: it
+  /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
+  /// ahead: S of tile 0 before the loop, and in the step of tile j the
+  /// products of tile j + 1 are issued before tile j's softmax and run
+  /// under it (FlashAttention-3's intra-warpgroup overlap). The loop
+  /// carries S; its top waits for tile j + 1's copy, not tile j's.
+  bool qkAhead = false;
   /// The split-K form (the decode tier's tensor-core split kernel): block
   /// (x, y, z) = (split, K/V head, batch x Q tile), each block over its
   /// split's K/V tiles, its rows' partial states written to the workspace

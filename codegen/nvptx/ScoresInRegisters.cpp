@@ -45,6 +45,18 @@ private:
     if (p.warpgroups())
       wgmma = std::make_unique<WarpgroupMMA>(*b, smem, p.elt);
   }
+  /// Q K^T a tile ahead: tile 0's scores (stage 0) before the loop.
+  SmallVector<Value> carriedScores() override {
+    if (!p.qkAhead)
+      return {};
+    return wgmma->productKMajor(idx(p.qOff), p.br, groupRow(tid), idx(p.kOff),
+                                p.bc, p.d);
+  }
+  /// The first row of this thread's warpgroup.
+  Value groupRow(Value thread) {
+    Value group = arith::DivUIOp::create(*b, thread, idx(kWarpgroup));
+    return mul(group, idx(64));
+  }
   SmallVector<Value> step(TileMMA &tiles, const Step &step) override;
   void epilogue(TileMMA &tiles, scf::ForOp loop, const WarpPlace &place,
                 const Output &out) override;
@@ -127,15 +139,6 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
                                    const WarpPlace &place,
                                    const Output &out) {
   auto &mma = static_cast<MmaSyncTileMMA &>(tiles);
-  if (p.kvGroups == 1 && wgmma && p.lag) {
-    // The last P V is still running.
-    SmallVector<Value> state(loop.getResults());
-    const int64_t first = 4 * p.mTiles;
-    SmallVector<Value> settled =
-        wgmma->settle(ArrayRef<Value>(state).drop_front(first));
-    llvm::copy(settled, state.begin() + first);
-    return store(mma, state, place.warpRow, out, /*kvDone=*/false);
-  }
   if (p.kvGroups == 1)
     return store(mma, loop.getResults(), place.warpRow, out,
                  /*kvDone=*/false);
@@ -216,20 +219,21 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     }
     return f;
   };
-  // The accumulators as the last step left them: with a lag, the last
-  // P V still runs, and Q K^T's wait completes it.
-  SmallVector<Value> accs(step.state.drop_front(4 * p.mTiles));
-  if (wgmma) {
-    // The warpgroup's 64 rows against the tile's keys, in one chain.
-    Value groupRow = mul(arith::DivUIOp::create(*b, step.warpRow, idx(64)),
-                         idx(64));
-    SmallVector<Value> settled;
-    raw[0] = wgmma->productKMajor(
-        idx(p.qOff), p.br, groupRow, step.kOffset, p.bc, p.d,
-        p.lag ? ArrayRef<Value>(accs) : ArrayRef<Value>(),
-        p.lag ? &settled : nullptr);
-    if (p.lag)
-      accs = settled;
+  SmallVector<Value> accs(step.state.slice(4 * p.mTiles, p.mTiles * dv16));
+  // wgmma: the warpgroup's 64 rows against the tile's keys, in one chain;
+  // or, a tile ahead, this tile's scores from the last step (or before
+  // the loop) and the next tile's chain issued now, to run under this
+  // tile's softmax (its K is in the next stage; past the last tile it
+  // reads a stale stage and its scores are dropped).
+  SmallVector<Value> nextScores;
+  if (wgmma && p.qkAhead) {
+    raw[0] = llvm::to_vector(step.state.drop_front(4 * p.mTiles +
+                                                   p.mTiles * dv16));
+    nextScores = wgmma->issueKMajor(idx(p.qOff), p.br, groupRow(tid),
+                                    step.nextKOffset, p.bc, p.d);
+  } else if (wgmma) {
+    raw[0] = wgmma->productKMajor(idx(p.qOff), p.br, groupRow(tid),
+                                  step.kOffset, p.bc, p.d);
   }
   for (int64_t k = 0; !wgmma && k < p.d / 16; ++k) {
     SmallVector<Value> f = qkFragments(k);
@@ -404,10 +408,17 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     scf::YieldOp::create(*b, accs);
   }
   SmallVector<Value> out(rescaling.getResults());
+  if (wgmma && p.qkAhead) {
+    // One wait for both chains: P V and the next tile's Q K^T.
+    SmallVector<Value> running = wgmma->productRegisters(
+        pFrags[0], step.vOffset, p.dv, p.bc, out, /*wait=*/false);
+    running.append(nextScores);
+    results.append(wgmma->settle(running));
+    return results;
+  }
   if (wgmma) {
-    // With a lag, left running into the next step (or the epilogue).
-    results.append(wgmma->productRegisters(pFrags[0], step.vOffset, p.dv,
-                                           p.bc, out, /*wait=*/!p.lag));
+    results.append(
+        wgmma->productRegisters(pFrags[0], step.vOffset, p.dv, p.bc, out));
     return results;
   }
   for (int64_t nb = 0; nb < dv16; ++nb)

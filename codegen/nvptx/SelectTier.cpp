@@ -151,10 +151,9 @@ struct AttnSelectTierPass
       auto [blockQ, blockKv] = prefillTiles(tier, dims, sm);
       ScheduleAttr asked = op.getScheduleAttr();
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
-      // wgmma: two stages. A third lets each tile's P V run into the next
-      // iteration (PrefillPlan.h, `lag`), which measured no faster on the
-      // H100 (bench/RESULTS.md: D128 +2% / -0%, causal -3%, D64 -6%), so
-      // only a schedule asks for it.
+      // wgmma keeps two stages too: a third runs Q K^T a tile ahead
+      // (PrefillPlan.h, `qkAhead`), which measured 7-11% slower on an H100
+      // (bench/RESULTS.md), so only a schedule asks for it.
       fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows),
                    defaultStages(sm));
       return WalkResult::advance();

@@ -162,9 +162,13 @@ static std::string shapeAndTypes(int64_t n, Type elt) {
 
 SmallVector<Value> WarpgroupMMA::productKMajor(Value aTile, int64_t aRows,
                                                Value aRow, Value bTile,
-                                               int64_t n, int64_t k,
-                                               ArrayRef<Value> inFlight,
-                                               SmallVector<Value> *settled) {
+                                               int64_t n, int64_t k) {
+  return settle(issueKMajor(aTile, aRows, aRow, bTile, n, k));
+}
+
+SmallVector<Value> WarpgroupMMA::issueKMajor(Value aTile, int64_t aRows,
+                                             Value aRow, Value bTile,
+                                             int64_t n, int64_t k) {
   // Block c of A starts at aTile + c * aRows * 128, its rows from aRow.
   Value aStart = arith::AddIOp::create(
       b, aTile, arith::MulIOp::create(b, aRow, idx(kBlockRow)));
@@ -185,15 +189,7 @@ SmallVector<Value> WarpgroupMMA::productKMajor(Value aTile, int64_t aRows,
                 });
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-  SmallVector<Value> tiles = fromStruct(acc, n);
-  const int64_t own = tiles.size();
-  tiles.append(inFlight.begin(), inFlight.end());
-  tiles = pin(tiles);
-  if (settled)
-    settled->assign(tiles.begin() + own, tiles.end());
-  tiles.resize(own);
-  return tiles;
+  return fromStruct(acc, n);
 }
 
 SmallVector<Value> WarpgroupMMA::settle(ArrayRef<Value> tiles) {

@@ -50,17 +50,16 @@ public:
   /// `aRow` (of `aRows`) and B the n rows of a K-major tile, both `k`
   /// elements wide at byte offsets `aTile`, `bTile`. Returns n / 16
   /// accumulator tiles (vector<8xf32>, mma.sync's layout).
-  /// Its wait also completes every earlier product still in flight:
-  /// `inFlight` (accumulator tiles such a product writes) come back in
-  /// `settled`, read only after the wait.
   SmallVector<Value> productKMajor(Value aTile, int64_t aRows, Value aRow,
-                                   Value bTile, int64_t n, int64_t k,
-                                   ArrayRef<Value> inFlight = {},
-                                   SmallVector<Value> *settled = nullptr);
+                                   Value bTile, int64_t n, int64_t k);
+  /// The same product, issued and left running: its tiles may be read
+  /// only after a wait (settle).
+  SmallVector<Value> issueKMajor(Value aTile, int64_t aRows, Value aRow,
+                                 Value bTile, int64_t n, int64_t k);
   /// acc[64 x n] += A B for A in registers (k / 16 mma.sync A fragments,
   /// vector<4xi32>) and B an MN-major tile of k rows, n wide, at `bTile`.
   /// Without `wait` the product is left running: its results may be read
-  /// only after a later wait (settle, or productKMajor's inFlight).
+  /// only after a later wait (settle).
   SmallVector<Value> productRegisters(ArrayRef<Value> a, Value bTile,
                                       int64_t n, int64_t k,
                                       ArrayRef<Value> acc, bool wait = true);

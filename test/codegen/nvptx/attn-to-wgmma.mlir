@@ -8,22 +8,25 @@
 // NOT-A: error: the wgmma tier needs an arch-specific chip (sm_90a: wgmma is not in sm_90); got sm_90
 // RUN: not attn-opt %s --attn-to-wgmma="chip=sm_80a" 2>&1 | FileCheck %s --check-prefix=AMPERE
 // AMPERE: error: the wgmma tier needs sm_90 or newer (wgmma, in the arch-specific sm_90a); got sm_80a
-// Three stages: each tile's P V is left running into the next iteration
-// (Q K^T's wait completes it; after the loop, a wait of its own), and the
-// ring prefetches one tile ahead, not two, so that tile's V stage is not
-// refilled under it.
-// RUN: sed 's/stages = 2>/stages = 3>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=LAG
-// LAG: nvvm.cp.async.wait.group 1
-// LAG: scf.for
-// LAG: nvvm.cp.async.wait.group 0
-// LAG: nvvm.wgmma.commit.group.sync.aligned
-// LAG-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// LAG: nvvm.wgmma.commit.group.sync.aligned
-// LAG-NOT: nvvm.wgmma.wait.group
-// LAG: scf.yield %{{.*}} : f32, f32, f32, f32, vector<8xf32>
-// LAG-NEXT: }
-// LAG-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// LAG: math.log2
+// Three stages: Q K^T runs a tile ahead. Tile 0's scores before the loop
+// (Q and tile 0 waited for, tile 1 may still be coming); in the loop the
+// top waits for tile j + 1, the next tile's chain is issued before this
+// tile's softmax, and one wait after P V completes both. The loop carries
+// the scores (8 more vector<8xf32>).
+// RUN: sed 's/stages = 2>/stages = 3>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=AHEAD
+// AHEAD: nvvm.cp.async.wait.group 1
+// AHEAD: nvvm.wgmma.fence.aligned
+// AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
+// AHEAD: scf.for {{.*}} -> (f32, f32, f32, f32, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AHEAD: nvvm.cp.async.wait.group 0
+// AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// AHEAD-NOT: nvvm.wgmma.wait.group
+// AHEAD: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// AHEAD-NOT: nvvm.wgmma.fence.aligned
+// AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
+// AHEAD: scf.yield
 // A nest marked for another tier is left to that tier's pass.
 // RUN: sed 's/#attn.tier<wgmma>/#attn.tier<mma>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=OTHER
 // OTHER: scf.forall
