@@ -202,6 +202,11 @@ typedef struct attnrt_launch_facts {
    allows, the runtime launches the first whose grid has a block for every
    multiprocessor, else the last (small problems run on smaller tiles or
    on more warps per tile). */
+/* Arch-specific code (sm_90a: the wgmma prefill tier) is not forward
+   compatible, neither its cubin nor its PTX: it runs on compute capability
+   9.0 only, where the runtime prefers it to plain sm_90 code, and a library
+   meant for other GPUs must also carry a plain target (attn-compile
+   --targets=sm_80,sm_90,sm_90a). */
 typedef struct attnrt_device_code {
   int sm;            /* 90 for sm_90 and sm_90a */
   int arch_specific; /* sm_90a: runs on compute capability 9.0 only */
