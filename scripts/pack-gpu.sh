@@ -70,11 +70,11 @@ compile="$build/bin/attn-compile"
   -o "$out/lib"
 "$compile" "$root/bench/append.mlir" --shared -o "$out/lib"
 # The mods library for the H100 alone: the bundle travels under 64 MiB.
-"$compile" "$root/bench/mods.mlir" --targets=sm_90 --shared -o "$out/lib"
+"$compile" "$root/bench/mods.mlir" --targets=sm_90,sm_90a --shared -o "$out/lib"
 # The examples with mod regions (bench/examples_check.py checks them).
 for example in alibi document_mask prefix_lm sliding_window_mask_mod \
                softcap_region; do
-  "$compile" "$root/examples/$example.mlir" --targets=sm_90 --shared \
+  "$compile" "$root/examples/$example.mlir" --targets=sm_90,sm_90a --shared \
     -o "$out/lib"
 done
 "$compile" "$root/test/compile/Inputs/abi.mlir" -o "$out/lib"
