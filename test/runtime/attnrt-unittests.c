@@ -1361,6 +1361,38 @@ static void run_packed(void) {
   check(fake->launches == launches, "B 0 launched nothing");
 }
 
+// On a compute capability 9.0 device (FAKE_CUDA_CC=90) arch-specific code
+// (sm_90a) goes before plain sm_90 code, which suits it as well: here the
+// two differ only in their Q tile (64 rows plain, 16 arch-specific), which
+// shows in the grid the run launches.
+static void run_arch_specific(void) {
+  const char *path = getenv("ATTNRT_CUDA_DRIVER");
+  EXPECT(attnrt_init(), ATTNRT_SUCCESS);
+  fake = find_fake_state(path ? path : "");
+  check(fake != NULL, "the fake driver's state is found");
+  if (!fake)
+    return;
+  attnrt_attention_kernel k = packed_kernel(0, 64, 0);
+  static attnrt_launch_facts plain[1], specific[1];
+  plain[0] = specific[0] = packed_launches[0][0];
+  specific[0].grid[0].value = 16;
+  static const attnrt_device_code both[2] = {
+      {90, 0, 0, tiny_ptx, sizeof tiny_ptx, plain, 1},
+      {90, 1, 0, tiny_ptx, sizeof tiny_ptx, specific, 1}};
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  k.code = both;
+  k.num_code = 2;
+  k.loaded = loaded;
+  // 100 query tokens, group 2, 3 sequences: floor(200 / 16) + 3 = 15
+  // blocks in x on 16-row tiles, 6 on 64-row ones.
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  expect_packed("run(sm_90 and sm_90a code, compute capability 9.0)",
+                attnrt_attention_run(&k, &call), ATTN_SUCCESS, "");
+  check(fake->last_grid[0] == 15,
+        "the sm_90a code ran (grid x %u: 15 on its tiles, 6 on sm_90's)",
+        fake->last_grid[0]);
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -1376,6 +1408,7 @@ int main(int argc, char **argv) {
       {"launch-contracts", run_launch_contracts},
       {"packed-no-driver", run_packed_no_driver},
       {"packed", run_packed},
+      {"arch-specific", run_arch_specific},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {

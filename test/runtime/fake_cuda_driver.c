@@ -249,11 +249,11 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
     *value = 108 + device; // tell devices apart
     return CUDA_SUCCESS;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-    *value = 8;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: // FAKE_CUDA_CC, 86
+    *value = (int)(setting("FAKE_CUDA_CC", 86) / 10);
     return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-    *value = 6;
+    *value = (int)(setting("FAKE_CUDA_CC", 86) % 10);
     return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
     *value = (int)setting("FAKE_CUDA_OPTIN_SMEM", 102400);
