@@ -465,11 +465,15 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         p.mTiles > 1
             ? view(opaqueIndex(idx(p.qOff)), p.tileShape(p.br, p.d), p.elt)
             : qs;
-    Value nextStage = arith::RemUIOp::create(kb, add(iter, idx(1)),
-                                             idx(p.stages));
+    // Q K^T a tile ahead reads the next stage's K.
+    Value nextKBase;
+    if (p.qkAhead)
+      nextKBase = stageOffset(
+          p.kOff, arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages)),
+          p.kStage);
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
               loop.getRegionIterArgs(), out.batch, out.kvHead, full,
-              kBase, vBase, stageOffset(p.kOff, nextStage, p.kStage)};
+              kBase, vBase, nextKBase};
     scf::YieldOp::create(kb, this->step(*tiles, step));
   }
 

@@ -59,7 +59,8 @@ protected:
     /// position exists and is visible: no mask needed); else null.
     Value full;
     /// Byte offsets of this tile's K and V in shared memory (wgmma's
-    /// descriptors), and of the next stage's K (Q K^T one tile ahead).
+    /// descriptors), and of the next stage's K (Q K^T one tile ahead;
+    /// else null).
     Value kOffset, vOffset, nextKOffset;
   };
   /// What the epilogue writes to: rows of the block from row0, of `rows`

@@ -1298,13 +1298,19 @@ static void check_packed_sizes(void) {
 
 static void run_packed_no_driver(void) { check_packed_sizes(); }
 
-// With the fake driver: the grids run() launches.
-static void run_packed(void) {
+// attnrt_init() on the fake driver ATTNRT_CUDA_DRIVER names, and its
+// state in `fake`; whether it was found.
+static int attach_fake_driver(void) {
   const char *path = getenv("ATTNRT_CUDA_DRIVER");
   EXPECT(attnrt_init(), ATTNRT_SUCCESS);
   fake = find_fake_state(path ? path : "");
   check(fake != NULL, "the fake driver's state is found");
-  if (!fake)
+  return fake != NULL;
+}
+
+// With the fake driver: the grids run() launches.
+static void run_packed(void) {
+  if (!attach_fake_driver())
     return;
   int launches = fake->launches;
   check_packed_sizes();
@@ -1366,11 +1372,7 @@ static void run_packed(void) {
 // two differ only in their Q tile (64 rows plain, 16 arch-specific), which
 // shows in the grid the run launches.
 static void run_arch_specific(void) {
-  const char *path = getenv("ATTNRT_CUDA_DRIVER");
-  EXPECT(attnrt_init(), ATTNRT_SUCCESS);
-  fake = find_fake_state(path ? path : "");
-  check(fake != NULL, "the fake driver's state is found");
-  if (!fake)
+  if (!attach_fake_driver())
     return;
   attnrt_attention_kernel k = packed_kernel(0, 64, 0);
   static attnrt_launch_facts plain[1], specific[1];
