@@ -92,6 +92,13 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
   if (name == kScheduleAttrName && !isa<ScheduleAttr>(value))
     return op->emitError() << "'" << name
                            << "' must be a #attn.schedule<...>, got " << value;
+  // The op's own schedule is its `schedule = ...` field; the discardable
+  // name marks L1 nests, and on the op it would be silently ignored.
+  if (name == kScheduleAttrName && isa<AttentionOp>(op))
+    return op->emitError()
+           << "'" << name
+           << "' is not read on attn.attention: write its schedule as the "
+              "op's 'schedule = #attn.schedule<...>'";
   if (name == kKVLoopAttrName &&
       (!isa<UnitAttr>(value) || op->getName().getStringRef() != "scf.for"))
     return op->emitError() << "'" << name

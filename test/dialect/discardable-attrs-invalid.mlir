@@ -20,6 +20,17 @@ func.func @bad_schedule(%n: index) {
 
 // -----
 
+func.func @schedule_on_attention(%q: memref<1x4x8x64xf16>, %k: memref<1x4x8x64xf16>,
+                                 %v: memref<1x4x8x64xf16>, %o: memref<1x4x8x64xf16>) {
+  // expected-error @+1 {{'attn.schedule' is not read on attn.attention: write its schedule as the op's 'schedule = #attn.schedule<...>'}}
+  attn.attention q(%q : memref<1x4x8x64xf16>) k(%k : memref<1x4x8x64xf16>)
+                 v(%v : memref<1x4x8x64xf16>) -> o(%o : memref<1x4x8x64xf16>)
+                 {attn.schedule = #attn.schedule<block_q = 64, block_kv = 64, warps = 4, stages = 2>}
+  return
+}
+
+// -----
+
 func.func @kv_loop_on_forall(%n: index) {
   // expected-error @+1 {{'attn.kv_loop' is a unit attribute of an scf.for}}
   scf.forall (%i) in (%n) {
