@@ -67,7 +67,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
                  << prefill << "'\n";
     return failure();
   }
-  if (*tier == Tier::WGMMA && !StringRef(options.chip).ends_with("a")) {
+  if (*tier == Tier::WGMMA && !hasWgmma(options.chip)) {
     llvm::errs() << "attn-to-ptx: the wgmma tier needs chip=sm_90a (wgmma "
                     "is arch-specific); got "
                  << options.chip << "\n";

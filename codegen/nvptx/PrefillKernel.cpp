@@ -578,8 +578,7 @@ LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
     FailureOr<L1Nest> nest = matchNest(forall, pass);
     if (failed(nest))
       return failure();
-    // wgmma and setmaxnreg exist only in the arch-specific sm_90a.
-    if (parts.mma == MmaProvider::Wgmma && !chip.ends_with("a"))
+    if (parts.mma == MmaProvider::Wgmma && !hasWgmma(chip))
       return forall.emitError()
              << "the " << stringifyTier(parts.tier)
              << " tier needs an arch-specific chip (sm_90a: wgmma is not "

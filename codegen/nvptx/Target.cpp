@@ -15,6 +15,11 @@ FailureOr<int> mlir::attn::parseChip(StringRef chip) {
   return sm;
 }
 
+bool mlir::attn::hasWgmma(StringRef chip) {
+  FailureOr<int> sm = parseChip(chip);
+  return succeeded(sm) && *sm == 90 && chip.ends_with("a");
+}
+
 int64_t mlir::attn::maxSharedMemoryBytes(int sm) {
   switch (sm) {
   case 75: return 64 * 1024;
@@ -38,11 +43,10 @@ Tier mlir::attn::defaultPrefillTier(int sm) {
 }
 
 Tier mlir::attn::defaultPrefillTier(StringRef chip) {
+  if (hasWgmma(chip))
+    return Tier::WGMMA;
   FailureOr<int> sm = parseChip(chip);
-  if (failed(sm))
-    return Tier::MMA;
-  return *sm == 90 && chip.ends_with("a") ? Tier::WGMMA
-                                          : defaultPrefillTier(*sm);
+  return failed(sm) ? Tier::MMA : defaultPrefillTier(*sm);
 }
 
 int mlir::attn::minimumSm(Tier tier) {

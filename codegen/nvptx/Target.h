@@ -17,6 +17,10 @@ namespace mlir::attn {
 /// Compute capability of "sm_XY[a]" (e.g. 80), or failure.
 FailureOr<int> parseChip(StringRef chip);
 
+/// Whether `chip` is the arch-specific sm_90a, the one chip with wgmma and
+/// setmaxnreg (its code runs on compute capability 9.0 only).
+bool hasWgmma(StringRef chip);
+
 /// Largest dynamic shared memory a block may opt into on `sm`, in bytes.
 int64_t maxSharedMemoryBytes(int sm);
 
