@@ -518,16 +518,29 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   return success();
 }
 
-/// The tensor-core split kernel: the mma tier's parts in split-K form.
+/// The tensor-core split kernel: a prefill tier's parts in split-K form,
+/// the wgmma tier's on sm_90a where the Q tile is whole warpgroups and the
+/// head dims are 64-column blocks (MQA's 64 rows a K/V head), else the mma
+/// tier's.
 LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
                                    gpu::GPUModuleOp kernels, StringRef name,
-                                   int sm) {
+                                   StringRef chip, int sm) {
   PrefillParts parts{Tier::MMA, MmaProvider::MmaSync, SharedLayout::Swizzled,
                      CopyPipeline::CpAsyncRing, ScoreStage::Registers};
+  auto qTile = cast<RankedTensorType>(nest.loadQ.getTile().getType());
+  auto vTile = cast<RankedTensorType>(nest.loadV.getTile().getType());
+  if (hasWgmma(chip) && qTile.getDimSize(0) % 64 == 0 &&
+      qTile.getDimSize(1) % 64 == 0 && vTile.getDimSize(1) % 64 == 0)
+    parts = {Tier::WGMMA, MmaProvider::Wgmma, SharedLayout::SwizzledBlocks,
+             CopyPipeline::CpAsyncRing, ScoreStage::Registers};
   FailureOr<PrefillPlan> plan = planPrefill(nest, parts, sm);
   if (failed(plan))
     return failure();
   plan->splitKV = true;
+  // The split kernel is bound by memory: stages past two buy bytes in
+  // flight, not Q K^T a tile ahead (which a prefill schedule asks for with
+  // them).
+  plan->qkAhead = false;
   FailureOr<Value> ws = appendWorkspace(func, plan->valueHeadDim);
   if (failed(ws))
     return failure();
@@ -566,7 +579,8 @@ struct AttnToDecodePass
       auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
       if (decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
                               *sm)) {
-        if (failed(buildTensorCoreSplit(*nest, func, kernels, name, *sm)))
+        if (failed(buildTensorCoreSplit(*nest, func, kernels, name, chip,
+                                         *sm)))
           return signalPassFailure();
         continue;
       }

@@ -39,8 +39,11 @@ int64_t defaultStages(int sm);
 /// rows in registers, at most kDecodeSimtMaxRows of them before it spills
 /// (measured on an H100: 16 rows of D128 ran MQA at 0.08 TB/s); Q tiles
 /// of more rows go to the tensor-core split kernel (the mma tier's
-/// skeleton in its split-K form), which needs f16/bf16 and sm_80.
+/// skeleton in its split-K form, wgmma's on sm_90a), which needs f16/bf16
+/// and sm_80, and keeps kDecodeTensorCoreStages K/V tiles in flight where
+/// the chip's shared memory holds them.
 inline constexpr int64_t kDecodeSimtMaxRows = 8;
+inline constexpr int64_t kDecodeTensorCoreStages = 4;
 /// The most queries per sequence the decode tier takes by default.
 inline constexpr int64_t kDecodeMaxQueries = 16;
 bool decodeOnTensorCores(int64_t blockQ, Type elt, int sm);

@@ -140,14 +140,19 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   return code;
 }
 
-// "tile 128x64 warps 4 stages 2"; the decode tier has rows per block only.
-static std::string describeSchedule(Tier tier, ScheduleAttr s) {
+// "tile 128x64 warps 4 stages 2"; the decode tier has rows per block only,
+// and says which instructions its tensor-core split kernel (`split`, the
+// tier of its split launch) runs on.
+static std::string describeSchedule(Tier tier, ScheduleAttr s,
+                                    Tier split = Tier::Decode) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (tier == Tier::Decode) {
     os << "rows " << s.getBlockQ();
     if (s.getWarps())
-      os << " on tensor cores, " << s.getBlockKv() << "-key tiles";
+      os << " on tensor cores ("
+         << (split == Tier::WGMMA ? "wgmma" : "mma.sync") << "), "
+         << s.getBlockKv() << "-key tiles";
     return text;
   }
   os << "tile " << s.getBlockQ() << "x" << s.getBlockKv() << " warps "
@@ -174,8 +179,12 @@ std::string package::describeChoices(const Kernel &kernel,
   if (code.choices.empty())
     return text + "no attn.attention";
   const TierChoice &own = code.choices.front();
-  os << stringifyTier(own.tier) << " " << describeSchedule(own.tier,
-                                                            own.schedule);
+  Tier split = Tier::Decode;
+  for (const KernelLaunch &l : code.launches)
+    if (l.contract && l.contract.getRole() == LaunchRole::DecodeSplit)
+      split = l.contract.getTier();
+  os << stringifyTier(own.tier) << " "
+     << describeSchedule(own.tier, own.schedule, split);
   // Why: what the spec asked for, else the selection pass's rule.
   AttentionOp op = kernel.op;
   os << " (";

@@ -28,7 +28,7 @@ func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
 // kernel keeps in registers (8): the tensor-core split kernel's 16-row
 // tile of 64 keys on four warps; on Turing (no mma.sync) the SIMT one.
 // MMA-LABEL: func.func @speculative
-// MMA: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 2>
+// MMA: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // TURING-LABEL: func.func @speculative
 // TURING: schedule = <block_q = 16, block_kv = 32>
@@ -43,7 +43,7 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // Eight queries of a GQA-4 group: 32 rows, one 32-row tile (at most 64);
 // on Turing two 16-row SIMT Q tiles.
 // MMA-LABEL: func.func @long_rows
-// MMA: schedule = <block_q = 32, block_kv = 64, warps = 4, stages = 2>
+// MMA: schedule = <block_q = 32, block_kv = 64, warps = 4, stages = 4>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // TURING-LABEL: func.func @long_rows
 // TURING: schedule = <block_q = 16, block_kv = 32>
@@ -55,14 +55,26 @@ func.func @long_rows(%q: memref<?x8x8x64xf16>, %k: memref<?x2x?x64xf16>,
   return
 }
 
-// MQA: 64 query heads over one K/V head, one 64-row tile.
+// MQA: 64 query heads over one K/V head, one 64-row tile, four
+// K/V stages in flight (the split kernel is bound by memory). At D256
+// four stages exceed sm_80's 163 KiB: two.
 // MMA-LABEL: func.func @mqa
-// MMA: schedule = <block_q = 64, block_kv = 64, warps = 4, stages = 2>
+// MMA: schedule = <block_q = 64, block_kv = 64, warps = 4, stages = 4>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 func.func @mqa(%q: memref<?x64x1x128xf16>, %k: memref<?x1x?x128xf16>,
                %v: memref<?x1x?x128xf16>, %o: memref<?x64x1x128xf16>) {
   attn.attention q(%q : memref<?x64x1x128xf16>) k(%k : memref<?x1x?x128xf16>)
                  v(%v : memref<?x1x?x128xf16>) -> o(%o : memref<?x64x1x128xf16>)
+  return
+}
+
+// MMA-LABEL: func.func @mqa_d256
+// MMA: schedule = <block_q = 64, block_kv = 64, warps = 4, stages = 2>
+// MMA-SAME: {attn.tier = #attn.tier<decode>}
+func.func @mqa_d256(%q: memref<?x64x1x256xf16>, %k: memref<?x1x?x256xf16>,
+                    %v: memref<?x1x?x256xf16>, %o: memref<?x64x1x256xf16>) {
+  attn.attention q(%q : memref<?x64x1x256xf16>) k(%k : memref<?x1x?x256xf16>)
+                 v(%v : memref<?x1x?x256xf16>) -> o(%o : memref<?x64x1x256xf16>)
   return
 }
 

@@ -4,8 +4,14 @@
 // split's 64-key tiles (mma.sync, cp.async ring), writing its rows'
 // partial states to the same workspace the SIMT split kernel writes, then
 // the same combine kernel. Turing (no mma.sync) keeps the SIMT kernel.
+// Four K/V stages are in flight (147456 bytes of shared memory at D128).
+// On sm_90a a Q tile of whole warpgroups with 64-column head dims gets the
+// wgmma tier's parts instead (wgmma from swizzled 64-column blocks); D 96
+// keeps mma.sync.
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode | FileCheck %s
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma sm=75" --attn-tile "--attn-to-decode=chip=sm_75" | FileCheck %s --check-prefix=TURING
+// RUN: attn-opt %s "--attn-select-tier=prefill=wgmma sm=90" --attn-tile "--attn-to-decode=chip=sm_90a" | FileCheck %s --check-prefix=HOPPER
+// RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile "--attn-to-decode=chip=sm_90" | FileCheck %s --check-prefix=SM90
 
 // CHECK-LABEL: func.func @mqa
 // CHECK-SAME: %[[WS:arg[0-9]+]]: memref<?x?x130xf32>
@@ -27,11 +33,34 @@
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %c129{{.*}}] : memref<?x?x130xf32>
 // CHECK: gpu.func @mqa_decode_combine(
 // TURING: #attn.launch<decode_split, tier = decode, threads = 128
+// HOPPER-LABEL: func.func @mqa
+// HOPPER: #attn.launch<decode_split, tier = wgmma, threads = 128, shared = 147456, grid = [splits, kv_heads, batch * ceildiv(group_rows, 64)], params = [q, k, v, workspace], workspace = [rows, splits, 130] : f32, block_q = 64, group = 64>
+// HOPPER-LABEL: func.func @mqa_d96
+// HOPPER: #attn.launch<decode_split, tier = mma, threads = 128
+// HOPPER: gpu.func @mqa_decode_split(
+// HOPPER: nvgpu.device_async_copy
+// HOPPER: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// HOPPER: nvvm.wgmma.fence.aligned
+// HOPPER: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// HOPPER: nvvm.wgmma.commit.group.sync.aligned
+// HOPPER: nvvm.wgmma.wait.group.sync.aligned
+// HOPPER: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %c129{{.*}}] : memref<?x?x130xf32>
+// HOPPER: gpu.func @mqa_d96_decode_split(
+// HOPPER-NOT: wgmma
+// HOPPER: gpu.func @mqa_d96_decode_combine(
+// SM90-NOT: tier = wgmma
 func.func @mqa(%q: memref<?x64x1x128xf16>, %k: memref<?x1x?x128xf16>,
                %v: memref<?x1x?x128xf16>, %o: memref<?x64x1x128xf16>,
                %lse: memref<?x64x1xf32>) {
   attn.attention q(%q : memref<?x64x1x128xf16>) k(%k : memref<?x1x?x128xf16>)
                  v(%v : memref<?x1x?x128xf16>) -> o(%o : memref<?x64x1x128xf16>)
                  lse(%lse : memref<?x64x1xf32>)
+  return
+}
+
+func.func @mqa_d96(%q: memref<?x64x1x96xf16>, %k: memref<?x1x?x96xf16>,
+                   %v: memref<?x1x?x96xf16>, %o: memref<?x64x1x96xf16>) {
+  attn.attention q(%q : memref<?x64x1x96xf16>) k(%k : memref<?x1x?x96xf16>)
+                 v(%v : memref<?x1x?x96xf16>) -> o(%o : memref<?x64x1x96xf16>)
   return
 }
