@@ -26,7 +26,7 @@ struct AttnToWGMMAPass : attn::impl::AttnToWGMMABase<AttnToWGMMAPass> {
 
   void runOnOperation() override {
     PrefillParts parts{Tier::WGMMA, MmaProvider::Wgmma,
-                       SharedLayout::SwizzledBlocks, CopyPipeline::CpAsyncRing,
+                       SharedLayout::SwizzledBlocks, CopyPipeline::StaggeredRing,
                        ScoreStage::Registers};
     if (failed(lowerPrefillNests(getOperation(), parts, chip, getArgument())))
       return signalPassFailure();

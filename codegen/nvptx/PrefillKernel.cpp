@@ -128,7 +128,8 @@ std::pair<Value, Value> PrefillKernel::queryRange(Value firstRow,
 // (tiles past the end are not copied) and the pipeline commits empty
 // groups on purpose, neither of which nvgpu.device_async_create_group's
 // token operands can say without yielding tokens out of every branch.
-void PrefillKernel::copyKV(Value start, Value stage, bool commit) {
+void PrefillKernel::copyKV(Value start, Value stage, bool commit,
+                           KVTiles tiles) {
   // A tile wholly inside K/V (all but the last) skips the per-row bounds
   // test and clamp: the branch is uniform, and the plain rows' addresses
   // are one tile base plus per-thread constants.
@@ -138,25 +139,31 @@ void PrefillKernel::copyKV(Value start, Value stage, bool commit) {
     auto split = scf::IfOp::create(*b, inside, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard g(*b);
     b->setInsertionPointToStart(split.thenBlock());
-    copyKVRows(start, stage, /*inside=*/true);
+    copyKVRows(start, stage, /*inside=*/true, tiles);
     b->setInsertionPointToStart(split.elseBlock());
-    copyKVRows(start, stage, /*inside=*/false);
+    copyKVRows(start, stage, /*inside=*/false, tiles);
   } else {
-    copyKVRows(start, stage, /*inside=*/false);
+    copyKVRows(start, stage, /*inside=*/false, tiles);
   }
   if (p.cpAsync && commit)
     NVVM::CpAsyncCommitGroupOp::create(*b);
 }
-void PrefillKernel::copyKVRows(Value start, Value stage, bool inside) {
+void PrefillKernel::copyKVRows(Value start, Value stage, bool inside,
+                               KVTiles tiles) {
+  // The staggered pipeline's V has one buffer.
+  Value vStage = p.staggered ? idx(0) : stage;
   Value kDst =
       view(stageOffset(p.kOff, stage, p.kStage), p.tileShape(p.bc, p.d), p.elt);
-  Value vDst = view(stageOffset(p.vOff, stage, p.vStage),
+  Value vDst = view(stageOffset(p.vOff, vStage, p.vStage),
                     p.tileShape(p.bc, p.dv), p.elt);
   for (auto [load, dst, width, srcWidth] :
        {std::tuple<LoadKVOp, Value, int64_t, int64_t>{n.loadK, kDst, p.d,
                                                       p.headDim},
         {n.loadV, vDst, p.dv, p.valueHeadDim}}) {
     LoadKVOp l = load;
+    if ((tiles == KVTiles::K && l == n.loadV) ||
+        (tiles == KVTiles::V && l == n.loadK))
+      continue;
     copyTile(dst, p.bc, width, srcWidth, map.lookup(l.getSrc()),
              [&](Value row) {
       SmallVector<Value> indices;
@@ -377,13 +384,15 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   const int64_t early = p.qkAhead ? 1 : 0;
   if (p.cpAsync) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
+    // The staggered pipeline copies each V in its own step.
+    KVTiles first = p.staggered ? KVTiles::K : KVTiles::Both;
     for (int64_t s = 0; s < ahead; ++s) {
       Value start = add(*lo, idx(s * posStep));
       auto any = scf::IfOp::create(kb, lt(start, *hi));
       {
         OpBuilder::InsertionGuard g(kb);
         kb.setInsertionPointToStart(any.thenBlock());
-        copyKV(tileAt(start).first, idx(s), /*commit=*/false);
+        copyKV(tileAt(start).first, idx(s), /*commit=*/false, first);
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     }
@@ -416,7 +425,26 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
     }
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
-    if (p.stages > 1) {
+    if (p.staggered) {
+      // K_j is the one group in flight (V_{j-1} was waited for before
+      // P V): wait, and after the barrier every warp is done with V_{j-1}
+      // and K_{j-1}. Then V_j into the one V buffer, K_{j+1} into the
+      // other K stage, each its own group.
+      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+      asyncProxyFence();
+      gpu::BarrierOp::create(kb);
+      copyKV(j, stage, /*commit=*/true, KVTiles::V);
+      Value next = add(pos, idx(posStep));
+      auto more = scf::IfOp::create(kb, lt(next, *hi));
+      {
+        OpBuilder::InsertionGuard g2(kb);
+        kb.setInsertionPointToStart(more.thenBlock());
+        Value nextStage =
+            arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
+        copyKV(tileAt(next).first, nextStage, /*commit=*/false, KVTiles::K);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+    } else if (p.stages > 1) {
       NVVM::CpAsyncWaitGroupOp::create(kb, ahead - 1 - early);
       asyncProxyFence();
       gpu::BarrierOp::create(kb);
@@ -448,7 +476,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     // This warp's keys of the tile: all of them, or its group's bcw.
     Value jw = j;
     Value kBase = stageOffset(p.kOff, stage, p.kStage);
-    Value vBase = stageOffset(p.vOff, stage, p.vStage);
+    Value vBase = p.staggered ? idx(p.vOff)
+                              : stageOffset(p.vOff, stage, p.vStage);
     if (p.kvGroups > 1) {
       Value firstKey = mul(kvGroup, idx(p.bcw));
       jw = add(j, firstKey);
@@ -522,6 +551,15 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   }
   n.forall.erase();
   return success();
+}
+
+void PrefillKernel::awaitValues() {
+  if (!p.staggered)
+    return;
+  // In flight: V_j, then K_{j+1} (the newest group, left running).
+  NVVM::CpAsyncWaitGroupOp::create(*b, 1);
+  asyncProxyFence();
+  gpu::BarrierOp::create(*b);
 }
 
 void PrefillKernel::asyncProxyFence() {

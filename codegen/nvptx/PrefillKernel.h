@@ -94,6 +94,11 @@ protected:
 
   // Shared helpers on the kernel builder `b`.
 
+  /// Called by a score stage before P V reads the step's V: with the
+  /// staggered copy pipeline, waits for V's copy (issued at the top of the
+  /// step) and makes it visible to every warp; otherwise nothing.
+  void awaitValues();
+
   Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type);
   /// Byte offset `base + stage * stride` of a ring stage.
   Value stageOffset(int64_t base, Value stage, int64_t stride) {
@@ -142,8 +147,12 @@ private:
                 Value src,
                 function_ref<std::pair<Value, SmallVector<Value>>(Value)>
                     source);
-  void copyKV(Value start, Value stage, bool commit = true);
-  void copyKVRows(Value start, Value stage, bool inside);
+  /// Which tiles a K/V copy writes: the staggered pipeline copies K and V
+  /// at different points of a step.
+  enum class KVTiles { Both, K, V };
+  void copyKV(Value start, Value stage, bool commit = true,
+              KVTiles tiles = KVTiles::Both);
+  void copyKVRows(Value start, Value stage, bool inside, KVTiles tiles);
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start, bool inside = false);
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).

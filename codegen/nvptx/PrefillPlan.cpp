@@ -71,7 +71,7 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
            << "schedule 'warps' = " << p.warps << " splits each K/V tile's "
            << p.bc << " keys among " << p.kvGroups
            << " groups of warps, which need a multiple of 16 keys each";
-  p.cpAsync = p.parts.copies == CopyPipeline::CpAsyncRing && p.sm >= 80;
+  p.cpAsync = p.parts.copies != CopyPipeline::Sync && p.sm >= 80;
   p.stages = schedule && schedule.getStages() ? schedule.getStages()
                                               : defaultStages(p.sm);
   if (!p.cpAsync && p.stages > 1)
@@ -79,6 +79,8 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
                               "(sm_80 or newer); got stages = "
                            << p.stages << " on sm_" << p.sm;
   p.qkAhead = p.warpgroups() && p.cpAsync && p.stages >= 3;
+  p.staggered = p.parts.copies == CopyPipeline::StaggeredRing && p.cpAsync &&
+                p.stages == 2;
   return success();
 }
 
@@ -153,7 +155,7 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   p.kStage = roundedTo128(bc * p.inputRow(d) * 2);
   p.vStage = roundedTo128(bc * p.inputRow(dv) * 2);
   p.kOff = take(p.stages * p.kStage);
-  p.vOff = take(p.stages * p.vStage);
+  p.vOff = take((p.staggered ? 1 : p.stages) * p.vStage);
   p.oOff = 0;
   if (p.registers()) {
     // Each warp stages its rows of O, already in the output type, over

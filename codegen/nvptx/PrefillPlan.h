@@ -7,7 +7,8 @@
 //                   | wgmma m64nNk16 from shared memory (WarpgroupMMA.h)
 //   shared layout   Q/K/V rows padded | XOR-swizzled | 64-column swizzled
 //                   blocks (wgmma's 128-byte swizzle)
-//   copy pipeline   synchronous loads | a ring of cp.async stages
+//   copy pipeline   synchronous loads | a ring of cp.async stages | K in
+//                   a ring, V in one buffer loaded under Q K^T (staggered)
 //   score stage     scores and softmax through shared memory | in registers
 //   warp roles      every warp copies and computes (the one role today)
 //
@@ -32,7 +33,12 @@ enum class MmaProvider { WMMA, MmaSync, Wgmma };
 /// (c % 64) ^ 8 (r % 8). It is the layout wgmma reads through 128-byte
 /// swizzle descriptors (WarpgroupMMA.h).
 enum class SharedLayout { Padded, Swizzled, SwizzledBlocks };
-enum class CopyPipeline { Sync, CpAsyncRing };
+/// `StaggeredRing`: with two stages, K tiles in a ring of two and V in one
+/// buffer. Step j waits for K_j, then issues V_j and K_{j+1}; V_j is waited
+/// for just before P V (PrefillKernel::awaitValues), so its copy runs
+/// under Q K^T and the softmax. A third less shared memory than the ring
+/// lets one block more share an SM. With another stage count, the ring.
+enum class CopyPipeline { Sync, CpAsyncRing, StaggeredRing };
 enum class ScoreStage { Shared, Registers };
 
 /// What warps do. Every tier today runs one role, `Compute`: each warp
@@ -92,6 +98,8 @@ struct PrefillPlan {
   SmallVector<WarpGroup, 1> roles;
   /// K/V tiles in flight.
   int64_t stages = 0;
+  /// The staggered copy pipeline (two K stages, one V buffer) is in use.
+  bool staggered = false;
   /// The wgmma tier with three or more stages (a schedule's choice: it
   /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
   /// ahead: S of tile 0 before the loop, and in the step of tile j the

@@ -408,6 +408,7 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     scf::YieldOp::create(*b, accs);
   }
   SmallVector<Value> out(rescaling.getResults());
+  awaitValues();
   if (wgmma && p.qkAhead) {
     // One wait for both chains: P V and the next tile's Q K^T.
     SmallVector<Value> running = wgmma->productRegisters(

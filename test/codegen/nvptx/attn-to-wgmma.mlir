@@ -1,7 +1,8 @@
 // attn-to-wgmma turns an L1 loop nest marked for the wgmma tier into a GPU
 // kernel and its launch. The input is what attn-select-tier (prefill=wgmma)
 // and attn-tile make of a causal prefill at D128 with its LSE: 128 x 128
-// tiles, eight warps (two warpgroups of 64 rows), two cp.async K/V stages.
+// tiles, eight warps (two warpgroups of 64 rows), two cp.async K/V stages,
+// which the tier's staggered copies make two K stages and one V buffer.
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s
 // wgmma exists only in the arch-specific sm_90a.
 // RUN: not attn-opt %s --attn-to-wgmma="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOT-A
@@ -32,12 +33,12 @@
 // OTHER: scf.forall
 // OTHER-NOT: gpu.launch_func
 
-// Host: one block of 256 threads per (Q tile, head, batch); Q (32 KiB)
-// and two stages of K and V (32 KiB each).
+// Host: one block of 256 threads per (Q tile, head, batch); Q (32 KiB),
+// two stages of K and one V buffer (32 KiB each).
 // CHECK-LABEL: func.func @causal_d128
 // CHECK: gpu.launch_func @attn_kernels::@causal_d128_wgmma
-// CHECK-SAME: dynamic_shared_memory_size %c163840_i32
-// CHECK-SAME: {attn.launch = #attn.launch<prefill, tier = wgmma, threads = 256, shared = 163840, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [q, k, v, o, lse], block_q = 128, group = 1>}
+// CHECK-SAME: dynamic_shared_memory_size %c131072_i32
+// CHECK-SAME: {attn.launch = #attn.launch<prefill, tier = wgmma, threads = 256, shared = 131072, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [q, k, v, o, lse], block_q = 128, group = 1>}
 
 // Kernel: Q/K/V tiles as two 64-column blocks of 128-byte rows ([256, 64]
 // for 128 rows), copied with cp.async and handed to the async proxy with
@@ -47,11 +48,20 @@
 // CHECK: memref.view {{.*}} to memref<256x64xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: nvgpu.device_async_copy {{.*}} to memref<256x64xf16, #gpu.address_space<workgroup>>
+// The prologue copies Q and K_0, two groups, and waits for Q.
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: gpu.barrier
+// Step j: wait for K_j, the one group in flight; then V_j into the one V
+// buffer and K_{j+1} into the other K stage, a group each.
 // CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
 // S = Q K^T: one chain of 8 wgmma (D / 16), Q and K both K-major through
 // descriptors, the first with scale-d 0 (no accumulator input).
 // CHECK: nvvm.wgmma.fence.aligned
@@ -61,7 +71,11 @@
 // The register score stage: quad shuffles, ex2.
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// O += P V: P from registers, V MN-major (transposed) through a descriptor.
+// O += P V: P from registers, V MN-major (transposed) through a descriptor,
+// once V_j is in (K_{j+1} may still be coming).
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
