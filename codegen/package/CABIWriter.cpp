@@ -329,6 +329,30 @@ std::string launchFacts(const KernelLaunch &launch) {
 
 } // namespace
 
+/// The header's word on arch-specific images (sm_90a): which devices run
+/// them. Empty where the library has none.
+static std::string archSpecificNote(const Library &library) {
+  SmallVector<StringRef> chips;
+  StringRef(library.targets).split(chips, ',', -1, /*KeepEmpty=*/false);
+  std::string s;
+  for (StringRef chip : chips) {
+    if (!chip.ends_with("a"))
+      continue;
+    // "sm_90a" -> compute capability 9.0.
+    StringRef digits = chip.drop_front(3).drop_back();
+    std::string cc =
+        (digits.drop_back() + "." + digits.take_back()).str();
+    s += " * The " + chip.str() +
+         " code is arch-specific: it runs only on devices of compute\n"
+         " * capability " + cc +
+         ", where libattnrt takes it before the other images, and\n"
+         " * is not forward compatible: other devices run the library's "
+         "other\n * images, and where none fits its calls return "
+         "ATTN_ERROR_UNSUPPORTED_DEVICE.\n";
+  }
+  return s;
+}
+
 std::string package::headerText(const Library &library) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -390,7 +414,8 @@ std::string package::headerText(const Library &library) {
  * rejected by a check writes nothing. The CUDA driver is found at run time
  * (libcuda.so.1, or $ATTNRT_CUDA_DRIVER); without one the functions return
  * ATTN_ERROR_NO_DRIVER. Link with -ldl -lpthread.
- */
+)" << archSpecificNote(library)
+     << R"( */
 
 #ifndef )"
      << guard << "\n#define " << guard << R"(

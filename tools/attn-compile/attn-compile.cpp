@@ -69,6 +69,12 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
 static cl::opt<std::string> targetList(
     "targets", cl::desc("GPU targets, comma-separated (sm_75 ... sm_90a)"),
     cl::init("sm_80,sm_90"));
+static cl::opt<bool> archSpecific(
+    "arch-specific",
+    cl::desc("with sm_90 among the targets, also build the arch-specific "
+             "sm_90a image (the wgmma tier), which libattnrt runs on "
+             "compute capability 9.0 only; =false leaves it out"),
+    cl::init(true));
 static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
                                       cl::init("."));
 static cl::opt<std::string>
@@ -240,7 +246,6 @@ int main(int argc, char **argv) {
       libraryName.empty() ? defaultLibraryName(inputFile) : libraryName;
   library.prefix = prefix;
   library.specFile = llvm::sys::path::filename(inputFile).str();
-  library.targets = targetList;
   const std::string &name = library.name;
   if (!isIdentifier(name))
     fatal("library name '" + name + "' is not a C identifier; pass --name");
@@ -254,6 +259,19 @@ int main(int argc, char **argv) {
   for (StringRef chip : chips)
     if (failed(attn::parseChip(chip)))
       fatal("target '" + chip + "' is not sm_XY[a] (e.g. sm_80, sm_90a)");
+  // sm_90 brings sm_90a, the wgmma tier's image, unless told not to: on an
+  // H100 it is 1.3-1.6x the sm_90 image's mma tier (bench/RESULTS.md), and
+  // libattnrt falls back to sm_90 on other devices.
+  auto sm90 = llvm::find(chips, "sm_90");
+  if (archSpecific && sm90 != chips.end() &&
+      !llvm::is_contained(chips, "sm_90a")) {
+    chips.insert(std::next(sm90), "sm_90a");
+    if (!quiet)
+      llvm::errs() << "attn-compile: sm_90 brings sm_90a (the wgmma tier, "
+                      "run on compute capability 9.0 only); "
+                      "--arch-specific=false leaves it out\n";
+  }
+  library.targets = llvm::join(chips, ",");
 
   FailureOr<std::vector<Kernel>> kernels = describeKernels(*spec);
   if (failed(kernels))
