@@ -227,9 +227,13 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       operand as an expanded memref descriptor (allocated and aligned
       pointer, offset, sizes, strides); `workspace` passes the caller's
       workspace as a row-major memref of shape `workspace`;
-      `tensor_map(operand)` is a TMA descriptor of the operand (reserved
-      for the Hopper tier: no tier produces it yet, and libattnrt rejects
-      it); `capture(N)` passes the attention's N-th capture (the memrefs
+      `tensor_map(operand)` is a TMA tensor map (CUtensorMap, 128 bytes
+      passed by value) of a `[B, H, S, D]` f16/bf16 operand: 4-D, dims
+      innermost first (D, S, H, B) with the operand's strides, boxes of
+      64 x 64 elements (64 columns of 128 bytes, 64 rows), the 128-byte
+      swizzle, and zeros for reads past the edges (the wgmma tier's K/V;
+      the host encodes it with the driver's cuTensorMapEncodeTiled);
+      `capture(N)` passes the attention's N-th capture (the memrefs
       its score_mod / mask_mod regions read) as a memref descriptor.
     - `workspace`: the shape (terms as in `grid`) and element type of the
       workspace, when a parameter is the workspace.
@@ -241,6 +245,10 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
     #attn.launch<prefill, tier = mma, threads = 128, shared = 68096,
                  grid = [ceildiv(group_rows, 64), kv_heads, batch],
                  params = [q, k, v, o, lse], block_q = 64, group = 4>
+    #attn.launch<prefill, tier = wgmma, threads = 128, shared = 65664,
+                 grid = [ceildiv(group_rows, 64), kv_heads, batch],
+                 params = [tensor_map(k), tensor_map(v), q, k, v, o],
+                 block_q = 64, group = 1>
     #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640,
                  grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)],
                  params = [q, k, v, block_table, kv_lens, workspace],

@@ -3,6 +3,8 @@
 #include "dialect/AttnDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
@@ -23,7 +25,8 @@ void AttnDialect::initialize() {
 
 // The discardable attributes attn's passes set, each with its type.
 static constexpr llvm::StringLiteral kKnownAttrs[] = {
-    "attn.launch", kTierAttrName, kScheduleAttrName, kKVLoopAttrName};
+    "attn.launch", kTierAttrName, kScheduleAttrName, kKVLoopAttrName,
+    kTensorMapParamsAttrName};
 
 // attn.launch on a gpu.launch_func: its params must match the kernel
 // operands, its threads and shared memory the launch's own constants.
@@ -40,8 +43,15 @@ static LogicalResult verifyLaunchContract(Operation *op, LaunchAttr contract) {
            << operands.size() << " kernel operands";
   for (auto [i, param, operand] : llvm::enumerate(params, operands)) {
     auto type = dyn_cast<MemRefType>(operand.getType());
-    if (param.kind == LaunchParamKind::TensorMap)
-      continue; // its operand type belongs to the Hopper tier
+    if (param.kind == LaunchParamKind::TensorMap) {
+      // The host IR passes a placeholder pointer (a cast of the operand);
+      // the host that launches encodes the map (libattnrt).
+      if (!isa<LLVM::LLVMPointerType>(operand.getType()))
+        return op->emitError("'attn.launch' param #")
+               << i << " is a tensor map, but kernel operand #" << i
+               << " is " << operand.getType() << ", not an !llvm.ptr";
+      continue;
+    }
     if (!type)
       return op->emitError("'attn.launch' param #")
              << i << " is a memref, but kernel operand #" << i << " is "
@@ -103,6 +113,25 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
       (!isa<UnitAttr>(value) || op->getName().getStringRef() != "scf.for"))
     return op->emitError() << "'" << name
                            << "' is a unit attribute of an scf.for";
+  if (name == kTensorMapParamsAttrName) {
+    auto count = dyn_cast<IntegerAttr>(value);
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!count || !count.getType().isInteger(64) || !func)
+      return op->emitError() << "'" << name
+                             << "' is an i64 on a kernel function";
+    if (count.getInt() < 1 || count.getInt() > int64_t(func.getNumArguments()))
+      return op->emitError()
+             << "'" << name << "' = " << count.getInt()
+             << " must count some of the kernel's "
+             << func.getNumArguments() << " parameters";
+    for (int64_t i = 0; i < count.getInt(); ++i)
+      if (!isa<LLVM::LLVMPointerType>(func.getArgumentTypes()[i]))
+        return op->emitError()
+               << "'" << name << "': parameter #" << i
+               << " must be an !llvm.ptr (a tensor map), got "
+               << func.getArgumentTypes()[i];
+    return success();
+  }
   if (name == "attn.launch") {
     auto contract = dyn_cast<LaunchAttr>(attr.getValue());
     if (!contract)

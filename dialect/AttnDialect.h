@@ -34,6 +34,10 @@ inline constexpr llvm::StringLiteral kScheduleAttrName = "attn.schedule";
 /// A unit attribute on the K/V loop (scf.for) built by attn-tile, which
 /// attn-split-kv rewrites.
 inline constexpr llvm::StringLiteral kKVLoopAttrName = "attn.kv_loop";
+/// On a kernel (gpu.func, then llvm.func): its first N parameters (an i64)
+/// are TMA tensor maps, which attn-tensor-map-params passes by value.
+inline constexpr llvm::StringLiteral kTensorMapParamsAttrName =
+    "attn.tensor_map_params";
 
 } // namespace mlir::attn
 

@@ -40,8 +40,8 @@ inline llvm::hash_code hash_value(const LaunchTerm &term) {
 }
 
 /// One kernel parameter: an operand's memref descriptor, the workspace's,
-/// a capture's (the index-th memref the mod regions read), or (reserved) a
-/// TMA tensor map of an operand.
+/// a capture's (the index-th memref the mod regions read), or a TMA
+/// tensor map of an operand (AttnAttrs.td says which map).
 struct LaunchParam {
   LaunchParamKind kind = LaunchParamKind::Memref;
   LaunchOperand operand = LaunchOperand::Q; // memref and tensor_map only
@@ -52,6 +52,9 @@ struct LaunchParam {
   }
   static LaunchParam workspace() {
     return {LaunchParamKind::Workspace, LaunchOperand::Q};
+  }
+  static LaunchParam tensorMap(LaunchOperand operand) {
+    return {LaunchParamKind::TensorMap, operand};
   }
   static LaunchParam capture(unsigned index) {
     return {LaunchParamKind::Capture, LaunchOperand::Q, index};

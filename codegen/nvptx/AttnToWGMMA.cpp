@@ -26,7 +26,9 @@ struct AttnToWGMMAPass : attn::impl::AttnToWGMMABase<AttnToWGMMAPass> {
 
   void runOnOperation() override {
     PrefillParts parts{Tier::WGMMA, MmaProvider::Wgmma,
-                       SharedLayout::SwizzledBlocks, CopyPipeline::StaggeredRing,
+                       SharedLayout::SwizzledBlocks,
+                       tma ? CopyPipeline::TmaStaggered
+                           : CopyPipeline::StaggeredRing,
                        ScoreStage::Registers};
     if (failed(lowerPrefillNests(getOperation(), parts, chip, getArgument())))
       return signalPassFailure();

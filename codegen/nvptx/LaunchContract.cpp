@@ -97,9 +97,13 @@ LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
                                      int64_t threads, int64_t sharedBytes,
                                      int64_t blockQ, int64_t group,
                                      std::optional<std::pair<bool, bool>>
-                                         blockMask) {
+                                         blockMask,
+                                     bool tensorMaps) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params;
+  if (tensorMaps)
+    params.append({LaunchParam::tensorMap(LaunchOperand::K),
+                   LaunchParam::tensorMap(LaunchOperand::V)});
   addInputs(params, operands);
   addOutputs(params, operands);
   SmallVector<LaunchTerm> workspace;

@@ -73,18 +73,25 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     wgmma.mma_async chain with Q and K read from shared memory through
     128-byte-swizzle matrix descriptors, and P V one with P in registers
     and V through a descriptor. Q/K/V tiles sit in 64-column swizzled
-    blocks (head dims a multiple of 64), filled by a ring of `stages`
-    cp.async K/V tiles with fence.proxy.async before the barrier that
-    hands them to the tensor cores. The register score stage
+    blocks (head dims a multiple of 64). With two stages (the default) K
+    has two and V one, V's copy running under Q K^T and the softmax; the
+    K/V tiles come by TMA (`cp.async.bulk.tensor` from tensor maps passed
+    by value, completion on mbarriers, one thread issuing) where the nest
+    allows (PrefillPlan.h, whyNoTma), else by cp.async with
+    fence.proxy.async before the barrier that hands them to the tensor
+    cores. Q comes by cp.async. The register score stage
     (ScoresInRegisters.cpp) runs unchanged on wgmma's accumulators, whose
     per-warp layout is mma.sync's.
 
-    Not yet: TMA copies, warp specialization, and overlapping one tile's
-    softmax with the next tile's products (issue 17).
+    Not yet: TMA for Q and the epilogue, warp specialization (a
+    producer warp, setmaxnreg, ping-pong) (issue 17).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target GPU (sm_90a)">,
+    Option<"tma", "tma", "bool", /*default=*/"true",
+           "K/V tiles by TMA where the nest allows (false: cp.async, for "
+           "A/B runs)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
@@ -205,6 +212,23 @@ def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",
     descriptors they read shared tiles through.
   }];
   let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+def AttnTensorMapParams : Pass<"attn-tensor-map-params",
+                               "gpu::GPUModuleOp"> {
+  let summary = "pass TMA tensor maps by value, as __grid_constant__";
+  let description = [{
+    A kernel whose first N parameters are TMA tensor maps carries
+    `attn.tensor_map_params = N` (an i64). convert-gpu-to-nvvm keeps
+    neither `llvm.byval` nor `nvvm.grid_constant` on gpu.func arguments,
+    so after it this pass gives each of those `llvm.func` parameters
+    `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64` and
+    `nvvm.grid_constant`: PTX then declares `.param .align 64 .b8 p[128]`
+    and the kernel reads the map where the launch put it, which is what
+    `cp.async.bulk.tensor` wants (a CUtensorMap is 128 bytes, 64-aligned).
+    The attribute is removed.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect", "NVVM::NVVMDialect"];
 }
 
 #endif // ATTN_CODEGEN_NVPTX_PASSES_TD

@@ -36,6 +36,11 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
       llvm::cl::init("isa")};
+  Option<bool> wgmmaTma{
+      *this, "wgmma-tma",
+      llvm::cl::desc("the wgmma tier's K/V tiles by TMA where the spec "
+                     "allows (false: cp.async, for A/B runs)"),
+      llvm::cl::init(true)};
   // The decode tier's SIMT kernel shape, for tuning experiments.
   Option<int64_t> decodeThreads{
       *this, "decode-simt-threads",
@@ -96,7 +101,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // the other (attn.tier); each pass lowers only the nests marked for it.
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  pm.addPass(createAttnToWGMMA(AttnToWGMMAOptions{options.chip}));
+  pm.addPass(
+      createAttnToWGMMA(AttnToWGMMAOptions{options.chip, options.wgmmaTma}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));
@@ -122,8 +128,9 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
       "canonicalize,cse,nvvm-attach-target{chip=" + options.chip +
       " features=" + ptx.str() + " O=3},"
       "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
-      "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts,"
-      "attn-extern-dynamic-shared),"
+      "convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,"
+      "reconcile-unrealized-casts,"
+      "attn-extern-dynamic-shared,attn-tensor-map-params),"
       "gpu-module-to-binary{format=" + options.format +
       " toolkit=" + toolkit + "}";
   return parsePassPipeline(text, pm);

@@ -17,6 +17,7 @@
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -28,6 +29,12 @@
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::nvptx;
+
+namespace {
+/// NVPTX address spaces: shared::cta, and shared::cluster (TMA's
+/// destination operand).
+constexpr unsigned kSharedSpace = 3, kSharedClusterSpace = 7;
+} // namespace
 
 Value PrefillKernel::view(Value byteOffset, ArrayRef<int64_t> shape,
                           Type type) {
@@ -172,6 +179,64 @@ void PrefillKernel::copyKVRows(Value start, Value stage, bool inside,
     });
   }
 }
+Value PrefillKernel::sharedPointer(Value byteOffset) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(*b, smem);
+  Value at = arith::IndexCastUIOp::create(*b, b->getI64Type(),
+                                          add(base, byteOffset));
+  return LLVM::IntToPtrOp::create(
+      *b, LLVM::LLVMPointerType::get(b->getContext(), kSharedSpace), at);
+}
+Value PrefillKernel::tmaBarrier(Value which) {
+  return sharedPointer(add(idx(p.barOff), mul(which, idx(8))));
+}
+void PrefillKernel::onLeader(function_ref<void()> body) {
+  Value leader = arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, tid,
+                                       idx(0));
+  auto guard = scf::IfOp::create(*b, leader);
+  OpBuilder::InsertionGuard g(*b);
+  b->setInsertionPointToStart(guard.thenBlock());
+  body();
+}
+void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
+  // Boxes of 64 columns (128 bytes, the swizzle span) by 64 rows: block
+  // c / 64 of the tile's 64-column blocks (SwizzledBlocks), rows r..r+63
+  // of it. TMA writes the 128-byte swizzle wgmma reads, and zeros for
+  // rows past Sk.
+  constexpr int64_t kBox = 64;
+  auto i32Of = [&](Value v) {
+    return arith::IndexCastOp::create(*b, b->getI32Type(), v);
+  };
+  bool isK = tiles == KVTiles::K;
+  LoadKVOp load = isK ? n.loadK : n.loadV;
+  int64_t width = isK ? p.d : p.dv;
+  Value base = isK ? stageOffset(p.kOff, stage, p.kStage) : idx(p.vOff);
+  Value bar = tmaBarrier(isK ? stage : idx(2));
+  Value tensorMap = isK ? tensorMapK : tensorMapV;
+  Value batch = i32Of(map.lookup(load.getBatch()));
+  Value head = i32Of(map.lookup(load.getKvHead()));
+  NVVM::MBarrierArriveExpectTxOp::create(
+      *b, Type(), bar, i32(width * p.bc * 2), NVVM::MemScopeKind::CTA,
+      /*relaxed=*/false, Value());
+  auto cluster =
+      LLVM::LLVMPointerType::get(b->getContext(), kSharedClusterSpace);
+  for (int64_t c = 0; c < width; c += kBox)
+    for (int64_t r = 0; r < p.bc; r += kBox) {
+      Value dst = sharedPointer(
+          add(base, idx((c / kBox) * p.bc * 128 + r * 128)));
+      dst = LLVM::AddrSpaceCastOp::create(*b, cluster, dst);
+      Value row = i32Of(add(start, idx(r)));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          *b, dst, tensorMap, ValueRange{i32(c), row, head, batch}, bar,
+          ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+          /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+    }
+}
+void PrefillKernel::waitTma(Value bar, Value parity) {
+  // try_wait.parity with the default time hint; the op loops until the
+  // phase completes.
+  NVVM::MBarrierTryWaitParityOp::create(*b, bar, parity, i32(0x989680));
+}
+
 SmallVector<Value> PrefillKernel::rowIndices(const Output &out, Value flat) {
   Value firstHead = mul(out.kvHead, idx(p.group));
   Value headInGroup = arith::RemUIOp::create(*b, flat, idx(p.group));
@@ -240,6 +305,20 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       operands.push_back(hostWorkspace);
   }
 
+  // TMA: the tensor maps of K and V come first. On the host they are
+  // placeholders cast from the operands; libattnrt encodes the maps the
+  // launch contract describes, and attn-tensor-map-params passes them by
+  // value.
+  if (p.tma) {
+    ImplicitLocOpBuilder hb(loc, n.forall);
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    Value kMap =
+        UnrealizedConversionCastOp::create(hb, ptr, operands[1]).getResult(0);
+    Value vMap =
+        UnrealizedConversionCastOp::create(hb, ptr, operands[2]).getResult(0);
+    operands.insert(operands.begin(), {kMap, vMap});
+  }
+
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
   auto funcType =
       FunctionType::get(ctx, ValueRange(operands).getTypes(), TypeRange{});
@@ -254,6 +333,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   kb.setInsertionPointToStart(&kernel.front());
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
+  if (p.tma) {
+    kernel->setAttr(kTensorMapParamsAttrName, kb.getI64IntegerAttr(2));
+    tensorMapK = kernel.getArgument(0);
+    tensorMapV = kernel.getArgument(1);
+  }
 
   if (p.splitKV) {
     // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
@@ -382,7 +466,23 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // cp.async) the loop loads each tile itself.
   const int64_t ahead = p.stages - 1;
   const int64_t early = p.qkAhead ? 1 : 0;
-  if (p.cpAsync) {
+  if (p.tma) {
+    // Thread 0 makes the mbarriers (one arrival each: its own, with the
+    // tile's bytes) and sends K_0; Q's cp.async group is waited for, and
+    // the barrier below hands both the mbarriers and Q to every thread.
+    NVVM::CpAsyncCommitGroupOp::create(kb);
+    onLeader([&] {
+      for (int64_t i = 0; i < 3; ++i)
+        NVVM::MBarrierInitOp::create(kb, tmaBarrier(idx(i)), i32(1),
+                                     Value());
+      NVVM::FenceMbarrierInitOp::create(kb);
+      auto any = scf::IfOp::create(kb, lt(*lo, *hi));
+      OpBuilder::InsertionGuard g(kb);
+      kb.setInsertionPointToStart(any.thenBlock());
+      copyKVTma(tileAt(*lo).first, idx(0), KVTiles::K);
+    });
+    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+  } else if (p.cpAsync) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
     // The staggered pipeline copies each V in its own step.
     KVTiles first = p.staggered ? KVTiles::K : KVTiles::Both;
@@ -425,7 +525,32 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
     }
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
-    if (p.staggered) {
+    if (p.tma) {
+      // K_j has landed when its stage's mbarrier completes its use
+      // iter / 2 (parity (iter / 2) & 1); after the barrier every warp is
+      // done with V_{j-1} and K_{j-1}, so thread 0 sends V_j into the one
+      // V buffer and K_{j+1} into the other K stage. V_j's parity is
+      // iter & 1 (awaitValues).
+      auto parity = [&](Value uses) {
+        Value bit = arith::AndIOp::create(kb, uses, idx(1));
+        return arith::IndexCastOp::create(kb, kb.getI32Type(), bit);
+      };
+      Value kUses = arith::DivUIOp::create(kb, iter, idx(p.stages));
+      waitTma(tmaBarrier(stage), parity(kUses));
+      gpu::BarrierOp::create(kb);
+      vParity = parity(iter);
+      Value first = j; // a lambda cannot capture a structured binding
+      onLeader([&] {
+        copyKVTma(first, stage, KVTiles::V);
+        Value next = add(pos, idx(posStep));
+        auto more = scf::IfOp::create(kb, lt(next, *hi));
+        OpBuilder::InsertionGuard g2(kb);
+        kb.setInsertionPointToStart(more.thenBlock());
+        Value nextStage =
+            arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
+        copyKVTma(tileAt(next).first, nextStage, KVTiles::K);
+      });
+    } else if (p.staggered) {
       // K_j is the one group in flight (V_{j-1} was waited for before
       // P V): wait, and after the barrier every warp is done with V_{j-1}
       // and K_{j-1}. Then V_j into the one V buffer, K_{j+1} into the
@@ -547,13 +672,18 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       reads = blockMaskRows(n);
     setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
                                             p.smemBytes, p.br, p.group,
-                                            reads));
+                                            reads, p.tma));
   }
   n.forall.erase();
   return success();
 }
 
 void PrefillKernel::awaitValues() {
+  if (p.tma) {
+    // V_j's bytes are visible to every thread its mbarrier releases.
+    waitTma(tmaBarrier(idx(2)), vParity);
+    return;
+  }
   if (!p.staggered)
     return;
   // In flight: V_j, then K_{j+1} (the newest group, left running).

@@ -155,6 +155,25 @@ private:
   void copyKVRows(Value start, Value stage, bool inside, KVTiles tiles);
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start, bool inside = false);
+  // TMA (p.tma): thread 0 issues each K/V tile as 64x64 boxes from the
+  // tensor maps (the kernel's first two parameters); every thread waits
+  // on the tile's mbarrier.
+
+  /// A pointer into shared memory (address space 3) at `byteOffset`.
+  Value sharedPointer(Value byteOffset);
+  /// mbarrier `which`: the K stages 0 and 1, then V.
+  Value tmaBarrier(Value which);
+  /// Issues K's (stage `stage`) or V's tile of the keys from `start`,
+  /// with its bytes expected on its mbarrier; the caller runs it on one
+  /// thread.
+  void copyKVTma(Value start, Value stage, KVTiles tiles);
+  /// Waits for the phase of parity `parity` (0 or 1) of mbarrier `bar`.
+  void waitTma(Value bar, Value parity);
+  /// Runs `body` on thread 0 alone.
+  void onLeader(function_ref<void()> body);
+  Value tensorMapK, tensorMapV;
+  /// This step's V phase parity (awaitValues waits for it).
+  Value vParity;
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).
   std::unique_ptr<TileMMA> makeTiles(ImplicitLocOpBuilder &kb);
   /// fence.proxy.async after cp.async's last writes, before the barrier,

@@ -79,9 +79,30 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
                               "(sm_80 or newer); got stages = "
                            << p.stages << " on sm_" << p.sm;
   p.qkAhead = p.warpgroups() && p.cpAsync && p.stages >= 3;
-  p.staggered = p.parts.copies == CopyPipeline::StaggeredRing && p.cpAsync &&
-                p.stages == 2;
+  p.staggered = (p.parts.copies == CopyPipeline::StaggeredRing ||
+                 p.parts.copies == CopyPipeline::TmaStaggered) &&
+                p.cpAsync && p.stages == 2;
   return success();
+}
+
+std::string nvptx::whyNoTma(L1Nest n, const PrefillPlan &p) {
+  // A tensor map covers a plain [B, Hkv, Sk, D] operand, and fills the
+  // rows past Sk with zeros; rows past a shorter per-sequence length
+  // would be real (maybe uninitialized) cache memory.
+  if (!p.staggered)
+    return "its K/V stages are not the staggered two";
+  if (p.splitKV)
+    return "it is a split-K decode kernel";
+  if (n.loadK.getBlockTable())
+    return "K/V are paged (a block table maps onto no one tensor map)";
+  if (n.loadK.getSeqStart())
+    return "K/V are packed (cu_seqlens_k)";
+  if (n.kvLens)
+    return "kv_lens ends sequences inside the cache, where a tensor map "
+           "reads cache memory, not zeros";
+  if (p.headDim % 64 || p.valueHeadDim % 64 || p.bc % 64)
+    return "its tiles are not whole 64x64 boxes";
+  return "";
 }
 
 FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
@@ -131,6 +152,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                            << p.headDim << ", Dv = " << p.valueHeadDim;
   if (failed(planWarps(p, op)))
     return failure();
+  p.tma = p.parts.copies == CopyPipeline::TmaStaggered &&
+          whyNoTma(n, p).empty();
   // Byte offsets of the shared tiles, each 128-byte aligned.
   int64_t at = 0;
   auto take = [&](int64_t bytes) {
@@ -156,6 +179,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   p.vStage = roundedTo128(bc * p.inputRow(dv) * 2);
   p.kOff = take(p.stages * p.kStage);
   p.vOff = take((p.staggered ? 1 : p.stages) * p.vStage);
+  if (p.tma)
+    p.barOff = take(3 * 8);
   p.oOff = 0;
   if (p.registers()) {
     // Each warp stages its rows of O, already in the output type, over

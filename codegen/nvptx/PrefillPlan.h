@@ -38,7 +38,13 @@ enum class SharedLayout { Padded, Swizzled, SwizzledBlocks };
 /// for just before P V (PrefillKernel::awaitValues), so its copy runs
 /// under Q K^T and the softmax. A third less shared memory than the ring
 /// lets one block more share an SM. With another stage count, the ring.
-enum class CopyPipeline { Sync, CpAsyncRing, StaggeredRing };
+///
+/// `TmaStaggered`: the staggered stages, each K/V tile copied by the
+/// tensor memory accelerator (cp.async.bulk.tensor, from a tensor map the
+/// host encodes and passes by value) and waited for on an mbarrier; one
+/// thread issues the copies. Where the nest cannot take it (whyNoTma), the
+/// staggered cp.async ring.
+enum class CopyPipeline { Sync, CpAsyncRing, StaggeredRing, TmaStaggered };
 enum class ScoreStage { Shared, Registers };
 
 /// What warps do. Every tier today runs one role, `Compute`: each warp
@@ -100,6 +106,12 @@ struct PrefillPlan {
   int64_t stages = 0;
   /// The staggered copy pipeline (two K stages, one V buffer) is in use.
   bool staggered = false;
+  /// Its K/V tiles come by TMA: the kernel's first two parameters are the
+  /// tensor maps of K and V (tensor_map(k), tensor_map(v) in the launch
+  /// contract), and three mbarriers at `barOff` (K stages 0 and 1, V) say
+  /// when a tile has landed.
+  bool tma = false;
+  int64_t barOff = 0;
   /// The wgmma tier with three or more stages (a schedule's choice: it
   /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
   /// ahead: S of tile 0 before the loop, and in the step of tile j the
@@ -147,6 +159,10 @@ struct PrefillPlan {
   /// The tier's name, for diagnostics.
   StringRef tierName() const { return stringifyTier(parts.tier); }
 };
+
+/// Why the staggered K/V tiles of `nest` cannot come by TMA under `plan`
+/// (a clause for a note); empty when they can.
+std::string whyNoTma(L1Nest nest, const PrefillPlan &plan);
 
 /// Checks what the tier made of `parts` can do for `nest` on `sm` (each
 /// refusal a diagnostic that names the rule) and computes its plan.

@@ -228,6 +228,20 @@ std::string package::describeChoices(const Kernel &kernel,
       defaultPrefillTier(StringRef(code.chip)) == Tier::WGMMA &&
       !op->hasAttr(kTierAttrName))
     os << "; mma, not wgmma: " << whyNotWgmma(op);
+  // The wgmma tier's copies, as its launch contract says: tensor maps, or
+  // cp.async where TMA cannot read the operands (PrefillPlan.h, whyNoTma).
+  if (own.tier == Tier::WGMMA) {
+    bool tma = llvm::any_of(code.launches, [](const KernelLaunch &l) {
+      return l.contract &&
+             llvm::any_of(l.contract.getParams(), [](const LaunchParam &p) {
+               return p.kind == LaunchParamKind::TensorMap;
+             });
+    });
+    os << (tma ? "; K/V by TMA"
+               : "; K/V by cp.async (TMA needs contiguous K/V without "
+                 "paging, packing or kv_lens, two stages and tiles of whole "
+                 "64x64 boxes)");
+  }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the
   // built-ins; a mask_mod left goes through a block mask, or where the

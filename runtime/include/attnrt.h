@@ -236,6 +236,35 @@ attnrt_status attnrt_memcpy_dtod(attnrt_deviceptr dst, attnrt_deviceptr src,
 attnrt_status attnrt_memset_d8(attnrt_deviceptr dst, unsigned char value,
                                size_t bytes);
 
+/* A TMA tensor map: the driver's CUtensorMap, 128 bytes aligned to 64, passed
+   to a kernel by value (one launch argument pointing at it). */
+#ifdef __cplusplus
+#define ATTNRT_ALIGNED_64 alignas(64)
+#else
+#define ATTNRT_ALIGNED_64 _Alignas(64)
+#endif
+typedef struct attnrt_tensor_map {
+  ATTNRT_ALIGNED_64 unsigned long long words[16];
+} attnrt_tensor_map;
+
+/* Encodes a tiled tensor map (cuTensorMapEncodeTiled) of the rank-`rank`
+   (1-5) tensor at device address `data` whose elements have `element_bytes`
+   (1, 2, 4 or 8) bytes, with `sizes` and `strides` (in elements) outermost
+   first; the innermost stride must be 1. Each copy moves one box of `box`
+   elements (outermost first, each 1-256); with `swizzle_128` the box lands
+   in shared memory in the 128-byte swizzle (its innermost dimension then
+   spans at most 128 bytes). Reads past the edges give zeros. The address
+   and every other stride in bytes must be multiples of 16 (strides of size-1
+   dimensions are never used and may be anything). ATTNRT_DRIVER_TOO_OLD
+   where the driver has no tensor maps (before CUDA 12). */
+attnrt_status attnrt_encode_tensor_map(attnrt_tensor_map *map,
+                                       attnrt_deviceptr data, int rank,
+                                       int element_bytes,
+                                       const long long *sizes,
+                                       const long long *strides,
+                                       const unsigned *box, int swizzle_128);
+
+
 /* ---- Launch choices for attn's kernels -------------------------------- */
 
 /* The split count for attn's split-K decode kernels (the workspace's dim 1):

@@ -38,6 +38,9 @@ const char *attnrt_attention_status_string(int status) {
 #define REJECT(status, kernel, ...)                                            \
   (attnrt_internal_set_error((kernel)->name, __VA_ARGS__), (status))
 
+// Tensor maps one launch may pass (a parameter each).
+#define MAX_TENSOR_MAPS 4
+
 static int present(const attnrt_attention_kernel *kernel, int operand) {
   return kernel->operands[operand].rank > 0;
 }
@@ -228,6 +231,7 @@ static int check_launch(const attnrt_attention_kernel *kernel,
     return REJECT(ATTN_ERROR_RUNTIME, kernel,
                   "kernel %s: %d parameters (at most %d)", launch->kernel,
                   launch->num_params, ATTNRT_MAX_LAUNCH_PARAMS);
+  int maps = 0;
   for (int i = 0; i < launch->num_params; ++i) {
     const attnrt_launch_param *param = &launch->params[i];
     switch (param->kind) {
@@ -254,10 +258,17 @@ static int check_launch(const attnrt_attention_kernel *kernel,
                       launch->kernel, i, param->operand, kernel->num_captures);
       break;
     case ATTNRT_PARAM_TENSOR_MAP:
-      return REJECT(ATTN_ERROR_UNSUPPORTED_DEVICE, kernel,
-                    "kernel %s: parameter %d is a TMA tensor map, which this "
-                    "libattnrt cannot pass yet",
-                    launch->kernel, i);
+      if (++maps > MAX_TENSOR_MAPS ||
+          (param->operand != ATTNRT_K && param->operand != ATTNRT_V) ||
+          !present(kernel, param->operand) ||
+          kernel->operands[param->operand].rank != 4 ||
+          kernel->operands[param->operand].element_bytes != 2)
+        return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                      "kernel %s: parameter %d is a tensor map of operand "
+                      "%d; this runtime encodes at most %d, of a rank-4 K or "
+                      "V with 2-byte elements",
+                      launch->kernel, i, param->operand, MAX_TENSOR_MAPS);
+      break;
     default:
       return REJECT(ATTN_ERROR_RUNTIME, kernel,
                     "kernel %s: parameter %d has unknown kind %d",
@@ -954,6 +965,8 @@ struct params {
   unsigned long long values[MAX_PARAMS];
   void *pointers[MAX_PARAMS];
   int count;
+  attnrt_tensor_map maps[MAX_TENSOR_MAPS];
+  int num_maps;
 };
 
 static void add_memref(struct params *params, const void *data, int rank,
@@ -965,7 +978,36 @@ static void add_memref(struct params *params, const void *data, int rank,
     v[3 + d] = (unsigned long long)sizes[d];
     v[3 + rank + d] = (unsigned long long)strides[d];
   }
+  for (int i = 0; i < 3 + 2 * rank; ++i)
+    params->pointers[params->count + i] = &v[i];
   params->count += 3 + 2 * rank;
+}
+
+// A tensor_map(operand) parameter: the contract's map of a [B, H, S, D]
+// operand, boxes of 64 x 64 elements in the 128-byte swizzle
+// (dialect/AttnAttrs.td); one kernel parameter, passed by value.
+static int add_tensor_map(struct params *params,
+                          const attnrt_attention_kernel *kernel, int operand,
+                          const void *data, const long long *sizes,
+                          const long long *strides) {
+  static const unsigned box[4] = {1, 1, 64, 64};
+  attnrt_tensor_map *map = &params->maps[params->num_maps++];
+  attnrt_status status = attnrt_encode_tensor_map(
+      map, (attnrt_deviceptr)(uintptr_t)data, 4,
+      kernel->operands[operand].element_bytes, sizes, strides, box, 1);
+  if (status == ATTNRT_INVALID_ARGUMENT) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", attnrt_last_error());
+    return REJECT(ATTN_ERROR_MISALIGNED, kernel,
+                  "%s cannot be read through a TMA tensor map (%s); this "
+                  "kernel (the wgmma tier's) needs a 16-byte aligned "
+                  "address and strides of multiples of 16 bytes",
+                  operand_name(kernel, operand), why);
+  }
+  if (status != ATTNRT_SUCCESS)
+    return status_of(status);
+  params->pointers[params->count++] = map;
+  return ATTN_SUCCESS;
 }
 
 int attnrt_attention_run(const attnrt_attention_kernel *kernel,
@@ -1067,7 +1109,12 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     struct params params = {.count = 0};
     for (int j = 0; j < launch->num_params; ++j) {
       int operand = launch->params[j].operand;
-      if (launch->params[j].kind == ATTNRT_PARAM_WORKSPACE)
+      if (launch->params[j].kind == ATTNRT_PARAM_TENSOR_MAP) {
+        if ((result = add_tensor_map(&params, kernel, operand,
+                                     call->data[operand], call->sizes[operand],
+                                     strides[operand])) != ATTN_SUCCESS)
+          return result;
+      } else if (launch->params[j].kind == ATTNRT_PARAM_WORKSPACE)
         add_memref(&params, call->workspace, launch->workspace_rank, ws_shape,
                    ws_strides);
       else if (launch->params[j].kind == ATTNRT_PARAM_CAPTURE)
@@ -1079,8 +1126,6 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                    kernel->operands[operand].rank, call->sizes[operand],
                    strides[operand]);
     }
-    for (int j = 0; j < params.count; ++j)
-      params.pointers[j] = &params.values[j];
     long long grid[3];
     grid_of(launch, &p, grid);
     attnrt_status status = attnrt_launch(

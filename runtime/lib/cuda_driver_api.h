@@ -90,6 +90,19 @@ enum {
 /* Flags of cuStreamCreate and cuEventCreate. */
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 
+/* cuTensorMapEncodeTiled's enums (CUtensorMapDataType and friends). */
+enum {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+};
+
 /* The driver functions attnrt calls, as
      X(name, exported symbol, "older symbol" or NULL, required, parameters).
    The _v2 symbols are the ones cuda.h maps the plain names to (the plain
@@ -129,6 +142,11 @@ enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
      size_t dynamic_shared_bytes))                                             \
   X(cuFuncSetAttribute, cuFuncSetAttribute, NULL, 1,                           \
     (CUfunction function, CUfunction_attribute attribute, int value))          \
+  X(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, NULL, 0,                  \
+    (void *map, int data_type, unsigned rank, void *address,                   \
+     const unsigned long long *dims, const unsigned long long *strides,        \
+     const unsigned *box, const unsigned *element_strides, int interleave,     \
+     int swizzle, int l2_promotion, int oob_fill))                             \
   X(cuLaunchKernel, cuLaunchKernel, NULL, 1,                                   \
     (CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,   \
      unsigned block_x, unsigned block_y, unsigned block_z,                     \

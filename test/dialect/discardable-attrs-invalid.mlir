@@ -47,3 +47,24 @@ func.func @unknown_tier(%n: index) {
   } {attn.tier = #attn.tier<tcgen05>}
   return
 }
+
+// -----
+
+// expected-error @+1 {{'attn.tensor_map_params' is an i64 on a kernel function}}
+func.func @tensor_maps_not_i64(%m: !llvm.ptr) attributes {attn.tensor_map_params = 1 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'attn.tensor_map_params' = 2 must count some of the kernel's 1 parameters}}
+func.func @too_many_tensor_maps(%m: !llvm.ptr) attributes {attn.tensor_map_params = 2} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'attn.tensor_map_params': parameter #0 must be an !llvm.ptr (a tensor map), got 'memref<4xf16>'}}
+func.func @tensor_map_not_pointer(%m: memref<4xf16>) attributes {attn.tensor_map_params = 1} {
+  return
+}

@@ -153,7 +153,7 @@ module attributes {gpu.container_module} {
     %c1 = arith.constant 1 : index
     %c128 = arith.constant 128 : index
     %smem = arith.constant 1024 : i32
-    // expected-error @+1 {{unknown attn attribute 'attn.block_q'; attn declares attn.launch, attn.tier, attn.schedule, attn.kv_loop (launch facts are fields of attn.launch)}}
+    // expected-error @+1 {{unknown attn attribute 'attn.block_q'; attn declares attn.launch, attn.tier, attn.schedule, attn.kv_loop, attn.tensor_map_params (launch facts are fields of attn.launch)}}
     gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>, attn.block_q = 4 : i64}
     return
   }

@@ -61,6 +61,9 @@ struct Case {
 struct LaunchFacts {
   std::string name, tier;
   int64_t threads = 0, smem = 0, blockQ = 0, group = 0, rowsPerBlock = 0;
+  /// The first two params are tensor maps of K and V (the wgmma tier's
+  /// TMA copies).
+  bool tensorMaps = false;
   attnrt_kernel *kernel = nullptr;
 };
 
@@ -141,6 +144,7 @@ bool loadModule(const std::string &path, Module &m) {
       if (key == "block_q") f.blockQ = std::stoll(value);
       if (key == "group") f.group = std::stoll(value);
       if (key == "rows_per_block") f.rowsPerBlock = std::stoll(value);
+      if (key == "params") f.tensorMaps = value.rfind("[tensor_map(k)", 0) == 0;
     }
     m.byHost[host].push_back(f);
   }
@@ -327,6 +331,21 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
       }
       Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
                     &p.blockTable, &p.kvLens, &p.o, &p.lse};
+      // The contract's tensor_map(k), tensor_map(v): [B, H, S, D], boxes
+      // of 64 x 64, the 128-byte swizzle, first.
+      attnrt_tensor_map maps[2];
+      if (f.tensorMaps) {
+        const unsigned box[4] = {1, 1, 64, 64};
+        for (int i = 0; i < 2; ++i) {
+          const Arg &a = i == 0 ? p.k : p.v;
+          std::vector<long long> sizes(a.sizes.begin(), a.sizes.end()),
+              strides(a.params.begin() + 3 + sizes.size(), a.params.end());
+          CHECK_RT(attnrt_encode_tensor_map(&maps[i], a.ptr, 4, a.elementBytes,
+                                            sizes.data(), strides.data(), box,
+                                            1));
+        }
+        params.pointers.insert(params.pointers.begin(), {&maps[0], &maps[1]});
+      }
       if (gridX > 0)
         CHECK_RT(attnrt_launch(f.kernel, gridX, c.hkv, gridZ, f.threads, 1,
                                1, f.smem, stream, params.pointers.data()));

@@ -1055,11 +1055,11 @@ static void run_launch_contracts(void) {
   expect_contract("a workspace parameter without a workspace shape", &launch,
                   100, ATTN_ERROR_RUNTIME, "launch has no workspace shape");
   launch = good;
-  launch.params[0].kind = ATTNRT_PARAM_TENSOR_MAP;
-  expect_contract("a TMA tensor map parameter (reserved)", &launch, 100,
-                  ATTN_ERROR_UNSUPPORTED_DEVICE,
-                  "parameter 0 is a TMA tensor map, which this libattnrt "
-                  "cannot pass yet");
+  launch.params[0].kind = ATTNRT_PARAM_TENSOR_MAP; /* of Q */
+  expect_contract("a TMA tensor map of Q", &launch, 100, ATTN_ERROR_RUNTIME,
+                  "parameter 0 is a tensor map of operand 0; this runtime "
+                  "encodes at most 4, of a rank-4 K or V with 2-byte "
+                  "elements");
   launch = good;
   launch.num_params = ATTNRT_MAX_LAUNCH_PARAMS + 1;
   expect_contract("too many parameters", &launch, 100, ATTN_ERROR_RUNTIME,

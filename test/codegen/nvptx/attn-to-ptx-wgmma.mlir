@@ -8,6 +8,12 @@
 // out with P V's block before Q K^T's.
 // RUN: FileCheck %s --check-prefix=QK < %t.ptx
 // RUN: FileCheck %s --check-prefix=PV < %t.ptx
+// With wgmma-tma=false, cp.async alone: no tensor maps, no mbarriers.
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-tma=false" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-TMA
+// NO-TMA-NOT: .b8 causal_d128_wgmma_param_0[128]
+// NO-TMA-NOT: cp.async.bulk.tensor
+// NO-TMA-NOT: mbarrier
+// NO-TMA: wgmma.mma_async
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
 // The tier needs the arch-specific target.
 // RUN: not attn-opt %s --attn-to-ptx="chip=sm_90 prefill=wgmma" 2>&1 | FileCheck %s --check-prefix=NOT-A
@@ -18,12 +24,21 @@
 // alignment.
 // CHECK: .extern .shared .align 1024 .b8
 
-// Copies reach the tensor cores through a proxy fence and a barrier; each
-// chain is fenced, committed and waited for.
+// K and V come by TMA: their tensor maps are the first two parameters,
+// passed by value (__grid_constant__); three mbarriers track the copies.
+// Q's cp.async copy reaches the tensor cores through a proxy fence and a
+// barrier; each chain is fenced, committed and waited for.
 // CHECK-LABEL: .entry causal_d128_wgmma(
+// CHECK-NEXT: .param .align 64 .b8 causal_d128_wgmma_param_0[128],
+// CHECK-NEXT: .param .align 64 .b8 causal_d128_wgmma_param_1[128],
 // CHECK: cp.async.cg.shared.global
+// CHECK: mbarrier.init.shared.b64
+// CHECK: fence.mbarrier_init.release.cluster;
+// CHECK: mbarrier.arrive.expect_tx.shared.b64
+// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK: fence.proxy.async.shared::cta;
 // CHECK-NEXT: bar.sync 0;
+// CHECK: mbarrier.try_wait.parity.shared.b64
 // CHECK: wgmma.fence.sync.aligned;
 // CHECK: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;

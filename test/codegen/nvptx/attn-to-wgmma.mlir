@@ -3,7 +3,10 @@
 // and attn-tile make of a causal prefill at D128 with its LSE: 128 x 128
 // tiles, eight warps (two warpgroups of 64 rows), two cp.async K/V stages,
 // which the tier's staggered copies make two K stages and one V buffer.
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s
+// With tma=false the K/V tiles come by cp.async (CHECK); by default by TMA
+// (TMA, below).
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a tma=false" | FileCheck %s
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=TMA
 // wgmma exists only in the arch-specific sm_90a.
 // RUN: not attn-opt %s --attn-to-wgmma="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOT-A
 // NOT-A: error: the wgmma tier needs an arch-specific chip (sm_90a: wgmma is not in sm_90); got sm_90
@@ -32,6 +35,49 @@
 // RUN: sed 's/#attn.tier<wgmma>/#attn.tier<mma>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=OTHER
 // OTHER: scf.forall
 // OTHER-NOT: gpu.launch_func
+
+// By TMA, the tensor maps of K and V come first, cast on the host from the
+// operands (libattnrt encodes them), marked on the kernel for
+// attn-tensor-map-params; the contract says tensor_map(k), tensor_map(v).
+// Three mbarriers follow the V buffer (131072 + 128 bytes).
+// TMA-LABEL: func.func @causal_d128
+// TMA: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %arg1 : memref<?x8x?x128xf16> to !llvm.ptr
+// TMA: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %arg2 : memref<?x8x?x128xf16> to !llvm.ptr
+// TMA: gpu.launch_func @attn_kernels::@causal_d128_wgmma {{.*}} args(%[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr, %arg0
+// TMA-SAME: shared = 131200, {{.*}} params = [tensor_map(k), tensor_map(v), q, k, v, o, lse]
+// TMA: gpu.func @causal_d128_wgmma(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr,
+// TMA-SAME: attn.tensor_map_params = 2 : i64
+// Thread 0 makes the three mbarriers and sends K_0: a 128 x 128 tile is
+// four 64 x 64 boxes (two 64-column blocks of two 64-row boxes), 32 KiB
+// expected on K stage 0's mbarrier. Q comes by cp.async.
+// TMA: nvgpu.device_async_copy
+// TMA: nvvm.cp.async.commit.group
+// TMA: nvvm.mbarrier.init
+// TMA: nvvm.mbarrier.init
+// TMA: nvvm.mbarrier.init
+// TMA: nvvm.fence.mbarrier.init
+// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: nvvm.cp.async.wait.group 0
+// TMA: gpu.barrier
+// Step j: every thread waits for K_j on its stage's mbarrier, then the
+// barrier; thread 0 sends V_j and, if there is one, K_{j+1}.
+// TMA: scf.for
+// TMA: nvvm.mbarrier.try_wait.parity
+// TMA-NEXT: gpu.barrier
+// TMA: nvvm.mbarrier.arrive.expect_tx
+// TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: nvvm.mbarrier.arrive.expect_tx
+// TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: nvvm.wgmma.fence.aligned
+// P V waits for V_j's mbarrier alone: no cp.async wait, no barrier.
+// TMA: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// TMA-NOT: nvvm.cp.async.wait.group
+// TMA-NOT: gpu.barrier
+// TMA: nvvm.mbarrier.try_wait.parity
+// TMA-NOT: gpu.barrier
+// TMA: nvvm.wgmma.fence.aligned
+// TMA: scf.yield
 
 // Host: one block of 256 threads per (Q tile, head, batch); Q (32 KiB),
 // two stages of K and one V buffer (32 KiB each).
