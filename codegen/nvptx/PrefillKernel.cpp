@@ -525,6 +525,17 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
     }
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
+    // The staggered pipelines' K_{j+1}: `body(first key, stage)` where
+    // there is a next tile.
+    auto ifNextTile = [&](function_ref<void(Value, Value)> body) {
+      Value next = add(pos, idx(posStep));
+      auto more = scf::IfOp::create(kb, lt(next, *hi));
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(more.thenBlock());
+      Value nextStage =
+          arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
+      body(tileAt(next).first, nextStage);
+    };
     if (p.tma) {
       // K_j has landed when its stage's mbarrier completes its use
       // iter / 2 (parity (iter / 2) & 1); after the barrier every warp is
@@ -542,13 +553,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       Value first = j; // a lambda cannot capture a structured binding
       onLeader([&] {
         copyKVTma(first, stage, KVTiles::V);
-        Value next = add(pos, idx(posStep));
-        auto more = scf::IfOp::create(kb, lt(next, *hi));
-        OpBuilder::InsertionGuard g2(kb);
-        kb.setInsertionPointToStart(more.thenBlock());
-        Value nextStage =
-            arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
-        copyKVTma(tileAt(next).first, nextStage, KVTiles::K);
+        ifNextTile([&](Value start, Value nextStage) {
+          copyKVTma(start, nextStage, KVTiles::K);
+        });
       });
     } else if (p.staggered) {
       // K_j is the one group in flight (V_{j-1} was waited for before
@@ -559,15 +566,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       asyncProxyFence();
       gpu::BarrierOp::create(kb);
       copyKV(j, stage, /*commit=*/true, KVTiles::V);
-      Value next = add(pos, idx(posStep));
-      auto more = scf::IfOp::create(kb, lt(next, *hi));
-      {
-        OpBuilder::InsertionGuard g2(kb);
-        kb.setInsertionPointToStart(more.thenBlock());
-        Value nextStage =
-            arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
-        copyKV(tileAt(next).first, nextStage, /*commit=*/false, KVTiles::K);
-      }
+      ifNextTile([&](Value start, Value nextStage) {
+        copyKV(start, nextStage, /*commit=*/false, KVTiles::K);
+      });
       NVVM::CpAsyncCommitGroupOp::create(kb);
     } else if (p.stages > 1) {
       NVVM::CpAsyncWaitGroupOp::create(kb, ahead - 1 - early);
