@@ -46,10 +46,30 @@ for spec in "$out"/specs/*.mlir; do
     rm -f "$out/$name.wgmma.ptx"
   fi
 done
+# The specs the wgmma tier gives a producer warpgroup, again with one warp
+# role (<name>.wgmma-1role.ptx, its default tiles): both stay checked,
+# and the benchmarks run both (the A/B in RESULTS.md).
+for spec in "$out"/specs/*.mlir; do
+  name="$(basename "$spec" .mlir)"
+  grep -q setmaxnreg "$out/$name.wgmma.ptx" 2>/dev/null || continue
+  # ... without Q K^T a tile ahead under the producer, and with the
+  # consumers' ping-pong (their A/Bs).
+  for variant in "1role wgmma-warp-specialize=false" \
+      "noahead wgmma-qk-ahead=false" "pingpong wgmma-ping-pong=true"; do
+    set -- $variant
+    "$build/bin/attn-opt" "$spec" \
+        --attn-to-ptx="chip=sm_90a prefill=wgmma $2" |
+      "$build/bin/attn-translate" --attn-ptx -o "$out/$name.wgmma-$1.ptx"
+    for list in cases bench; do
+      { grep "^$name $name.ptx " "$out/$list.txt" || true; } |
+        sed "s/ $name.ptx / $name.wgmma-$1.ptx /" >> "$out/$list.txt"
+    done
+  done
+done
 # The main benchmark shapes on both tiers, one run (the A/B in RESULTS.md),
 # and on the wgmma tier with cp.async copies instead of TMA (its A/B).
 for name in bench_h16_d128 bench_h16_d128_causal bench_h16_d128_bf16 \
-    bench_h32_d64 bench_h8_d64; do
+    bench_h32_d64 bench_h8_d64 bench_h8_d256 bench_h8_d256_causal; do
   grep "^$name $name.ptx " "$out/bench.txt" |
     sed "s/ $name.ptx / $name.wgmma.ptx /" >> "$out/bench.txt"
   "$build/bin/attn-opt" "$out/specs/$name.mlir" \

@@ -31,6 +31,8 @@ targets=(
   "sm90-wmma:chip=sm_90 prefill=wmma"
   "sm80:chip=sm_80"
   "sm75:chip=sm_75"
+  "sm90a:chip=sm_90a"
+  "sm90a-1role:chip=sm_90a wgmma-warp-specialize=false"
 )
 count=0
 # Relative spec paths keep the temporary folder out of the diagnostics.

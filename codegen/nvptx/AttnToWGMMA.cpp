@@ -29,7 +29,8 @@ struct AttnToWGMMAPass : attn::impl::AttnToWGMMABase<AttnToWGMMAPass> {
                        SharedLayout::SwizzledBlocks,
                        tma ? CopyPipeline::TmaStaggered
                            : CopyPipeline::StaggeredRing,
-                       ScoreStage::Registers};
+                       ScoreStage::Registers, producer, producerQkAhead,
+                       pingPong};
     if (failed(lowerPrefillNests(getOperation(), parts, chip, getArgument())))
       return signalPassFailure();
   }

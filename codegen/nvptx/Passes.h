@@ -74,6 +74,10 @@ SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm,
 /// when wgmma is the default; attn-compile's note repeats the reason.
 std::string whyNotWgmma(AttentionOp op);
 
+/// Whether the wgmma tier's K/V tiles of `op` can come by TMA (contiguous,
+/// unpacked K/V without kv_lens; head dims multiples of 64): where they
+/// can, its default tiles are a producer warpgroup's.
+bool tmaReadsKV(AttentionOp op);
 /// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
 /// also gets a decode-tier kernel that libraries launch instead of the
 /// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages

@@ -83,8 +83,21 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     (ScoresInRegisters.cpp) runs unchanged on wgmma's accumulators, whose
     per-warp layout is mma.sync's.
 
-    Not yet: TMA for Q and the epilogue, warp specialization (a
-    producer warp, setmaxnreg, ping-pong) (issue 17).
+    With `warp-specialize` (the default), a tile of two or more
+    warpgroups whose K/V TMA can read gets a producer warpgroup: warpgroup
+    0 gives up registers (setmaxnreg) and its thread 0 sends every K and V
+    tile into rings of `stages`, waiting on each stage's "empty" mbarrier;
+    the consumer warpgroups take the registers, wait on the "full" ones,
+    and release a stage (one arrival per warp) once their products have
+    read it. They meet on a named barrier, never the block's.
+
+    Under a producer, up to D128 (`qk-ahead`, the default), Q K^T runs a
+    tile ahead: step j waits for K_{j+1}, issues its product before tile
+    j's softmax, and gives K_{j+1}'s stage back after the wait that ends
+    the step.
+
+    Not yet: TMA for Q and the epilogue; ping-pong between the consumer
+    warpgroups (issue 17).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -92,6 +105,16 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     Option<"tma", "tma", "bool", /*default=*/"true",
            "K/V tiles by TMA where the nest allows (false: cp.async, for "
            "A/B runs)">,
+    Option<"producer", "warp-specialize", "bool", /*default=*/"true",
+           "a producer warpgroup issues the TMA copies and the compute "
+           "warpgroups consume them, where TMA takes the copies and the "
+           "tile has two or more warpgroups">,
+    Option<"producerQkAhead", "qk-ahead", "bool", /*default=*/"true",
+           "under a producer warpgroup, Q K^T a tile ahead up to D128 "
+           "(each tile's product runs under the last one's softmax)">,
+    Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
+           "with Q K^T ahead under a producer and two consumer "
+           "warpgroups, the consumers take turns at their products">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
@@ -117,6 +140,9 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
       to 64, and up to 128 where two such blocks fit an SM's shared
       memory (`sm` >= 90), else 128 x 32; 64 x 32 past D128;
     - wmma: 64 x 32 (32 keys let three blocks share an SM);
+    - wgmma: 64 x 64 (one warpgroup); past D64, where TMA can read K/V
+      and `wgmma-producer` is set (the default), a producer warpgroup's
+      128 x 128 (128 x 64 past D128); 128 x 64 at D256 otherwise;
     - `warps`: mma, up to two 16-row m-tiles per warp (at most 4 warps);
       wmma, one warp per 16 rows; `stages`: 2 with cp.async (sm_80+),
       else 1.
@@ -131,6 +157,10 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
     Option<"sm", "sm", "int", /*default=*/"80",
            "the target's SM version (90 for sm_90): how much shared memory "
            "the tiles may take">,
+    Option<"wgmmaProducer", "wgmma-producer", "bool", /*default=*/"true",
+           "the wgmma tier runs a producer warpgroup (attn-to-wgmma's "
+           "warp-specialize): past D64 its default tile has two consumer "
+           "warpgroups">,
   ];
 }
 

@@ -41,6 +41,22 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       llvm::cl::desc("the wgmma tier's K/V tiles by TMA where the spec "
                      "allows (false: cp.async, for A/B runs)"),
       llvm::cl::init(true)};
+  Option<bool> wgmmaProducer{
+      *this, "wgmma-warp-specialize",
+      llvm::cl::desc("the wgmma tier with a producer warpgroup (TMA) and "
+                     "two consumer warpgroups past D64, where the spec "
+                     "allows (false: one role, for A/B runs)"),
+      llvm::cl::init(true)};
+  Option<bool> wgmmaQkAhead{
+      *this, "wgmma-qk-ahead",
+      llvm::cl::desc("under the wgmma tier's producer warpgroup, Q K^T a "
+                     "tile ahead up to D128 (false: for A/B runs)"),
+      llvm::cl::init(true)};
+  Option<bool> wgmmaPingPong{
+      *this, "wgmma-ping-pong",
+      llvm::cl::desc("the wgmma tier's two consumer warpgroups take turns "
+                     "(under a producer, with Q K^T ahead)"),
+      llvm::cl::init(false)};
   // The decode tier's SIMT kernel shape, for tuning experiments.
   Option<int64_t> decodeThreads{
       *this, "decode-simt-threads",
@@ -89,6 +105,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   AttnSelectTierOptions select;
   select.prefill = prefill;
   select.sm = *sm;
+  // The producer issues TMA copies: without them, the one role's tiles.
+  select.wgmmaProducer = options.wgmmaProducer && options.wgmmaTma;
   // Cache appends get their copy kernels first; the attention ops of the
   // module go on to the tiers.
   pm.addPass(createAttnToCopy());
@@ -102,7 +120,10 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
   pm.addPass(
-      createAttnToWGMMA(AttnToWGMMAOptions{options.chip, options.wgmmaTma}));
+      createAttnToWGMMA(AttnToWGMMAOptions{options.chip, options.wgmmaTma,
+                                           options.wgmmaProducer,
+                                           options.wgmmaQkAhead,
+                                           options.wgmmaPingPong}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));

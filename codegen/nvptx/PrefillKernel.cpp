@@ -14,6 +14,7 @@
 #include "codegen/nvptx/LaunchContract.h"
 #include "codegen/nvptx/SplitCombine.h"
 #include "codegen/nvptx/Target.h"
+#include "codegen/nvptx/WarpgroupMMA.h"
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -186,16 +187,67 @@ Value PrefillKernel::sharedPointer(Value byteOffset) {
   return LLVM::IntToPtrOp::create(
       *b, LLVM::LLVMPointerType::get(b->getContext(), kSharedSpace), at);
 }
-Value PrefillKernel::tmaBarrier(Value which) {
-  return sharedPointer(add(idx(p.barOff), mul(which, idx(8))));
+Value PrefillKernel::mbarrier(Value i) {
+  return sharedPointer(add(idx(p.barOff), mul(i, idx(8))));
 }
-void PrefillKernel::onLeader(function_ref<void()> body) {
-  Value leader = arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, tid,
-                                       idx(0));
-  auto guard = scf::IfOp::create(*b, leader);
+Value PrefillKernel::tmaBarrier(Value which) { return mbarrier(which); }
+Value PrefillKernel::fullBarrier(KVTiles tiles, Value stage) {
+  bool isK = tiles == KVTiles::K;
+  if (!p.specialized)
+    return mbarrier(isK ? stage : idx(2));
+  return mbarrier(isK ? stage : add(stage, idx(p.stages)));
+}
+Value PrefillKernel::emptyBarrier(KVTiles tiles, Value stage) {
+  int64_t first = (tiles == KVTiles::K ? 2 : 3) * p.stages;
+  return mbarrier(add(stage, idx(first)));
+}
+void PrefillKernel::releaseStage(KVTiles tiles, Value stage) {
+  Value lane = arith::RemUIOp::create(*b, tid, idx(kWarp));
+  ifThen(lt(lane, idx(1)), [&] {
+    NVVM::MBarrierArriveOp::create(*b, Type(), emptyBarrier(tiles, stage),
+                                   Value());
+  });
+}
+void PrefillKernel::ifThen(Value cond, function_ref<void()> body) {
+  auto guard = scf::IfOp::create(*b, cond);
   OpBuilder::InsertionGuard g(*b);
   b->setInsertionPointToStart(guard.thenBlock());
   body();
+}
+Value PrefillKernel::parityOf(Value uses) {
+  Value bit = arith::AndIOp::create(*b, uses, idx(1));
+  return arith::IndexCastOp::create(*b, b->getI32Type(), bit);
+}
+void PrefillKernel::buildProducer(Value lo, Value hi, int64_t posStep,
+                                  function_ref<Value(Value)> iteration,
+                                  function_ref<Value(Value)> firstKey) {
+  // Its warps keep a loop counter and a few addresses: the registers go
+  // to the consumers. setmaxnreg is warpgroup-wide, before the leader's
+  // branch.
+  NVVM::SetMaxRegisterOp::create(*b, p.producerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  onLeader([&] {
+    auto loop = scf::ForOp::create(*b, lo, hi, idx(posStep));
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(loop.getBody());
+    Value pos = loop.getInductionVar();
+    Value iter = iteration(pos);
+    Value stage = arith::RemUIOp::create(*b, iter, idx(p.stages));
+    Value uses = arith::DivUIOp::create(*b, iter, idx(p.stages));
+    // Use u of a stage waits for the consumers' u-th release, the phase
+    // of parity (u - 1) & 1; a fresh mbarrier counts the phase before
+    // its first as complete, so the first use goes at once.
+    Value released = arith::XOrIOp::create(*b, parityOf(uses), i32(1));
+    Value j = firstKey(pos);
+    for (KVTiles tiles : {KVTiles::K, KVTiles::V}) {
+      waitTma(emptyBarrier(tiles, stage), released);
+      copyKVTma(j, stage, tiles);
+    }
+  });
+}
+void PrefillKernel::onLeader(function_ref<void()> body) {
+  ifThen(arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, tid, idx(0)),
+         body);
 }
 void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
   // Boxes of 64 columns (128 bytes, the swizzle span) by 64 rows: block
@@ -209,8 +261,10 @@ void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
   bool isK = tiles == KVTiles::K;
   LoadKVOp load = isK ? n.loadK : n.loadV;
   int64_t width = isK ? p.d : p.dv;
-  Value base = isK ? stageOffset(p.kOff, stage, p.kStage) : idx(p.vOff);
-  Value bar = tmaBarrier(isK ? stage : idx(2));
+  Value base = isK ? stageOffset(p.kOff, stage, p.kStage)
+                   : p.specialized ? stageOffset(p.vOff, stage, p.vStage)
+                                   : idx(p.vOff);
+  Value bar = fullBarrier(tiles, stage);
   Value tensorMap = isK ? tensorMapK : tensorMapV;
   Value batch = i32Of(map.lookup(load.getBatch()));
   Value head = i32Of(map.lookup(load.getKvHead()));
@@ -327,7 +381,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                   UnitAttr::get(ctx));
   kernel.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {int32_t(p.threads), 1, 1}));
+      DenseI32ArrayAttr::get(ctx, {int32_t(p.blockThreads), 1, 1}));
+  // setmaxnreg needs a register cap at entry: .maxntid with one block an
+  // SM gives 64K / blockThreads.
+  if (p.specialized)
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    IntegerAttr::get(IntegerType::get(ctx, 32), 1));
   ImplicitLocOpBuilder kb(loc, ctx);
   b = &kb; // KernelEmitter's helpers build here
   kb.setInsertionPointToStart(&kernel.front());
@@ -436,6 +495,39 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   };
   // Loop positions advance by one tile: bc keys, or one list entry's tile.
   int64_t posStep = p.blockMask ? 1 : p.bc;
+  // The tile's index from the loop's first: its ring stage and use.
+  Value first = *lo;
+  auto iteration = [&](Value pos) -> Value {
+    if (p.blockMask)
+      return pos;
+    return arith::DivUIOp::create(kb, arith::SubIOp::create(kb, pos, first),
+                                  idx(p.bc));
+  };
+
+  // A producer warpgroup: thread 0 makes the mbarriers (a full one waits
+  // for the producer's arrival with the tile's bytes, an empty one for
+  // every consumer warp) before the roles part. Warpgroup 0 produces; the
+  // rest of the kernel is the consumers', their threads numbered from 0.
+  if (p.specialized) {
+    onLeader([&] {
+      for (int64_t i = 0; i < p.mbarriers(); ++i) {
+        int64_t arrivals = i < 2 * p.stages ? 1 : p.warps;
+        NVVM::MBarrierInitOp::create(kb, mbarrier(idx(i)), i32(arrivals),
+                                     Value());
+      }
+      NVVM::FenceMbarrierInitOp::create(kb);
+    });
+    gpu::BarrierOp::create(kb);
+    auto roles = scf::IfOp::create(kb, lt(tid, idx(kWarpgroup)),
+                                   /*withElseRegion=*/true);
+    kb.setInsertionPointToStart(roles.thenBlock());
+    buildProducer(*lo, *hi, posStep, iteration,
+                  [&](Value pos) { return tileAt(pos).first; });
+    kb.setInsertionPointToStart(roles.elseBlock());
+    NVVM::SetMaxRegisterOp::create(kb, p.consumerRegisters,
+                                   NVVM::SetMaxRegisterAction::increase);
+    tid = arith::SubIOp::create(kb, tid, idx(kWarpgroup));
+  }
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.
@@ -466,7 +558,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // cp.async) the loop loads each tile itself.
   const int64_t ahead = p.stages - 1;
   const int64_t early = p.qkAhead ? 1 : 0;
-  if (p.tma) {
+  if (p.specialized) {
+    // The producer sends every K/V tile: Q alone here.
+    NVVM::CpAsyncCommitGroupOp::create(kb);
+    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+  } else if (p.tma) {
     // Thread 0 makes the mbarriers (one arrival each: its own, with the
     // tile's bytes) and sends K_0; Q's cp.async group is waited for, and
     // the barrier below hands both the mbarriers and Q to every thread.
@@ -499,7 +595,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     NVVM::CpAsyncWaitGroupOp::create(kb, ahead - early);
   }
   asyncProxyFence();
-  gpu::BarrierOp::create(kb);
+  computeBarrier();
   std::unique_ptr<TileMMA> tiles = makeTiles(kb);
   SmallVector<Value> qFrags;
   // wgmma reads Q from shared memory itself.
@@ -512,18 +608,33 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   SmallVector<Value> inits = initialState();
   for (int64_t i = 0; i < p.dv / 16 * p.mTiles; ++i)
     inits.push_back(zeroC);
+  // Under a producer, tile 0's scores come from K stage 0 once it has
+  // landed, which then goes back (with no tile, neither: the scores are
+  // never read).
+  const bool firstKAhead = p.specialized && p.qkAhead;
+  Value anyTile = firstKAhead ? lt(*lo, *hi) : Value();
+  if (firstKAhead)
+    ifThen(anyTile, [&] {
+      waitTma(fullBarrier(KVTiles::K, idx(0)), i32(0));
+    });
+  // Ping-pong: consumer warpgroup 0 takes the first turn (1 ends a turn
+  // it never had), which tile 0's Q K^T opens.
+  if (p.pingPong) {
+    Value second = arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, tid,
+                                         idx(kWarpgroup));
+    ifThen(second, [&] { endTurn(); });
+    awaitTurn();
+  }
   inits.append(carriedScores());
+  if (firstKAhead)
+    ifThen(anyTile, [&] { releaseStage(KVTiles::K, idx(0)); });
   auto loop = scf::ForOp::create(kb, *lo, *hi, idx(posStep), inits);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(loop.getBody());
     Value pos = loop.getInductionVar();
     auto [j, full] = tileAt(pos);
-    Value iter = pos;
-    if (!p.blockMask) {
-      Value fromFirst = arith::SubIOp::create(kb, pos, *lo);
-      iter = arith::DivUIOp::create(kb, fromFirst, idx(p.bc));
-    }
+    Value iter = iteration(pos);
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
     // The staggered pipelines' K_{j+1}: `body(first key, stage)` where
     // there is a next tile.
@@ -536,23 +647,35 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
           arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
       body(tileAt(next).first, nextStage);
     };
-    if (p.tma) {
+    if (p.specialized) {
+      // Use u = iter / stages of the stage: the producer's u-th copies,
+      // phase parity u & 1 of its full mbarriers. Q K^T a tile ahead
+      // reads K_{j+1} in this step (K_j was read in the last).
+      Value uses = arith::DivUIOp::create(kb, iter, idx(p.stages));
+      vParity = parityOf(uses);
+      vBarrier = fullBarrier(KVTiles::V, stage);
+      if (!p.qkAhead)
+        waitTma(fullBarrier(KVTiles::K, stage), vParity);
+      else
+        ifNextTile([&](Value, Value nextStage) {
+          Value nextUses = arith::DivUIOp::create(kb, add(iter, idx(1)),
+                                                  idx(p.stages));
+          waitTma(fullBarrier(KVTiles::K, nextStage), parityOf(nextUses));
+        });
+    } else if (p.tma) {
       // K_j has landed when its stage's mbarrier completes its use
       // iter / 2 (parity (iter / 2) & 1); after the barrier every warp is
       // done with V_{j-1} and K_{j-1}, so thread 0 sends V_j into the one
       // V buffer and K_{j+1} into the other K stage. V_j's parity is
       // iter & 1 (awaitValues).
-      auto parity = [&](Value uses) {
-        Value bit = arith::AndIOp::create(kb, uses, idx(1));
-        return arith::IndexCastOp::create(kb, kb.getI32Type(), bit);
-      };
       Value kUses = arith::DivUIOp::create(kb, iter, idx(p.stages));
-      waitTma(tmaBarrier(stage), parity(kUses));
+      waitTma(tmaBarrier(stage), parityOf(kUses));
       gpu::BarrierOp::create(kb);
-      vParity = parity(iter);
-      Value first = j; // a lambda cannot capture a structured binding
+      vParity = parityOf(iter);
+      vBarrier = tmaBarrier(idx(2));
+        Value firstKey = j; // a lambda cannot capture a structured binding
       onLeader([&] {
-        copyKVTma(first, stage, KVTiles::V);
+        copyKVTma(firstKey, stage, KVTiles::V);
         ifNextTile([&](Value start, Value nextStage) {
           copyKVTma(start, nextStage, KVTiles::K);
         });
@@ -629,9 +752,32 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
               loop.getRegionIterArgs(), out.batch, out.kvHead, full,
               kBase, vBase, nextKBase};
-    scf::YieldOp::create(kb, this->step(*tiles, step));
+    SmallVector<Value> next = this->step(*tiles, step);
+    if (p.specialized) {
+      // The stages go back to the producer once this warp's products
+      // have read them (their waits came first): V_j's, and K_j's or,
+      // a tile ahead, K_{j+1}'s. A step that skipped P V still waits for
+      // V's bytes: a copy in flight must land before the stage is
+      // refilled.
+      waitTma(vBarrier, vParity);
+      releaseStage(KVTiles::V, stage);
+      if (!p.qkAhead)
+        releaseStage(KVTiles::K, stage);
+      else
+        ifNextTile([&](Value, Value nextStage) {
+          releaseStage(KVTiles::K, nextStage);
+        });
+    }
+    scf::YieldOp::create(kb, next);
   }
 
+  if (p.pingPong) {
+    // The last turn ends; warpgroup 0 takes the turn 1 then ends, so
+    // that every barrier phase completes.
+    endTurn();
+    Value first = lt(tid, idx(kWarpgroup));
+    ifThen(first, [&] { awaitTurn(); });
+  }
   epilogue(*tiles, loop, WarpPlace{rowWarp, kvGroup, warpRow}, out);
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
@@ -654,14 +800,15 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     grid = {memref::DimOp::create(hb, hostWorkspace, 1), grid.y, zTiles};
   }
   Value one = arith::ConstantIndexOp::create(hb, 1);
-  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, p.threads), one, one};
+  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, p.blockThreads),
+                       one, one};
   Value smemSize = arith::ConstantOp::create(
       hb, hb.getI32IntegerAttr(static_cast<int32_t>(p.smemBytes)));
   auto launch = gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize,
                                           operands);
   if (p.splitKV) {
     setLaunchContract(
-        launch, decodeSplitLaunch(n, p.parts.tier, p.threads, p.smemBytes,
+        launch, decodeSplitLaunch(n, p.parts.tier, p.blockThreads, p.smemBytes,
                                   p.br, p.group,
                                   cast<MemRefType>(hostWorkspace.getType())));
     if (failed(buildCombine(n, module, name, hostWorkspace)))
@@ -671,7 +818,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     std::optional<std::pair<bool, bool>> reads;
     if (p.blockMask)
       reads = blockMaskRows(n);
-    setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.threads,
+    setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.blockThreads,
                                             p.smemBytes, p.br, p.group,
                                             reads, p.tma));
   }
@@ -682,7 +829,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
 void PrefillKernel::awaitValues() {
   if (p.tma) {
     // V_j's bytes are visible to every thread its mbarrier releases.
-    waitTma(tmaBarrier(idx(2)), vParity);
+    waitTma(vBarrier, vParity);
+    // P V opens this warpgroup's turn.
+    if (p.pingPong)
+      awaitTurn();
     return;
   }
   if (!p.staggered)
@@ -691,6 +841,33 @@ void PrefillKernel::awaitValues() {
   NVVM::CpAsyncWaitGroupOp::create(*b, 1);
   asyncProxyFence();
   gpu::BarrierOp::create(*b);
+}
+
+void PrefillKernel::computeBarrier() {
+  if (!p.specialized) {
+    gpu::BarrierOp::create(*b);
+    return;
+  }
+  // Barrier 0 is the whole block's (bar.sync 0, __syncthreads).
+  NVVM::BarrierOp::create(*b, Type(), i32(1), i32(p.threads),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+// Named barriers 2 and 3 belong to consumer warpgroups 0 and 1: a turn
+// is awaited with bar.sync on one's own (128 threads) and ended with
+// bar.arrive on the other's (its 128), 256 in all.
+void PrefillKernel::awaitTurn() {
+  Value group = arith::DivUIOp::create(*b, tid, idx(kWarpgroup));
+  Value own = arith::IndexCastOp::create(*b, b->getI32Type(),
+                                         add(group, idx(2)));
+  NVVM::BarrierOp::create(*b, Type(), own, i32(2 * kWarpgroup),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+void PrefillKernel::endTurn() {
+  Value group = arith::DivUIOp::create(*b, tid, idx(kWarpgroup));
+  Value other = arith::IndexCastOp::create(
+      *b, b->getI32Type(), arith::SubIOp::create(*b, idx(3), group));
+  NVVM::BarrierArriveOp::create(*b, other, i32(2 * kWarpgroup));
 }
 
 void PrefillKernel::asyncProxyFence() {
@@ -756,11 +933,6 @@ LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
     FailureOr<PrefillPlan> plan = planPrefill(*nest, parts, *sm);
     if (failed(plan))
       return failure();
-    if (plan->roles.size() != 1 || plan->roles[0].role != WarpRole::Compute)
-      return forall.emitError()
-             << pass << ": the prefill skeleton runs one warp role (every "
-                        "warp copies and computes); producer/consumer warp "
-                        "groups are not implemented yet";
     // Kernel symbols say their tier: @<function>_<tier>.
     std::string name = (func.getSymName() + "_" + plan->tierName()).str();
     if (symbols.lookup(name))

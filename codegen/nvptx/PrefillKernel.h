@@ -98,6 +98,13 @@ protected:
   /// staggered copy pipeline, waits for V's copy (issued at the top of the
   /// step) and makes it visible to every warp; otherwise nothing.
   void awaitValues();
+  /// A barrier of the compute warps: the whole block's, or with a producer
+  /// warpgroup (which runs its own loop) a named barrier of the consumers.
+  void computeBarrier();
+  /// Ping-pong (p.pingPong): ends this consumer warpgroup's turn (the
+  /// other's named barrier), or waits for its own.
+  void endTurn();
+  void awaitTurn();
 
   Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type);
   /// Byte offset `base + stage * stride` of a ring stage.
@@ -169,11 +176,30 @@ private:
   void copyKVTma(Value start, Value stage, KVTiles tiles);
   /// Waits for the phase of parity `parity` (0 or 1) of mbarrier `bar`.
   void waitTma(Value bar, Value parity);
+  /// mbarrier `i` (PrefillPlan::mbarriers), and with a producer warpgroup
+  /// the "full" and "empty" ones of K's or V's ring stage `stage`.
+  Value mbarrier(Value i);
+  Value fullBarrier(KVTiles tiles, Value stage);
+  Value emptyBarrier(KVTiles tiles, Value stage);
+  /// The producer warpgroup's side: it gives up registers, and its thread
+  /// 0 walks the K/V loop positions [lo, hi), `posStep` apart, sending K
+  /// and V of the tile whose first key is `firstKey(position)` into ring
+  /// stage `iteration % stages` once the consumers have emptied it.
+  void buildProducer(Value lo, Value hi, int64_t posStep,
+                     function_ref<Value(Value)> iteration,
+                     function_ref<Value(Value)> firstKey);
+  /// The parity bit (i32) of use `uses` of a ring stage's mbarrier.
+  Value parityOf(Value uses);
+  /// Gives K's or V's ring stage `stage` back to the producer: lane 0 of
+  /// each consumer warp arrives on its empty mbarrier.
+  void releaseStage(KVTiles tiles, Value stage);
+  /// Emits `body` under `if (cond)`.
+  void ifThen(Value cond, function_ref<void()> body);
   /// Runs `body` on thread 0 alone.
   void onLeader(function_ref<void()> body);
   Value tensorMapK, tensorMapV;
-  /// This step's V phase parity (awaitValues waits for it).
-  Value vParity;
+  /// This step's V mbarrier and phase parity (awaitValues waits for it).
+  Value vBarrier, vParity;
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).
   std::unique_ptr<TileMMA> makeTiles(ImplicitLocOpBuilder &kb);
   /// fence.proxy.async after cp.async's last writes, before the barrier,

@@ -6,6 +6,7 @@
 #include "codegen/nvptx/Passes.h"
 #include "codegen/nvptx/Target.h"
 #include "codegen/nvptx/TileMMA.h"
+#include "codegen/nvptx/WarpgroupMMA.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -82,15 +83,55 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
   p.staggered = (p.parts.copies == CopyPipeline::StaggeredRing ||
                  p.parts.copies == CopyPipeline::TmaStaggered) &&
                 p.cpAsync && p.stages == 2;
+  p.blockThreads = p.threads;
   return success();
+}
+
+/// Registers a thread may hold after setmaxnreg: multiples of 8 in
+/// [24, 256], the block's within 64K.
+static constexpr int64_t kRegisterFile = 64 * 1024, kProducerRegisters = 24;
+
+/// The producer warpgroup, where TMA can take every K/V copy: the plan
+/// becomes warpgroup 0 producing, the compute warps consuming, K and V in
+/// rings of `stages` without the staggering or Q K^T a tile ahead (the
+/// consumers wait on the tiles' mbarriers, not on their own copies).
+static void planProducer(PrefillPlan &p, L1Nest n) {
+  // One consumer warpgroup (64-row tiles) would gain nothing from the
+  // producer's registers: two or more.
+  if (!p.parts.producer || p.parts.copies != CopyPipeline::TmaStaggered ||
+      !p.cpAsync || p.stages < 2 || !p.warpgroups() ||
+      p.warps < 2 * kWarpgroup / kWarp)
+    return;
+  PrefillPlan trial = p;
+  trial.specialized = true;
+  trial.staggered = false;
+  // Q K^T a tile ahead holds a second score tile: at D256 (O alone 128
+  // registers a thread) ptxas spills and it measured 4% slower on an
+  // H100; up to D128 3-6% faster (bench/RESULTS.md).
+  trial.qkAhead =
+      p.parts.producerQkAhead && std::max(p.d, p.dv) <= 128;
+  trial.pingPong = p.parts.pingPong && trial.qkAhead &&
+                   p.warps == 2 * kWarpgroup / kWarp;
+  if (!whyNoTma(n, trial).empty())
+    return;
+  p = trial;
+  p.roles = {WarpGroup{WarpRole::Producer, 4},
+             WarpGroup{WarpRole::Consumer, p.warps}};
+  p.blockThreads = p.threads + kWarpgroup;
+  p.producerRegisters = kProducerRegisters;
+  // What the producer gives up, dealt to the consumers (one block an SM).
+  p.consumerRegisters = std::min<int64_t>(
+      256, (kRegisterFile - kWarpgroup * kProducerRegisters) / p.threads / 8 *
+               8);
 }
 
 std::string nvptx::whyNoTma(L1Nest n, const PrefillPlan &p) {
   // A tensor map covers a plain [B, Hkv, Sk, D] operand, and fills the
   // rows past Sk with zeros; rows past a shorter per-sequence length
   // would be real (maybe uninitialized) cache memory.
-  if (!p.staggered)
-    return "its K/V stages are not the staggered two";
+  if (!p.staggered && !p.specialized)
+    return "its K/V stages are neither the staggered two nor a producer "
+           "warpgroup's ring";
   if (p.splitKV)
     return "it is a split-K decode kernel";
   if (n.loadK.getBlockTable())
@@ -152,6 +193,7 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                            << p.headDim << ", Dv = " << p.valueHeadDim;
   if (failed(planWarps(p, op)))
     return failure();
+  planProducer(p, n);
   p.tma = p.parts.copies == CopyPipeline::TmaStaggered &&
           whyNoTma(n, p).empty();
   // Byte offsets of the shared tiles, each 128-byte aligned.
@@ -180,7 +222,7 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   p.kOff = take(p.stages * p.kStage);
   p.vOff = take((p.staggered ? 1 : p.stages) * p.vStage);
   if (p.tma)
-    p.barOff = take(3 * 8);
+    p.barOff = take(p.mbarriers() * 8);
   p.oOff = 0;
   if (p.registers()) {
     // Each warp stages its rows of O, already in the output type, over

@@ -10,7 +10,8 @@
 //   copy pipeline   synchronous loads | a ring of cp.async stages | K in
 //                   a ring, V in one buffer loaded under Q K^T (staggered)
 //   score stage     scores and softmax through shared memory | in registers
-//   warp roles      every warp copies and computes (the one role today)
+//   warp roles      every warp copies and computes | a producer warpgroup
+//                   issues the TMA copies and consumer warpgroups compute
 //
 // From the parts and the L1 nest, planPrefill computes the tile plan once:
 // a value that says how the block's warps split the rows and keys, how many
@@ -47,11 +48,11 @@ enum class SharedLayout { Padded, Swizzled, SwizzledBlocks };
 enum class CopyPipeline { Sync, CpAsyncRing, StaggeredRing, TmaStaggered };
 enum class ScoreStage { Shared, Registers };
 
-/// What warps do. Every tier today runs one role, `Compute`: each warp
-/// copies its share of every tile and computes on its rows. A warp-
-/// specialized tier (Hopper) splits them into `Producer` warps that only
-/// copy and `Consumer` warps that only compute; the skeleton refuses
-/// such a plan until a tier implements it.
+/// What warps do. By default one role, `Compute`: each warp copies its
+/// share of every tile and computes on its rows. The wgmma tier may split
+/// them (PrefillParts::producer): a `Producer` warpgroup whose one thread
+/// issues every K/V copy by TMA, then `Consumer` warpgroups that only
+/// compute (PrefillKernel::buildProducer).
 enum class WarpRole { Compute, Producer, Consumer };
 struct WarpGroup {
   WarpRole role;
@@ -69,6 +70,16 @@ struct PrefillParts {
   /// says.
   CopyPipeline copies;
   ScoreStage scores;
+  /// Warp roles: a producer warpgroup ahead of the compute warps, where
+  /// the K/V tiles can come by TMA (copies `TmaStaggered`, whyNoTma) and
+  /// there are two or more stages; else the one role.
+  bool producer = false;
+  /// Under a producer, Q K^T a tile ahead (PrefillPlan::qkAhead) whatever
+  /// the stage count, up to D128.
+  bool producerQkAhead = false;
+  /// With Q K^T ahead under a producer and two consumer warpgroups, the
+  /// consumers take turns (PrefillPlan::pingPong).
+  bool pingPong = false;
 };
 
 /// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
@@ -99,19 +110,38 @@ struct PrefillPlan {
   Type elt, outElt;
   /// Warps split the rows first (rowWarps, mTiles 16-row m-tiles each),
   /// then the keys of each K/V tile (kvGroups groups of bcw keys).
+  /// `warps` and `threads` count the compute (or consumer) warps: the
+  /// rows and copies are dealt among them. `blockThreads` adds the
+  /// producer warpgroup's.
   int64_t warps = 0, threads = 0, rowWarps = 0, mTiles = 1, kvGroups = 1,
-          bcw = 0;
-  SmallVector<WarpGroup, 1> roles;
+          bcw = 0, blockThreads = 0;
+  SmallVector<WarpGroup, 2> roles;
+  /// A producer warpgroup (roles Producer, Consumer): warpgroup 0 issues
+  /// the copies, K and V each in a ring of `stages` (no staggering), the
+  /// consumers from thread 128 on. Each stage has a "full" mbarrier (the
+  /// producer's expect_tx, then TMA's bytes) and an "empty" one (one
+  /// arrival per consumer warp once its products have read the tile);
+  /// setmaxnreg moves registers from the producer to the consumers.
+  bool specialized = false;
+  int64_t producerRegisters = 0, consumerRegisters = 0;
+  /// Ping-pong (FlashAttention-3's inter-warpgroup overlap): the two
+  /// consumer warpgroups take turns through named barriers 2 and 3, each
+  /// turn from just before a step's P V to just after the next step's
+  /// Q K^T issue, so one warpgroup's softmax runs under the other's
+  /// products.
+  bool pingPong = false;
   /// K/V tiles in flight.
   int64_t stages = 0;
   /// The staggered copy pipeline (two K stages, one V buffer) is in use.
   bool staggered = false;
   /// Its K/V tiles come by TMA: the kernel's first two parameters are the
   /// tensor maps of K and V (tensor_map(k), tensor_map(v) in the launch
-  /// contract), and three mbarriers at `barOff` (K stages 0 and 1, V) say
-  /// when a tile has landed.
+  /// contract), and mbarriers at `barOff` say when a tile has landed:
+  /// three (K stages 0 and 1, V), or with a producer warpgroup 4 x stages
+  /// (full K, full V, empty K, empty V; mbarrier(...) numbers them).
   bool tma = false;
   int64_t barOff = 0;
+  int64_t mbarriers() const { return specialized ? 4 * stages : 3; }
   /// The wgmma tier with three or more stages (a schedule's choice: it
   /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
   /// ahead: S of tile 0 before the loop, and in the step of tile j the

@@ -143,7 +143,7 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
     return store(mma, loop.getResults(), place.warpRow, out,
                  /*kvDone=*/false);
   // The first group merges the others' states into its own and stores.
-  gpu::BarrierOp::create(*b); // every warp is done with K/V and Q
+  computeBarrier(); // every warp is done with K/V and Q
   Value kvGroup = place.kvGroup;
   auto give = scf::IfOp::create(
       *b,
@@ -154,7 +154,7 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
     b->setInsertionPointToStart(give.thenBlock());
     shareState(loop.getResults(), kvGroup, place.rowWarp);
   }
-  gpu::BarrierOp::create(*b);
+  computeBarrier();
   auto first = scf::IfOp::create(
       *b,
       arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, kvGroup, idx(0)),
@@ -231,6 +231,10 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
                                                    p.mTiles * dv16));
     nextScores = wgmma->issueKMajor(idx(p.qOff), p.br, groupRow(tid),
                                     step.nextKOffset, p.bc, p.d);
+    // Ping-pong: the turn that P V opened in the last step ends once the
+    // next tile's Q K^T is issued.
+    if (p.pingPong)
+      endTurn();
   } else if (wgmma) {
     raw[0] = wgmma->productKMajor(idx(p.qOff), p.br, groupRow(tid),
                                   step.kOffset, p.bc, p.d);
@@ -559,7 +563,7 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
   if (p.overQ || kvDone)
     syncWarp();
   else
-    gpu::BarrierOp::create(*b);
+    computeBarrier();
   const bool swizzled =
       p.outElt.getIntOrFloatBitWidth() == 16 && isSwizzledWidth(p.oRow);
   Value os = view(idx(p.oOff), {p.br, p.oRow}, p.outElt);

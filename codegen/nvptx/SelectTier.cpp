@@ -157,6 +157,16 @@ struct AttnSelectTierPass
       }
       int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
       auto [blockQ, blockKv] = prefillTiles(tier, dims, sm);
+      // With a producer warpgroup, two consumer warpgroups (128 rows), and
+      // 128 keys up to D128 (one block an SM: 160 KiB at D128). Measured
+      // on an H100 (bench/RESULTS.md): 4-13% faster than 64 x 64 without
+      // one at D128; at D64 5% slower (64 x 64, several blocks an SM,
+      // stays).
+      if (tier == Tier::WGMMA && wgmmaProducer && dims > 64 &&
+          tmaReadsKV(op)) {
+        blockQ = 128;
+        blockKv = dims <= 128 ? 128 : 64;
+      }
       ScheduleAttr asked = op.getScheduleAttr();
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
       // wgmma keeps two stages too: a third runs Q K^T a tile ahead
@@ -199,6 +209,13 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
     os << "schedule warps " << s.getWarps() << " for block_q "
        << s.getBlockQ() << " (the tier runs block_q / 16)";
   return why;
+}
+
+bool mlir::attn::tmaReadsKV(AttentionOp op) {
+  // whyNoTma's rules (PrefillPlan.cpp) on the op: a tensor map covers a
+  // plain [B, Hkv, Sk, D] operand in 64-column boxes.
+  return !op.getBlockTable() && !op.getCuSeqlensK() && !op.getKvLens() &&
+         op.getHeadDim() % 64 == 0 && op.getValueHeadDim() % 64 == 0;
 }
 
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {

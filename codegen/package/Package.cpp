@@ -237,10 +237,20 @@ std::string package::describeChoices(const Kernel &kernel,
                return p.kind == LaunchParamKind::TensorMap;
              });
     });
+    // A producer warpgroup adds 128 threads to the compute warps' 2 per
+    // row (one warp per 16 rows).
+    bool producer = llvm::any_of(code.launches, [](const KernelLaunch &l) {
+      return l.contract && l.contract.getRole() == LaunchRole::Prefill &&
+             l.contract.getThreads() > 2 * l.contract.getBlockQ();
+    });
     os << (tma ? "; K/V by TMA"
                : "; K/V by cp.async (TMA needs contiguous K/V without "
                  "paging, packing or kv_lens, two stages and tiles of whole "
                  "64x64 boxes)");
+    if (producer)
+      os << " from a producer warpgroup";
+    else if (tma)
+      os << ", no producer warpgroup (it needs 128-row tiles)";
   }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the

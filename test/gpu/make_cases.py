@@ -195,6 +195,11 @@ BENCH_KERNELS = {
                                False), [(4, 4096, 4096), (1, 16384, 16384)]),
     "bench_h32_d64": ((32, 32, 64, 64, None, None, None, False),
                       [(2, 8192, 8192)]),
+    # Issue 17's D256 floor (at least FA2): hidden 2048 as 8 heads.
+    "bench_h8_d256": ((8, 8, 256, 256, None, None, None, False),
+                      [(4, 4096, 4096)]),
+    "bench_h8_d256_causal": ((8, 8, 256, 256, (-1, 0, False), None, None,
+                              False), [(4, 4096, 4096)]),
     "bench_h8_d64": ((8, 8, 64, 64, None, None, None, False),
                      [(1, 512, 512)]),
     # Tile-size variants (defaults: 128x32 at D128, 128x64 at D64).

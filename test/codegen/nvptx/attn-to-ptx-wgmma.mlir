@@ -1,14 +1,18 @@
 // attn-to-ptx with prefill=wgmma on sm_90a: each prefill becomes a wgmma
-// kernel whose PTX ptxas assembles for sm_90a. The default tiles: one
-// warpgroup of 64 rows against 64 keys up to D128 (S = m64n64), two
-// warpgroups against 64 keys at D256.
-// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma" | attn-translate --attn-ptx -o %t.ptx
+// kernel whose PTX ptxas assembles for sm_90a. The default tiles: past
+// D64 a producer warpgroup and two consumer warpgroups of 64 rows against
+// 128 keys (64 at D256; WS, below); at D64 one warpgroup of 64 rows
+// against 64 keys, as every kernel with wgmma-warp-specialize=false
+// (CHECK, QK, PV; two warpgroups against 64 keys at D256).
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-warp-specialize=false" | attn-translate --attn-ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // Each kernel's two product chains, one prefix each: LLVM lays the loop
 // out with P V's block before Q K^T's.
 // RUN: FileCheck %s --check-prefix=QK < %t.ptx
 // RUN: FileCheck %s --check-prefix=PV < %t.ptx
-// With wgmma-tma=false, cp.async alone: no tensor maps, no mbarriers.
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma" | attn-translate --attn-ptx -o %t.ws.ptx
+// RUN: FileCheck %s --check-prefix=WS < %t.ws.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ws.ptx -o %t.ws.cubin %}
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-tma=false" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-TMA
 // NO-TMA-NOT: .b8 causal_d128_wgmma_param_0[128]
 // NO-TMA-NOT: cp.async.bulk.tensor
@@ -43,6 +47,34 @@
 // CHECK: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
 // CHECK: ex2.approx.ftz.f32
+// A producer warpgroup: a register cap at entry (384 threads, one block
+// an SM), then warpgroup 0 gives registers up and its thread 0 sends the
+// tiles (waiting on each stage's empty mbarrier); the consumers take the
+// registers, meet on named barrier 1 and run 64 x 128 products.
+// WS-LABEL: .entry causal_d128_wgmma(
+// WS: .maxntid 384, 1, 1
+// WS-NEXT: .minnctapersm 1
+// WS-COUNT-8: mbarrier.init.shared.b64
+// WS: fence.mbarrier_init.release.cluster;
+// WS: bar.sync 0;
+// WS: setmaxnreg.dec.sync.aligned.u32 24;
+// WS: mbarrier.try_wait.parity.shared.b64
+// WS: mbarrier.arrive.expect_tx.shared.b64
+// WS: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// WS: setmaxnreg.inc.sync.aligned.u32 240;
+// WS: bar.sync 1, 256;
+// WS: mbarrier.try_wait.parity.shared.b64
+// WS: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// WS: mbarrier.arrive.shared.b64
+// WS: mbarrier.arrive.shared.b64
+// WS: bar.sync 1, 256;
+// WS-LABEL: .entry gqa_bf16_d64_wgmma(
+// WS-NOT: setmaxnreg
+// WS: .entry mha_d256_wgmma(
+// WS: .maxntid 384, 1, 1
+// WS: setmaxnreg.dec.sync.aligned.u32 24;
+// WS: setmaxnreg.inc.sync.aligned.u32 240;
+// WS: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // S = Q K^T, both through descriptors (K-major, not transposed); O += P V
 // with P in four registers and V transposed (MN-major).
 // QK-LABEL: .entry causal_d128_wgmma(

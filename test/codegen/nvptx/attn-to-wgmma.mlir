@@ -4,9 +4,14 @@
 // tiles, eight warps (two warpgroups of 64 rows), two cp.async K/V stages,
 // which the tier's staggered copies make two K stages and one V buffer.
 // With tma=false the K/V tiles come by cp.async (CHECK); by default by TMA
-// (TMA, below).
+// from a producer warpgroup with Q K^T a tile ahead (WS-AHEAD, below; WS
+// with qk-ahead=false), or with warp-specialize=false by TMA from thread
+// 0 of the compute warps (TMA).
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a tma=false" | FileCheck %s
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=TMA
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=TMA
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a qk-ahead=false" | FileCheck %s --check-prefix=WS
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=WS-AHEAD
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a ping-pong=true" | FileCheck %s --check-prefix=PP
 // wgmma exists only in the arch-specific sm_90a.
 // RUN: not attn-opt %s --attn-to-wgmma="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOT-A
 // NOT-A: error: the wgmma tier needs an arch-specific chip (sm_90a: wgmma is not in sm_90); got sm_90
@@ -17,7 +22,7 @@
 // top waits for tile j + 1, the next tile's chain is issued before this
 // tile's softmax, and one wait after P V completes both. The loop carries
 // the scores (8 more vector<8xf32>).
-// RUN: sed 's/stages = 2>/stages = 3>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=AHEAD
+// RUN: sed 's/stages = 2>/stages = 3>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=AHEAD
 // AHEAD: nvvm.cp.async.wait.group 1
 // AHEAD: nvvm.wgmma.fence.aligned
 // AHEAD: nvvm.wgmma.commit.group.sync.aligned
@@ -78,6 +83,106 @@
 // TMA-NOT: gpu.barrier
 // TMA: nvvm.wgmma.fence.aligned
 // TMA: scf.yield
+
+// A producer warpgroup: 384 threads, warpgroup 0 the producer, capped at
+// one block an SM so that setmaxnreg can move registers. K and V each get
+// a ring of two stages (Q 32 KiB, K and V 64 KiB each) and 16 mbarriers
+// follow: full K, full V (one arrival: the producer's, with the bytes),
+// empty K, empty V (one arrival per consumer warp).
+// WS-LABEL: func.func @causal_d128
+// WS: gpu.launch_func @attn_kernels::@causal_d128_wgmma {{.*}} threads in (%c384
+// WS-SAME: threads = 384, shared = 163968, {{.*}} params = [tensor_map(k), tensor_map(v), q, k, v, o, lse]
+// WS: gpu.func @causal_d128_wgmma(
+// WS-SAME: known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// WS-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// WS-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// WS: nvvm.fence.mbarrier.init
+// WS: gpu.barrier
+// The producer gives up registers; its thread 0 walks the tiles: waits
+// for the stage's empty K mbarrier, sends K (32 KiB, four boxes), then
+// the same for V.
+// WS: nvvm.setmaxregister  decrease 24
+// WS: scf.for
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// WS-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0,
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// WS-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg1,
+// The consumers take the registers, copy Q and meet on named barrier 1
+// (their 256 threads), never the block's barrier 0.
+// WS: nvvm.setmaxregister  increase 240
+// WS-NOT: cp.async.bulk.tensor
+// WS-NOT: gpu.barrier
+// WS: nvgpu.device_async_copy
+// WS: nvvm.cp.async.wait.group 0
+// WS: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// Step j: wait for K's full mbarrier, Q K^T, softmax, wait for V's, P V;
+// then V's wait again (a no-op unless P V was skipped) and lane 0 of each
+// warp releases both stages.
+// WS: scf.for
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.wgmma.wait.group.sync.aligned 0
+// WS: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.wgmma.wait.group.sync.aligned 0
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// WS: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// WS: scf.yield
+// WS-NOT: gpu.barrier
+// WS: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// WS-NOT: gpu.barrier
+
+// Q K^T a tile ahead under the producer: tile 0's scores before the loop,
+// once K stage 0 is full (when there is a tile), which then goes back.
+// In step j: wait for K_{j+1} (when there is one), issue its product,
+// tile j's softmax, wait for V_j, P V, one wait for both; then V_j's
+// stage goes back, and K_{j+1}'s.
+// WS-AHEAD: nvvm.setmaxregister  increase 240
+// WS-AHEAD: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// WS-AHEAD: scf.if
+// WS-AHEAD: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
+// WS-AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
+// WS-AHEAD: scf.if
+// WS-AHEAD: nvvm.mbarrier.arrive
+// WS-AHEAD: scf.for {{.*}} -> (f32, f32, f32, f32, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// WS-AHEAD: scf.if
+// WS-AHEAD: nvvm.mbarrier.try_wait.parity
+// WS-AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// WS-AHEAD-NOT: nvvm.wgmma.wait.group
+// WS-AHEAD: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// WS-AHEAD: nvvm.mbarrier.try_wait.parity
+// WS-AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// WS-AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
+// WS-AHEAD: nvvm.mbarrier.try_wait.parity
+// WS-AHEAD: nvvm.mbarrier.arrive
+// WS-AHEAD: scf.if
+// WS-AHEAD: nvvm.mbarrier.arrive
+// WS-AHEAD: scf.yield
+
+// Ping-pong: consumer warpgroup 1 ends a turn it never had (bar.arrive on
+// warpgroup 0's barrier, 2), then each awaits its own (bar.sync 2 + its
+// index, 256 threads: its 128 and the other's arrival) before tile 0's
+// Q K^T. In step j the turn ends after K_{j+1}'s product is issued and
+// the next one opens before P V; after the loop the last ends and
+// warpgroup 0 takes the one warpgroup 1 ended last.
+// PP: nvvm.setmaxregister  increase 240
+// PP: scf.if
+// PP: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// PP: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// PP: nvvm.wgmma.wait.group.sync.aligned 0
+// PP: scf.for
+// PP: nvvm.wgmma.commit.group.sync.aligned
+// PP: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// PP: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// PP: nvvm.mbarrier.try_wait.parity
+// PP: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// PP: nvvm.wgmma.wait.group.sync.aligned 0
+// PP: scf.yield
+// PP: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// PP: scf.if
+// PP: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 
 // Host: one block of 256 threads per (Q tile, head, batch); Q (32 KiB),
 // two stages of K and one V buffer (32 KiB each).
