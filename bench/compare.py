@@ -68,6 +68,11 @@ for d, h in [(128, 16), (64, 32)]:
             PREFILL.append((f"D{d} S{s} B{16384 // s}" +
                             (" causal" if causal else ""), kernel,
                             16384 // s, h, h, s, s, d, causal))
+# D256 (issue 17's floor: at least FA2), hidden 2048 as 8 heads.
+PREFILL += [(f"D256 S{s} B{16384 // s}" + (" causal" if causal else ""),
+             "prefill_h8_d256" + ("_causal" if causal else ""), 16384 // s,
+             8, 8, s, s, 256, causal)
+            for causal in [False, True] for s in [1024, 4096, 16384]]
 PREFILL.append(("B1 H8 S512 D64", "prefill_h8_d64", 1, 8, 8, 512, 512, 64,
                 False))
 # Grids smaller than the GPU at D128 (the runtime's small-grid tiles).

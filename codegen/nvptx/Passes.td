@@ -96,8 +96,12 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     j's softmax, and gives K_{j+1}'s stage back after the wait that ends
     the step.
 
-    Not yet: TMA for Q and the epilogue; ping-pong between the consumer
-    warpgroups (issue 17).
+    `ping-pong` (off: it measured no faster on an H100) makes the two
+    consumer warpgroups take turns on named barriers 2 and 3, each turn
+    from a step's P V to the next Q K^T issue.
+
+    Not yet: TMA for Q and the epilogue; P V left in flight under the
+    next softmax (issue 17).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
