@@ -884,6 +884,56 @@ static void check_launches(void) {
         "nothing is left on the fake GPU");
 }
 
+// attnrt_encode_tensor_map hands the driver the tensor innermost first,
+// strides in bytes, and refuses what TMA cannot read before calling it.
+static void check_tensor_maps(void) {
+  attnrt_tensor_map map;
+  // K of [B 2, H 8, S 300, D 128], 2-byte elements, 64x64 boxes.
+  const long long sizes[4] = {2, 8, 300, 128};
+  const long long strides[4] = {8 * 300 * 128, 300 * 128, 128, 1};
+  const unsigned box[4] = {1, 1, 64, 64};
+  const attnrt_deviceptr data = 0x7000100;
+  int calls = fake->tensor_map_calls;
+  EXPECT(attnrt_encode_tensor_map(&map, data, 4, 2, sizes, strides, box, 1),
+         ATTNRT_SUCCESS);
+  check(fake->tensor_map_calls == calls + 1, "cuTensorMapEncodeTiled ran once");
+  check(fake->tensor_map_rank == 4 && fake->tensor_map_type == 1 &&
+            fake->tensor_map_swizzle == 3 &&
+            fake->tensor_map_address == data,
+        "rank 4, UINT16, 128-byte swizzle, the address (%d %d %d 0x%llx)",
+        fake->tensor_map_rank, fake->tensor_map_type,
+        fake->tensor_map_swizzle, fake->tensor_map_address);
+  check(fake->tensor_map_dims[0] == 128 && fake->tensor_map_dims[1] == 300 &&
+            fake->tensor_map_dims[2] == 8 && fake->tensor_map_dims[3] == 2,
+        "dims innermost first (%llu %llu %llu %llu)",
+        fake->tensor_map_dims[0], fake->tensor_map_dims[1],
+        fake->tensor_map_dims[2], fake->tensor_map_dims[3]);
+  check(fake->tensor_map_strides[0] == 256 &&
+            fake->tensor_map_strides[1] == 300 * 256 &&
+            fake->tensor_map_strides[2] == 8 * 300 * 256,
+        "strides in bytes past the innermost (%llu %llu %llu)",
+        fake->tensor_map_strides[0], fake->tensor_map_strides[1],
+        fake->tensor_map_strides[2]);
+  check(fake->tensor_map_box[0] == 64 && fake->tensor_map_box[1] == 64 &&
+            fake->tensor_map_box[2] == 1 && fake->tensor_map_box[3] == 1,
+        "box innermost first (%u %u %u %u)", fake->tensor_map_box[0],
+        fake->tensor_map_box[1], fake->tensor_map_box[2],
+        fake->tensor_map_box[3]);
+  check(map.words[0] == data, "the driver wrote the map");
+  // A row of 100 2-byte elements is 200 bytes: not a multiple of 16.
+  const long long odd[4] = {8 * 300 * 100, 300 * 100, 100, 1};
+  EXPECT(attnrt_encode_tensor_map(&map, data, 4, 2, sizes, odd, box, 1),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("TMA needs a multiple of 16");
+  // The 128-byte swizzle takes boxes of at most 128 bytes a row.
+  const unsigned wide[4] = {1, 1, 64, 128};
+  EXPECT(attnrt_encode_tensor_map(&map, data, 4, 2, sizes, strides, wide, 1),
+         ATTNRT_INVALID_ARGUMENT);
+  expect_message("the 128-byte swizzle");
+  check(fake->tensor_map_calls == calls + 1,
+        "refused maps never reach the driver");
+}
+
 static void run_fake_driver(void) {
   const char *path = getenv("ATTNRT_CUDA_DRIVER");
   check(path && *path, "ATTNRT_CUDA_DRIVER names the fake driver");
@@ -903,6 +953,7 @@ static void run_fake_driver(void) {
   check_new_thread();
   check_modules();
   check_launches();
+  check_tensor_maps();
 }
 
 //===----------------------------------------------------------------------===//

@@ -517,6 +517,38 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
+/* Records what attnrt asks for and writes the address into the map's
+   first word; the fake GPU never reads the map. */
+CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned rank,
+                                void *address, const unsigned long long *dims,
+                                const unsigned long long *strides,
+                                const unsigned *box,
+                                const unsigned *element_strides,
+                                int interleave, int swizzle, int l2_promotion,
+                                int oob_fill) {
+  (void)element_strides;
+  (void)interleave;
+  (void)l2_promotion;
+  (void)oob_fill;
+  if (!map || !address || rank < 1 || rank > 5)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  ++fake_cuda_state.tensor_map_calls;
+  fake_cuda_state.tensor_map_type = data_type;
+  fake_cuda_state.tensor_map_rank = (int)rank;
+  fake_cuda_state.tensor_map_swizzle = swizzle;
+  fake_cuda_state.tensor_map_address = (unsigned long long)(uintptr_t)address;
+  for (unsigned i = 0; i < rank; ++i) {
+    fake_cuda_state.tensor_map_dims[i] = dims[i];
+    fake_cuda_state.tensor_map_box[i] = box[i];
+    if (i + 1 < rank)
+      fake_cuda_state.tensor_map_strides[i] = strides[i];
+  }
+  pthread_mutex_unlock(&lock);
+  memcpy(map, &fake_cuda_state.tensor_map_address, 8);
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
   CUresult result = check_context();
   if (result)

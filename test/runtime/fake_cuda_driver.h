@@ -28,6 +28,13 @@ struct fake_cuda_state {
      read at its declared width (.u32 / .b64 ...). */
   int last_param_count;
   unsigned long long last_params[FAKE_CUDA_MAX_PARAMS];
+  /* cuTensorMapEncodeTiled: calls, and the last call's arguments
+     (innermost dimension first, as the driver takes them). */
+  int tensor_map_calls;
+  int tensor_map_type, tensor_map_rank, tensor_map_swizzle;
+  unsigned long long tensor_map_address;
+  unsigned long long tensor_map_dims[5], tensor_map_strides[4];
+  unsigned tensor_map_box[5];
 };
 
 #define FAKE_CUDA_STATE_SYMBOL "fake_cuda_state"
