@@ -190,7 +190,6 @@ Value PrefillKernel::sharedPointer(Value byteOffset) {
 Value PrefillKernel::mbarrier(Value i) {
   return sharedPointer(add(idx(p.barOff), mul(i, idx(8))));
 }
-Value PrefillKernel::tmaBarrier(Value which) { return mbarrier(which); }
 Value PrefillKernel::fullBarrier(KVTiles tiles, Value stage) {
   bool isK = tiles == KVTiles::K;
   if (!p.specialized)
@@ -569,7 +568,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     NVVM::CpAsyncCommitGroupOp::create(kb);
     onLeader([&] {
       for (int64_t i = 0; i < 3; ++i)
-        NVVM::MBarrierInitOp::create(kb, tmaBarrier(idx(i)), i32(1),
+        NVVM::MBarrierInitOp::create(kb, mbarrier(idx(i)), i32(1),
                                      Value());
       NVVM::FenceMbarrierInitOp::create(kb);
       auto any = scf::IfOp::create(kb, lt(*lo, *hi));
@@ -669,10 +668,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       // V buffer and K_{j+1} into the other K stage. V_j's parity is
       // iter & 1 (awaitValues).
       Value kUses = arith::DivUIOp::create(kb, iter, idx(p.stages));
-      waitTma(tmaBarrier(stage), parityOf(kUses));
+      waitTma(fullBarrier(KVTiles::K, stage), parityOf(kUses));
       gpu::BarrierOp::create(kb);
       vParity = parityOf(iter);
-      vBarrier = tmaBarrier(idx(2));
+      vBarrier = fullBarrier(KVTiles::V, stage);
         Value firstKey = j; // a lambda cannot capture a structured binding
       onLeader([&] {
         copyKVTma(firstKey, stage, KVTiles::V);

@@ -168,16 +168,15 @@ private:
 
   /// A pointer into shared memory (address space 3) at `byteOffset`.
   Value sharedPointer(Value byteOffset);
-  /// mbarrier `which`: the K stages 0 and 1, then V.
-  Value tmaBarrier(Value which);
   /// Issues K's (stage `stage`) or V's tile of the keys from `start`,
   /// with its bytes expected on its mbarrier; the caller runs it on one
   /// thread.
   void copyKVTma(Value start, Value stage, KVTiles tiles);
   /// Waits for the phase of parity `parity` (0 or 1) of mbarrier `bar`.
   void waitTma(Value bar, Value parity);
-  /// mbarrier `i` (PrefillPlan::mbarriers), and with a producer warpgroup
-  /// the "full" and "empty" ones of K's or V's ring stage `stage`.
+  /// mbarrier `i` (PrefillPlan::mbarriers); the "full" one of K's or V's
+  /// stage `stage` (one role: K stages 0 and 1, then V's one buffer), and
+  /// with a producer warpgroup the "empty" one.
   Value mbarrier(Value i);
   Value fullBarrier(KVTiles tiles, Value stage);
   Value emptyBarrier(KVTiles tiles, Value stage);
