@@ -190,6 +190,16 @@ Value PrefillKernel::sharedPointer(Value byteOffset) {
 Value PrefillKernel::mbarrier(Value i) {
   return sharedPointer(add(idx(p.barOff), mul(i, idx(8))));
 }
+void PrefillKernel::initMbarriers() {
+  // Full ones wait for one arrival (the copying thread's, with the
+  // tile's bytes); a producer's empty ones for every consumer warp.
+  for (int64_t i = 0; i < p.mbarriers(); ++i) {
+    int64_t arrivals = p.specialized && i >= 2 * p.stages ? p.warps : 1;
+    NVVM::MBarrierInitOp::create(*b, mbarrier(idx(i)), i32(arrivals),
+                                 Value());
+  }
+  NVVM::FenceMbarrierInitOp::create(*b);
+}
 Value PrefillKernel::fullBarrier(KVTiles tiles, Value stage) {
   bool isK = tiles == KVTiles::K;
   if (!p.specialized)
@@ -508,14 +518,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // every consumer warp) before the roles part. Warpgroup 0 produces; the
   // rest of the kernel is the consumers', their threads numbered from 0.
   if (p.specialized) {
-    onLeader([&] {
-      for (int64_t i = 0; i < p.mbarriers(); ++i) {
-        int64_t arrivals = i < 2 * p.stages ? 1 : p.warps;
-        NVVM::MBarrierInitOp::create(kb, mbarrier(idx(i)), i32(arrivals),
-                                     Value());
-      }
-      NVVM::FenceMbarrierInitOp::create(kb);
-    });
+    onLeader([&] { initMbarriers(); });
     gpu::BarrierOp::create(kb);
     auto roles = scf::IfOp::create(kb, lt(tid, idx(kWarpgroup)),
                                    /*withElseRegion=*/true);
@@ -567,10 +570,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     // the barrier below hands both the mbarriers and Q to every thread.
     NVVM::CpAsyncCommitGroupOp::create(kb);
     onLeader([&] {
-      for (int64_t i = 0; i < 3; ++i)
-        NVVM::MBarrierInitOp::create(kb, mbarrier(idx(i)), i32(1),
-                                     Value());
-      NVVM::FenceMbarrierInitOp::create(kb);
+      initMbarriers();
       auto any = scf::IfOp::create(kb, lt(*lo, *hi));
       OpBuilder::InsertionGuard g(kb);
       kb.setInsertionPointToStart(any.thenBlock());
@@ -672,7 +672,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       gpu::BarrierOp::create(kb);
       vParity = parityOf(iter);
       vBarrier = fullBarrier(KVTiles::V, stage);
-        Value firstKey = j; // a lambda cannot capture a structured binding
+      Value firstKey = j; // a lambda cannot capture a structured binding
       onLeader([&] {
         copyKVTma(firstKey, stage, KVTiles::V);
         ifNextTile([&](Value start, Value nextStage) {

@@ -178,6 +178,8 @@ private:
   /// stage `stage` (one role: K stages 0 and 1, then V's one buffer), and
   /// with a producer warpgroup the "empty" one.
   Value mbarrier(Value i);
+  /// Makes every mbarrier of the plan (on the thread that calls it).
+  void initMbarriers();
   Value fullBarrier(KVTiles tiles, Value stage);
   Value emptyBarrier(KVTiles tiles, Value stage);
   /// The producer warpgroup's side: it gives up registers, and its thread
