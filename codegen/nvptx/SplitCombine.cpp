@@ -22,6 +22,8 @@ using namespace mlir::attn::nvptx;
 namespace {
 
 constexpr int64_t kCombineRowsPerBlock = 1;
+/// Splits whose loads one combine thread has in flight at once.
+constexpr int64_t kCombineUnroll = 8;
 
 class CombineKernel : public KernelEmitter {
 public:
@@ -147,24 +149,43 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
     Value batch = arith::DivUIOp::create(kb, bh, hq);
     at = {batch, head, query};
   }
+  // Each thread sums its column over the splits kCombineUnroll at a time:
+  // the loads of a round are independent, so they are in flight together
+  // (a loop of one load per trip waits a whole L2 latency per split). A
+  // slot past the last split reads the last one with weight 0; the sum
+  // still runs in split order, so the result does not depend on the unroll.
   Value columns = idx(dv), colStride = idx(kCombineThreads);
+  Value lastSplit = arith::SubIOp::create(kb, splits, idx(1));
   auto cols = scf::ForOp::create(kb, tid, columns, colStride);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(cols.getBody());
     Value c = cols.getInductionVar();
-    Value accFrom = idx(0), accBy = idx(1);
+    Value accFrom = idx(0), accBy = idx(kCombineUnroll);
     Value noAcc = f32(0);
     auto accLoop =
         scf::ForOp::create(kb, accFrom, splits, accBy, ValueRange{noAcc});
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(accLoop.getBody());
-      Value s = accLoop.getInductionVar();
-      Value w = splitWeight(s);
-      Value a = memref::LoadOp::create(kb, ws, ValueRange{row, s, c});
-      scf::YieldOp::create(
-          kb, ValueRange{addf(accLoop.getRegionIterArg(0), mulf(a, w))});
+      Value s0 = accLoop.getInductionVar();
+      SmallVector<Value> inRange, accs, maxes;
+      for (int64_t u = 0; u < kCombineUnroll; ++u) {
+        Value s = arith::AddIOp::create(kb, s0, idx(u));
+        inRange.push_back(
+            arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, s, splits));
+        Value at = arith::MinUIOp::create(kb, s, lastSplit);
+        accs.push_back(memref::LoadOp::create(kb, ws, ValueRange{row, at, c}));
+        maxes.push_back(
+            memref::LoadOp::create(kb, ws, ValueRange{row, at, idx(dv)}));
+      }
+      Value acc = accLoop.getRegionIterArg(0);
+      for (int64_t u = 0; u < kCombineUnroll; ++u) {
+        Value w = arith::SelectOp::create(
+            kb, inRange[u], exp2(subf(maxes[u], shift)), f32(0));
+        acc = addf(acc, mulf(accs[u], w));
+      }
+      scf::YieldOp::create(kb, ValueRange{acc});
     }
     Value x = mulf(accLoop.getResult(0), inv);
     if (!outElt.isF32())

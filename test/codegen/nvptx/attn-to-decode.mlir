@@ -50,11 +50,22 @@
 // CHECK: memref.store {{.*}} : memref<?x?x130xf32>
 // Combine kernel: one block per output row; the block reduces the splits'
 // m and l (shuffles, then one slot per warp in shared memory), then each
-// thread takes a column.
-// CHECK: gpu.func @paged_decode_decode_combine(%{{.*}}: memref<?x?x130xf32>, %{{.*}}: memref<?x32x1x128xf16>)
+// thread takes a column, summing it over the splits 8 at a time: the 8
+// loads of a trip come first (in flight together), a slot past the last
+// split reads the last one (clamped) with weight 0.
+// CHECK: gpu.func @paged_decode_decode_combine(%[[CWS:[^:]*]]: memref<?x?x130xf32>, %{{.*}}: memref<?x32x1x128xf16>)
 // CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
 // CHECK: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: %[[LAST:.*]] = arith.subi %[[SPLITS:[^,]*]], %c1
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %c8 iter_args
+// CHECK-COUNT-8: arith.minui %{{.*}}, %[[LAST]]
+// CHECK-NOT: llvm.nvvm.ex2
+// CHECK: memref.load %[[CWS]][%{{.*}}, %{{.*}}, %c128{{.*}}]
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: arith.select
+// CHECK: scf.yield
 // CHECK: memref.store {{.*}} : memref<?x32x1x128xf16>
 
 // The PTX holds 16-byte global loads and shuffles, no tensor-core instructions.
