@@ -32,6 +32,22 @@ for name in mha_d64 gqa8_d128_causal_br gqa4_d128_softcap bf16_gqa4_d64_causal \
   grep "^$name $name.ptx " "$out/cases.txt" |
     sed "s/ $name.ptx / $name.wmma.ptx /" >> "$out/cases.txt"
 done
+# The decode specs again on the SIMT split kernel (the default on sm_80+
+# is the tensor-core one; SIMT keeps f32 and sm_75 decode), as
+# <name>.simt.ptx, where that kernel takes them (at most 8 rows).
+for spec in "$out"/specs/*.mlir; do
+  name="$(basename "$spec" .mlir)"
+  grep -q "decode_split" "$out/$name.ptx" 2>/dev/null || continue
+  "$build/bin/attn-opt" "$spec" \
+      --attn-to-ptx="chip=$chip decode-tensor-cores=false" |
+    "$build/bin/attn-translate" --attn-ptx -o "$out/$name.simt.ptx"
+  if grep -q "mma.sync" "$out/$name.simt.ptx"; then
+    rm -f "$out/$name.simt.ptx"
+    continue
+  fi
+  { grep "^$name $name.ptx " "$out/cases.txt" || true; } |
+    sed "s/ $name.ptx / $name.simt.ptx /" >> "$out/cases.txt"
+done
 # The wgmma tier (sm_90a) on every spec it takes: the same cases again,
 # as <name>.wgmma.ptx (specs it refuses or sends to decode are skipped).
 for spec in "$out"/specs/*.mlir; do

@@ -29,6 +29,7 @@ done
 targets=(
   "sm90:chip=sm_90"
   "sm90-wmma:chip=sm_90 prefill=wmma"
+  "sm90-simt:chip=sm_90 decode-tensor-cores=false"
   "sm80:chip=sm_80"
   "sm75:chip=sm_75"
   "sm90a:chip=sm_90a"

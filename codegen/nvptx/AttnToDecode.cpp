@@ -49,6 +49,23 @@ using namespace mlir::attn::nvptx;
 
 namespace {
 
+/// The head dims both split kernels take: K/V rows of whole 16-byte
+/// slices (`vec` elements), at most 32 of them.
+LogicalResult checkDecodeHeadDims(Operation *op, int64_t d, int64_t dv,
+                                  int64_t vec) {
+  if (d % vec || dv % vec)
+    return op->emitError()
+           << "the split-K decode tier reads K and V in 16-byte slices: D "
+              "and Dv must be multiples of "
+           << vec << "; got D = " << d << ", Dv = " << dv;
+  if (std::max(d, dv) > kWarp * vec)
+    return op->emitError()
+           << "the split-K decode tier reads a key with at most 32 lanes "
+              "of 16 bytes: D and Dv must be at most "
+           << kWarp * vec << "; got D = " << d << ", Dv = " << dv;
+  return success();
+}
+
 class DecodeKernels : public KernelEmitter {
 public:
   /// `threads` per block; `unroll` keys per key group per trip; `stages`
@@ -68,19 +85,11 @@ public:
     outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
     vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
     Operation *op = n.forall;
+    if (failed(checkDecodeHeadDims(op, d, dv, vec)))
+      return failure();
     // A key's K and V rows are read in 16-byte slices by a power of two of
     // lanes: D = 40 takes 8 lanes, 5 of them reading K.
-    if (d % vec || dv % vec)
-      return op->emitError()
-             << "the split-K decode tier reads K and V in 16-byte slices: D "
-                "and Dv must be multiples of "
-             << vec << "; got D = " << d << ", Dv = " << dv;
     lanesPerKey = llvm::PowerOf2Ceil(std::max(d, dv) / vec);
-    if (lanesPerKey > kWarp)
-      return op->emitError()
-             << "the split-K decode tier reads a key with at most 32 lanes "
-                "of 16 bytes: D and Dv must be at most "
-             << kWarp * vec << "; got D = " << d << ", Dv = " << dv;
     width = lanesPerKey * vec;
     if (rows > 16)
       return op->emitError() << "the split-K decode tier keeps at most 16 "
@@ -529,6 +538,11 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
                      CopyPipeline::CpAsyncRing, ScoreStage::Registers};
   auto qTile = cast<RankedTensorType>(nest.loadQ.getTile().getType());
   auto vTile = cast<RankedTensorType>(nest.loadV.getTile().getType());
+  // The decode tier's head dims, whichever kernel: its rules, its words.
+  if (failed(checkDecodeHeadDims(
+          nest.forall, qTile.getDimSize(1), vTile.getDimSize(1),
+          16 / (qTile.getElementType().getIntOrFloatBitWidth() / 8))))
+    return failure();
   if (hasWgmma(chip) && qTile.getDimSize(0) % 64 == 0 &&
       qTile.getDimSize(1) % 64 == 0 && vTile.getDimSize(1) % 64 == 0)
     parts = {Tier::WGMMA, MmaProvider::Wgmma, SharedLayout::SwizzledBlocks,

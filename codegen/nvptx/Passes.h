@@ -35,13 +35,15 @@ int64_t defaultWarps(Tier tier, int64_t blockQ);
 /// loaded synchronously, which also keeps D = 128 inside Turing's 64 KiB.
 int64_t defaultStages(int sm);
 
-/// The decode tier's two split kernels: the SIMT one keeps its Q tile's
-/// rows in registers, at most kDecodeSimtMaxRows of them before it spills
-/// (measured on an H100: 16 rows of D128 ran MQA at 0.08 TB/s); Q tiles
-/// of more rows go to the tensor-core split kernel (the mma tier's
-/// skeleton in its split-K form, wgmma's on sm_90a), which needs f16/bf16
-/// and sm_80, and keeps kDecodeTensorCoreStages K/V tiles in flight where
-/// the chip's shared memory holds them.
+/// The decode tier's two split kernels: the tensor-core one (the mma
+/// tier's skeleton in its split-K form, wgmma's on sm_90a), for f16/bf16
+/// on sm_90+ and for more than 8 rows on sm_80+ (attn-select-tier's
+/// decode-tensor-cores), keeps
+/// kDecodeTensorCoreStages K/V tiles in flight where the chip's shared
+/// memory holds them; the SIMT one (f32, sm_75, few rows on sm_80-89)
+/// keeps its Q tile's rows in registers, at most kDecodeSimtMaxRows of
+/// them before it spills (measured on an H100: 16 rows of D128 ran MQA at
+/// 0.08 TB/s).
 inline constexpr int64_t kDecodeSimtMaxRows = 8;
 inline constexpr int64_t kDecodeTensorCoreStages = 4;
 /// The most queries per sequence the decode tier takes by default.

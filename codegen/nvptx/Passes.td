@@ -138,8 +138,14 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
     defaults, which live here and nowhere else (the tiers call the same
     functions, Passes.h, when run on nests without them):
 
-    - decode: `block_q` = those rows rounded up to a power of two,
-      `block_kv` 32 (the decode tier reads keys one at a time);
+    - decode, f16/bf16 with more than 8 rows on sm_80+, or any rows on
+      sm_90+ (`decode-tensor-cores`, the default): the tensor-core split
+      kernel, `block_q` = those rows rounded up to a power of two, 16 to
+      64, `block_kv` 64, 4 warps, 4 stages where they fit; otherwise
+      (f32, sm_75, up to 8 rows on sm_80-89, the option off, or a
+      schedule whose `block_q` is at most 8) the SIMT split kernel,
+      `block_q` = the rows rounded up to a power of two, `block_kv` 32
+      (it reads keys one at a time);
     - mma: the tiles measured best on an H100, 128 x 64 for head dims up
       to 64, and up to 128 where two such blocks fit an SM's shared
       memory (`sm` >= 90), else 128 x 32; 64 x 32 past D128;
@@ -165,32 +171,39 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
            "the wgmma tier runs a producer warpgroup (attn-to-wgmma's "
            "warp-specialize): past D64 its default tile has two consumer "
            "warpgroups">,
+    Option<"decodeTensorCores", "decode-tensor-cores", "bool",
+           /*default=*/"true",
+           "decode specs with f16/bf16 inputs on sm_90+ take the "
+           "tensor-core split kernel whatever their rows a K/V head "
+           "(false, and on sm_80-89: the SIMT one up to 8 rows)">,
   ];
 }
 
 def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
-  let summary = "lower decode loop nests to split-K SIMT kernels";
+  let summary = "lower decode loop nests to split-K kernels (tensor-core "
+                "or SIMT) and their combine";
   let description = [{
     Each loop nest of attn-tile marked `attn.tier = #attn.tier<decode>`
-    becomes two
-    kernels: a split kernel, one 128-thread block per (split, K/V head,
-    batch x Q tile), in which groups of D / 8 lanes read one key at a time
-    with 16-byte loads (K and V read once for all query heads of a GQA
-    group), reduce the dot products with shuffles and keep an online
-    softmax per row, then merge the block's groups in shared memory and
-    write the split's partial (acc, m, l) to a workspace; and a combine
-    kernel, one block per output row (threads share the splits for m and
-    l, then take a column each), that merges the splits and writes O and
+    becomes two kernels: a split kernel, one block per (split, K/V head,
+    batch x Q tile), that writes the split's partial (acc, m, l) to a
+    workspace, and a combine kernel, one block per output row (threads
+    share the splits for m and l, then take a column each, 8 splits'
+    loads in flight at a time), that merges the splits and writes O and
     the LSE. The workspace `memref<R x N x (Dv+2) x f32>` (R = B*Hq*Sq)
     is appended to the host function's arguments; N, its dim 1, is the
     split count the caller chooses at run time.
 
-    A Q tile of more than 8 rows (MQA, speculative decode under large
-    groups) spills the SIMT kernel's registers; with f16/bf16 inputs on
-    sm_80+ its split kernel is the mma tier's skeleton in split-K form
-    instead (mma.sync over 16-64 query rows and 64-key tiles, each block
-    over its split's tiles), writing the same workspace for the same
-    combine kernel.
+    The split kernel follows the nest's Q tile (attn-select-tier's
+    choice). A tile of 16-64 rows with f16/bf16 inputs on sm_80+ gets the
+    mma tier's skeleton in split-K form (mma.sync over the rows and
+    64-key tiles, wgmma's on sm_90a for whole warpgroups, each block over
+    its split's tiles). A tile of at most 8 rows (f32 inputs, sm_75, or
+    when asked) gets the SIMT kernel, 128 threads in which groups of
+    D / 8 lanes read one key at a time with 16-byte loads (K and V read
+    once for all query heads of a GQA group), reduce the dot products
+    with shuffles and keep an online softmax per row, then merge the
+    block's groups in shared memory. Both write the same workspace for
+    the same combine kernel.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",

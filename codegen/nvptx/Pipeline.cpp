@@ -57,6 +57,12 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       llvm::cl::desc("the wgmma tier's two consumer warpgroups take turns "
                      "(under a producer, with Q K^T ahead)"),
       llvm::cl::init(false)};
+  Option<bool> decodeTensorCores{
+      *this, "decode-tensor-cores",
+      llvm::cl::desc("attn-select-tier's decode-tensor-cores: f16/bf16 "
+                     "decode on sm_90+ on the tensor-core split kernel "
+                     "(false: SIMT up to 8 rows a K/V head)"),
+      llvm::cl::init(true)};
   // The decode tier's SIMT kernel shape, for tuning experiments.
   Option<int64_t> decodeThreads{
       *this, "decode-simt-threads",
@@ -107,6 +113,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   select.sm = *sm;
   // The producer issues TMA copies: without them, the one role's tiles.
   select.wgmmaProducer = options.wgmmaProducer && options.wgmmaTma;
+  select.decodeTensorCores = options.decodeTensorCores;
   // Cache appends get their copy kernels first; the attention ops of the
   // module go on to the tiers.
   pm.addPass(createAttnToCopy());

@@ -132,14 +132,29 @@ struct AttnSelectTierPass
         int64_t pow2 = static_cast<int64_t>(llvm::PowerOf2Ceil(rows));
         Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
         int64_t tensorCoreRows = std::clamp<int64_t>(pow2, 16, 64);
-        if (rows > kDecodeSimtMaxRows &&
-            decodeOnTensorCores(tensorCoreRows, elt, sm)) {
+        // A schedule's own block_q of at most 8 rows asks for SIMT.
+        ScheduleAttr own = op.getScheduleAttr();
+        bool simtTile = own && own.getBlockQ() &&
+                        own.getBlockQ() <= kDecodeSimtMaxRows;
+        // Few rows take tensor cores on sm_90+ only: measured on an H100,
+        // and the kernel's 68-135 KiB of stages fit no consumer part that
+        // runs sm_80 code (99 KiB a block), where the SIMT kernel's 17 do.
+        bool tensorCores =
+            (rows > kDecodeSimtMaxRows || (decodeTensorCores && sm >= 90)) &&
+            !simtTile;
+        if (tensorCores && decodeOnTensorCores(tensorCoreRows, elt, sm)) {
           // Tensor-core split kernel: a Q tile of the group's rows, 16 to
           // 64 (one m-tile per warp), 64 keys per tile; four warps, which
           // split each tile's keys where there are fewer than 64 rows.
           // It is bound by memory, so four K/V stages where they fit: on
           // an H100 8% faster than two at MQA B8 Sk16k, 4% at
-          // speculative decode B8 (bench/RESULTS.md).
+          // speculative decode B8 (bench/RESULTS.md). It takes few rows
+          // too (GQA-4, MHA), padded to 16: the SIMT kernel spends about
+          // a hundred instructions a key on its shuffles and online
+          // softmax and is bound by issue (ncu: 0.75 issued a scheduler
+          // cycle, long-scoreboard stalls 2%), the mma.sync one a few; on
+          // an H100 GQA-4 D128 decode ran 3-15% faster, MHA and GQA-2
+          // 1-5% (bench/RESULTS.md).
           int64_t stages = kDecodeTensorCoreStages;
           if (mmaTileSharedBytes(tensorCoreRows, 64, op.getHeadDim(),
                                  op.getValueHeadDim(), stages) >

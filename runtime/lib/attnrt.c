@@ -1312,9 +1312,12 @@ long long attnrt_decode_split_count_resident(int multiprocessor_count,
                                              long long rows_per_block) {
   const long long kMinKeysPerSplit = 128, kKeysPerRow = 16,
                   kMinKeysToCover = 256;
-  // The SIMT split kernel holds 4 blocks an SM (116 registers a thread);
-  // the tensor-core one 2, where one wave (8 splits at spec-decode B8)
-  // ran 8% faster than two (16: bench/split_sweep.py, 2026-11-24).
+  // Without the driver's count, the SIMT split kernel's 4 blocks an SM
+  // (116 registers a thread). The tensor-core one holds 1-2 (its 4
+  // stages of 64-key tiles): one wave (8 splits at spec-decode B8) ran 8%
+  // faster than two (16: bench/split_sweep.py, 2026-11-24), and GQA-4 B1
+  // decode on 16 splits (one block an SM) 5-15% faster than on 33-49
+  // (bench/RESULTS.md, 2026-11-26).
   long long kBlocksPerSM = resident_blocks > 0 ? resident_blocks : 4;
   long long sms = multiprocessor_count > 0 ? multiprocessor_count : 1;
   long long blocks = blocks_per_split > 0 ? blocks_per_split : 1;

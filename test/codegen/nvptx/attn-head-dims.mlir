@@ -7,6 +7,7 @@
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma | FileCheck %s --check-prefix=WMMA
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode | FileCheck %s --check-prefix=DECODE
+// RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile --attn-to-decode | FileCheck %s --check-prefix=TCDECODE
 
 // Q/K/V rows of 40 in shared rows of 48 + 8 padding; the chunk at column
 // 40 copies 0 bytes (zeros).
@@ -34,6 +35,12 @@ func.func @prefill_d40(%q: memref<?x8x?x40xf16>, %k: memref<?x2x?x40xf16>,
 
 // D 40, Dv 72: 16 lanes per key (9 slices of V, 5 of K), 8 key groups;
 // the workspace holds Dv + 2 floats per split.
+// On sm_90 (f16) the tensor-core split kernel, its tiles
+// padded like the mma tier's (16 rows, D and Dv to multiples of 16).
+// TCDECODE-LABEL: func.func @decode_d40_dv72
+// TCDECODE: gpu.launch_func @attn_kernels::@decode_d40_dv72_decode_split {{.*}} workspace = [rows, splits, 74] : f32, block_q = 16, group = 4>
+// TCDECODE-LABEL: gpu.func @decode_d40_dv72_decode_split
+// TCDECODE: nvvm.mma.sync
 // DECODE-LABEL: func.func @decode_d40_dv72
 // DECODE: gpu.launch_func @attn_kernels::@decode_d40_dv72_decode_split {{.*}} shared = 16640, {{.*}} workspace = [rows, splits, 74] : f32
 // DECODE-LABEL: gpu.func @decode_d40_dv72_decode_split

@@ -1,22 +1,33 @@
 // attn-select-tier: a static Sq of at most 16 queries -> decode, when K
 // and V rows are 16-byte slices, at most 32 per key (D, Dv multiples of 8
 // up to 256 for f16), with a Q tile of the group's rows rounded up to a
-// power of two: up to 8 for the SIMT split kernel, 16 to 64 for the
-// tensor-core one (f16/bf16 on sm_80+; more rows take more Q tiles); the
-// SIMT kernel also takes up to 16 where there are no tensor cores.
+// power of two: 16 to 64 for the tensor-core split kernel (f16/bf16 on
+// sm_80+ for more than 8 rows, on sm_90+ for any: fewer are padded to
+// 16; more take more Q tiles), up to 8 for the SIMT one (sm_80-89, or
+// decode-tensor-cores=false), which also takes up to 16 where there are
+// no tensor cores.
 // Otherwise the
 // prefill tier it is told (mma by default). It fills in every schedule
 // field the op leaves at 0: tiles, warps and stages.
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" | FileCheck %s --check-prefix=WMMA
 // RUN: attn-opt %s --attn-select-tier | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s "--attn-select-tier=sm=90 decode-tensor-cores=false" | FileCheck %s --check-prefix=SIMT
 // RUN: attn-opt %s "--attn-select-tier=prefill=mma sm=90" | FileCheck %s --check-prefix=SM90
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma sm=75" | FileCheck %s --check-prefix=TURING
 // RUN: not attn-opt %s "--attn-select-tier=prefill=decode" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: attn-select-tier: option 'prefill' must be mma, wmma or wgmma, got 'decode'
 
+// GQA-4, one query: 4 rows, the SIMT kernel's on sm_80, padded to the
+// tensor-core kernel's 16 on sm_90; the SIMT kernel's 4 when asked.
 // MMA-LABEL: func.func @decode_gqa4
 // MMA: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
+// SM90-LABEL: func.func @decode_gqa4
+// SM90: attn.attention {{.*}} schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4>
+// SM90-SAME: {attn.tier = #attn.tier<decode>}
+// SIMT-LABEL: func.func @decode_gqa4
+// SIMT: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32>
+// SIMT-SAME: {attn.tier = #attn.tier<decode>}
 func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
                        %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
   attn.attention q(%q : memref<?x8x1x128xf16>) k(%k : memref<?x2x?x128xf16>)
@@ -84,6 +95,16 @@ func.func @mqa_d256(%q: memref<?x64x1x256xf16>, %k: memref<?x1x?x256xf16>,
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // MMA-LABEL: func.func @decode_d40
 // MMA: schedule = <block_q = 4, block_kv = 32> {attn.tier = #attn.tier<decode>}
+// SM90-LABEL: func.func @decode_dv_differs
+// SM90: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4>
+// SM90-SAME: {attn.tier = #attn.tier<decode>}
+// SM90-LABEL: func.func @decode_d40
+// SM90: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4> {attn.tier = #attn.tier<decode>}
+// SIMT-LABEL: func.func @decode_dv_differs
+// SIMT: schedule = <block_q = 4, block_kv = 32>
+// SIMT-SAME: {attn.tier = #attn.tier<decode>}
+// SIMT-LABEL: func.func @decode_d40
+// SIMT: schedule = <block_q = 4, block_kv = 32> {attn.tier = #attn.tier<decode>}
 func.func @decode_dv_differs(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
                              %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
   attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)

@@ -1,6 +1,8 @@
 // What the split-K decode tier cannot do is refused with a diagnostic that
-// names the rule (here for specs that chose the tier themselves).
-// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode -split-input-file -verify-diagnostics
+// names the rule (here for specs that chose the tier themselves), by both
+// split kernels alike where the rule is the tier's (head dims).
+// RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile --attn-to-decode=chip=sm_90 -split-input-file -verify-diagnostics
+// RUN: attn-opt %s "--attn-select-tier=decode-tensor-cores=false" --attn-tile --attn-to-decode -split-input-file -verify-diagnostics
 
 func.func @d36(%q: memref<?x4x1x36xf16>, %k: memref<?x4x?x36xf16>,
                %v: memref<?x4x?x36xf16>, %o: memref<?x4x1x36xf16>) {
@@ -36,11 +38,12 @@ func.func @rows32(%q: memref<?x8x4x64xf32>, %k: memref<?x1x?x64xf32>,
 
 // -----
 
+// A schedule's block_q of at most 8 rows asks for the SIMT kernel.
 func.func @warps(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
                  %v: memref<?x2x?x64xf16>, %o: memref<?x8x1x64xf16>) {
   // expected-error @+1 {{the split-K decode tier picks its own warps and stages; the schedule sets warps = 4, stages = 0}}
   attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)
                  v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x1x64xf16>)
-                 schedule = <warps = 4>
+                 schedule = <block_q = 4, warps = 4>
   return
 }

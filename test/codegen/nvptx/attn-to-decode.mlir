@@ -1,9 +1,10 @@
-// Decode (static Sq, few rows per K/V head) goes to the split-K SIMT tier:
-// a split kernel over (split, K/V head, batch x Q tile) writing partial
+// Decode (static Sq, few rows per K/V head) on the split-K tier's SIMT
+// kernel (decode-tensor-cores=false; f16 on sm_80+ takes the tensor-core
+// one by default, attn-to-decode-tensor-cores.mlir): a split kernel over (split, K/V head, batch x Q tile) writing partial
 // states to a workspace appended to the host function, and a combine kernel.
-// RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode --attn-to-mma | FileCheck %s
+// RUN: attn-opt %s "--attn-select-tier=decode-tensor-cores=false" --attn-tile --attn-to-decode --attn-to-mma | FileCheck %s
 // REQUIRES: ptxas
-// RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | attn-translate --attn-ptx -o %t.ptx
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90 decode-tensor-cores=false" | attn-translate --attn-ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
 

@@ -2,10 +2,10 @@
 // names the schedule field and the rule.
 // RUN: attn-opt %s --attn-tile --attn-to-mma="chip=sm_90" -split-input-file -verify-diagnostics
 // The wmma tier runs one warp per 16 rows; Turing has no cp.async stages;
-// the decode tier picks its own warps.
+// the decode tier's SIMT kernel picks its own warps.
 // RUN: not attn-opt %s --attn-tile --attn-to-wmma="chip=sm_90" -split-input-file 2>&1 | FileCheck %s --check-prefix=WMMA
 // RUN: not attn-opt %s --attn-tile --attn-to-wmma="chip=sm_75" -split-input-file 2>&1 | FileCheck %s --check-prefix=TURING
-// RUN: not attn-opt %s --attn-select-tier --attn-tile --attn-to-decode -split-input-file 2>&1 | FileCheck %s --check-prefix=DECODE
+// RUN: not attn-opt %s "--attn-select-tier=decode-tensor-cores=false" --attn-tile --attn-to-decode -split-input-file 2>&1 | FileCheck %s --check-prefix=DECODE
 
 // WMMA: error: the wmma tier runs one warp per 16 query rows: schedule 'warps' must be block_q / 16 = 8; got 2
 // TURING: error: more than one K/V stage needs cp.async (sm_80 or newer); got stages = 3 on sm_75

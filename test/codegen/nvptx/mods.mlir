@@ -5,6 +5,7 @@
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma=chip=sm_80 | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma=chip=sm_80 | FileCheck %s --check-prefix=WMMA
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode=chip=sm_80 | FileCheck %s --check-prefix=DECODE
+// RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile --attn-to-decode=chip=sm_90 | FileCheck %s --check-prefix=TCDECODE
 // REQUIRES: ptxas
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | attn-translate --attn-ptx -o %t.ptx
 // RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
@@ -84,6 +85,12 @@ func.func @alibi(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
 // DECODE: math.tanh
 // DECODE: arith.cmpi sge
 // DECODE: arith.andi
+// On sm_90 (f16) the tensor-core split kernel: the regions
+// per element of its mma.sync score tile.
+// TCDECODE-LABEL: gpu.func @decode_mods_decode_split
+// TCDECODE: nvvm.mma.sync
+// TCDECODE: math.tanh
+// TCDECODE: arith.cmpi sge
 // PTX-LABEL: .entry decode_mods_decode_split
 func.func @decode_mods(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
                        %v: memref<?x2x?x64xf16>, %o: memref<?x8x1x64xf16>) {
