@@ -148,7 +148,7 @@ def paged_cache(k, v, block_size):
                                   device=k.device)}
 
 
-def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
+def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal, flex=True):
     q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.float16)
     k = torch.randn(b, hkv, sk, d, device="cuda", dtype=torch.float16)
     v = torch.randn(b, hkv, sk, d, device="cuda", dtype=torch.float16)
@@ -172,7 +172,8 @@ def run_shape(lib, label, kernel, b, hq, hkv, sq, sk, d, causal):
             notes[name] = str(e).splitlines()[0]
             print(f"# {label}: {name} unavailable: {notes[name]}",
                   file=sys.stderr)
-    fn, why = run_flex(q, k, v, causal, hq, hkv)
+    fn, why = (run_flex(q, k, v, causal, hq, hkv) if flex
+               else (None, "not run (--no-flex)"))
     if fn is None:
         times["flex"] = None
         notes["flex"] = why
@@ -293,6 +294,13 @@ def main():
     parser.add_argument("--append-library",
                         help="path/to/libappend.so (bench/append.mlir): "
                              "also time attn.cache_append")
+    parser.add_argument("--rows", choices=["all", "prefill", "decode"],
+                        default="all",
+                        help="which rows to run (default: all; a table "
+                             "for bench/RESULTS.md runs all)")
+    parser.add_argument("--no-flex", action="store_true",
+                        help="leave compiled FlexAttention out (its "
+                             "compiles take minutes)")
     args = parser.parse_args()
     torch.cuda.init()  # the library runs on PyTorch's CUDA context
     lib = Library(args.library)
@@ -303,9 +311,12 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     worst = 0.0
     records = []
-    for shape in PREFILL + DECODE:
+    shapes = {"all": PREFILL + DECODE, "prefill": PREFILL,
+              "decode": DECODE}[args.rows]
+    for shape in shapes:
         decode = shape[1].startswith("decode")
-        times, flops, nbytes, diffs, notes = run_shape(lib, *shape)
+        times, flops, nbytes, diffs, notes = run_shape(
+            lib, *shape, flex=not args.no_flex)
         diff = diffs.get("attn")
         worst = max(worst, diff or 0.0)
         print(f"| {shape[0]} | {fmt(times['attn'], flops, nbytes, decode)} | "
