@@ -76,10 +76,16 @@ SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm,
 /// when wgmma is the default; attn-compile's note repeats the reason.
 std::string whyNotWgmma(AttentionOp op);
 
-/// Whether the wgmma tier's K/V tiles of `op` can come by TMA (contiguous,
-/// unpacked K/V without kv_lens; head dims multiples of 64): where they
-/// can, its default tiles are a producer warpgroup's.
-bool tmaReadsKV(AttentionOp op);
+/// Why a tensor map cannot read an attention's K and V (empty: it can).
+/// A tensor map covers a plain [B, Hkv, Sk, D] operand in 64-column boxes
+/// and fills the rows past Sk with zeros; rows past a shorter
+/// per-sequence length would be real (maybe uninitialized) cache memory.
+/// The one statement of these rules: the wgmma tier's plan adds its own
+/// (whyNoTma, PrefillPlan.h), attn-select-tier gives a producer
+/// warpgroup's tiles only where they allow TMA, attn-compile says them.
+std::string whyNoTmaOperands(bool paged, bool packed, bool kvLens,
+                             int64_t headDim, int64_t valueHeadDim);
+std::string whyNoTmaOperands(AttentionOp op);
 /// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
 /// also gets a decode-tier kernel that libraries launch instead of the
 /// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages

@@ -126,23 +126,19 @@ static void planProducer(PrefillPlan &p, L1Nest n) {
 }
 
 std::string nvptx::whyNoTma(L1Nest n, const PrefillPlan &p) {
-  // A tensor map covers a plain [B, Hkv, Sk, D] operand, and fills the
-  // rows past Sk with zeros; rows past a shorter per-sequence length
-  // would be real (maybe uninitialized) cache memory.
+  // The plan's rules, then the operands' (whyNoTmaOperands, Passes.h).
   if (!p.staggered && !p.specialized)
     return "its K/V stages are neither the staggered two nor a producer "
            "warpgroup's ring";
   if (p.splitKV)
     return "it is a split-K decode kernel";
-  if (n.loadK.getBlockTable())
-    return "K/V are paged (a block table maps onto no one tensor map)";
-  if (n.loadK.getSeqStart())
-    return "K/V are packed (cu_seqlens_k)";
-  if (n.kvLens)
-    return "kv_lens ends sequences inside the cache, where a tensor map "
-           "reads cache memory, not zeros";
-  if (p.headDim % 64 || p.valueHeadDim % 64 || p.bc % 64)
-    return "its tiles are not whole 64x64 boxes";
+  std::string why = whyNoTmaOperands(
+      n.loadK.getBlockTable() != nullptr, n.loadK.getSeqStart() != nullptr,
+      n.kvLens != nullptr, p.headDim, p.valueHeadDim);
+  if (!why.empty())
+    return why;
+  if (p.bc % 64)
+    return "its K/V tiles are not whole 64-row boxes";
   return "";
 }
 

@@ -178,7 +178,7 @@ struct AttnSelectTierPass
       // one at D128; at D64 5% slower (64 x 64, several blocks an SM,
       // stays).
       if (tier == Tier::WGMMA && wgmmaProducer && dims > 64 &&
-          tmaReadsKV(op)) {
+          whyNoTmaOperands(op).empty()) {
         blockQ = 128;
         blockKv = dims <= 128 ? 128 : 64;
       }
@@ -226,11 +226,26 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
   return why;
 }
 
-bool mlir::attn::tmaReadsKV(AttentionOp op) {
-  // whyNoTma's rules (PrefillPlan.cpp) on the op: a tensor map covers a
-  // plain [B, Hkv, Sk, D] operand in 64-column boxes.
-  return !op.getBlockTable() && !op.getCuSeqlensK() && !op.getKvLens() &&
-         op.getHeadDim() % 64 == 0 && op.getValueHeadDim() % 64 == 0;
+std::string mlir::attn::whyNoTmaOperands(bool paged, bool packed,
+                                         bool kvLens, int64_t headDim,
+                                         int64_t valueHeadDim) {
+  if (paged)
+    return "K/V are paged (a block table maps onto no one tensor map)";
+  if (packed)
+    return "K/V are packed (cu_seqlens_k)";
+  if (kvLens)
+    return "kv_lens ends sequences inside the cache, where a tensor map "
+           "reads cache memory, not zeros";
+  if (headDim % 64 || valueHeadDim % 64)
+    return "its head dims are not multiples of 64 (64-column boxes)";
+  return "";
+}
+
+std::string mlir::attn::whyNoTmaOperands(AttentionOp op) {
+  return whyNoTmaOperands(op.getBlockTable() != nullptr,
+                          op.getCuSeqlensK() != nullptr,
+                          op.getKvLens() != nullptr, op.getHeadDim(),
+                          op.getValueHeadDim());
 }
 
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {

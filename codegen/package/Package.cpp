@@ -261,10 +261,17 @@ std::string package::describeChoices(const Kernel &kernel,
       return l.contract && l.contract.getRole() == LaunchRole::Prefill &&
              l.contract.getThreads() > 2 * l.contract.getBlockQ();
     });
-    os << (tma ? "; K/V by TMA"
-               : "; K/V by cp.async (TMA needs contiguous K/V without "
-                 "paging, packing or kv_lens, two stages and tiles of whole "
-                 "64x64 boxes)");
+    // The operands' reason (whyNoTmaOperands); else the schedule's, which
+    // the wgmma tier's plan states (PrefillPlan.h, whyNoTma).
+    std::string why = whyNoTmaOperands(op);
+    if (!tma)
+      os << "; K/V by cp.async ("
+         << (why.empty() ? "the schedule: TMA takes two stages or a "
+                           "producer warpgroup's ring, and 64-key tiles"
+                         : why)
+         << ")";
+    else
+      os << "; K/V by TMA";
     if (producer)
       os << " from a producer warpgroup";
     else if (tma)
