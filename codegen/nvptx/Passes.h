@@ -76,6 +76,13 @@ SmallVector<AlternativeSchedule> smallGridSchedules(AttentionOp op, int sm,
 /// when wgmma is the default; attn-compile's note repeats the reason.
 std::string whyNotWgmma(AttentionOp op);
 
+/// Why the decode tier gives `op` (on `sm`) the SIMT split kernel rather
+/// than the tensor-core one (empty: tensor cores): f32 inputs, no
+/// mma.sync, a schedule whose block_q asks for it, or at most
+/// kDecodeSimtMaxRows rows below sm_90 or with `tensorCores` off.
+/// attn-select-tier decides by it; attn-compile's note repeats it.
+std::string whyDecodeSimt(AttentionOp op, int sm, bool tensorCores = true);
+
 /// Why a tensor map cannot read an attention's K and V (empty: it can).
 /// A tensor map covers a plain [B, Hkv, Sk, D] operand in 64-column boxes
 /// and fills the rows past Sk with zeros; rows past a shorter

@@ -130,19 +130,8 @@ struct AttnSelectTierPass
         // With a dynamic Sq, a Q tile for one query a sequence (decode).
         int64_t rows = staticGroupRows(op).value_or(op.getGroupSize());
         int64_t pow2 = static_cast<int64_t>(llvm::PowerOf2Ceil(rows));
-        Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
         int64_t tensorCoreRows = std::clamp<int64_t>(pow2, 16, 64);
-        // A schedule's own block_q of at most 8 rows asks for SIMT.
-        ScheduleAttr own = op.getScheduleAttr();
-        bool simtTile = own && own.getBlockQ() &&
-                        own.getBlockQ() <= kDecodeSimtMaxRows;
-        // Few rows take tensor cores on sm_90+ only: measured on an H100,
-        // and the kernel's 68-135 KiB of stages fit no consumer part that
-        // runs sm_80 code (99 KiB a block), where the SIMT kernel's 17 do.
-        bool tensorCores =
-            (rows > kDecodeSimtMaxRows || (decodeTensorCores && sm >= 90)) &&
-            !simtTile;
-        if (tensorCores && decodeOnTensorCores(tensorCoreRows, elt, sm)) {
+        if (whyDecodeSimt(op, sm, decodeTensorCores).empty()) {
           // Tensor-core split kernel: a Q tile of the group's rows, 16 to
           // 64 (one m-tile per warp), 64 keys per tile; four warps, which
           // split each tile's keys where there are fewer than 64 rows.
@@ -223,6 +212,35 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
            s.getWarps() != s.getBlockQ() / 16)
     os << "schedule warps " << s.getWarps() << " for block_q "
        << s.getBlockQ() << " (the tier runs block_q / 16)";
+  return why;
+}
+
+std::string mlir::attn::whyDecodeSimt(AttentionOp op, int sm,
+                                      bool tensorCores) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  ScheduleAttr asked = op.getScheduleAttr();
+  // With a dynamic Sq, a Q tile for one query a sequence (decode).
+  int64_t rows = staticGroupRows(op).value_or(op.getGroupSize());
+  if (!elt.isF16() && !elt.isBF16())
+    os << elt << " inputs (tensor cores take f16 or bf16)";
+  else if (sm < 80)
+    os << "no mma.sync on sm_" << sm;
+  else if (asked && asked.getBlockQ() &&
+           asked.getBlockQ() <= kDecodeSimtMaxRows)
+    os << "the spec's block_q " << asked.getBlockQ()
+       << " (8 rows or fewer ask for it)";
+  else if (rows > kDecodeSimtMaxRows)
+    return "";
+  // Few rows take tensor cores on sm_90+ only: measured on an H100, and
+  // the kernel's 68-135 KiB of stages fit no consumer part that runs
+  // sm_80 code (99 KiB a block), where the SIMT kernel's 17 do.
+  else if (sm < 90)
+    os << "8 rows or fewer on sm_" << sm
+       << " (tensor cores take them from sm_90)";
+  else if (!tensorCores)
+    os << "8 rows or fewer with decode-tensor-cores=false";
   return why;
 }
 

@@ -216,24 +216,12 @@ std::string package::describeChoices(const Kernel &kernel,
     os << code.chip << "'s prefill tier, D " << op.getHeadDim() << " / Dv "
        << op.getValueHeadDim()
        << " not in the decode tier's 16-byte slices (at most 32 per key)";
-  // The SIMT split kernel where tensor cores could have run: say why.
-  if (own.tier == Tier::Decode && own.schedule && !own.schedule.getWarps()) {
-    Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
-    FailureOr<int> sm = parseChip(code.chip);
-    os << "; SIMT split kernel: ";
-    if (!elt.isF16() && !elt.isBF16())
-      os << elt << " inputs (tensor cores take f16 or bf16)";
-    else if (succeeded(sm) && *sm < 80)
-      os << "no mma.sync on " << code.chip;
-    else if (ScheduleAttr asked = op.getScheduleAttr();
-             asked && asked.getBlockQ() &&
-             asked.getBlockQ() <= kDecodeSimtMaxRows)
-      os << "the spec's block_q " << asked.getBlockQ()
-         << " (8 rows or fewer ask for it)";
-    else
-      os << "8 rows or fewer on " << code.chip
-         << " (tensor cores take them from sm_90)";
-  }
+  // The SIMT split kernel: why not the tensor-core one (the selection
+  // pass's own rule).
+  if (own.tier == Tier::Decode && own.schedule && !own.schedule.getWarps())
+    if (FailureOr<int> sm = parseChip(code.chip); succeeded(sm))
+      if (std::string why = whyDecodeSimt(op, *sm); !why.empty())
+        os << "; SIMT split kernel: " << why;
   if (own.tier != Tier::Decode) {
     int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
     if (op.getScheduleAttr())
