@@ -228,18 +228,25 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       pointer, offset, sizes, strides); `workspace` passes the caller's
       workspace as a row-major memref of shape `workspace`;
       `tensor_map(operand)` is a TMA tensor map (CUtensorMap, 128 bytes
-      passed by value) of a `[B, H, S, D]` f16/bf16 operand: 4-D, dims
-      innermost first (D, S, H, B) with the operand's strides, boxes of
-      64 x 64 elements (64 columns of 128 bytes, 64 rows), the 128-byte
-      swizzle, and zeros for reads past the edges (the wgmma tier's K/V;
-      the host encodes it with the driver's cuTensorMapEncodeTiled);
+      passed by value) of a `[B, H, S, D]` f16/bf16 operand, with the
+      operand's strides, the 128-byte swizzle, and zeros for reads past
+      the edges (the host encodes it with the driver's
+      cuTensorMapEncodeTiled). K and V (the wgmma tier's K/V tiles): 4-D,
+      dims innermost first (D, S, H, B), boxes of 64 x 64 elements (64
+      columns of 128 bytes, 64 rows). Q (the wgmma tier's Q tile): the
+      5-D view (D, group, S, H / group, B), whose group dim has the head
+      stride and whose H / group dim `group` times it, so the K/V head's
+      query rows run query-major with the group's heads inner; boxes of
+      64 columns by min(group, block_q) heads by block_q / min(group,
+      block_q) queries (block_q and group below);
       `capture(N)` passes the attention's N-th capture (the memrefs
       its score_mod / mask_mod regions read) as a memref descriptor.
     - `workspace`: the shape (terms as in `grid`) and element type of the
       workspace, when a parameter is the workspace.
     - `block_q`, `group`: the tile's query rows and the query heads per K/V
       head, where the tier has them (0: none); attn-compile orders prefill
-      alternatives by `block_q`.
+      alternatives by `block_q`, and Q's tensor map takes its boxes from
+      them.
 
     ```mlir
     #attn.launch<prefill, tier = mma, threads = 128, shared = 68096,
@@ -247,7 +254,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
                  params = [q, k, v, o, lse], block_q = 64, group = 4>
     #attn.launch<prefill, tier = wgmma, threads = 128, shared = 65664,
                  grid = [ceildiv(group_rows, 64), kv_heads, batch],
-                 params = [tensor_map(k), tensor_map(v), q, k, v, o],
+                 params = [tensor_map(q), tensor_map(k), tensor_map(v),
+                           q, k, v, o],
                  block_q = 64, group = 1>
     #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640,
                  grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)],

@@ -30,7 +30,7 @@ struct AttnToWGMMAPass : attn::impl::AttnToWGMMABase<AttnToWGMMAPass> {
                        tma ? CopyPipeline::TmaStaggered
                            : CopyPipeline::StaggeredRing,
                        ScoreStage::Registers, producer, producerQkAhead,
-                       pingPong};
+                       pingPong, qTma};
     if (failed(lowerPrefillNests(getOperation(), parts, chip, getArgument())))
       return signalPassFailure();
   }

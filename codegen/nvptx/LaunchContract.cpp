@@ -98,12 +98,11 @@ LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
                                      int64_t blockQ, int64_t group,
                                      std::optional<std::pair<bool, bool>>
                                          blockMask,
-                                     bool tensorMaps) {
+                                     ArrayRef<LaunchOperand> tensorMaps) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params;
-  if (tensorMaps)
-    params.append({LaunchParam::tensorMap(LaunchOperand::K),
-                   LaunchParam::tensorMap(LaunchOperand::V)});
+  for (LaunchOperand o : tensorMaps)
+    params.push_back(LaunchParam::tensorMap(o));
   addInputs(params, operands);
   addOutputs(params, operands);
   SmallVector<LaunchTerm> workspace;

@@ -38,13 +38,14 @@ struct LaunchOperands {
 /// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
 /// [capture(0) ...], o, [lse].
 /// With `blockMask` (whether the block mask has a row per batch and per
-/// K/V head), the block mask is the workspace, the last param. With
-/// `tensorMaps`, tensor_map(k) and tensor_map(v) come first.
+/// K/V head), the block mask is the workspace, the last param. The
+/// tensor maps of `tensorMaps` (tensor_map(q), tensor_map(k), ...) come
+/// first, in that order.
 LaunchAttr prefillLaunch(
     const L1Nest &nest, Tier tier, int64_t threads, int64_t sharedBytes,
     int64_t blockQ, int64_t group,
     std::optional<std::pair<bool, bool>> blockMask = std::nullopt,
-    bool tensorMaps = false);
+    ArrayRef<LaunchOperand> tensorMaps = {});
 
 /// The block-mask kernel (BlockMask.h): one block per (ceildiv(q_len,
 /// `block`), K/V head if `perHead`, batch if `perBatch`); params q, k, v,

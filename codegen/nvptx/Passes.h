@@ -93,6 +93,11 @@ std::string whyDecodeSimt(AttentionOp op, int sm, bool tensorCores = true);
 std::string whyNoTmaOperands(bool paged, bool packed, bool kvLens,
                              int64_t headDim, int64_t valueHeadDim);
 std::string whyNoTmaOperands(AttentionOp op);
+/// Why Q's tiles of `blockQ` rows (a K/V head's query rows, query-major,
+/// `group` heads each) cannot come by TMA where K/V do (a clause for a
+/// note); empty when they can. Q's map views [B, Hq, Sq, D] as [B, Hkv,
+/// Sq, group, D], so a box is whole queries or part of one query's group.
+std::string whyNoQTmaOperands(bool packedQ, int64_t blockQ, int64_t group);
 /// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
 /// also gets a decode-tier kernel that libraries launch instead of the
 /// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages

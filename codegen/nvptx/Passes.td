@@ -79,7 +79,10 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     by value, completion on mbarriers, one thread issuing) where the nest
     allows (PrefillPlan.h, whyNoTma), else by cp.async with
     fence.proxy.async before the barrier that hands them to the tensor
-    cores. Q comes by cp.async. The register score stage
+    cores. Where K/V come by TMA, Q does too (`q-tma`, the default): one
+    tensor map views Q [B, Hq, Sq, D] as [B, Hkv, Sq, group, D], so a box
+    of block_q rows is the block's rows in their GQA order (whyNoQTma);
+    else Q comes by cp.async. The register score stage
     (ScoresInRegisters.cpp) runs unchanged on wgmma's accumulators, whose
     per-warp layout is mma.sync's.
 
@@ -100,8 +103,8 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     consumer warpgroups take turns on named barriers 2 and 3, each turn
     from a step's P V to the next Q K^T issue.
 
-    Not yet: TMA for Q and the epilogue; P V left in flight under the
-    next softmax (issue 17).
+    Not yet: TMA for the epilogue; P V left in flight under the next
+    softmax (issue 17).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -119,6 +122,9 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
            "with Q K^T ahead under a producer and two consumer "
            "warpgroups, the consumers take turns at their products">,
+    Option<"qTma", "q-tma", "bool", /*default=*/"true",
+           "Q's tile by TMA where K/V come by TMA and its rows make a box "
+           "(false: cp.async, for A/B runs)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",

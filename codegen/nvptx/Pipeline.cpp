@@ -57,6 +57,11 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       llvm::cl::desc("the wgmma tier's two consumer warpgroups take turns "
                      "(under a producer, with Q K^T ahead)"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaQTma{
+      *this, "wgmma-q-tma",
+      llvm::cl::desc("the wgmma tier's Q tile by TMA where its K/V come "
+                     "by TMA (false: cp.async, for A/B runs)"),
+      llvm::cl::init(true)};
   Option<bool> decodeTensorCores{
       *this, "decode-tensor-cores",
       llvm::cl::desc("attn-select-tier's decode-tensor-cores: f16/bf16 "
@@ -130,7 +135,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
       createAttnToWGMMA(AttnToWGMMAOptions{options.chip, options.wgmmaTma,
                                            options.wgmmaProducer,
                                            options.wgmmaQkAhead,
-                                           options.wgmmaPingPong}));
+                                           options.wgmmaPingPong,
+                                           options.wgmmaQTma}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));

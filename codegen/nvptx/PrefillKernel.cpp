@@ -191,10 +191,11 @@ Value PrefillKernel::mbarrier(Value i) {
   return sharedPointer(add(idx(p.barOff), mul(i, idx(8))));
 }
 void PrefillKernel::initMbarriers() {
-  // Full ones wait for one arrival (the copying thread's, with the
-  // tile's bytes); a producer's empty ones for every consumer warp.
+  // Full ones (and Q's) wait for one arrival (the copying thread's, with
+  // the tile's bytes); a producer's empty ones for every consumer warp.
   for (int64_t i = 0; i < p.mbarriers(); ++i) {
-    int64_t arrivals = p.specialized && i >= 2 * p.stages ? p.warps : 1;
+    int64_t arrivals =
+        p.specialized && i >= 2 * p.stages && i < 4 * p.stages ? p.warps : 1;
     NVVM::MBarrierInitOp::create(*b, mbarrier(idx(i)), i32(arrivals),
                                  Value());
   }
@@ -294,6 +295,37 @@ void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
           /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
     }
 }
+void PrefillKernel::copyQTma(Value row0, Value kvHead, Value batch) {
+  // Q's map is [B, Hkv, Sq, group, D] (dims innermost first: D, head in
+  // group, query, K/V head, batch) with boxes of 64 columns by
+  // min(group, br) heads by br / min(group, br) queries: br rows in the
+  // block's order (query-major), one 64-column block of the tile each.
+  // Row r of the K/V head's rows is query r / group, head r % group;
+  // whyNoQTma makes sure a box starting there stays in its group. TMA
+  // writes zeros for queries past Sq.
+  constexpr int64_t kBox = 64;
+  auto i32Of = [&](Value v) {
+    return arith::IndexCastOp::create(*b, b->getI32Type(), v);
+  };
+  Value bar = qBarrier();
+  NVVM::MBarrierArriveExpectTxOp::create(
+      *b, Type(), bar, i32(p.d * p.br * 2), NVVM::MemScopeKind::CTA,
+      /*relaxed=*/false, Value());
+  Value query = i32Of(arith::DivUIOp::create(*b, row0, idx(p.group)));
+  Value head = i32Of(arith::RemUIOp::create(*b, row0, idx(p.group)));
+  auto cluster =
+      LLVM::LLVMPointerType::get(b->getContext(), kSharedClusterSpace);
+  for (int64_t c = 0; c < p.d; c += kBox) {
+    Value dst = sharedPointer(idx(p.qOff + (c / kBox) * p.br * 128));
+    dst = LLVM::AddrSpaceCastOp::create(*b, cluster, dst);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        *b, dst, tensorMapQ,
+        ValueRange{i32(c), head, query, i32Of(kvHead), i32Of(batch)}, bar,
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+  }
+}
+Value PrefillKernel::qBarrier() { return mbarrier(idx(p.mbarriers() - 1)); }
 void PrefillKernel::waitTma(Value bar, Value parity) {
   // try_wait.parity with the default time hint; the op loops until the
   // phase completes.
@@ -368,18 +400,28 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       operands.push_back(hostWorkspace);
   }
 
-  // TMA: the tensor maps of K and V come first. On the host they are
+  // TMA: the tensor maps of [Q,] K and V come first. On the host they are
   // placeholders cast from the operands; libattnrt encodes the maps the
   // launch contract describes, and attn-tensor-map-params passes them by
   // value.
-  if (p.tma) {
+  SmallVector<LaunchOperand> mapped;
+  if (p.qTma)
+    mapped.push_back(LaunchOperand::Q);
+  if (p.tma)
+    mapped.append({LaunchOperand::K, LaunchOperand::V});
+  {
     ImplicitLocOpBuilder hb(loc, n.forall);
     auto ptr = LLVM::LLVMPointerType::get(ctx);
-    Value kMap =
-        UnrealizedConversionCastOp::create(hb, ptr, operands[1]).getResult(0);
-    Value vMap =
-        UnrealizedConversionCastOp::create(hb, ptr, operands[2]).getResult(0);
-    operands.insert(operands.begin(), {kMap, vMap});
+    SmallVector<Value> maps;
+    for (LaunchOperand o : mapped) {
+      // inputOperands' first three are q, k, v.
+      Value of = operands[o == LaunchOperand::Q ? 0
+                          : o == LaunchOperand::K ? 1
+                                                  : 2];
+      maps.push_back(
+          UnrealizedConversionCastOp::create(hb, ptr, of).getResult(0));
+    }
+    operands.insert(operands.begin(), maps.begin(), maps.end());
   }
 
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
@@ -402,9 +444,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
   if (p.tma) {
-    kernel->setAttr(kTensorMapParamsAttrName, kb.getI64IntegerAttr(2));
-    tensorMapK = kernel.getArgument(0);
-    tensorMapV = kernel.getArgument(1);
+    kernel->setAttr(kTensorMapParamsAttrName,
+                    kb.getI64IntegerAttr(p.tensorMaps()));
+    if (p.qTma)
+      tensorMapQ = kernel.getArgument(0);
+    tensorMapK = kernel.getArgument(p.qTma ? 1 : 0);
+    tensorMapV = kernel.getArgument(p.qTma ? 2 : 1);
   }
 
   if (p.splitKV) {
@@ -518,7 +563,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // every consumer warp) before the roles part. Warpgroup 0 produces; the
   // rest of the kernel is the consumers', their threads numbered from 0.
   if (p.specialized) {
-    onLeader([&] { initMbarriers(); });
+    onLeader([&] {
+      initMbarriers();
+      if (p.qTma)
+        copyQTma(*row0, kvHead, batch);
+    });
     gpu::BarrierOp::create(kb);
     auto roles = scf::IfOp::create(kb, lt(tid, idx(kWarpgroup)),
                                    /*withElseRegion=*/true);
@@ -543,14 +592,16 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   Value qs = view(idx(p.qOff), p.tileShape(p.br, p.d), p.elt);
   makeScoreViews();
 
-  // Prologue: Q tile, first K/V tile; Q fragments once.
+  // Prologue: Q tile, first K/V tile; Q fragments once. A Q by TMA is
+  // sent with the mbarriers (its wait follows the barrier below).
   Value q = map.lookup(n.loadQ.getQ());
-  copyTile(qs, p.br, p.d, p.headDim, q, [&](Value r) {
-    Value f = add(*row0, r);
-    Value valid = lt(f, rows);
-    Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
-    return std::make_pair(valid, rowIndices(out, fc));
-  });
+  if (!p.qTma)
+    copyTile(qs, p.br, p.d, p.headDim, q, [&](Value r) {
+      Value f = add(*row0, r);
+      Value valid = lt(f, rows);
+      Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
+      return std::make_pair(valid, rowIndices(out, fc));
+    });
   // The first `ahead` = stages - 1 K/V tiles follow, one cp.async group
   // each, committed even when there is no tile (an empty group): waiting
   // for all but `ahead` groups then always covers Q, and in the loop all
@@ -561,22 +612,29 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   const int64_t ahead = p.stages - 1;
   const int64_t early = p.qkAhead ? 1 : 0;
   if (p.specialized) {
-    // The producer sends every K/V tile: Q alone here.
-    NVVM::CpAsyncCommitGroupOp::create(kb);
-    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+    // The producer sends every K/V tile: Q alone here, unless by TMA.
+    if (!p.qTma) {
+      NVVM::CpAsyncCommitGroupOp::create(kb);
+      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+    }
   } else if (p.tma) {
     // Thread 0 makes the mbarriers (one arrival each: its own, with the
-    // tile's bytes) and sends K_0; Q's cp.async group is waited for, and
-    // the barrier below hands both the mbarriers and Q to every thread.
-    NVVM::CpAsyncCommitGroupOp::create(kb);
+    // tile's bytes) and sends [Q and] K_0; Q's cp.async group is waited
+    // for, and the barrier below hands both the mbarriers and Q to every
+    // thread.
+    if (!p.qTma)
+      NVVM::CpAsyncCommitGroupOp::create(kb);
     onLeader([&] {
       initMbarriers();
+      if (p.qTma)
+        copyQTma(*row0, kvHead, batch);
       auto any = scf::IfOp::create(kb, lt(*lo, *hi));
       OpBuilder::InsertionGuard g(kb);
       kb.setInsertionPointToStart(any.thenBlock());
       copyKVTma(tileAt(*lo).first, idx(0), KVTiles::K);
     });
-    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+    if (!p.qTma)
+      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
   } else if (p.cpAsync) {
     NVVM::CpAsyncCommitGroupOp::create(kb);
     // The staggered pipeline copies each V in its own step.
@@ -595,6 +653,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   }
   asyncProxyFence();
   computeBarrier();
+  if (p.qTma)
+    waitTma(qBarrier(), i32(0));
   std::unique_ptr<TileMMA> tiles = makeTiles(kb);
   SmallVector<Value> qFrags;
   // wgmma reads Q from shared memory itself.
@@ -819,7 +879,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       reads = blockMaskRows(n);
     setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.blockThreads,
                                             p.smemBytes, p.br, p.group,
-                                            reads, p.tma));
+                                            reads, mapped));
   }
   n.forall.erase();
   return success();

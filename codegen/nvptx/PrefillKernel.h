@@ -163,8 +163,8 @@ private:
   Value kvIndices(LoadKVOp load, Value row, SmallVector<Value> &indices,
                   Value start, bool inside = false);
   // TMA (p.tma): thread 0 issues each K/V tile as 64x64 boxes from the
-  // tensor maps (the kernel's first two parameters); every thread waits
-  // on the tile's mbarrier.
+  // tensor maps (the kernel's first parameters); every thread waits on
+  // the tile's mbarrier. With p.qTma, Q's tile too, once.
 
   /// A pointer into shared memory (address space 3) at `byteOffset`.
   Value sharedPointer(Value byteOffset);
@@ -172,6 +172,11 @@ private:
   /// with its bytes expected on its mbarrier; the caller runs it on one
   /// thread.
   void copyKVTma(Value start, Value stage, KVTiles tiles);
+  /// Issues the Q tile whose first row (of the block's K/V head's query
+  /// rows) is `row0`, with its bytes expected on qBarrier(); one thread.
+  void copyQTma(Value row0, Value kvHead, Value batch);
+  /// Q's mbarrier: the plan's last.
+  Value qBarrier();
   /// Waits for the phase of parity `parity` (0 or 1) of mbarrier `bar`.
   void waitTma(Value bar, Value parity);
   /// mbarrier `i` (PrefillPlan::mbarriers); the "full" one of K's or V's
@@ -198,7 +203,7 @@ private:
   void ifThen(Value cond, function_ref<void()> body);
   /// Runs `body` on thread 0 alone.
   void onLeader(function_ref<void()> body);
-  Value tensorMapK, tensorMapV;
+  Value tensorMapQ, tensorMapK, tensorMapV;
   /// This step's V mbarrier and phase parity (awaitValues waits for it).
   Value vBarrier, vParity;
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).

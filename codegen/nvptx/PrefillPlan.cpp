@@ -142,6 +142,12 @@ std::string nvptx::whyNoTma(L1Nest n, const PrefillPlan &p) {
   return "";
 }
 
+std::string nvptx::whyNoQTma(L1Nest n, const PrefillPlan &p) {
+  if (!p.tma)
+    return "its K/V tiles do not come by TMA";
+  return whyNoQTmaOperands(n.loadQ.isPacked(), p.br, p.group);
+}
+
 FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                                           const PrefillParts &parts, int sm) {
   PrefillPlan p;
@@ -192,6 +198,7 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   planProducer(p, n);
   p.tma = p.parts.copies == CopyPipeline::TmaStaggered &&
           whyNoTma(n, p).empty();
+  p.qTma = p.parts.qTma && whyNoQTma(n, p).empty();
   // Byte offsets of the shared tiles, each 128-byte aligned.
   int64_t at = 0;
   auto take = [&](int64_t bytes) {

@@ -80,6 +80,9 @@ struct PrefillParts {
   /// With Q K^T ahead under a producer and two consumer warpgroups, the
   /// consumers take turns (PrefillPlan::pingPong).
   bool pingPong = false;
+  /// Q's tile by TMA as well, where K/V come by TMA (whyNoQTma); else by
+  /// the copy pipeline's loads.
+  bool qTma = false;
 };
 
 /// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
@@ -134,14 +137,23 @@ struct PrefillPlan {
   int64_t stages = 0;
   /// The staggered copy pipeline (two K stages, one V buffer) is in use.
   bool staggered = false;
-  /// Its K/V tiles come by TMA: the kernel's first two parameters are the
+  /// Its K/V tiles come by TMA: the kernel's first parameters are the
   /// tensor maps of K and V (tensor_map(k), tensor_map(v) in the launch
-  /// contract), and mbarriers at `barOff` say when a tile has landed:
-  /// three (K stages 0 and 1, V), or with a producer warpgroup 4 x stages
-  /// (full K, full V, empty K, empty V; mbarrier(...) numbers them).
+  /// contract, after Q's where qTma), and mbarriers at `barOff` say when a
+  /// tile has landed: three (K stages 0 and 1, V), or with a producer
+  /// warpgroup 4 x stages (full K, full V, empty K, empty V;
+  /// mbarrier(...) numbers them), then Q's.
   bool tma = false;
+  /// Q comes by TMA too (whyNoQTma): the kernel's first parameter is then
+  /// Q's tensor map (tensor_map(q), its rows in the block's GQA order),
+  /// and the last mbarrier says Q has landed.
+  bool qTma = false;
   int64_t barOff = 0;
-  int64_t mbarriers() const { return specialized ? 4 * stages : 3; }
+  int64_t mbarriers() const {
+    return (specialized ? 4 * stages : 3) + (qTma ? 1 : 0);
+  }
+  /// How many of the kernel's first parameters are tensor maps.
+  int64_t tensorMaps() const { return tma ? (qTma ? 3 : 2) : 0; }
   /// The wgmma tier with three or more stages (a schedule's choice: it
   /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
   /// ahead: S of tile 0 before the loop, and in the step of tile j the
@@ -193,6 +205,11 @@ struct PrefillPlan {
 /// Why the staggered K/V tiles of `nest` cannot come by TMA under `plan`
 /// (a clause for a note); empty when they can.
 std::string whyNoTma(L1Nest nest, const PrefillPlan &plan);
+
+/// Why the Q tile of `nest` cannot come by TMA under `plan` (a clause
+/// for a note); empty when it can: where K/V come by TMA, the operands'
+/// rules (whyNoQTmaOperands, Passes.h).
+std::string whyNoQTma(L1Nest nest, const PrefillPlan &plan);
 
 /// Checks what the tier made of `parts` can do for `nest` on `sm` (each
 /// refusal a diagnostic that names the rule) and computes its plan.

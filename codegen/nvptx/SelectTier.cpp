@@ -266,6 +266,16 @@ std::string mlir::attn::whyNoTmaOperands(AttentionOp op) {
                           op.getValueHeadDim());
 }
 
+std::string mlir::attn::whyNoQTmaOperands(bool packedQ, int64_t blockQ,
+                                          int64_t group) {
+  if (packedQ)
+    return "Q is packed (cu_seqlens_q)";
+  if (blockQ % group && group % blockQ)
+    return "its " + std::to_string(blockQ) + "-row tiles cut " +
+           std::to_string(group) + "-head groups";
+  return "";
+}
+
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {
   return !op.getStaticQueryLength() && !op->hasAttr(kTierAttrName) &&
          fitsDecode(op);

@@ -323,7 +323,7 @@ std::string launchFacts(const KernelLaunch &launch) {
      << (c.hasWorkspace() ? c.getWorkspaceType().getIntOrFloatBitWidth() / 8
                           : 0)
      << ", " << c.getWorkspace().size() << ", " << termsText(c.getWorkspace())
-     << "},\n";
+     << ",\n     " << c.getBlockQ() << ", " << c.getGroup() << "},\n";
   return s;
 }
 

@@ -237,16 +237,24 @@ std::string package::describeChoices(const Kernel &kernel,
   // The wgmma tier's copies, as its launch contract says: tensor maps, or
   // cp.async where TMA cannot read the operands (PrefillPlan.h, whyNoTma).
   if (own.tier == Tier::WGMMA) {
-    bool tma = llvm::any_of(code.launches, [](const KernelLaunch &l) {
+    // The launch with tensor maps, and whether Q's is one of them.
+    auto maps = [](const KernelLaunch &l, bool q) {
       return l.contract &&
-             llvm::any_of(l.contract.getParams(), [](const LaunchParam &p) {
-               return p.kind == LaunchParamKind::TensorMap;
+             llvm::any_of(l.contract.getParams(), [&](const LaunchParam &p) {
+               return p.kind == LaunchParamKind::TensorMap &&
+                      (!q || p.operand == LaunchOperand::Q);
              });
-    });
-    // A producer warpgroup adds 128 threads to the compute warps' 2 per
-    // row (one warp per 16 rows).
+    };
+    auto mapped = llvm::find_if(
+        code.launches, [&](const KernelLaunch &l) { return maps(l, false); });
+    bool tma = mapped != code.launches.end();
+    bool qTma = tma && maps(*mapped, true);
+    // A producer warpgroup adds 128 threads to the wgmma kernel's compute
+    // warps, 2 per row (one warp per 16 rows); the small-grid mma
+    // alternatives have more warps per row of their own.
     bool producer = llvm::any_of(code.launches, [](const KernelLaunch &l) {
       return l.contract && l.contract.getRole() == LaunchRole::Prefill &&
+             l.contract.getTier() == Tier::WGMMA &&
              l.contract.getThreads() > 2 * l.contract.getBlockQ();
     });
     // The operands' reason (whyNoTmaOperands); else the schedule's, which
@@ -259,11 +267,18 @@ std::string package::describeChoices(const Kernel &kernel,
                          : why)
          << ")";
     else
-      os << "; K/V by TMA";
+      os << (qTma ? "; Q, K and V by TMA" : "; K/V by TMA");
     if (producer)
       os << " from a producer warpgroup";
     else if (tma)
       os << ", no producer warpgroup (it needs 128-row tiles)";
+    if (tma && !qTma) {
+      std::string whyQ =
+          whyNoQTmaOperands(op.isPackedQ(), mapped->contract.getBlockQ(),
+                            mapped->contract.getGroup());
+      os << "; Q by cp.async (" << (whyQ.empty() ? "q-tma=false" : whyQ)
+         << ")";
+    }
   }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the

@@ -259,15 +259,27 @@ static int check_launch(const attnrt_attention_kernel *kernel,
       break;
     case ATTNRT_PARAM_TENSOR_MAP:
       if (++maps > MAX_TENSOR_MAPS ||
-          (param->operand != ATTNRT_K && param->operand != ATTNRT_V) ||
+          (param->operand != ATTNRT_Q && param->operand != ATTNRT_K &&
+           param->operand != ATTNRT_V) ||
           !present(kernel, param->operand) ||
           kernel->operands[param->operand].rank != 4 ||
           kernel->operands[param->operand].element_bytes != 2)
         return REJECT(ATTN_ERROR_RUNTIME, kernel,
                       "kernel %s: parameter %d is a tensor map of operand "
-                      "%d; this runtime encodes at most %d, of a rank-4 K or "
-                      "V with 2-byte elements",
+                      "%d; this runtime encodes at most %d, of a rank-4 Q, "
+                      "K or V with 2-byte elements",
                       launch->kernel, i, param->operand, MAX_TENSOR_MAPS);
+      // Q's boxes are block_q rows of whole queries or of part of one
+      // query's group (q_tensor_map_box).
+      if (param->operand == ATTNRT_Q &&
+          (launch->block_q < 1 || launch->block_q > 256 ||
+           launch->group < 1 ||
+           (launch->block_q % launch->group &&
+            launch->group % launch->block_q)))
+        return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                      "kernel %s: parameter %d is Q's tensor map, but its "
+                      "block_q = %d and group = %d make no box",
+                      launch->kernel, i, launch->block_q, launch->group);
       break;
     default:
       return REJECT(ATTN_ERROR_RUNTIME, kernel,
@@ -984,17 +996,46 @@ static void add_memref(struct params *params, const void *data, int rank,
 }
 
 // A tensor_map(operand) parameter: the contract's map of a [B, H, S, D]
-// operand, boxes of 64 x 64 elements in the 128-byte swizzle
-// (dialect/AttnAttrs.td); one kernel parameter, passed by value.
+// operand in the 128-byte swizzle (dialect/AttnAttrs.td); one kernel
+// parameter, passed by value. K and V: boxes of 64 x 64 elements. Q: the
+// view [B, Hkv, S, group, D] (the block's rows, query-major, a group's
+// heads inner), boxes of block_q rows by 64 columns.
 static int add_tensor_map(struct params *params,
-                          const attnrt_attention_kernel *kernel, int operand,
+                          const attnrt_attention_kernel *kernel,
+                          const attnrt_launch_facts *launch, int operand,
                           const void *data, const long long *sizes,
                           const long long *strides) {
-  static const unsigned box[4] = {1, 1, 64, 64};
   attnrt_tensor_map *map = &params->maps[params->num_maps++];
+  int rank = 4;
+  unsigned box[5] = {1, 1, 64, 64};
+  long long view_sizes[5], view_strides[5];
+  for (int d = 0; d < 4; ++d) {
+    view_sizes[d] = sizes[d];
+    view_strides[d] = strides[d];
+  }
+  if (operand == ATTNRT_Q) {
+    // check_launch has made sure a box stays inside one group.
+    long long group = launch->group;
+    unsigned heads = (unsigned)(group < launch->block_q ? group
+                                                        : launch->block_q);
+    long long view[5][2] = {{sizes[0], strides[0]},
+                            {sizes[1] / group, strides[1] * group},
+                            {sizes[2], strides[2]},
+                            {group, strides[1]},
+                            {sizes[3], strides[3]}};
+    for (int d = 0; d < 5; ++d) {
+      view_sizes[d] = view[d][0];
+      view_strides[d] = view[d][1];
+    }
+    rank = 5;
+    box[2] = (unsigned)launch->block_q / heads;
+    box[3] = heads;
+    box[4] = 64;
+  }
   attnrt_status status = attnrt_encode_tensor_map(
-      map, (attnrt_deviceptr)(uintptr_t)data, 4,
-      kernel->operands[operand].element_bytes, sizes, strides, box, 1);
+      map, (attnrt_deviceptr)(uintptr_t)data, rank,
+      kernel->operands[operand].element_bytes, view_sizes, view_strides, box,
+      1);
   if (status == ATTNRT_INVALID_ARGUMENT) {
     char why[256];
     snprintf(why, sizeof why, "%s", attnrt_last_error());
@@ -1110,7 +1151,7 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     for (int j = 0; j < launch->num_params; ++j) {
       int operand = launch->params[j].operand;
       if (launch->params[j].kind == ATTNRT_PARAM_TENSOR_MAP) {
-        if ((result = add_tensor_map(&params, kernel, operand,
+        if ((result = add_tensor_map(&params, kernel, launch, operand,
                                      call->data[operand], call->sizes[operand],
                                      strides[operand])) != ATTN_SUCCESS)
           return result;

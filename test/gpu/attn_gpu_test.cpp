@@ -63,7 +63,7 @@ struct LaunchFacts {
   int64_t threads = 0, smem = 0, blockQ = 0, group = 0, rowsPerBlock = 0;
   /// The first two params are tensor maps of K and V (the wgmma tier's
   /// TMA copies).
-  bool tensorMaps = false;
+  bool tensorMaps = false, qTensorMap = false;
   attnrt_kernel *kernel = nullptr;
 };
 
@@ -144,7 +144,10 @@ bool loadModule(const std::string &path, Module &m) {
       if (key == "block_q") f.blockQ = std::stoll(value);
       if (key == "group") f.group = std::stoll(value);
       if (key == "rows_per_block") f.rowsPerBlock = std::stoll(value);
-      if (key == "params") f.tensorMaps = value.rfind("[tensor_map(k)", 0) == 0;
+      if (key == "params") {
+        f.qTensorMap = value.rfind("[tensor_map(q)", 0) == 0;
+        f.tensorMaps = f.qTensorMap || value.rfind("[tensor_map(k)", 0) == 0;
+      }
     }
     m.byHost[host].push_back(f);
   }
@@ -331,20 +334,34 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
       }
       Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
                     &p.blockTable, &p.kvLens, &p.o, &p.lse};
-      // The contract's tensor_map(k), tensor_map(v): [B, H, S, D], boxes
-      // of 64 x 64, the 128-byte swizzle, first.
-      attnrt_tensor_map maps[2];
+      // The contract's [tensor_map(q),] tensor_map(k), tensor_map(v)
+      // first, in the 128-byte swizzle (AttnAttrs.td). K/V: [B, H, S, D],
+      // boxes of 64 x 64. Q: [B, Hkv, S, group, D] with the group dim's
+      // stride the head's, boxes of block_q rows by 64 columns.
+      attnrt_tensor_map maps[3];
       if (f.tensorMaps) {
-        const unsigned box[4] = {1, 1, 64, 64};
-        for (int i = 0; i < 2; ++i) {
-          const Arg &a = i == 0 ? p.k : p.v;
+        int n = 0;
+        auto encode = [&](const Arg &a, bool isQ) {
           std::vector<long long> sizes(a.sizes.begin(), a.sizes.end()),
               strides(a.params.begin() + 3 + sizes.size(), a.params.end());
-          CHECK_RT(attnrt_encode_tensor_map(&maps[i], a.ptr, 4, a.elementBytes,
-                                            sizes.data(), strides.data(), box,
-                                            1));
-        }
-        params.pointers.insert(params.pointers.begin(), {&maps[0], &maps[1]});
+          std::vector<unsigned> box{1, 1, 64, 64};
+          if (isQ) {
+            long long g = f.group, heads = std::min<long long>(g, f.blockQ);
+            sizes = {sizes[0], sizes[1] / g, sizes[2], g, sizes[3]};
+            strides = {strides[0], strides[1] * g, strides[2], strides[1],
+                       strides[3]};
+            box = {1, 1, unsigned(f.blockQ / heads), unsigned(heads), 64};
+          }
+          return attnrt_encode_tensor_map(
+              &maps[n++], a.ptr, int(sizes.size()), a.elementBytes,
+              sizes.data(), strides.data(), box.data(), 1);
+        };
+        if (f.qTensorMap)
+          CHECK_RT(encode(p.q, true));
+        CHECK_RT(encode(p.k, false));
+        CHECK_RT(encode(p.v, false));
+        for (int i = n - 1; i >= 0; --i)
+          params.pointers.insert(params.pointers.begin(), &maps[i]);
       }
       if (gridX > 0)
         CHECK_RT(attnrt_launch(f.kernel, gridX, c.hkv, gridZ, f.threads, 1,

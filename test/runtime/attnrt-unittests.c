@@ -1077,7 +1077,7 @@ static void run_launch_contracts(void) {
           {2, ATTNRT_SIZE_BATCH, 1}},
       4, {{ATTNRT_PARAM_MEMREF, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_K},
           {ATTNRT_PARAM_MEMREF, ATTNRT_V}, {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
-      0, 0, 0, {{0}}};
+      0, 0, 0, {{0}}, 0, 0};
   expect_contract("a prefill contract", &good, 100, ATTN_SUCCESS, "");
   // The grid comes from the terms: y = rows = 2 * 4 * 9000 > 65535.
   attnrt_launch_facts launch = good;
@@ -1105,11 +1105,27 @@ static void run_launch_contracts(void) {
   launch.params[3].kind = ATTNRT_PARAM_WORKSPACE;
   expect_contract("a workspace parameter without a workspace shape", &launch,
                   100, ATTN_ERROR_RUNTIME, "launch has no workspace shape");
+  // Q's tensor map takes boxes of block_q rows: whole queries of a
+  // group, or part of one query's group (group 2 here).
   launch = good;
   launch.params[0].kind = ATTNRT_PARAM_TENSOR_MAP; /* of Q */
-  expect_contract("a TMA tensor map of Q", &launch, 100, ATTN_ERROR_RUNTIME,
-                  "parameter 0 is a tensor map of operand 0; this runtime "
-                  "encodes at most 4, of a rank-4 K or V with 2-byte "
+  expect_contract("a TMA tensor map of Q without block_q", &launch, 100,
+                  ATTN_ERROR_RUNTIME,
+                  "parameter 0 is Q's tensor map, but its block_q = 0 and "
+                  "group = 0 make no box");
+  launch.block_q = 64;
+  launch.group = 3;
+  expect_contract("a TMA tensor map of Q, 64 rows of 3-head groups", &launch,
+                  100, ATTN_ERROR_RUNTIME,
+                  "parameter 0 is Q's tensor map, but its block_q = 64 and "
+                  "group = 3 make no box");
+  launch.group = 2;
+  expect_contract("a TMA tensor map of Q, 64 rows of 2-head groups", &launch,
+                  100, ATTN_SUCCESS, "");
+  launch.params[3].kind = ATTNRT_PARAM_TENSOR_MAP; /* of O */
+  expect_contract("a TMA tensor map of O", &launch, 100, ATTN_ERROR_RUNTIME,
+                  "parameter 3 is a tensor map of operand 5; this runtime "
+                  "encodes at most 4, of a rank-4 Q, K or V with 2-byte "
                   "elements");
   launch = good;
   launch.num_params = ATTNRT_MAX_LAUNCH_PARAMS + 1;
@@ -1159,7 +1175,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
         "fake_noop", ATTNRT_ROLE_PREFILL, 128, 0,
         3, {{0, ATTNRT_SIZE_PACKED_Q_TILES, block_q},
             {1, ATTNRT_SIZE_KV_HEADS, 1}, {2, ATTNRT_SIZE_CONSTANT, 1}},
-        7, {{0}}, 0, 0, 0, {{0}}};
+        7, {{0}}, 0, 0, 0, {{0}}, 0, 0};
     memcpy(l[0].params, inputs, sizeof inputs);
     l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_O};
     l[0].params[6] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_LSE};
@@ -1171,7 +1187,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
         "fake_noop", ATTNRT_ROLE_DECODE_SPLIT, 128, 0,
         4, {{0, ATTNRT_SIZE_SPLITS, 1}, {1, ATTNRT_SIZE_KV_HEADS, 1},
             {2, ATTNRT_SIZE_BATCH, 1}, {2, ATTNRT_SIZE_CONSTANT, 2}},
-        6, {{0}}, 3, 4, 3, {{0}}};
+        6, {{0}}, 3, 4, 3, {{0}}, 0, 0};
     memcpy(l[0].params, inputs, sizeof inputs);
     l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_WORKSPACE, 0};
     l[1] = (attnrt_launch_facts){
@@ -1180,7 +1196,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
             {2, ATTNRT_SIZE_CONSTANT, 1}},
         3, {{ATTNRT_PARAM_WORKSPACE, 0}, {ATTNRT_PARAM_MEMREF, ATTNRT_O},
             {ATTNRT_PARAM_MEMREF, ATTNRT_LSE}},
-        3, 4, 3, {{0}}};
+        3, 4, 3, {{0}}, 0, 0};
     memcpy(l[0].workspace, workspace, sizeof workspace);
     memcpy(l[1].workspace, workspace, sizeof workspace);
   }
@@ -1446,6 +1462,63 @@ static void run_arch_specific(void) {
         fake->last_grid[0]);
 }
 
+// Q's tensor map (AttnAttrs.td): q [2, 4, 100, 64] f16, 2 K/V heads
+// (group 2), 64-row tiles. The driver gets the view [B, Hkv, Sq, group, D]
+// innermost first, the group dim with the head's stride and the K/V head
+// dim with twice it, and boxes of 64 columns by 2 heads by 32 queries.
+// (Strides TMA cannot take are refused for every kernel before any map:
+// rows must be 16-byte aligned.)
+static void run_q_tensor_map(void) {
+  if (!attach_fake_driver())
+    return;
+  static attnrt_launch_facts launch[1];
+  launch[0] = (attnrt_launch_facts){
+      "fake_noop", ATTNRT_ROLE_PREFILL, 128, 0,
+      3, {{0, ATTNRT_SIZE_GROUP_ROWS, 64}, {1, ATTNRT_SIZE_KV_HEADS, 1},
+          {2, ATTNRT_SIZE_BATCH, 1}},
+      5, {{ATTNRT_PARAM_TENSOR_MAP, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_Q},
+          {ATTNRT_PARAM_MEMREF, ATTNRT_K}, {ATTNRT_PARAM_MEMREF, ATTNRT_V},
+          {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
+      0, 0, 0, {{0}}, 64, 2};
+  static const attnrt_device_code code = {80, 0, 0, tiny_ptx,
+                                          sizeof tiny_ptx, launch, 1};
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  attnrt_attention_kernel k = {"q_map", {{0}}, 0, &code, 1, loaded, 0, 0, NULL};
+  const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
+  k.operands[ATTNRT_Q] = k.operands[ATTNRT_K] = tensor;
+  k.operands[ATTNRT_V] = k.operands[ATTNRT_O] = tensor;
+  static max_align_t device[64]; // never read: the pointers are not
+  attnrt_attention_call call;
+  memset(&call, 0, sizeof call);
+  const long long q[4] = {2, 4, 100, 64}, kv[4] = {2, 2, 300, 64};
+  memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_O], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
+  memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
+  for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+    call.data[o] = device;
+  int calls = fake->tensor_map_calls;
+  expect_packed("run(tensor_map(q))", attnrt_attention_run(&k, &call),
+                ATTN_SUCCESS, "");
+  check(fake->tensor_map_calls == calls + 1 && fake->tensor_map_rank == 5,
+        "one rank-5 map (%d calls, rank %d)", fake->tensor_map_calls - calls,
+        fake->tensor_map_rank);
+  const unsigned long long *d = fake->tensor_map_dims,
+                           *st = fake->tensor_map_strides;
+  check(d[0] == 64 && d[1] == 2 && d[2] == 100 && d[3] == 2 && d[4] == 2,
+        "dims D, group, Sq, Hkv, B = (%llu %llu %llu %llu %llu)", d[0], d[1],
+        d[2], d[3], d[4]);
+  // Bytes: query 128, head 100 * 128, K/V head 2 heads, batch 4 heads.
+  check(st[0] == 12800 && st[1] == 128 && st[2] == 25600 && st[3] == 51200,
+        "byte strides group, Sq, Hkv, B = (%llu %llu %llu %llu)", st[0], st[1],
+        st[2], st[3]);
+  const unsigned *box = fake->tensor_map_box;
+  check(box[0] == 64 && box[1] == 2 && box[2] == 32 && box[3] == 1 &&
+            box[4] == 1,
+        "box 64 columns, 2 heads, 32 queries (%u %u %u %u %u)", box[0], box[1],
+        box[2], box[3], box[4]);
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -1462,6 +1535,7 @@ int main(int argc, char **argv) {
       {"packed-no-driver", run_packed_no_driver},
       {"packed", run_packed},
       {"arch-specific", run_arch_specific},
+      {"q-tensor-map", run_q_tensor_map},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {

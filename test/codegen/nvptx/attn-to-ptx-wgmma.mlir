@@ -28,20 +28,25 @@
 // alignment.
 // CHECK: .extern .shared .align 1024 .b8
 
-// K and V come by TMA: their tensor maps are the first two parameters,
-// passed by value (__grid_constant__); three mbarriers track the copies.
-// Q's cp.async copy reaches the tensor cores through a proxy fence and a
-// barrier; each chain is fenced, committed and waited for.
+// Q, K and V come by TMA: their tensor maps are the first three
+// parameters, passed by value (__grid_constant__); four mbarriers track
+// the copies. Q's map is 5-D (column, head in group, query, K/V head,
+// batch), two boxes of 64 columns; K's 4-D. Every thread waits for Q's
+// mbarrier after the barrier; each chain is fenced, committed and waited
+// for.
 // CHECK-LABEL: .entry causal_d128_wgmma(
 // CHECK-NEXT: .param .align 64 .b8 causal_d128_wgmma_param_0[128],
 // CHECK-NEXT: .param .align 64 .b8 causal_d128_wgmma_param_1[128],
-// CHECK: cp.async.cg.shared.global
-// CHECK: mbarrier.init.shared.b64
+// CHECK-NEXT: .param .align 64 .b8 causal_d128_wgmma_param_2[128],
+// CHECK-NOT: cp.async.cg.shared.global
+// CHECK-COUNT-4: mbarrier.init.shared.b64
 // CHECK: fence.mbarrier_init.release.cluster;
 // CHECK: mbarrier.arrive.expect_tx.shared.b64
+// CHECK-COUNT-2: cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK: mbarrier.arrive.expect_tx.shared.b64
 // CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// CHECK: fence.proxy.async.shared::cta;
-// CHECK-NEXT: bar.sync 0;
+// CHECK: bar.sync 0;
+// CHECK: mbarrier.try_wait.parity.shared.b64
 // CHECK: mbarrier.try_wait.parity.shared.b64
 // CHECK: wgmma.fence.sync.aligned;
 // CHECK: wgmma.commit_group.sync.aligned;

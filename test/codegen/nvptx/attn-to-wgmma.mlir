@@ -6,10 +6,11 @@
 // With tma=false the K/V tiles come by cp.async (CHECK); by default by TMA
 // from a producer warpgroup with Q K^T a tile ahead (WS-AHEAD, below; WS
 // with qk-ahead=false), or with warp-specialize=false by TMA from thread
-// 0 of the compute warps (TMA).
+// 0 of the compute warps (TMA). Q comes by TMA wherever K/V do (WS runs
+// with q-tma=false: Q by cp.async).
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a tma=false" | FileCheck %s
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=TMA
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a qk-ahead=false" | FileCheck %s --check-prefix=WS
+// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a qk-ahead=false q-tma=false" | FileCheck %s --check-prefix=WS
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=WS-AHEAD
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a ping-pong=true" | FileCheck %s --check-prefix=PP
 // wgmma exists only in the arch-specific sm_90a.
@@ -41,30 +42,36 @@
 // OTHER: scf.forall
 // OTHER-NOT: gpu.launch_func
 
-// By TMA, the tensor maps of K and V come first, cast on the host from the
-// operands (libattnrt encodes them), marked on the kernel for
-// attn-tensor-map-params; the contract says tensor_map(k), tensor_map(v).
-// Three mbarriers follow the V buffer (131072 + 128 bytes).
+// By TMA, the tensor maps of Q, K and V come first, cast on the host from
+// the operands (libattnrt encodes them), marked on the kernel for
+// attn-tensor-map-params; the contract says tensor_map(q), tensor_map(k),
+// tensor_map(v). Four mbarriers follow the V buffer (131072 + 128 bytes).
 // TMA-LABEL: func.func @causal_d128
+// TMA: %[[QMAP:.*]] = builtin.unrealized_conversion_cast %arg0 : memref<?x8x?x128xf16> to !llvm.ptr
 // TMA: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %arg1 : memref<?x8x?x128xf16> to !llvm.ptr
 // TMA: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %arg2 : memref<?x8x?x128xf16> to !llvm.ptr
-// TMA: gpu.launch_func @attn_kernels::@causal_d128_wgmma {{.*}} args(%[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr, %arg0
-// TMA-SAME: shared = 131200, {{.*}} params = [tensor_map(k), tensor_map(v), q, k, v, o, lse]
-// TMA: gpu.func @causal_d128_wgmma(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr,
-// TMA-SAME: attn.tensor_map_params = 2 : i64
-// Thread 0 makes the three mbarriers and sends K_0: a 128 x 128 tile is
-// four 64 x 64 boxes (two 64-column blocks of two 64-row boxes), 32 KiB
-// expected on K stage 0's mbarrier. Q comes by cp.async.
-// TMA: nvgpu.device_async_copy
-// TMA: nvvm.cp.async.commit.group
-// TMA: nvvm.mbarrier.init
-// TMA: nvvm.mbarrier.init
-// TMA: nvvm.mbarrier.init
+// TMA: gpu.launch_func @attn_kernels::@causal_d128_wgmma {{.*}} args(%[[QMAP]] : !llvm.ptr, %[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr, %arg0
+// TMA-SAME: shared = 131200, {{.*}} params = [tensor_map(q), tensor_map(k), tensor_map(v), q, k, v, o, lse]
+// TMA: gpu.func @causal_d128_wgmma(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr,
+// TMA-SAME: attn.tensor_map_params = 3 : i64
+// Thread 0 makes the four mbarriers and sends Q, then K_0. Q is two
+// boxes of 64 columns by 128 rows (group 1: 1 head by 128 queries) at
+// (column, head in group, query, K/V head, batch), 32 KiB expected on
+// the last mbarrier. K_0 is four 64 x 64 boxes (two 64-column blocks of
+// two 64-row boxes), 32 KiB expected on K stage 0's mbarrier. No
+// cp.async: every thread waits for Q's mbarrier after the barrier.
+// TMA-NOT: nvgpu.device_async_copy
+// TMA-NOT: nvvm.cp.async.commit.group
+// TMA-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // TMA: nvvm.fence.mbarrier.init
 // TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
-// TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// TMA: nvvm.cp.async.wait.group 0
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%c0_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%c64_i32, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg1
+// TMA-NOT: nvvm.cp.async.wait.group
 // TMA: gpu.barrier
+// TMA: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
 // Step j: every thread waits for K_j on its stage's mbarrier, then the
 // barrier; thread 0 sends V_j and, if there is one, K_{j+1}.
 // TMA: scf.for
@@ -139,8 +146,22 @@
 // In step j: wait for K_{j+1} (when there is one), issue its product,
 // tile j's softmax, wait for V_j, P V, one wait for both; then V_j's
 // stage goes back, and K_{j+1}'s.
+// Q by TMA under the producer: thread 0 makes the 17 mbarriers (Q's
+// last, one arrival) and sends Q's two boxes before the roles part; the
+// consumers copy nothing and wait for Q's mbarrier after their barrier.
+// WS-AHEAD-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// WS-AHEAD-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// WS-AHEAD: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// WS-AHEAD: nvvm.fence.mbarrier.init
+// WS-AHEAD: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// WS-AHEAD-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0,
+// WS-AHEAD-NEXT: }
+// WS-AHEAD-NEXT: gpu.barrier
 // WS-AHEAD: nvvm.setmaxregister  increase 240
+// WS-AHEAD-NOT: nvgpu.device_async_copy
 // WS-AHEAD: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// WS-AHEAD-NOT: nvvm.wgmma
+// WS-AHEAD: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
 // WS-AHEAD: scf.if
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
 // WS-AHEAD: nvvm.wgmma.wait.group.sync.aligned 0

@@ -16,3 +16,24 @@ func.func @lens(%q: memref<?x32x?x128xf16>, %k: memref<?x8x?x128xf16>,
                  -> o(%o : memref<?x32x?x128xf16>)
   return
 }
+// Q by TMA where K/V come by TMA: its box of 128 rows is whole queries of
+// a 4-head group, or (128 of 256 heads) part of one query's group; a
+// 3-head group's queries do not tile 128 rows, so Q comes by cp.async.
+func.func @gqa4(%q: memref<?x32x?x128xf16>, %k: memref<?x8x?x128xf16>,
+                %v: memref<?x8x?x128xf16>, %o: memref<?x32x?x128xf16>) {
+  attn.attention q(%q : memref<?x32x?x128xf16>) k(%k : memref<?x8x?x128xf16>)
+                 v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x32x?x128xf16>)
+  return
+}
+func.func @group256(%q: memref<?x256x?x128xf16>, %k: memref<?x1x?x128xf16>,
+                    %v: memref<?x1x?x128xf16>, %o: memref<?x256x?x128xf16>) {
+  attn.attention q(%q : memref<?x256x?x128xf16>) k(%k : memref<?x1x?x128xf16>)
+                 v(%v : memref<?x1x?x128xf16>) -> o(%o : memref<?x256x?x128xf16>)
+  return
+}
+func.func @gqa3(%q: memref<?x24x?x128xf16>, %k: memref<?x8x?x128xf16>,
+                %v: memref<?x8x?x128xf16>, %o: memref<?x24x?x128xf16>) {
+  attn.attention q(%q : memref<?x24x?x128xf16>) k(%k : memref<?x8x?x128xf16>)
+                 v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x24x?x128xf16>)
+  return
+}
