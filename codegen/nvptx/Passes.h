@@ -19,6 +19,20 @@
 
 namespace mlir::attn {
 
+/// The decode tier's two split kernels: the tensor-core one (the mma
+/// tier's skeleton in its split-K form, wgmma's on sm_90a), for f16/bf16
+/// on sm_90+ and for more than 8 rows on sm_80+ (attn-select-tier's
+/// decode-tensor-cores), keeps
+/// kDecodeTensorCoreStages K/V tiles in flight where the chip's shared
+/// memory holds them; the SIMT one (f32, sm_75, few rows on sm_80-89)
+/// keeps its Q tile's rows in registers, at most kDecodeSimtMaxRows of
+/// them before it spills (measured on an H100: 16 rows of D128 ran MQA at
+/// 0.08 TB/s).
+inline constexpr int64_t kDecodeSimtMaxRows = 8;
+inline constexpr int64_t kDecodeTensorCoreStages = 4;
+/// The most queries per sequence the decode tier takes by default.
+inline constexpr int64_t kDecodeMaxQueries = 16;
+
 #define GEN_PASS_DECL
 #include "codegen/nvptx/Passes.h.inc"
 
@@ -35,19 +49,6 @@ int64_t defaultWarps(Tier tier, int64_t blockQ);
 /// loaded synchronously, which also keeps D = 128 inside Turing's 64 KiB.
 int64_t defaultStages(int sm);
 
-/// The decode tier's two split kernels: the tensor-core one (the mma
-/// tier's skeleton in its split-K form, wgmma's on sm_90a), for f16/bf16
-/// on sm_90+ and for more than 8 rows on sm_80+ (attn-select-tier's
-/// decode-tensor-cores), keeps
-/// kDecodeTensorCoreStages K/V tiles in flight where the chip's shared
-/// memory holds them; the SIMT one (f32, sm_75, few rows on sm_80-89)
-/// keeps its Q tile's rows in registers, at most kDecodeSimtMaxRows of
-/// them before it spills (measured on an H100: 16 rows of D128 ran MQA at
-/// 0.08 TB/s).
-inline constexpr int64_t kDecodeSimtMaxRows = 8;
-inline constexpr int64_t kDecodeTensorCoreStages = 4;
-/// The most queries per sequence the decode tier takes by default.
-inline constexpr int64_t kDecodeMaxQueries = 16;
 bool decodeOnTensorCores(int64_t blockQ, Type elt, int sm);
 
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles

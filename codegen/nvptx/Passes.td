@@ -182,6 +182,10 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
            "decode specs with f16/bf16 inputs on sm_90+ take the "
            "tensor-core split kernel whatever their rows a K/V head "
            "(false, and on sm_80-89: the SIMT one up to 8 rows)">,
+    Option<"decodeTensorCoreStages", "decode-tensor-core-stages", "int64_t",
+           /*default=*/"::mlir::attn::kDecodeTensorCoreStages",
+           "K/V tiles in flight in the tensor-core split kernel, where "
+           "they fit the chip's shared memory (else 2)">,
   ];
 }
 

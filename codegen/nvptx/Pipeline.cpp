@@ -68,6 +68,11 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
                      "decode on sm_90+ on the tensor-core split kernel "
                      "(false: SIMT up to 8 rows a K/V head)"),
       llvm::cl::init(true)};
+  Option<int64_t> decodeTensorCoreStages{
+      *this, "decode-tensor-core-stages",
+      llvm::cl::desc("attn-select-tier's decode-tensor-core-stages: K/V "
+                     "tiles in flight in the tensor-core split kernel"),
+      llvm::cl::init(kDecodeTensorCoreStages)};
   // The decode tier's SIMT kernel shape, for tuning experiments.
   Option<int64_t> decodeThreads{
       *this, "decode-simt-threads",
@@ -119,6 +124,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // The producer issues TMA copies: without them, the one role's tiles.
   select.wgmmaProducer = options.wgmmaProducer && options.wgmmaTma;
   select.decodeTensorCores = options.decodeTensorCores;
+  select.decodeTensorCoreStages = options.decodeTensorCoreStages;
   // Cache appends get their copy kernels first; the attention ops of the
   // module go on to the tiers.
   pm.addPass(createAttnToCopy());

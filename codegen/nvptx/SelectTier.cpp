@@ -144,7 +144,7 @@ struct AttnSelectTierPass
           // cycle, long-scoreboard stalls 2%), the mma.sync one a few; on
           // an H100 GQA-4 D128 decode ran 3-15% faster, MHA and GQA-2
           // 1-5% (bench/RESULTS.md).
-          int64_t stages = kDecodeTensorCoreStages;
+          int64_t stages = std::max<int64_t>(1, decodeTensorCoreStages);
           if (mmaTileSharedBytes(tensorCoreRows, 64, op.getHeadDim(),
                                  op.getValueHeadDim(), stages) >
               maxSharedMemoryBytes(sm))

@@ -14,6 +14,11 @@
 // RUN: attn-opt %s "--attn-select-tier=sm=90 decode-tensor-cores=false" | FileCheck %s --check-prefix=SIMT
 // RUN: attn-opt %s "--attn-select-tier=prefill=mma sm=90" | FileCheck %s --check-prefix=SM90
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma sm=75" | FileCheck %s --check-prefix=TURING
+// The tensor-core split kernel's stage count is an option (for tuning
+// runs; 4 by default).
+// RUN: attn-opt %s "--attn-select-tier=sm=90 decode-tensor-core-stages=3" | FileCheck %s --check-prefix=STAGES3
+// STAGES3-LABEL: func.func @decode_gqa4
+// STAGES3: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 3>
 // RUN: not attn-opt %s "--attn-select-tier=prefill=decode" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: attn-select-tier: option 'prefill' must be mma, wmma or wgmma, got 'decode'
 
