@@ -216,7 +216,11 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t shared, ArrayRef<LaunchTerm> grid,
                    ArrayRef<LaunchParam> params,
                    ArrayRef<LaunchTerm> workspace, Type workspaceType,
-                   int64_t blockQ, int64_t group) {
+                   int64_t blockQ, int64_t group, bool programmatic) {
+  if (programmatic && role != LaunchRole::DecodeCombine)
+    return emitError() << "a '" << stringifyLaunchRole(role)
+                       << "' launch cannot be 'programmatic' (only "
+                          "decode_combine follows a launch it may overlap)";
   if (threads < 1 || threads > 1024)
     return emitError() << "launch 'threads' must be in [1, 1024], got "
                        << threads;
@@ -391,7 +395,7 @@ static ParseResult parseParam(AsmParser &parser,
 
 // #attn.launch<role, tier = "...", threads = N, shared = N, grid = [...],
 //              params = [...] (, workspace = [...] : type)?
-//              (, block_q = N)? (, group = N)?>
+//              (, block_q = N)? (, group = N)? (, programmatic)?>
 Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
@@ -427,10 +431,17 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
     return {};
   Type workspaceType;
   int64_t blockQ = 0, group = 0;
+  bool programmatic = false;
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc keyLoc = parser.getCurrentLocation();
     StringRef key;
-    if (parser.parseKeyword(&key) || parser.parseEqual())
+    if (parser.parseKeyword(&key))
+      return {};
+    if (key == "programmatic") {
+      programmatic = true;
+      continue;
+    }
+    if (parser.parseEqual())
       return {};
     if (key == "workspace") {
       if (parseDims(parser, workspace) || parser.parseColon() ||
@@ -444,7 +455,8 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
         return {};
     } else {
       parser.emitError(keyLoc) << "unknown launch field '" << key
-                               << "'; expected workspace, block_q or group";
+                               << "'; expected workspace, block_q, group "
+                                  "or programmatic";
       return {};
     }
   }
@@ -458,7 +470,7 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   }
   return LaunchAttr::getChecked(emitError, ctx, *role, *tier, threads, shared,
                                 grid, params, workspace, workspaceType, blockQ,
-                                group);
+                                group, programmatic);
 }
 
 void LaunchAttr::print(AsmPrinter &printer) const {
@@ -482,5 +494,7 @@ void LaunchAttr::print(AsmPrinter &printer) const {
     os << ", block_q = " << getBlockQ();
   if (getGroup())
     os << ", group = " << getGroup();
+  if (getProgrammatic())
+    os << ", programmatic";
   os << ">";
 }

@@ -243,6 +243,13 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       its score_mod / mask_mod regions read) as a memref descriptor.
     - `workspace`: the shape (terms as in `grid`) and element type of the
       workspace, when a parameter is the workspace.
+    - `programmatic` (a `decode_combine` launch on sm_90+): the launch may
+      start while the launch before it still runs (CUDA's programmatic
+      dependent launch): the kernel before it lets it start
+      (`griddepcontrol.launch_dependents`) and its own kernel waits for
+      that one's writes (`griddepcontrol.wait`) before it reads them. A
+      host without such launches makes an ordinary one, after which the
+      wait passes at once.
     - `block_q`, `group`: the tile's query rows and the query heads per K/V
       head, where the tier has them (0: none); attn-compile orders prefill
       alternatives by `block_q`, and Q's tensor map takes its boxes from
@@ -274,7 +281,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
                       "workspace terms, by dim">:$workspace,
     OptionalParameter<"::mlir::Type">:$workspace_type,
     DefaultValuedParameter<"int64_t", "0">:$block_q,
-    DefaultValuedParameter<"int64_t", "0">:$group);
+    DefaultValuedParameter<"int64_t", "0">:$group,
+    DefaultValuedParameter<"bool", "false">:$programmatic);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -69,10 +69,12 @@ LogicalResult checkDecodeHeadDims(Operation *op, int64_t d, int64_t dv,
 class DecodeKernels : public KernelEmitter {
 public:
   /// `threads` per block; `unroll` keys per key group per trip; `stages`
-  /// trips of cp.async copies in flight (1: plain loads, below sm_80 too).
-  DecodeKernels(L1Nest nest, int64_t threads, int64_t unroll, int64_t stages)
+  /// trips of cp.async copies in flight (1: plain loads, below sm_80 too);
+  /// for `sm`.
+  DecodeKernels(L1Nest nest, int64_t threads, int64_t unroll, int64_t stages,
+                int sm)
       : KernelEmitter(nest), kThreads(threads), kUnroll(unroll),
-        kStages(stages) {}
+        kStages(stages), sm(sm) {}
 
   LogicalResult plan() {
     auto qTile = cast<RankedTensorType>(n.loadQ.getTile().getType());
@@ -165,6 +167,7 @@ private:
   Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }
 
   const int64_t kThreads, kUnroll, kStages;
+  const int sm;
   /// `width`: the lanes' slices of a key, lanesPerKey * vec >= D, Dv.
   int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
           width = 0, keyGroups = 1, ringBytes = 0, smemBytes = 0;
@@ -499,6 +502,9 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   ImplicitLocOpBuilder kb(loc, ctx);
   b = &kb; // KernelEmitter's helpers build here
   kb.setInsertionPointToStart(&splitKernel.front());
+  // The combine may start as soon as every split block has.
+  if (combineOverlapsSplit(sm))
+    letCombineStart(kb);
   if (failed(buildSplit(splitKernel, splitOperands)))
     return failure();
 
@@ -521,7 +527,7 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
                                          splitSmem, splitArgs);
   setLaunchContract(split, decodeSplitLaunch(n, Tier::Decode, kThreads,
                                              smemBytes, rows, group, wsType));
-  if (failed(nvptx::buildCombine(n, module, name, *ws)))
+  if (failed(nvptx::buildCombine(n, module, name, *ws, sm)))
     return failure();
   n.forall.erase();
   return success();
@@ -600,7 +606,7 @@ struct AttnToDecodePass
       }
       // cp.async is sm_80+; older chips load K/V slices directly.
       DecodeKernels k(*nest, simtThreads, simtUnroll,
-                      *sm >= 80 ? simtStages : 1);
+                      *sm >= 80 ? simtStages : 1, *sm);
       if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }

@@ -64,6 +64,8 @@ std::string KernelLaunch::describe() const {
   // The combine's rows per block, under the name test/gpu reads.
   if (contract.getRole() == LaunchRole::DecodeCombine)
     os << " rows_per_block=" << contract.getGridDim(0).front().value;
+  if (contract.getProgrammatic())
+    os << " programmatic=1";
   os << " args=" << numArgs << " role=" << stringifyLaunchRole(contract.getRole())
      << " grid=";
   printDims(os, contract.getGrid());

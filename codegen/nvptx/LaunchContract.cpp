@@ -90,7 +90,7 @@ LaunchAttr mlir::attn::blockMaskLaunch(const L1Nest &nest, int64_t threads,
                          /*shared=*/0, grid, params,
                          blockMaskShape(perBatch, perHead, block),
                          IntegerType::get(ctx, 32), /*blockQ=*/0,
-                         /*group=*/0);
+                         /*group=*/0, /*programmatic=*/false);
 }
 
 LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
@@ -122,7 +122,8 @@ LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
             LaunchTerm::of(1, LaunchSize::KVHeads), LaunchTerm::constant(2, 1)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::Prefill, tier,
                          threads, sharedBytes, grid, params, workspace,
-                         workspaceType, blockQ, group);
+                         workspaceType, blockQ, group,
+                         /*programmatic=*/false);
 }
 
 int64_t mlir::attn::packedQTiles(const L1Nest &nest) {
@@ -150,13 +151,15 @@ LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeSplit,
                          tier, threads, sharedBytes, grid, params,
                          workspaceShape(workspace),
-                         workspace.getElementType(), blockQ, group);
+                         workspace.getElementType(), blockQ, group,
+                         /*programmatic=*/false);
 }
 
 LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                                            int64_t sharedBytes,
                                            int64_t rowsPerBlock,
-                                           MemRefType workspace) {
+                                           MemRefType workspace,
+                                           bool programmatic) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params{LaunchParam::workspace()};
   addOutputs(params, operands);
@@ -166,7 +169,7 @@ LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                          Tier::Decode, threads, sharedBytes, grid, params,
                          workspaceShape(workspace),
                          workspace.getElementType(), /*blockQ=*/0,
-                         /*group=*/0);
+                         /*group=*/0, programmatic);
 }
 
 LaunchAttr mlir::attn::appendLaunch(CacheAppendOp op, int64_t threads,
@@ -191,7 +194,7 @@ LaunchAttr mlir::attn::appendLaunch(CacheAppendOp op, int64_t threads,
                            : LaunchTerm::of(2, LaunchSize::Batch)};
   return LaunchAttr::get(op.getContext(), LaunchRole::Append, Tier::Copy,
                          threads, /*shared=*/0, grid, params, {}, Type(),
-                         /*blockQ=*/0, /*group=*/0);
+                         /*blockQ=*/0, /*group=*/0, /*programmatic=*/false);
 }
 
 void mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,

@@ -67,10 +67,11 @@ LaunchAttr decodeSplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,
                              int64_t group, MemRefType workspace);
 
 /// Split-K decode, second launch: one block per `rowsPerBlock` query rows;
-/// params workspace, o, [lse].
+/// params workspace, o, [lse]. `programmatic`: it may start while the
+/// split launch runs (its kernel waits for the split kernel's writes).
 LaunchAttr decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                                int64_t sharedBytes, int64_t rowsPerBlock,
-                               MemRefType workspace);
+                               MemRefType workspace, bool programmatic);
 
 /// attn.cache_append's copy kernel: one block per (`tokensPerBlock` new
 /// tokens, K/V head, batch); params k_new, v_new, [block_table], kv_lens,

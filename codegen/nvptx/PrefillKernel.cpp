@@ -441,6 +441,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   ImplicitLocOpBuilder kb(loc, ctx);
   b = &kb; // KernelEmitter's helpers build here
   kb.setInsertionPointToStart(&kernel.front());
+  // The combine may start as soon as every split block has.
+  if (p.splitKV && combineOverlapsSplit(p.sm))
+    letCombineStart(kb);
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
   if (p.tma) {
@@ -870,7 +873,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         launch, decodeSplitLaunch(n, p.parts.tier, p.blockThreads, p.smemBytes,
                                   p.br, p.group,
                                   cast<MemRefType>(hostWorkspace.getType())));
-    if (failed(buildCombine(n, module, name, hostWorkspace)))
+    if (failed(buildCombine(n, module, name, hostWorkspace, p.sm)))
       return failure();
   } else {
     // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).

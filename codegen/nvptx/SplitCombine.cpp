@@ -10,6 +10,7 @@
 #include "codegen/nvptx/SplitCombine.h"
 
 #include "codegen/nvptx/LaunchContract.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -218,8 +219,13 @@ FailureOr<Value> nvptx::appendWorkspace(func::FuncOp func, int64_t dv) {
   return func.getArgument(func.getNumArguments() - 1);
 }
 
+void nvptx::letCombineStart(ImplicitLocOpBuilder &b) {
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+}
+
 LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
-                                  StringRef name, Value ws) {
+                                  StringRef name, Value ws, int sm) {
+  const bool programmatic = combineOverlapsSplit(sm);
   L1Nest n = nest; // the op accessors are not const
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
@@ -242,6 +248,9 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
   ImplicitLocOpBuilder kb(loc, ctx);
   combine.b = &kb;
   kb.setInsertionPointToStart(&kernel.front());
+  // Launched while the split kernel may still run: its writes first.
+  if (programmatic)
+    NVVM::GriddepcontrolOp::create(kb, NVVM::GridDepActionKind::wait);
   combine.build(kernel);
 
   // One block per row of the workspace.
@@ -259,6 +268,7 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
   setLaunchContract(launch,
                     decodeCombineLaunch(n, kCombineThreads, smemBytes,
-                                        kCombineRowsPerBlock, wsType));
+                                        kCombineRowsPerBlock, wsType,
+                                        programmatic));
   return success();
 }

@@ -26,11 +26,22 @@ constexpr int64_t kCombineThreads = 128;
 /// Appends the workspace argument for Dv = `dv` to `func`; returns it.
 FailureOr<Value> appendWorkspace(func::FuncOp func, int64_t dv);
 
+/// Whether the combine on `sm` overlaps the split kernel's tail (CUDA's
+/// programmatic dependent launch, sm_90+): the split kernel lets it start
+/// (letCombineStart), it waits for the split kernel's writes, and its
+/// launch contract says `programmatic`. It saves the combine's launch
+/// latency, which short decode rows pay in full.
+inline bool combineOverlapsSplit(int sm) { return sm >= 90; }
+/// griddepcontrol.launch_dependents: where combineOverlapsSplit, the
+/// split kernel's first instruction.
+void letCombineStart(ImplicitLocOpBuilder &b);
+
 /// Builds `<name>_combine` in `module` for `nest` (whose O and LSE it
 /// writes) and launches it before `nest`'s forall, reading workspace `ws`
-/// (an argument of the host function).
+/// (an argument of the host function); on `sm`, overlapping the split
+/// kernel where combineOverlapsSplit.
 LogicalResult buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
-                           StringRef name, Value ws);
+                           StringRef name, Value ws, int sm);
 
 } // namespace mlir::attn::nvptx
 

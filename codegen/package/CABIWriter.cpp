@@ -323,7 +323,8 @@ std::string launchFacts(const KernelLaunch &launch) {
      << (c.hasWorkspace() ? c.getWorkspaceType().getIntOrFloatBitWidth() / 8
                           : 0)
      << ", " << c.getWorkspace().size() << ", " << termsText(c.getWorkspace())
-     << ",\n     " << c.getBlockQ() << ", " << c.getGroup() << "},\n";
+     << ",\n     " << c.getBlockQ() << ", " << c.getGroup() << ", "
+     << (c.getProgrammatic() ? 1 : 0) << "},\n";
   return s;
 }
 

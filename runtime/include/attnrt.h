@@ -214,6 +214,19 @@ attnrt_status attnrt_launch(attnrt_kernel *kernel, unsigned grid_x,
                             unsigned block_y, unsigned block_z,
                             unsigned dynamic_shared_bytes,
                             attnrt_stream *stream, void **args);
+/* As attnrt_launch, letting the kernel start while the kernel before it on
+   `stream` still runs (CUDA's programmatic dependent launch, compute
+   capability 9.0+): once every block of that kernel has run
+   griddepcontrol.launch_dependents or exited. The kernel must run
+   griddepcontrol.wait before it reads what that kernel writes (attn's
+   decode combine does: its launch contract says `programmatic`). Where the
+   driver has no cuLaunchKernelEx (before CUDA 12), an ordinary launch. */
+attnrt_status attnrt_launch_programmatic(attnrt_kernel *kernel, unsigned grid_x,
+                                         unsigned grid_y, unsigned grid_z,
+                                         unsigned block_x, unsigned block_y,
+                                         unsigned block_z,
+                                         unsigned dynamic_shared_bytes,
+                                         attnrt_stream *stream, void **args);
 
 /*===------------------------------- Memory -------------------------------===*/
 

@@ -198,6 +198,10 @@ typedef struct attnrt_launch_facts {
      has none); Q's tensor map takes boxes of block_q rows in GQA order. */
   int block_q;
   int group;
+  /* A decode_combine launch that may overlap the launch before it (CUDA's
+     programmatic dependent launch; its kernel waits for that one's
+     writes): attnrt_launch_programmatic. */
+  int programmatic;
 } attnrt_launch_facts;
 
 /* The device code for one target, and its launches in order. Prefill

@@ -213,6 +213,13 @@ static int check_launch(const attnrt_attention_kernel *kernel,
       launch->role > ATTNRT_ROLE_BLOCK_MASK)
     return REJECT(ATTN_ERROR_RUNTIME, kernel, "kernel %s: unknown role %d",
                   launch->kernel, launch->role);
+  // Only the decode combine follows a launch of the same call it may
+  // overlap (its kernel waits for the split kernel's writes).
+  if (launch->programmatic && launch->role != ATTNRT_ROLE_DECODE_COMBINE)
+    return REJECT(ATTN_ERROR_RUNTIME, kernel,
+                  "kernel %s: a programmatic launch of role %d (only a "
+                  "decode_combine launch may be)",
+                  launch->kernel, launch->role);
   int result = check_terms(kernel, launch, "grid", launch->grid,
                            launch->num_grid_terms, 3);
   if (result != ATTN_SUCCESS)
@@ -1169,10 +1176,13 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     }
     long long grid[3];
     grid_of(launch, &p, grid);
-    attnrt_status status = attnrt_launch(
-        loaded->kernels[i], (unsigned)grid[0], (unsigned)grid[1],
-        (unsigned)grid[2], launch->threads, 1, 1, launch->shared_bytes,
-        (attnrt_stream *)call->stream, params.pointers);
+    // A programmatic launch (the decode combine on sm_90+) may overlap the
+    // one before it, which this loop has just queued on the same stream.
+    attnrt_status status =
+        (launch->programmatic ? attnrt_launch_programmatic : attnrt_launch)(
+            loaded->kernels[i], (unsigned)grid[0], (unsigned)grid[1],
+            (unsigned)grid[2], launch->threads, 1, 1, launch->shared_bytes,
+            (attnrt_stream *)call->stream, params.pointers);
     if (status != ATTNRT_SUCCESS)
       return status_of(status);
   }

@@ -83,6 +83,13 @@ void attnrt_internal_set_error(const char *context, const char *format, ...) {
       return fail(ATTNRT_INVALID_ARGUMENT, __func__, __VA_ARGS__);             \
   } while (0)
 
+/* REQUIRE_ARGUMENT on behalf of the public function `caller`. */
+#define REQUIRE_ARGUMENT_OF(caller, condition, ...)                            \
+  do {                                                                         \
+    if (!(condition))                                                          \
+      return fail(ATTNRT_INVALID_ARGUMENT, caller, __VA_ARGS__);               \
+  } while (0)
+
 #define RETURN_IF_ERROR(expression)                                            \
   do {                                                                         \
     attnrt_status status_ = (expression);                                      \
@@ -960,50 +967,97 @@ attnrt_status attnrt_kernel_resident_blocks(int *blocks,
   return ATTNRT_SUCCESS;
 }
 
+static attnrt_status launch(const char *caller, attnrt_kernel *kernel,
+                            unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                            unsigned block_x, unsigned block_y,
+                            unsigned block_z, unsigned dynamic_shared_bytes,
+                            attnrt_stream *stream, void **args,
+                            int programmatic);
+
 attnrt_status attnrt_launch(attnrt_kernel *kernel, unsigned grid_x,
                             unsigned grid_y, unsigned grid_z, unsigned block_x,
                             unsigned block_y, unsigned block_z,
                             unsigned dynamic_shared_bytes,
                             attnrt_stream *stream, void **args) {
+  return launch(__func__, kernel, grid_x, grid_y, grid_z, block_x, block_y,
+                block_z, dynamic_shared_bytes, stream, args, 0);
+}
+
+attnrt_status attnrt_launch_programmatic(attnrt_kernel *kernel, unsigned grid_x,
+                                         unsigned grid_y, unsigned grid_z,
+                                         unsigned block_x, unsigned block_y,
+                                         unsigned block_z,
+                                         unsigned dynamic_shared_bytes,
+                                         attnrt_stream *stream, void **args) {
+  return launch(__func__, kernel, grid_x, grid_y, grid_z, block_x, block_y,
+                block_z, dynamic_shared_bytes, stream, args, 1);
+}
+
+static attnrt_status launch(const char *caller, attnrt_kernel *kernel,
+                            unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                            unsigned block_x, unsigned block_y,
+                            unsigned block_z, unsigned dynamic_shared_bytes,
+                            attnrt_stream *stream, void **args,
+                            int programmatic) {
   begin_call();
-  REQUIRE_ARGUMENT(kernel, "kernel is NULL");
-  REQUIRE_ARGUMENT(grid_x && grid_y && grid_z,
+  REQUIRE_ARGUMENT_OF(caller, kernel, "kernel is NULL");
+  REQUIRE_ARGUMENT_OF(caller, grid_x && grid_y && grid_z,
                    "grid (%u, %u, %u) has a zero dimension", grid_x, grid_y,
                    grid_z);
-  REQUIRE_ARGUMENT(block_x && block_y && block_z,
+  REQUIRE_ARGUMENT_OF(caller, block_x && block_y && block_z,
                    "block (%u, %u, %u) has a zero dimension", block_x, block_y,
                    block_z);
   unsigned long long threads = (unsigned long long)block_x * block_y * block_z;
-  REQUIRE_ARGUMENT(block_x <= MAX_BLOCK_XY && block_y <= MAX_BLOCK_XY &&
+  REQUIRE_ARGUMENT_OF(caller, block_x <= MAX_BLOCK_XY && block_y <= MAX_BLOCK_XY &&
                        block_z <= MAX_BLOCK_Z && threads <= MAX_BLOCK_THREADS,
                    "block (%u, %u, %u) is too large: CUDA allows x and y up "
                    "to 1024, z up to 64 and 1024 threads in all",
                    block_x, block_y, block_z);
-  REQUIRE_ARGUMENT(grid_x <= MAX_GRID_X && grid_y <= MAX_GRID_YZ &&
+  REQUIRE_ARGUMENT_OF(caller, grid_x <= MAX_GRID_X && grid_y <= MAX_GRID_YZ &&
                        grid_z <= MAX_GRID_YZ,
                    "grid (%u, %u, %u) is too large: CUDA allows x up to "
                    "2^31-1, y and z up to 65535",
                    grid_x, grid_y, grid_z);
-  RETURN_IF_ERROR(ensure_init(__func__));
+  RETURN_IF_ERROR(ensure_init(caller));
 
   // The driver would say only "too many resources requested"; say which.
   if (threads > (unsigned long long)kernel->info.max_threads_per_block)
-    return fail(ATTNRT_LAUNCH_FAILED, __func__,
+    return fail(ATTNRT_LAUNCH_FAILED, caller,
                 "kernel '%s' can run at most %d threads per block (it uses "
                 "%d registers per thread), not %llu",
                 kernel->name, kernel->info.max_threads_per_block,
                 kernel->info.num_registers, threads);
-  RETURN_IF_ERROR(make_current(__func__, kernel->device));
+  RETURN_IF_ERROR(make_current(caller, kernel->device));
   RETURN_IF_ERROR(prepare_shared_memory(kernel, dynamic_shared_bytes));
 
-  CUresult result = driver.cuLaunchKernel(
-      kernel->function, grid_x, grid_y, grid_z, block_x, block_y, block_z,
-      dynamic_shared_bytes, (CUstream)(void *)stream, args, NULL);
+  CUresult result;
+  if (programmatic && driver.cuLaunchKernelEx) {
+    // May start once every block of the kernel before it on the stream
+    // has run griddepcontrol.launch_dependents (or exited); the kernel's
+    // griddepcontrol.wait then waits for that one's writes.
+    CUlaunchAttribute overlap;
+    memset(&overlap, 0, sizeof overlap);
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {grid_x,  grid_y,  grid_z,
+                             block_x, block_y, block_z,
+                             dynamic_shared_bytes, (CUstream)(void *)stream,
+                             &overlap, 1};
+    result = driver.cuLaunchKernelEx(&config, kernel->function, args, NULL);
+  } else {
+    // Without cuLaunchKernelEx (drivers before CUDA 12) an ordinary
+    // launch, after which the kernel's wait passes at once.
+    result = driver.cuLaunchKernel(
+        kernel->function, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+        dynamic_shared_bytes, (CUstream)(void *)stream, args, NULL);
+  }
   if (result)
-    return FAIL_DRIVER(result,
-                       "cuLaunchKernel of '%s' with grid (%u, %u, %u), block "
-                       "(%u, %u, %u) and %u bytes of dynamic shared memory "
-                       "failed",
+    return fail_driver(status_from_result(result), result, caller,
+                       "%s of '%s' with grid (%u, %u, %u), block (%u, %u, %u) "
+                       "and %u bytes of dynamic shared memory failed",
+                       programmatic && driver.cuLaunchKernelEx
+                           ? "cuLaunchKernelEx (programmatic)"
+                           : "cuLaunchKernel",
                        kernel->name, grid_x, grid_y, grid_z, block_x, block_y,
                        block_z, dynamic_shared_bytes);
   return ATTNRT_SUCCESS;

@@ -90,6 +90,26 @@ enum {
 /* Flags of cuStreamCreate and cuEventCreate. */
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 
+/* cuLaunchKernelEx's configuration (CUDA 12), as cuda.h lays it out: an
+   attribute is its id padded to 8 bytes, then a 64-byte value union. */
+enum { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct CUlaunchAttribute {
+  int id;
+  char pad[8 - sizeof(int)];
+  union {
+    char pad[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+} CUlaunchConfig;
+
 /* cuTensorMapEncodeTiled's enums (CUtensorMapDataType and friends). */
 enum {
   CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
@@ -151,6 +171,9 @@ enum {
     (CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,   \
      unsigned block_x, unsigned block_y, unsigned block_z,                     \
      unsigned shared_bytes, CUstream stream, void **params, void **extra))     \
+  X(cuLaunchKernelEx, cuLaunchKernelEx, NULL, 0,                              \
+    (const CUlaunchConfig *config, CUfunction function, void **params,         \
+     void **extra))                                                            \
   X(cuMemAlloc, cuMemAlloc_v2, NULL, 1, (CUdeviceptr *ptr, size_t bytes))      \
   X(cuMemFree, cuMemFree_v2, NULL, 1, (CUdeviceptr ptr))                       \
   X(cuMemcpyHtoD, cuMemcpyHtoD_v2, NULL, 1,                                    \

@@ -102,7 +102,7 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // -----
 
-// expected-error @+1 {{unknown launch field 'stages'; expected workspace, block_q or group}}
+// expected-error @+1 {{unknown launch field 'stages'; expected workspace, block_q, group or programmatic}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], stages = 2>} { return }
 
 // -----
@@ -263,3 +263,9 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // expected-error @+1 {{launch parameter capture(-1) must name a capture in [0, 255]}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, capture(-1), o]>} { return }
+
+// -----
+
+// Only a decode_combine launch follows a launch it may overlap.
+// expected-error @+1 {{a 'prefill' launch cannot be 'programmatic' (only decode_combine follows a launch it may overlap)}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], programmatic>} { return }

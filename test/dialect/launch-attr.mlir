@@ -1,9 +1,11 @@
 // #attn.launch round-trips (attributes print sorted by name): the three
-// roles the NVIDIA tiers emit, a reserved tensor_map parameter, captures,
+// roles the NVIDIA tiers emit, a programmatic combine, a tensor_map
+// parameter, captures,
 // and the contract on a gpu.launch_func.
 // RUN: attn-opt %s | attn-opt | FileCheck %s
 
 // CHECK: c = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>
+// CHECK-SAME: d = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32, programmatic>
 // CHECK-SAME: p = #attn.launch<prefill, tier = mma, threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>
 // CHECK-SAME: s = #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
 // CHECK-SAME: t = #attn.launch<prefill, tier = mma, threads = 384, shared = 0, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [tensor_map(q), k, v, o]>
@@ -21,6 +23,9 @@ func.func @contracts() attributes {
   c = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16,
                    grid = [ceildiv(rows, 1), 1, 1], params = [workspace, o],
                    workspace = [rows, splits, 130] : f32, block_q = 0>,
+  d = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16,
+                   grid = [rows, 1, 1], params = [workspace, o],
+                   workspace = [rows, splits, 130] : f32, programmatic>,
   t = #attn.launch<prefill, tier = mma, threads = 384, shared = 0,
                    grid = [ceildiv(group_rows, 128), kv_heads, batch],
                    params = [tensor_map(q), k, v, o]>,

@@ -64,6 +64,8 @@ struct LaunchFacts {
   /// The first two params are tensor maps of K and V (the wgmma tier's
   /// TMA copies).
   bool tensorMaps = false, qTensorMap = false;
+  // A combine that may overlap the split launch (griddepcontrol).
+  bool programmatic = false;
   attnrt_kernel *kernel = nullptr;
 };
 
@@ -144,6 +146,7 @@ bool loadModule(const std::string &path, Module &m) {
       if (key == "block_q") f.blockQ = std::stoll(value);
       if (key == "group") f.group = std::stoll(value);
       if (key == "rows_per_block") f.rowsPerBlock = std::stoll(value);
+      if (key == "programmatic") f.programmatic = value == "1";
       if (key == "params") {
         f.qTensorMap = value.rfind("[tensor_map(q)", 0) == 0;
         f.tensorMaps = f.qTensorMap || value.rfind("[tensor_map(k)", 0) == 0;
@@ -380,9 +383,9 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
       if (rows == 0)
         continue;
       Params params{&p.workspace, &p.o, &p.lse};
-      CHECK_RT(attnrt_launch(f.kernel, (rows + perBlock - 1) / perBlock, 1, 1,
-                             f.threads, 1, 1, f.smem, stream,
-                             params.pointers.data()));
+      CHECK_RT((f.programmatic ? attnrt_launch_programmatic : attnrt_launch)(
+          f.kernel, (rows + perBlock - 1) / perBlock, 1, 1, f.threads, 1, 1,
+          f.smem, stream, params.pointers.data()));
     } else {
       std::fprintf(stderr, "unknown tier '%s'\n", f.tier.c_str());
       return false;

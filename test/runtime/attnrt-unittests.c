@@ -1077,7 +1077,7 @@ static void run_launch_contracts(void) {
           {2, ATTNRT_SIZE_BATCH, 1}},
       4, {{ATTNRT_PARAM_MEMREF, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_K},
           {ATTNRT_PARAM_MEMREF, ATTNRT_V}, {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
-      0, 0, 0, {{0}}, 0, 0};
+      0, 0, 0, {{0}}, 0, 0, 0};
   expect_contract("a prefill contract", &good, 100, ATTN_SUCCESS, "");
   // The grid comes from the terms: y = rows = 2 * 4 * 9000 > 65535.
   attnrt_launch_facts launch = good;
@@ -1138,6 +1138,12 @@ static void run_launch_contracts(void) {
                   &launch, 100, ATTN_ERROR_RUNTIME,
                   "parameter 3 passes capture 0, but the kernel has 0");
   launch = good;
+  launch.programmatic = 1;
+  expect_contract("a programmatic prefill launch", &launch, 100,
+                  ATTN_ERROR_RUNTIME,
+                  "kernel k: a programmatic launch of role 1 (only a "
+                  "decode_combine launch may be)");
+  launch = good;
   launch.role = ATTNRT_ROLE_BLOCK_MASK;
   expect_contract("a block_mask launch", &launch, 100, ATTN_SUCCESS, "");
   launch = good;
@@ -1154,7 +1160,7 @@ static void run_launch_contracts(void) {
 // packed by cu_seqlens_k, -> o [total_q, 4, 64], lse [total_q, 4]: a
 // prefill launch of block_q `block_q` ([ceildiv(packed_q_tiles, block_q),
 // kv_heads, 1]), or the decode pair (split [splits, kv_heads, batch * 2],
-// combine [rows, 1, 1], workspace [rows, splits, 66] f32). The kernels are
+// combine [rows, 1, 1], programmatic, workspace [rows, splits, 66] f32). The kernels are
 // tiny_ptx's fake_noop, which the fake driver runs.
 static void *packed_loaded[2][ATTNRT_MAX_DEVICES];
 static attnrt_launch_facts packed_launches[2][2];
@@ -1175,7 +1181,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
         "fake_noop", ATTNRT_ROLE_PREFILL, 128, 0,
         3, {{0, ATTNRT_SIZE_PACKED_Q_TILES, block_q},
             {1, ATTNRT_SIZE_KV_HEADS, 1}, {2, ATTNRT_SIZE_CONSTANT, 1}},
-        7, {{0}}, 0, 0, 0, {{0}}, 0, 0};
+        7, {{0}}, 0, 0, 0, {{0}}, 0, 0, 0};
     memcpy(l[0].params, inputs, sizeof inputs);
     l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_O};
     l[0].params[6] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_LSE};
@@ -1187,7 +1193,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
         "fake_noop", ATTNRT_ROLE_DECODE_SPLIT, 128, 0,
         4, {{0, ATTNRT_SIZE_SPLITS, 1}, {1, ATTNRT_SIZE_KV_HEADS, 1},
             {2, ATTNRT_SIZE_BATCH, 1}, {2, ATTNRT_SIZE_CONSTANT, 2}},
-        6, {{0}}, 3, 4, 3, {{0}}, 0, 0};
+        6, {{0}}, 3, 4, 3, {{0}}, 0, 0, 0};
     memcpy(l[0].params, inputs, sizeof inputs);
     l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_WORKSPACE, 0};
     l[1] = (attnrt_launch_facts){
@@ -1196,7 +1202,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
             {2, ATTNRT_SIZE_CONSTANT, 1}},
         3, {{ATTNRT_PARAM_WORKSPACE, 0}, {ATTNRT_PARAM_MEMREF, ATTNRT_O},
             {ATTNRT_PARAM_MEMREF, ATTNRT_LSE}},
-        3, 4, 3, {{0}}, 0, 0};
+        3, 4, 3, {{0}}, 0, 0, /*programmatic=*/1};
     memcpy(l[0].workspace, workspace, sizeof workspace);
     memcpy(l[1].workspace, workspace, sizeof workspace);
   }
@@ -1427,6 +1433,11 @@ static void run_packed(void) {
             fake->last_grid[1] == 1,
         "split + combine launched, combine grid x = rows = 400 (%u)",
         fake->last_grid[0]);
+  // The combine's contract says programmatic: cuLaunchKernelEx with
+  // programmatic stream serialization, the split an ordinary launch.
+  check(fake->last_launch_programmatic == 1,
+        "the combine launched programmatically (%d)",
+        fake->last_launch_programmatic);
   call = packed_call(0, 0, 0);
   launches = fake->launches;
   expect_packed("packed decode run(B 0, no workspace)",
@@ -1479,7 +1490,7 @@ static void run_q_tensor_map(void) {
       5, {{ATTNRT_PARAM_TENSOR_MAP, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_Q},
           {ATTNRT_PARAM_MEMREF, ATTNRT_K}, {ATTNRT_PARAM_MEMREF, ATTNRT_V},
           {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
-      0, 0, 0, {{0}}, 64, 2};
+      0, 0, 0, {{0}}, 64, 2, 0};
   static const attnrt_device_code code = {80, 0, 0, tiny_ptx,
                                           sizeof tiny_ptx, launch, 1};
   static void *loaded[ATTNRT_MAX_DEVICES];

@@ -677,8 +677,34 @@ CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,
       value = *(const unsigned long long *)params[i];
     fake_cuda_state.last_params[i] = value;
   }
+  fake_cuda_state.last_launch_programmatic = 0;
   if (strcmp(function->name, "fake_fill_u32") == 0)
     return run_fill_u32((unsigned)(threads * grid_x * grid_y * grid_z), params);
+  return CUDA_SUCCESS;
+}
+
+/* CUDA 12's launch with attributes: the one attnrt passes, programmatic
+   stream serialization, is recorded; others are refused. */
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
+                          void **params, void **extra) {
+  if (!config || (config->numAttrs && !config->attrs))
+    return CUDA_ERROR_INVALID_VALUE;
+  int programmatic = 0;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id !=
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      return CUDA_ERROR_INVALID_VALUE;
+    programmatic =
+        config->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+  }
+  CUresult result = cuLaunchKernel(
+      function, config->gridDimX, config->gridDimY, config->gridDimZ,
+      config->blockDimX, config->blockDimY, config->blockDimZ,
+      config->sharedMemBytes, config->hStream, params, extra);
+  if (result)
+    return result;
+  fake_cuda_state.last_launch_programmatic = programmatic;
+  fake_cuda_state.programmatic_launches += programmatic;
   return CUDA_SUCCESS;
 }
 

@@ -35,6 +35,9 @@ struct fake_cuda_state {
   unsigned long long tensor_map_address;
   unsigned long long tensor_map_dims[5], tensor_map_strides[4];
   unsigned tensor_map_box[5];
+  /* cuLaunchKernelEx with programmatic stream serialization: how many, and
+     whether the last launch was one. */
+  int programmatic_launches, last_launch_programmatic;
 };
 
 #define FAKE_CUDA_STATE_SYMBOL "fake_cuda_state"

@@ -70,14 +70,27 @@
 // CHECK: memref.store {{.*}} : memref<?x32x1x128xf16>
 
 // The PTX holds 16-byte global loads and shuffles, no tensor-core instructions.
+// On sm_90 the combine overlaps the split kernel's tail (programmatic
+// dependent launch): the split kernel lets it start, it waits for the
+// split kernel's writes, and its contract says so.
 // PTX: // attn.kernel paged_decode_decode_split host=paged_decode tier=decode-split threads=128 smem=16640 block_q=4 group=4 args=6 role=decode_split grid=[splits,kv_heads,batch*ceildiv(group_rows,4)] params=[q,k,v,block_table,kv_lens,workspace] workspace=[rows,splits,130]:f32{{$}}
-// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=16 rows_per_block=1 args=2 role=decode_combine grid=[rows,1,1] params=[workspace,o] workspace=[rows,splits,130]:f32{{$}}
+// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=16 rows_per_block=1 programmatic=1 args=2 role=decode_combine grid=[rows,1,1] params=[workspace,o] workspace=[rows,splits,130]:f32{{$}}
+// PTX-LABEL: .entry paged_decode_decode_split(
+// PTX: griddepcontrol.launch_dependents;
 // PTX: ld.global.v4.b32
 // PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
 // PTX: cp.async.wait_group 1;
 // PTX: ld.shared.v4.b32
 // PTX: shfl.sync.bfly.b32
 // PTX-NOT: wmma
+// PTX-LABEL: .entry paged_decode_decode_combine(
+// PTX-NOT: ld.global
+// PTX: griddepcontrol.wait;
+// PTX: ld.global
+// On sm_80 the two launch in order (no griddepcontrol).
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_80" | attn-translate --attn-ptx | FileCheck %s --check-prefix=SM80
+// SM80-NOT: programmatic
+// SM80-NOT: griddepcontrol
 func.func @paged_decode(%q: memref<?x32x1x128xf16>,
                         %k_cache: memref<?x8x16x128xf16>,
                         %v_cache: memref<?x8x16x128xf16>,
