@@ -23,8 +23,11 @@ using namespace mlir::attn::nvptx;
 namespace {
 
 constexpr int64_t kCombineRowsPerBlock = 1;
-/// Splits whose loads one combine thread has in flight at once.
-constexpr int64_t kCombineUnroll = 8;
+/// Splits whose loads one combine thread has in flight at once: 16 took
+/// speculative decode at B1 (64 splits) from 25 to 19-20 us and GQA-4 B1
+/// Sk4k from 16.9 to 16.3 on an H100 against 8 (32 was no better), where
+/// each round waits a whole L2 latency (bench/RESULTS.md).
+constexpr int64_t kCombineUnroll = 16;
 
 class CombineKernel : public KernelEmitter {
 public:
@@ -153,10 +156,22 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
   // Each thread sums its column over the splits kCombineUnroll at a time:
   // the loads of a round are independent, so they are in flight together
   // (a loop of one load per trip waits a whole L2 latency per split). A
-  // slot past the last split reads the last one with weight 0; the sum
-  // still runs in split order, so the result does not depend on the unroll.
+  // slot past the last split loads nothing and weighs 0, so few splits
+  // (one, at large batches) cost no extra traffic; the sum still runs in
+  // split order, so the result does not depend on the unroll.
   Value columns = idx(dv), colStride = idx(kCombineThreads);
-  Value lastSplit = arith::SubIOp::create(kb, splits, idx(1));
+  auto loadIf = [&](Value inside, Value split, Value col, Value none) {
+    auto load = scf::IfOp::create(kb, TypeRange{kb.getF32Type()}, inside,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(load.thenBlock());
+    scf::YieldOp::create(
+        kb, ValueRange{memref::LoadOp::create(kb, ws,
+                                              ValueRange{row, split, col})});
+    kb.setInsertionPointToStart(load.elseBlock());
+    scf::YieldOp::create(kb, ValueRange{none});
+    return load.getResult(0);
+  };
   auto cols = scf::ForOp::create(kb, tid, columns, colStride);
   {
     OpBuilder::InsertionGuard g(kb);
@@ -175,10 +190,8 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
         Value s = arith::AddIOp::create(kb, s0, idx(u));
         inRange.push_back(
             arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, s, splits));
-        Value at = arith::MinUIOp::create(kb, s, lastSplit);
-        accs.push_back(memref::LoadOp::create(kb, ws, ValueRange{row, at, c}));
-        maxes.push_back(
-            memref::LoadOp::create(kb, ws, ValueRange{row, at, idx(dv)}));
+        accs.push_back(loadIf(inRange.back(), s, c, f32(0)));
+        maxes.push_back(loadIf(inRange.back(), s, idx(dv), f32(-INFINITY)));
       }
       Value acc = accLoop.getRegionIterArg(0);
       for (int64_t u = 0; u < kCombineUnroll; ++u) {

@@ -51,19 +51,24 @@
 // CHECK: memref.store {{.*}} : memref<?x?x130xf32>
 // Combine kernel: one block per output row; the block reduces the splits'
 // m and l (shuffles, then one slot per warp in shared memory), then each
-// thread takes a column, summing it over the splits 8 at a time: the 8
-// loads of a trip come first (in flight together), a slot past the last
-// split reads the last one (clamped) with weight 0.
+// thread takes a column, summing it over the splits 16 at a time: the 16
+// slots' loads of a trip come first (in flight together), each only where
+// its split exists (a slot past the last loads nothing: 0 and -inf, weight
+// 0).
 // CHECK: gpu.func @paged_decode_decode_combine(%[[CWS:[^:]*]]: memref<?x?x130xf32>, %{{.*}}: memref<?x32x1x128xf16>)
 // CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
 // CHECK: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: %[[LAST:.*]] = arith.subi %[[SPLITS:[^,]*]], %c1
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %c8 iter_args
-// CHECK-COUNT-8: arith.minui %{{.*}}, %[[LAST]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS:[^ ]*]] step %c16 iter_args
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[SPLITS]]
+// CHECK: scf.if %[[IN]] -> (f32) {
+// CHECK-NEXT: memref.load %[[CWS]]
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %cst
+// CHECK-COUNT-31: scf.if %{{.*}} -> (f32)
 // CHECK-NOT: llvm.nvvm.ex2
-// CHECK: memref.load %[[CWS]][%{{.*}}, %{{.*}}, %c128{{.*}}]
-// CHECK-NEXT: arith.subf
+// CHECK: arith.subf
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.select
 // CHECK: scf.yield
