@@ -41,7 +41,10 @@ if ptxas:
 # The fake CUDA drivers that tests load through ATTNRT_CUDA_DRIVER;
 # test/runtime/CMakeLists.txt builds them into lib/.
 lib_dir = os.path.join(config.attn_obj_root, "lib")
-# The longer name first: the other is its prefix.
+# The longer names first: the other is their prefix.
+config.substitutions.append(
+    ("%fake_cuda_driver_without_launch_ex",
+     os.path.join(lib_dir, "libfake_cuda_driver_without_launch_ex.so")))
 config.substitutions.append(
     ("%fake_cuda_driver_without_cuinit",
      os.path.join(lib_dir, "libfake_cuda_driver_without_cuinit.so")))

@@ -1445,6 +1445,32 @@ static void run_packed(void) {
   check(fake->launches == launches, "B 0 launched nothing");
 }
 
+// A decode call whose combine is programmatic: with cuLaunchKernelEx in the
+// driver it goes through it, without (a driver before CUDA 12) it is an
+// ordinary launch, and the call succeeds either way. FAKE_EXPECT_EX says
+// which driver this is (1: with).
+static void run_programmatic(void) {
+  if (!attach_fake_driver())
+    return;
+  const char *expect = getenv("FAKE_EXPECT_EX");
+  int with_ex = expect && strcmp(expect, "1") == 0;
+  attnrt_attention_kernel decode = packed_kernel(1, 0, 2);
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  call.num_splits = 3;
+  static max_align_t workspace[316800 / sizeof(max_align_t) + 1];
+  call.workspace = workspace;
+  call.workspace_bytes = sizeof workspace;
+  int launches = fake->launches, programmatic = fake->programmatic_launches;
+  expect_packed("decode run, programmatic combine",
+                attnrt_attention_run(&decode, &call), ATTN_SUCCESS, "");
+  check(fake->launches == launches + 2, "split and combine launched (%d)",
+        fake->launches - launches);
+  check(fake->programmatic_launches == programmatic + with_ex &&
+            fake->last_launch_programmatic == with_ex,
+        "the combine's launch is programmatic: %d (expected %d)",
+        fake->last_launch_programmatic, with_ex);
+}
+
 // On a compute capability 9.0 device (FAKE_CUDA_CC=90) arch-specific code
 // (sm_90a) goes before plain sm_90 code, which suits it as well: here the
 // two differ only in their Q tile (64 rows plain, 16 arch-specific), which
@@ -1547,6 +1573,7 @@ int main(int argc, char **argv) {
       {"packed", run_packed},
       {"arch-specific", run_arch_specific},
       {"q-tensor-map", run_q_tensor_map},
+      {"programmatic", run_programmatic},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {

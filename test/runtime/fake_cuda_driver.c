@@ -683,6 +683,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,
   return CUDA_SUCCESS;
 }
 
+#ifndef FAKE_CUDA_WITHOUT_LAUNCH_EX
 /* CUDA 12's launch with attributes: the one attnrt passes, programmatic
    stream serialization, is recorded; others are refused. */
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
@@ -707,6 +708,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
   fake_cuda_state.programmatic_launches += programmatic;
   return CUDA_SUCCESS;
 }
+#endif
 
 //===----------------------------------------------------------------------===//
 // Streams and events
