@@ -210,13 +210,13 @@ static LogicalResult verifyTerms(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   LaunchRole role, Tier tier, int64_t threads,
-                   int64_t shared, ArrayRef<LaunchTerm> grid,
-                   ArrayRef<LaunchParam> params,
-                   ArrayRef<LaunchTerm> workspace, Type workspaceType,
-                   int64_t blockQ, int64_t group, bool programmatic) {
+LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 LaunchRole role, Tier tier, int64_t threads,
+                                 int64_t shared, ArrayRef<LaunchTerm> grid,
+                                 ArrayRef<LaunchParam> params,
+                                 ArrayRef<LaunchTerm> workspace,
+                                 Type workspaceType, int64_t blockQ,
+                                 int64_t group, bool programmatic) {
   if (programmatic && role != LaunchRole::DecodeCombine)
     return emitError() << "a '" << stringifyLaunchRole(role)
                        << "' launch cannot be 'programmatic' (only "

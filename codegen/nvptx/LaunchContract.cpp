@@ -93,12 +93,11 @@ LaunchAttr mlir::attn::blockMaskLaunch(const L1Nest &nest, int64_t threads,
                          /*group=*/0, /*programmatic=*/false);
 }
 
-LaunchAttr mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier,
-                                     int64_t threads, int64_t sharedBytes,
-                                     int64_t blockQ, int64_t group,
-                                     std::optional<std::pair<bool, bool>>
-                                         blockMask,
-                                     ArrayRef<LaunchOperand> tensorMaps) {
+LaunchAttr
+mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
+                          int64_t sharedBytes, int64_t blockQ, int64_t group,
+                          std::optional<std::pair<bool, bool>> blockMask,
+                          ArrayRef<LaunchOperand> tensorMaps) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params;
   for (LaunchOperand o : tensorMaps)
@@ -150,8 +149,8 @@ LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
     grid.back() = LaunchTerm::constant(2, packedQTiles(nest));
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeSplit,
                          tier, threads, sharedBytes, grid, params,
-                         workspaceShape(workspace),
-                         workspace.getElementType(), blockQ, group,
+                         workspaceShape(workspace), workspace.getElementType(),
+                         blockQ, group,
                          /*programmatic=*/false);
 }
 
@@ -167,8 +166,8 @@ LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                        LaunchTerm::constant(1, 1), LaunchTerm::constant(2, 1)};
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::DecodeCombine,
                          Tier::Decode, threads, sharedBytes, grid, params,
-                         workspaceShape(workspace),
-                         workspace.getElementType(), /*blockQ=*/0,
+                         workspaceShape(workspace), workspace.getElementType(),
+                         /*blockQ=*/0,
                          /*group=*/0, programmatic);
 }
 

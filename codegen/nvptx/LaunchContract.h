@@ -41,11 +41,11 @@ struct LaunchOperands {
 /// K/V head), the block mask is the workspace, the last param. The
 /// tensor maps of `tensorMaps` (tensor_map(q), tensor_map(k), ...) come
 /// first, in that order.
-LaunchAttr prefillLaunch(
-    const L1Nest &nest, Tier tier, int64_t threads, int64_t sharedBytes,
-    int64_t blockQ, int64_t group,
-    std::optional<std::pair<bool, bool>> blockMask = std::nullopt,
-    ArrayRef<LaunchOperand> tensorMaps = {});
+LaunchAttr
+prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
+              int64_t sharedBytes, int64_t blockQ, int64_t group,
+              std::optional<std::pair<bool, bool>> blockMask = std::nullopt,
+              ArrayRef<LaunchOperand> tensorMaps = {});
 
 /// The block-mask kernel (BlockMask.h): one block per (ceildiv(q_len,
 /// `block`), K/V head if `perHead`, batch if `perBatch`); params q, k, v,

@@ -137,12 +137,9 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // the other (attn.tier); each pass lowers only the nests marked for it.
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  pm.addPass(
-      createAttnToWGMMA(AttnToWGMMAOptions{options.chip, options.wgmmaTma,
-                                           options.wgmmaProducer,
-                                           options.wgmmaQkAhead,
-                                           options.wgmmaPingPong,
-                                           options.wgmmaQTma}));
+  pm.addPass(createAttnToWGMMA(AttnToWGMMAOptions{
+      options.chip, options.wgmmaTma, options.wgmmaProducer,
+      options.wgmmaQkAhead, options.wgmmaPingPong, options.wgmmaQTma}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));

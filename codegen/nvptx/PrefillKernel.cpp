@@ -308,9 +308,9 @@ void PrefillKernel::copyQTma(Value row0, Value kvHead, Value batch) {
     return arith::IndexCastOp::create(*b, b->getI32Type(), v);
   };
   Value bar = qBarrier();
-  NVVM::MBarrierArriveExpectTxOp::create(
-      *b, Type(), bar, i32(p.d * p.br * 2), NVVM::MemScopeKind::CTA,
-      /*relaxed=*/false, Value());
+  NVVM::MBarrierArriveExpectTxOp::create(*b, Type(), bar, i32(p.d * p.br * 2),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false, Value());
   Value query = i32Of(arith::DivUIOp::create(*b, row0, idx(p.group)));
   Value head = i32Of(arith::RemUIOp::create(*b, row0, idx(p.group)));
   auto cluster =
@@ -415,7 +415,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     SmallVector<Value> maps;
     for (LaunchOperand o : mapped) {
       // inputOperands' first three are q, k, v.
-      Value of = operands[o == LaunchOperand::Q ? 0
+      Value of = operands[o == LaunchOperand::Q   ? 0
                           : o == LaunchOperand::K ? 1
                                                   : 2];
       maps.push_back(
@@ -880,9 +880,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     std::optional<std::pair<bool, bool>> reads;
     if (p.blockMask)
       reads = blockMaskRows(n);
-    setLaunchContract(launch, prefillLaunch(n, p.parts.tier, p.blockThreads,
-                                            p.smemBytes, p.br, p.group,
-                                            reads, mapped));
+    setLaunchContract(launch,
+                      prefillLaunch(n, p.parts.tier, p.blockThreads,
+                                    p.smemBytes, p.br, p.group, reads, mapped));
   }
   n.forall.erase();
   return success();

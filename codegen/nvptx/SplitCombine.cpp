@@ -165,9 +165,8 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
                                   /*withElseRegion=*/true);
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(load.thenBlock());
-    scf::YieldOp::create(
-        kb, ValueRange{memref::LoadOp::create(kb, ws,
-                                              ValueRange{row, split, col})});
+    scf::YieldOp::create(kb, ValueRange{memref::LoadOp::create(
+                                 kb, ws, ValueRange{row, split, col})});
     kb.setInsertionPointToStart(load.elseBlock());
     scf::YieldOp::create(kb, ValueRange{none});
     return load.getResult(0);
@@ -279,9 +278,8 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
   Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
   auto launch =
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
-  setLaunchContract(launch,
-                    decodeCombineLaunch(n, kCombineThreads, smemBytes,
-                                        kCombineRowsPerBlock, wsType,
-                                        programmatic));
+  setLaunchContract(launch, decodeCombineLaunch(n, kCombineThreads, smemBytes,
+                                                kCombineRowsPerBlock, wsType,
+                                                programmatic));
   return success();
 }

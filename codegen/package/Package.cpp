@@ -276,8 +276,7 @@ std::string package::describeChoices(const Kernel &kernel,
       std::string whyQ =
           whyNoQTmaOperands(op.isPackedQ(), mapped->contract.getBlockQ(),
                             mapped->contract.getGroup());
-      os << "; Q by cp.async (" << (whyQ.empty() ? "q-tma=false" : whyQ)
-         << ")";
+      os << "; Q by cp.async (" << (whyQ.empty() ? "q-tma=false" : whyQ) << ")";
     }
   }
   os << ")";

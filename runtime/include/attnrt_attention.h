@@ -164,8 +164,8 @@ typedef struct attnrt_launch_term {
 } attnrt_launch_term;
 
 typedef enum attnrt_param_kind {
-  ATTNRT_PARAM_MEMREF,    /* operand `operand`'s memref descriptor */
-  ATTNRT_PARAM_WORKSPACE, /* the workspace, a row-major memref */
+  ATTNRT_PARAM_MEMREF,     /* operand `operand`'s memref descriptor */
+  ATTNRT_PARAM_WORKSPACE,  /* the workspace, a row-major memref */
   ATTNRT_PARAM_TENSOR_MAP, /* a TMA tensor map of Q, K or V, by value */
   ATTNRT_PARAM_CAPTURE     /* capture `operand`'s memref descriptor */
 } attnrt_param_kind;

@@ -277,10 +277,9 @@ static int check_launch(const attnrt_attention_kernel *kernel,
                       "K or V with 2-byte elements",
                       launch->kernel, i, param->operand, MAX_TENSOR_MAPS);
       // Q's boxes are block_q rows of whole queries or of part of one
-      // query's group (q_tensor_map_box).
+      // query's group (add_tensor_map).
       if (param->operand == ATTNRT_Q &&
-          (launch->block_q < 1 || launch->block_q > 256 ||
-           launch->group < 1 ||
+          (launch->block_q < 1 || launch->block_q > 256 || launch->group < 1 ||
            (launch->block_q % launch->group &&
             launch->group % launch->block_q)))
         return REJECT(ATTN_ERROR_RUNTIME, kernel,
@@ -1023,8 +1022,8 @@ static int add_tensor_map(struct params *params,
   if (operand == ATTNRT_Q) {
     // check_launch has made sure a box stays inside one group.
     long long group = launch->group;
-    unsigned heads = (unsigned)(group < launch->block_q ? group
-                                                        : launch->block_q);
+    unsigned heads =
+        (unsigned)(group < launch->block_q ? group : launch->block_q);
     long long view[5][2] = {{sizes[0], strides[0]},
                             {sizes[1] / group, strides[1] * group},
                             {sizes[2], strides[2]},
@@ -1039,10 +1038,10 @@ static int add_tensor_map(struct params *params,
     box[3] = heads;
     box[4] = 64;
   }
-  attnrt_status status = attnrt_encode_tensor_map(
-      map, (attnrt_deviceptr)(uintptr_t)data, rank,
-      kernel->operands[operand].element_bytes, view_sizes, view_strides, box,
-      1);
+  attnrt_status status =
+      attnrt_encode_tensor_map(map, (attnrt_deviceptr)(uintptr_t)data, rank,
+                               kernel->operands[operand].element_bytes,
+                               view_sizes, view_strides, box, 1);
   if (status == ATTNRT_INVALID_ARGUMENT) {
     char why[256];
     snprintf(why, sizeof why, "%s", attnrt_last_error());

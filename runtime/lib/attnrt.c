@@ -1002,22 +1002,25 @@ static attnrt_status launch(const char *caller, attnrt_kernel *kernel,
   begin_call();
   REQUIRE_ARGUMENT_OF(caller, kernel, "kernel is NULL");
   REQUIRE_ARGUMENT_OF(caller, grid_x && grid_y && grid_z,
-                   "grid (%u, %u, %u) has a zero dimension", grid_x, grid_y,
-                   grid_z);
+                      "grid (%u, %u, %u) has a zero dimension", grid_x, grid_y,
+                      grid_z);
   REQUIRE_ARGUMENT_OF(caller, block_x && block_y && block_z,
-                   "block (%u, %u, %u) has a zero dimension", block_x, block_y,
-                   block_z);
+                      "block (%u, %u, %u) has a zero dimension", block_x,
+                      block_y, block_z);
   unsigned long long threads = (unsigned long long)block_x * block_y * block_z;
-  REQUIRE_ARGUMENT_OF(caller, block_x <= MAX_BLOCK_XY && block_y <= MAX_BLOCK_XY &&
-                       block_z <= MAX_BLOCK_Z && threads <= MAX_BLOCK_THREADS,
-                   "block (%u, %u, %u) is too large: CUDA allows x and y up "
-                   "to 1024, z up to 64 and 1024 threads in all",
-                   block_x, block_y, block_z);
-  REQUIRE_ARGUMENT_OF(caller, grid_x <= MAX_GRID_X && grid_y <= MAX_GRID_YZ &&
-                       grid_z <= MAX_GRID_YZ,
-                   "grid (%u, %u, %u) is too large: CUDA allows x up to "
-                   "2^31-1, y and z up to 65535",
-                   grid_x, grid_y, grid_z);
+  REQUIRE_ARGUMENT_OF(caller,
+                      block_x <= MAX_BLOCK_XY && block_y <= MAX_BLOCK_XY &&
+                          block_z <= MAX_BLOCK_Z &&
+                          threads <= MAX_BLOCK_THREADS,
+                      "block (%u, %u, %u) is too large: CUDA allows x and y up "
+                      "to 1024, z up to 64 and 1024 threads in all",
+                      block_x, block_y, block_z);
+  REQUIRE_ARGUMENT_OF(caller,
+                      grid_x <= MAX_GRID_X && grid_y <= MAX_GRID_YZ &&
+                          grid_z <= MAX_GRID_YZ,
+                      "grid (%u, %u, %u) is too large: CUDA allows x up to "
+                      "2^31-1, y and z up to 65535",
+                      grid_x, grid_y, grid_z);
   RETURN_IF_ERROR(ensure_init(caller));
 
   // The driver would say only "too many resources requested"; say which.
@@ -1039,10 +1042,16 @@ static attnrt_status launch(const char *caller, attnrt_kernel *kernel,
     memset(&overlap, 0, sizeof overlap);
     overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     overlap.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config = {grid_x,  grid_y,  grid_z,
-                             block_x, block_y, block_z,
-                             dynamic_shared_bytes, (CUstream)(void *)stream,
-                             &overlap, 1};
+    CUlaunchConfig config = {.gridDimX = grid_x,
+                             .gridDimY = grid_y,
+                             .gridDimZ = grid_z,
+                             .blockDimX = block_x,
+                             .blockDimY = block_y,
+                             .blockDimZ = block_z,
+                             .sharedMemBytes = dynamic_shared_bytes,
+                             .hStream = (CUstream)(void *)stream,
+                             .attrs = &overlap,
+                             .numAttrs = 1};
     result = driver.cuLaunchKernelEx(&config, kernel->function, args, NULL);
   } else {
     // Without cuLaunchKernelEx (drivers before CUDA 12) an ordinary
