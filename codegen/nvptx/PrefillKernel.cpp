@@ -259,15 +259,33 @@ void PrefillKernel::onLeader(function_ref<void()> body) {
   ifThen(arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, tid, idx(0)),
          body);
 }
+void PrefillKernel::expectBytes(Value bar, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(*b, Type(), bar, i32(bytes),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false, Value());
+}
+Value PrefillKernel::clusterPointer(Value byteOffset) {
+  // TMA's destination operand is in shared::cluster.
+  auto cluster =
+      LLVM::LLVMPointerType::get(b->getContext(), kSharedClusterSpace);
+  return LLVM::AddrSpaceCastOp::create(*b, cluster, sharedPointer(byteOffset));
+}
+void PrefillKernel::copyBox(Value dst, Value tensorMap, ValueRange coords,
+                            Value bar) {
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      *b, dst, tensorMap, coords, bar, ValueRange{}, Value(), Value(),
+      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(),
+      Value());
+}
+Value PrefillKernel::i32Of(Value index) {
+  return arith::IndexCastOp::create(*b, b->getI32Type(), index);
+}
 void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
   // Boxes of 64 columns (128 bytes, the swizzle span) by 64 rows: block
   // c / 64 of the tile's 64-column blocks (SwizzledBlocks), rows r..r+63
   // of it. TMA writes the 128-byte swizzle wgmma reads, and zeros for
   // rows past Sk.
   constexpr int64_t kBox = 64;
-  auto i32Of = [&](Value v) {
-    return arith::IndexCastOp::create(*b, b->getI32Type(), v);
-  };
   bool isK = tiles == KVTiles::K;
   LoadKVOp load = isK ? n.loadK : n.loadV;
   int64_t width = isK ? p.d : p.dv;
@@ -278,21 +296,15 @@ void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
   Value tensorMap = isK ? tensorMapK : tensorMapV;
   Value batch = i32Of(map.lookup(load.getBatch()));
   Value head = i32Of(map.lookup(load.getKvHead()));
-  NVVM::MBarrierArriveExpectTxOp::create(
-      *b, Type(), bar, i32(width * p.bc * 2), NVVM::MemScopeKind::CTA,
-      /*relaxed=*/false, Value());
-  auto cluster =
-      LLVM::LLVMPointerType::get(b->getContext(), kSharedClusterSpace);
+  expectBytes(bar, width * p.bc * 2);
+  // Values built in statements of their own (C++ leaves argument order
+  // unspecified); a braced list's run left to right.
   for (int64_t c = 0; c < width; c += kBox)
     for (int64_t r = 0; r < p.bc; r += kBox) {
-      Value dst = sharedPointer(
-          add(base, idx((c / kBox) * p.bc * 128 + r * 128)));
-      dst = LLVM::AddrSpaceCastOp::create(*b, cluster, dst);
+      Value dst =
+          clusterPointer(add(base, idx((c / kBox) * p.bc * 128 + r * 128)));
       Value row = i32Of(add(start, idx(r)));
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          *b, dst, tensorMap, ValueRange{i32(c), row, head, batch}, bar,
-          ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
-          /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+      copyBox(dst, tensorMap, {i32(c), row, head, batch}, bar);
     }
 }
 void PrefillKernel::copyQTma(Value row0, Value kvHead, Value batch) {
@@ -304,25 +316,14 @@ void PrefillKernel::copyQTma(Value row0, Value kvHead, Value batch) {
   // whyNoQTma makes sure a box starting there stays in its group. TMA
   // writes zeros for queries past Sq.
   constexpr int64_t kBox = 64;
-  auto i32Of = [&](Value v) {
-    return arith::IndexCastOp::create(*b, b->getI32Type(), v);
-  };
   Value bar = qBarrier();
-  NVVM::MBarrierArriveExpectTxOp::create(*b, Type(), bar, i32(p.d * p.br * 2),
-                                         NVVM::MemScopeKind::CTA,
-                                         /*relaxed=*/false, Value());
+  expectBytes(bar, p.d * p.br * 2);
   Value query = i32Of(arith::DivUIOp::create(*b, row0, idx(p.group)));
   Value head = i32Of(arith::RemUIOp::create(*b, row0, idx(p.group)));
-  auto cluster =
-      LLVM::LLVMPointerType::get(b->getContext(), kSharedClusterSpace);
   for (int64_t c = 0; c < p.d; c += kBox) {
-    Value dst = sharedPointer(idx(p.qOff + (c / kBox) * p.br * 128));
-    dst = LLVM::AddrSpaceCastOp::create(*b, cluster, dst);
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        *b, dst, tensorMapQ,
-        ValueRange{i32(c), head, query, i32Of(kvHead), i32Of(batch)}, bar,
-        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
-        /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+    Value dst = clusterPointer(idx(p.qOff + (c / kBox) * p.br * 128));
+    copyBox(dst, tensorMapQ,
+            {i32(c), head, query, i32Of(kvHead), i32Of(batch)}, bar);
   }
 }
 Value PrefillKernel::qBarrier() { return mbarrier(idx(p.mbarriers() - 1)); }

@@ -172,6 +172,16 @@ private:
   /// with its bytes expected on its mbarrier; the caller runs it on one
   /// thread.
   void copyKVTma(Value start, Value stage, KVTiles tiles);
+  /// Expects `bytes` of TMA copies on mbarrier `bar` (the calling
+  /// thread's arrival).
+  void expectBytes(Value bar, int64_t bytes);
+  /// Shared memory at `byteOffset` as TMA's destination (shared::cluster).
+  Value clusterPointer(Value byteOffset);
+  /// One TMA box of `tensorMap` at `coords` (innermost first) into `dst`
+  /// (clusterPointer), completing on `bar`.
+  void copyBox(Value dst, Value tensorMap, ValueRange coords, Value bar);
+  /// An index as the i32 TMA coordinates are.
+  Value i32Of(Value index);
   /// Issues the Q tile whose first row (of the block's K/V head's query
   /// rows) is `row0`, with its bytes expected on qBarrier(); one thread.
   void copyQTma(Value row0, Value kvHead, Value batch);
