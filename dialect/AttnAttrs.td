@@ -238,7 +238,9 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       stride and whose H / group dim `group` times it, so the K/V head's
       query rows run query-major with the group's heads inner; boxes of
       64 columns by min(group, block_q) heads by block_q / min(group,
-      block_q) queries (block_q and group below);
+      block_q) queries (block_q and group below). O (the wgmma tier's
+      TMA store of the output tile): Q's view and boxes, of O; the store
+      writes nothing past the edges;
       `capture(N)` passes the attention's N-th capture (the memrefs
       its score_mod / mask_mod regions read) as a memref descriptor.
     - `workspace`: the shape (terms as in `grid`) and element type of the

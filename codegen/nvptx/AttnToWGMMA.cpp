@@ -25,12 +25,17 @@ struct AttnToWGMMAPass : attn::impl::AttnToWGMMABase<AttnToWGMMAPass> {
   using AttnToWGMMABase::AttnToWGMMABase;
 
   void runOnOperation() override {
-    PrefillParts parts{Tier::WGMMA, MmaProvider::Wgmma,
+    PrefillParts parts{Tier::WGMMA,
+                       MmaProvider::Wgmma,
                        SharedLayout::SwizzledBlocks,
                        tma ? CopyPipeline::TmaStaggered
                            : CopyPipeline::StaggeredRing,
-                       ScoreStage::Registers, producer, producerQkAhead,
-                       pingPong, qTma};
+                       ScoreStage::Registers,
+                       producer,
+                       producerQkAhead,
+                       pingPong,
+                       qTma,
+                       oTma};
     if (failed(lowerPrefillNests(getOperation(), parts, chip, getArgument())))
       return signalPassFailure();
   }

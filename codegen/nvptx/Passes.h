@@ -99,6 +99,11 @@ std::string whyNoTmaOperands(AttentionOp op);
 /// note); empty when they can. Q's map views [B, Hq, Sq, D] as [B, Hkv,
 /// Sq, group, D], so a box is whole queries or part of one query's group.
 std::string whyNoQTmaOperands(bool packedQ, int64_t blockQ, int64_t group);
+/// Why O's tiles cannot leave by a TMA store where Q comes by TMA (a
+/// clause for a note); empty when they can. O's map is Q's view of O, so
+/// its boxes are Q's; it also needs 16-bit elements (`outBits`).
+std::string whyNoOTmaOperands(bool packedQ, unsigned outBits, int64_t blockQ,
+                              int64_t group);
 /// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
 /// also gets a decode-tier kernel that libraries launch instead of the
 /// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages

@@ -82,9 +82,12 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     cores. Where K/V come by TMA, Q does too (`q-tma`, the default): one
     tensor map views Q [B, Hq, Sq, D] as [B, Hkv, Sq, group, D], so a box
     of block_q rows is the block's rows in their GQA order (whyNoQTma);
-    else Q comes by cp.async. The register score stage
-    (ScoresInRegisters.cpp) runs unchanged on wgmma's accumulators, whose
-    per-warp layout is mma.sync's.
+    else Q comes by cp.async. Where Q comes by TMA, O leaves by TMA
+    (`o-tma`, the default): the epilogue stages O in Q's blocked layout
+    and one thread stores it through O's map (Q's view of O, whyNoOTma);
+    else each warp copies its staged rows out in 16-byte stores. The
+    register score stage (ScoresInRegisters.cpp) runs unchanged on
+    wgmma's accumulators, whose per-warp layout is mma.sync's.
 
     With `warp-specialize` (the default), a tile of two or more
     warpgroups whose K/V TMA can read gets a producer warpgroup: warpgroup
@@ -103,8 +106,7 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     consumer warpgroups take turns on named barriers 2 and 3, each turn
     from a step's P V to the next Q K^T issue.
 
-    Not yet: TMA for the epilogue; P V left in flight under the next
-    softmax (issue 17).
+    Not yet: P V left in flight under the next softmax (issue 17).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -125,6 +127,9 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     Option<"qTma", "q-tma", "bool", /*default=*/"true",
            "Q's tile by TMA where K/V come by TMA and its rows make a box "
            "(false: cp.async, for A/B runs)">,
+    Option<"oTma", "o-tma", "bool", /*default=*/"true",
+           "O's tile by a TMA store where Q comes by TMA and O has 16-bit "
+           "elements (false: 16-byte stores, for A/B runs)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",

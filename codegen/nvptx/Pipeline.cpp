@@ -62,6 +62,11 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       llvm::cl::desc("the wgmma tier's Q tile by TMA where its K/V come "
                      "by TMA (false: cp.async, for A/B runs)"),
       llvm::cl::init(true)};
+  Option<bool> wgmmaOTma{
+      *this, "wgmma-o-tma",
+      llvm::cl::desc("the wgmma tier's O tile by a TMA store where its Q "
+                     "comes by TMA (false: 16-byte stores, for A/B runs)"),
+      llvm::cl::init(true)};
   Option<bool> decodeTensorCores{
       *this, "decode-tensor-cores",
       llvm::cl::desc("attn-select-tier's decode-tensor-cores: f16/bf16 "
@@ -137,9 +142,10 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // the other (attn.tier); each pass lowers only the nests marked for it.
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  pm.addPass(createAttnToWGMMA(AttnToWGMMAOptions{
-      options.chip, options.wgmmaTma, options.wgmmaProducer,
-      options.wgmmaQkAhead, options.wgmmaPingPong, options.wgmmaQTma}));
+  pm.addPass(createAttnToWGMMA(
+      AttnToWGMMAOptions{options.chip, options.wgmmaTma, options.wgmmaProducer,
+                         options.wgmmaQkAhead, options.wgmmaPingPong,
+                         options.wgmmaQTma, options.wgmmaOTma}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{
       options.chip, options.decodeThreads, options.decodeUnroll,
       options.decodeStages}));

@@ -327,6 +327,32 @@ void PrefillKernel::copyQTma(Value row0, Value kvHead, Value batch) {
   }
 }
 Value PrefillKernel::qBarrier() { return mbarrier(idx(p.mbarriers() - 1)); }
+Value PrefillKernel::oStagingView() {
+  if (p.oTma)
+    return view(idx(p.oOff), p.tileShape(p.br, p.dv), p.outElt);
+  return view(idx(p.oOff), {p.br, p.oRow}, p.outElt);
+}
+void PrefillKernel::storeOTma(const Output &out) {
+  // O's map is Q's view of O (copyQTma): a box of 64 columns by br rows
+  // reads one 64-column block of the staging tile, whose swizzle is the
+  // one TMA undoes. TMA writes nothing for queries past Sq.
+  constexpr int64_t kBox = 64;
+  asyncProxyFence(); // this thread's staging writes, for TMA's reads
+  computeBarrier();
+  onLeader([&] {
+    Value query = i32Of(arith::DivUIOp::create(*b, out.row0, idx(p.group)));
+    Value head = i32Of(arith::RemUIOp::create(*b, out.row0, idx(p.group)));
+    for (int64_t c = 0; c < p.dv; c += kBox)
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          *b, tensorMapO, sharedPointer(idx(p.oOff + (c / kBox) * p.br * 128)),
+          ValueRange{i32(c), head, query, i32Of(out.kvHead), i32Of(out.batch)},
+          Value(), NVVM::TMAStoreMode::TILE, Value());
+    NVVM::CpAsyncBulkCommitGroupOp::create(*b);
+    // Shared memory must outlive the reads: wait for them, not the writes.
+    NVVM::CpAsyncBulkWaitGroupOp::create(*b, b->getI32IntegerAttr(0),
+                                         b->getUnitAttr());
+  });
+}
 void PrefillKernel::waitTma(Value bar, Value parity) {
   // try_wait.parity with the default time hint; the op loops until the
   // phase completes.
@@ -401,24 +427,27 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       operands.push_back(hostWorkspace);
   }
 
-  // TMA: the tensor maps of [Q,] K and V come first. On the host they are
-  // placeholders cast from the operands; libattnrt encodes the maps the
-  // launch contract describes, and attn-tensor-map-params passes them by
-  // value.
+  // TMA: the tensor maps of [Q,] K, V [and O] come first. On the host
+  // they are placeholders cast from the operands; libattnrt encodes the
+  // maps the launch contract describes, and attn-tensor-map-params passes
+  // them by value.
   SmallVector<LaunchOperand> mapped;
   if (p.qTma)
     mapped.push_back(LaunchOperand::Q);
   if (p.tma)
     mapped.append({LaunchOperand::K, LaunchOperand::V});
+  if (p.oTma)
+    mapped.push_back(LaunchOperand::O);
   {
     ImplicitLocOpBuilder hb(loc, n.forall);
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     SmallVector<Value> maps;
     for (LaunchOperand o : mapped) {
       // inputOperands' first three are q, k, v.
-      Value of = operands[o == LaunchOperand::Q   ? 0
-                          : o == LaunchOperand::K ? 1
-                                                  : 2];
+      Value of = o == LaunchOperand::O   ? n.storeO.getO()
+                 : o == LaunchOperand::Q ? operands[0]
+                 : o == LaunchOperand::K ? operands[1]
+                                         : operands[2];
       maps.push_back(
           UnrealizedConversionCastOp::create(hb, ptr, of).getResult(0));
     }
@@ -454,6 +483,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       tensorMapQ = kernel.getArgument(0);
     tensorMapK = kernel.getArgument(p.qTma ? 1 : 0);
     tensorMapV = kernel.getArgument(p.qTma ? 2 : 1);
+    if (p.oTma)
+      tensorMapO = kernel.getArgument(p.qTma ? 3 : 2);
   }
 
   if (p.splitKV) {

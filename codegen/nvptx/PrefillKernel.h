@@ -127,6 +127,15 @@ protected:
   SmallVector<Value> outputIndices(const Output &out, Value row) {
     return rowIndices(out, add(out.row0, row));
   }
+  /// O's staging tile in shared memory, in the output type: with p.oTma
+  /// Q's blocked layout ([dv / 64 * br, 64], each 64-column block's rows
+  /// swizzled as TMA reads them), else [br, p.oRow].
+  Value oStagingView();
+  /// O by TMA (p.oTma), once every compute thread has staged its rows:
+  /// each fences its writes for the async proxy and meets the others;
+  /// one thread stores the block's rows (a box per 64 columns) and waits
+  /// until TMA has read them, before the block's shared memory goes.
+  void storeOTma(const Output &out);
   /// 1 / l, or 0 for a row that saw no key (l = 0).
   Value inverseOrZero(Value l);
   /// The LSE of a row, in natural-log units, from its m and l.
@@ -213,7 +222,7 @@ private:
   void ifThen(Value cond, function_ref<void()> body);
   /// Runs `body` on thread 0 alone.
   void onLeader(function_ref<void()> body);
-  Value tensorMapQ, tensorMapK, tensorMapV;
+  Value tensorMapQ, tensorMapK, tensorMapV, tensorMapO;
   /// This step's V mbarrier and phase parity (awaitValues waits for it).
   Value vBarrier, vParity;
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).

@@ -148,6 +148,13 @@ std::string nvptx::whyNoQTma(L1Nest n, const PrefillPlan &p) {
   return whyNoQTmaOperands(n.loadQ.isPacked(), p.br, p.group);
 }
 
+std::string nvptx::whyNoOTma(L1Nest n, const PrefillPlan &p) {
+  if (!p.qTma)
+    return "Q does not come by TMA";
+  return whyNoOTmaOperands(n.loadQ.isPacked(), p.outElt.getIntOrFloatBitWidth(),
+                           p.br, p.group);
+}
+
 FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                                           const PrefillParts &parts, int sm) {
   PrefillPlan p;
@@ -199,6 +206,7 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   p.tma = p.parts.copies == CopyPipeline::TmaStaggered &&
           whyNoTma(n, p).empty();
   p.qTma = p.parts.qTma && whyNoQTma(n, p).empty();
+  p.oTma = p.parts.oTma && whyNoOTma(n, p).empty();
   // Byte offsets of the shared tiles, each 128-byte aligned.
   int64_t at = 0;
   auto take = [&](int64_t bytes) {
@@ -236,7 +244,10 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
     // A blocked Q's rows are not contiguous: stage O over the whole block.
     p.overQ = !p.blocked() && dv * outBytes <= p.inputRow(d) * 2;
     p.oRow = p.overQ ? p.inputRow(d) * 2 / outBytes : dv + 16 / outBytes;
-    p.smemBytes = std::max(at, p.overQ ? 0 : br * p.oRow * outBytes);
+    // O by TMA is staged unpadded, in Q's blocked layout.
+    p.smemBytes = std::max(at, p.overQ  ? 0
+                               : p.oTma ? br * dv * outBytes
+                                        : br * p.oRow * outBytes);
     if (p.kvGroups > 1) {
       // Groups past the first hand their states to it through shared
       // memory, after every warp is done with K/V and before O is

@@ -83,6 +83,9 @@ struct PrefillParts {
   /// Q's tile by TMA as well, where K/V come by TMA (whyNoQTma); else by
   /// the copy pipeline's loads.
   bool qTma = false;
+  /// O's tile by a TMA store from its staging tile, where Q comes by TMA
+  /// (whyNoOTma); else by 16-byte stores.
+  bool oTma = false;
 };
 
 /// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
@@ -148,12 +151,18 @@ struct PrefillPlan {
   /// Q's tensor map (tensor_map(q), its rows in the block's GQA order),
   /// and the last mbarrier says Q has landed.
   bool qTma = false;
+  /// O leaves by TMA stores (whyNoOTma): its tensor map (tensor_map(o),
+  /// Q's view of O) follows V's, and the epilogue stages O in Q's blocked
+  /// layout, then one thread stores block_q rows per 64-column block.
+  bool oTma = false;
   int64_t barOff = 0;
   int64_t mbarriers() const {
     return (specialized ? 4 * stages : 3) + (qTma ? 1 : 0);
   }
   /// How many of the kernel's first parameters are tensor maps.
-  int64_t tensorMaps() const { return tma ? (qTma ? 3 : 2) : 0; }
+  int64_t tensorMaps() const {
+    return tma ? 2 + (qTma ? 1 : 0) + (oTma ? 1 : 0) : 0;
+  }
   /// The wgmma tier with three or more stages (a schedule's choice: it
   /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
   /// ahead: S of tile 0 before the loop, and in the step of tile j the
@@ -210,6 +219,12 @@ std::string whyNoTma(L1Nest nest, const PrefillPlan &plan);
 /// for a note); empty when it can: where K/V come by TMA, the operands'
 /// rules (whyNoQTmaOperands, Passes.h).
 std::string whyNoQTma(L1Nest nest, const PrefillPlan &plan);
+
+/// Why the O tile of `nest` cannot leave by a TMA store under `plan` (a
+/// clause for a note); empty when it can: where Q comes by TMA (the same
+/// rows make O's boxes), the operands' rules (whyNoOTmaOperands,
+/// Passes.h).
+std::string whyNoOTma(L1Nest nest, const PrefillPlan &plan);
 
 /// Checks what the tier made of `parts` can do for `nest` on `sm` (each
 /// refusal a diagnostic that names the rule) and computes its plan.

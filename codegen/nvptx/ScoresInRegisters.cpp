@@ -564,18 +564,26 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
     syncWarp();
   else
     computeBarrier();
-  const bool swizzled =
-      p.outElt.getIntOrFloatBitWidth() == 16 && isSwizzledWidth(p.oRow);
-  Value os = view(idx(p.oOff), {p.br, p.oRow}, p.outElt);
+  const bool swizzled = p.oTma || (p.outElt.getIntOrFloatBitWidth() == 16 &&
+                                   isSwizzledWidth(p.oRow));
+  Value os = oStagingView();
   for (int64_t mt = 0; mt < p.mTiles; ++mt) {
     Value scale = tiles.rowBroadcast(inverse[2 * mt], inverse[2 * mt + 1]);
     for (int64_t nb = 0; nb < dv16; ++nb) {
       Value normalized = tiles.mulC(state[nState + mt * dv16 + nb], scale);
       Value row = add(warpRow, idx(16 * mt));
       Value col = idx(16 * nb);
+      if (p.oTma) {
+        // Block col / 64 of Q's blocked layout (blocks of br rows, a
+        // multiple of 8, so the swizzle's row % 8 is the row's).
+        row = add(row, idx(16 * nb / 64 * p.br));
+        col = idx(16 * nb % 64);
+      }
       tiles.storeRounded(normalized, os, row, col, swizzled);
     }
   }
+  if (p.oTma)
+    return storeOTma(out);
   syncWarp();
 
   // Copy out: the warp's 16 mTiles rows of chunks of 16 bytes.

@@ -276,6 +276,14 @@ std::string mlir::attn::whyNoQTmaOperands(bool packedQ, int64_t blockQ,
   return "";
 }
 
+std::string mlir::attn::whyNoOTmaOperands(bool packedQ, unsigned outBits,
+                                          int64_t blockQ, int64_t group) {
+  if (outBits != 16)
+    return "O has " + std::to_string(outBits) +
+           "-bit elements (its staging tile holds 16-bit ones)";
+  return whyNoQTmaOperands(packedQ, blockQ, group);
+}
+
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {
   return !op.getStaticQueryLength() && !op->hasAttr(kTierAttrName) &&
          fitsDecode(op);

@@ -11,6 +11,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <utility>
 
 using namespace mlir;
@@ -237,18 +238,21 @@ std::string package::describeChoices(const Kernel &kernel,
   // The wgmma tier's copies, as its launch contract says: tensor maps, or
   // cp.async where TMA cannot read the operands (PrefillPlan.h, whyNoTma).
   if (own.tier == Tier::WGMMA) {
-    // The launch with tensor maps, and whether Q's is one of them.
-    auto maps = [](const KernelLaunch &l, bool q) {
+    // The launch with tensor maps, and whether Q's and O's are of them.
+    auto maps = [](const KernelLaunch &l,
+                   std::optional<LaunchOperand> operand) {
       return l.contract &&
              llvm::any_of(l.contract.getParams(), [&](const LaunchParam &p) {
                return p.kind == LaunchParamKind::TensorMap &&
-                      (!q || p.operand == LaunchOperand::Q);
+                      (!operand || p.operand == *operand);
              });
     };
-    auto mapped = llvm::find_if(
-        code.launches, [&](const KernelLaunch &l) { return maps(l, false); });
+    auto mapped = llvm::find_if(code.launches, [&](const KernelLaunch &l) {
+      return maps(l, std::nullopt);
+    });
     bool tma = mapped != code.launches.end();
-    bool qTma = tma && maps(*mapped, true);
+    bool qTma = tma && maps(*mapped, LaunchOperand::Q);
+    bool oTma = tma && maps(*mapped, LaunchOperand::O);
     // A producer warpgroup adds 128 threads to the wgmma kernel's compute
     // warps, 2 per row (one warp per 16 rows); the small-grid mma
     // alternatives have more warps per row of their own.
@@ -277,6 +281,18 @@ std::string package::describeChoices(const Kernel &kernel,
           whyNoQTmaOperands(op.isPackedQ(), mapped->contract.getBlockQ(),
                             mapped->contract.getGroup());
       os << "; Q by cp.async (" << (whyQ.empty() ? "q-tma=false" : whyQ) << ")";
+    }
+    if (oTma)
+      os << "; O by a TMA store";
+    else if (tma) {
+      // O's boxes are Q's: without Q's map (an option), O's goes too.
+      std::string whyO = whyNoOTmaOperands(
+          op.isPackedQ(),
+          cast<MemRefType>(op.getO().getType()).getElementTypeBitWidth(),
+          mapped->contract.getBlockQ(), mapped->contract.getGroup());
+      if (whyO.empty())
+        whyO = qTma ? "o-tma=false" : "q-tma=false";
+      os << "; O by 16-byte stores (" << whyO << ")";
     }
   }
   os << ")";

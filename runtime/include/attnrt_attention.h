@@ -166,7 +166,7 @@ typedef struct attnrt_launch_term {
 typedef enum attnrt_param_kind {
   ATTNRT_PARAM_MEMREF,     /* operand `operand`'s memref descriptor */
   ATTNRT_PARAM_WORKSPACE,  /* the workspace, a row-major memref */
-  ATTNRT_PARAM_TENSOR_MAP, /* a TMA tensor map of Q, K or V, by value */
+  ATTNRT_PARAM_TENSOR_MAP, /* a TMA tensor map of Q, K, V or O, by value */
   ATTNRT_PARAM_CAPTURE     /* capture `operand`'s memref descriptor */
 } attnrt_param_kind;
 
@@ -195,7 +195,8 @@ typedef struct attnrt_launch_facts {
   int num_workspace_terms;
   attnrt_launch_term workspace[ATTNRT_MAX_LAUNCH_TERMS];
   /* The tile's query rows and the query heads per K/V head (0: the tier
-     has none); Q's tensor map takes boxes of block_q rows in GQA order. */
+     has none); Q's and O's tensor maps take boxes of block_q rows in GQA
+     order. */
   int block_q;
   int group;
   /* A decode_combine launch that may overlap the launch before it (CUDA's

@@ -267,25 +267,26 @@ static int check_launch(const attnrt_attention_kernel *kernel,
     case ATTNRT_PARAM_TENSOR_MAP:
       if (++maps > MAX_TENSOR_MAPS ||
           (param->operand != ATTNRT_Q && param->operand != ATTNRT_K &&
-           param->operand != ATTNRT_V) ||
+           param->operand != ATTNRT_V && param->operand != ATTNRT_O) ||
           !present(kernel, param->operand) ||
           kernel->operands[param->operand].rank != 4 ||
           kernel->operands[param->operand].element_bytes != 2)
         return REJECT(ATTN_ERROR_RUNTIME, kernel,
                       "kernel %s: parameter %d is a tensor map of operand "
                       "%d; this runtime encodes at most %d, of a rank-4 Q, "
-                      "K or V with 2-byte elements",
+                      "K, V or O with 2-byte elements",
                       launch->kernel, i, param->operand, MAX_TENSOR_MAPS);
-      // Q's boxes are block_q rows of whole queries or of part of one
-      // query's group (add_tensor_map).
-      if (param->operand == ATTNRT_Q &&
+      // Q's (and O's) boxes are block_q rows of whole queries or of part
+      // of one query's group (add_tensor_map).
+      if ((param->operand == ATTNRT_Q || param->operand == ATTNRT_O) &&
           (launch->block_q < 1 || launch->block_q > 256 || launch->group < 1 ||
            (launch->block_q % launch->group &&
             launch->group % launch->block_q)))
         return REJECT(ATTN_ERROR_RUNTIME, kernel,
-                      "kernel %s: parameter %d is Q's tensor map, but its "
+                      "kernel %s: parameter %d is %s's tensor map, but its "
                       "block_q = %d and group = %d make no box",
-                      launch->kernel, i, launch->block_q, launch->group);
+                      launch->kernel, i, param->operand == ATTNRT_Q ? "Q" : "O",
+                      launch->block_q, launch->group);
       break;
     default:
       return REJECT(ATTN_ERROR_RUNTIME, kernel,
@@ -1003,9 +1004,9 @@ static void add_memref(struct params *params, const void *data, int rank,
 
 // A tensor_map(operand) parameter: the contract's map of a [B, H, S, D]
 // operand in the 128-byte swizzle (dialect/AttnAttrs.td); one kernel
-// parameter, passed by value. K and V: boxes of 64 x 64 elements. Q: the
-// view [B, Hkv, S, group, D] (the block's rows, query-major, a group's
-// heads inner), boxes of block_q rows by 64 columns.
+// parameter, passed by value. K and V: boxes of 64 x 64 elements. Q and
+// O: the view [B, Hkv, S, group, D] (the block's rows, query-major, a
+// group's heads inner), boxes of block_q rows by 64 columns.
 static int add_tensor_map(struct params *params,
                           const attnrt_attention_kernel *kernel,
                           const attnrt_launch_facts *launch, int operand,
@@ -1019,7 +1020,7 @@ static int add_tensor_map(struct params *params,
     view_sizes[d] = sizes[d];
     view_strides[d] = strides[d];
   }
-  if (operand == ATTNRT_Q) {
+  if (operand == ATTNRT_Q || operand == ATTNRT_O) {
     // check_launch has made sure a box stays inside one group.
     long long group = launch->group;
     unsigned heads =
@@ -1046,10 +1047,11 @@ static int add_tensor_map(struct params *params,
     char why[256];
     snprintf(why, sizeof why, "%s", attnrt_last_error());
     return REJECT(ATTN_ERROR_MISALIGNED, kernel,
-                  "%s cannot be read through a TMA tensor map (%s); this "
+                  "%s cannot be %s through a TMA tensor map (%s); this "
                   "kernel (the wgmma tier's) needs a 16-byte aligned "
                   "address and strides of multiples of 16 bytes",
-                  operand_name(kernel, operand), why);
+                  operand_name(kernel, operand),
+                  operand == ATTNRT_O ? "written" : "read", why);
   }
   if (status != ATTNRT_SUCCESS)
     return status_of(status);

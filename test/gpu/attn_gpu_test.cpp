@@ -63,7 +63,7 @@ struct LaunchFacts {
   int64_t threads = 0, smem = 0, blockQ = 0, group = 0, rowsPerBlock = 0;
   /// The first two params are tensor maps of K and V (the wgmma tier's
   /// TMA copies).
-  bool tensorMaps = false, qTensorMap = false;
+  bool tensorMaps = false, qTensorMap = false, oTensorMap = false;
   // A combine that may overlap the split launch (griddepcontrol).
   bool programmatic = false;
   attnrt_kernel *kernel = nullptr;
@@ -150,6 +150,7 @@ bool loadModule(const std::string &path, Module &m) {
       if (key == "params") {
         f.qTensorMap = value.rfind("[tensor_map(q)", 0) == 0;
         f.tensorMaps = f.qTensorMap || value.rfind("[tensor_map(k)", 0) == 0;
+        f.oTensorMap = value.find("tensor_map(o)") != std::string::npos;
       }
     }
     m.byHost[host].push_back(f);
@@ -338,17 +339,18 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
       Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
                     &p.blockTable, &p.kvLens, &p.o, &p.lse};
       // The contract's [tensor_map(q),] tensor_map(k), tensor_map(v)
-      // first, in the 128-byte swizzle (AttnAttrs.td). K/V: [B, H, S, D],
-      // boxes of 64 x 64. Q: [B, Hkv, S, group, D] with the group dim's
-      // stride the head's, boxes of block_q rows by 64 columns.
-      attnrt_tensor_map maps[3];
+      // [, tensor_map(o)] first, in the 128-byte swizzle (AttnAttrs.td).
+      // K/V: [B, H, S, D], boxes of 64 x 64. Q and O: [B, Hkv, S, group,
+      // D] with the group dim's stride the head's, boxes of block_q rows
+      // by 64 columns.
+      attnrt_tensor_map maps[4];
       if (f.tensorMaps) {
         int n = 0;
-        auto encode = [&](const Arg &a, bool isQ) {
+        auto encode = [&](const Arg &a, bool qView) {
           std::vector<long long> sizes(a.sizes.begin(), a.sizes.end()),
               strides(a.params.begin() + 3 + sizes.size(), a.params.end());
           std::vector<unsigned> box{1, 1, 64, 64};
-          if (isQ) {
+          if (qView) {
             long long g = f.group, heads = std::min<long long>(g, f.blockQ);
             sizes = {sizes[0], sizes[1] / g, sizes[2], g, sizes[3]};
             strides = {strides[0], strides[1] * g, strides[2], strides[1],
@@ -363,6 +365,8 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
           CHECK_RT(encode(p.q, true));
         CHECK_RT(encode(p.k, false));
         CHECK_RT(encode(p.v, false));
+        if (f.oTensorMap)
+          CHECK_RT(encode(p.o, true));
         for (int i = n - 1; i >= 0; --i)
           params.pointers.insert(params.pointers.begin(), &maps[i]);
       }

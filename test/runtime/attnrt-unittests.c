@@ -1122,10 +1122,24 @@ static void run_launch_contracts(void) {
   launch.group = 2;
   expect_contract("a TMA tensor map of Q, 64 rows of 2-head groups", &launch,
                   100, ATTN_SUCCESS, "");
+  // O's map (the wgmma tier's TMA store) is Q's view of O: the same rule.
   launch.params[3].kind = ATTNRT_PARAM_TENSOR_MAP; /* of O */
-  expect_contract("a TMA tensor map of O", &launch, 100, ATTN_ERROR_RUNTIME,
-                  "parameter 3 is a tensor map of operand 5; this runtime "
-                  "encodes at most 4, of a rank-4 Q, K or V with 2-byte "
+  expect_contract("TMA tensor maps of Q and O, 64 rows of 2-head groups",
+                  &launch, 100, ATTN_SUCCESS, "");
+  launch.params[0].kind = ATTNRT_PARAM_MEMREF;
+  launch.group = 3;
+  expect_contract("a TMA tensor map of O, 64 rows of 3-head groups", &launch,
+                  100, ATTN_ERROR_RUNTIME,
+                  "parameter 3 is O's tensor map, but its block_q = 64 and "
+                  "group = 3 make no box");
+  launch = good;
+  launch.params[4].kind = ATTNRT_PARAM_TENSOR_MAP;
+  launch.params[4].operand = ATTNRT_KV_LENS;
+  launch.num_params = 5;
+  expect_contract("a TMA tensor map of kv_lens", &launch, 100,
+                  ATTN_ERROR_RUNTIME,
+                  "parameter 4 is a tensor map of operand 4; this runtime "
+                  "encodes at most 4, of a rank-4 Q, K, V or O with 2-byte "
                   "elements");
   launch = good;
   launch.num_params = ATTNRT_MAX_LAUNCH_PARAMS + 1;
@@ -1505,18 +1519,35 @@ static void run_arch_specific(void) {
 // dim with twice it, and boxes of 64 columns by 2 heads by 32 queries.
 // (Strides TMA cannot take are refused for every kernel before any map:
 // rows must be 16-byte aligned.)
-static void run_q_tensor_map(void) {
+//
+// O's map (`mapped` = ATTNRT_O, the wgmma tier's TMA store) is the same
+// view of O, whose own strides count: here O is [B, Sq, Hq, D] in memory
+// (the layout engines often keep), passed as [B, Hq, Sq, D] strides.
+static void check_q_view_map(int mapped) {
   if (!attach_fake_driver())
     return;
   static attnrt_launch_facts launch[1];
-  launch[0] = (attnrt_launch_facts){
-      "fake_noop", ATTNRT_ROLE_PREFILL, 128, 0,
-      3, {{0, ATTNRT_SIZE_GROUP_ROWS, 64}, {1, ATTNRT_SIZE_KV_HEADS, 1},
-          {2, ATTNRT_SIZE_BATCH, 1}},
-      5, {{ATTNRT_PARAM_TENSOR_MAP, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_Q},
-          {ATTNRT_PARAM_MEMREF, ATTNRT_K}, {ATTNRT_PARAM_MEMREF, ATTNRT_V},
-          {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
-      0, 0, 0, {{0}}, 64, 2, 0};
+  launch[0] = (attnrt_launch_facts){"fake_noop",
+                                    ATTNRT_ROLE_PREFILL,
+                                    128,
+                                    0,
+                                    3,
+                                    {{0, ATTNRT_SIZE_GROUP_ROWS, 64},
+                                     {1, ATTNRT_SIZE_KV_HEADS, 1},
+                                     {2, ATTNRT_SIZE_BATCH, 1}},
+                                    5,
+                                    {{ATTNRT_PARAM_TENSOR_MAP, mapped},
+                                     {ATTNRT_PARAM_MEMREF, ATTNRT_Q},
+                                     {ATTNRT_PARAM_MEMREF, ATTNRT_K},
+                                     {ATTNRT_PARAM_MEMREF, ATTNRT_V},
+                                     {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
+                                    0,
+                                    0,
+                                    0,
+                                    {{0}},
+                                    64,
+                                    2,
+                                    0};
   static const attnrt_device_code code = {80, 0, 0, tiny_ptx,
                                           sizeof tiny_ptx, launch, 1};
   static void *loaded[ATTNRT_MAX_DEVICES];
@@ -1534,9 +1565,17 @@ static void run_q_tensor_map(void) {
   memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
   for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
     call.data[o] = device;
+  // Elements: query Hq * D = 256, head D, batch Sq * Hq * D.
+  static const long long bshd[4] = {100 * 256, 64, 256, 1};
+  if (mapped == ATTNRT_O) {
+    const attnrt_operand_type strided = {4, 2, 0, {-1, -1, -1, -1}};
+    k.operands[ATTNRT_O] = strided;
+    call.strides[ATTNRT_O] = bshd;
+  }
   int calls = fake->tensor_map_calls;
-  expect_packed("run(tensor_map(q))", attnrt_attention_run(&k, &call),
-                ATTN_SUCCESS, "");
+  expect_packed(mapped == ATTNRT_Q ? "run(tensor_map(q))"
+                                   : "run(tensor_map(o))",
+                attnrt_attention_run(&k, &call), ATTN_SUCCESS, "");
   check(fake->tensor_map_calls == calls + 1 && fake->tensor_map_rank == 5,
         "one rank-5 map (%d calls, rank %d)", fake->tensor_map_calls - calls,
         fake->tensor_map_rank);
@@ -1545,16 +1584,24 @@ static void run_q_tensor_map(void) {
   check(d[0] == 64 && d[1] == 2 && d[2] == 100 && d[3] == 2 && d[4] == 2,
         "dims D, group, Sq, Hkv, B = (%llu %llu %llu %llu %llu)", d[0], d[1],
         d[2], d[3], d[4]);
-  // Bytes: query 128, head 100 * 128, K/V head 2 heads, batch 4 heads.
-  check(st[0] == 12800 && st[1] == 128 && st[2] == 25600 && st[3] == 51200,
-        "byte strides group, Sq, Hkv, B = (%llu %llu %llu %llu)", st[0], st[1],
-        st[2], st[3]);
+  // Bytes: query 128, head 100 * 128, K/V head 2 heads, batch 4 heads;
+  // O: head 128, query 512, batch 100 queries.
+  if (mapped == ATTNRT_Q)
+    check(st[0] == 12800 && st[1] == 128 && st[2] == 25600 && st[3] == 51200,
+          "byte strides group, Sq, Hkv, B = (%llu %llu %llu %llu)", st[0],
+          st[1], st[2], st[3]);
+  else
+    check(st[0] == 128 && st[1] == 512 && st[2] == 256 && st[3] == 51200,
+          "O's byte strides group, Sq, Hkv, B = (%llu %llu %llu %llu)", st[0],
+          st[1], st[2], st[3]);
   const unsigned *box = fake->tensor_map_box;
   check(box[0] == 64 && box[1] == 2 && box[2] == 32 && box[3] == 1 &&
             box[4] == 1,
         "box 64 columns, 2 heads, 32 queries (%u %u %u %u %u)", box[0], box[1],
         box[2], box[3], box[4]);
 }
+static void run_q_tensor_map(void) { check_q_view_map(ATTNRT_Q); }
+static void run_o_tensor_map(void) { check_q_view_map(ATTNRT_O); }
 
 int main(int argc, char **argv) {
   static const struct {
@@ -1573,6 +1620,7 @@ int main(int argc, char **argv) {
       {"packed", run_packed},
       {"arch-specific", run_arch_specific},
       {"q-tensor-map", run_q_tensor_map},
+      {"o-tensor-map", run_o_tensor_map},
       {"programmatic", run_programmatic},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];

@@ -13,6 +13,11 @@
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma" | attn-translate --attn-ptx -o %t.ws.ptx
 // RUN: FileCheck %s --check-prefix=WS < %t.ws.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ws.ptx -o %t.ws.cubin %}
+// With wgmma-o-tma=false each warp stores its staged rows of O itself.
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-o-tma=false" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-OTMA
+// NO-OTMA-NOT: tensor_map(o)
+// NO-OTMA-NOT: cp.async.bulk.tensor.{{.*}}.global.shared::cta
+// NO-OTMA: st.global.v4.b32
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-tma=false" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-TMA
 // NO-TMA-NOT: .b8 causal_d128_wgmma_param_0[128]
 // NO-TMA-NOT: cp.async.bulk.tensor
@@ -73,6 +78,16 @@
 // WS: mbarrier.arrive.shared.b64
 // WS: mbarrier.arrive.shared.b64
 // WS: bar.sync 1, 256;
+// O leaves by TMA: the consumers fence their staging writes, meet, and
+// one thread stores O's two 64-column blocks, then waits for the reads.
+// WS: fence.proxy.async.shared::cta;
+// WS-NEXT: bar.sync 1, 256;
+// WS-NOT: st.global
+// WS: cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}], [__dynamic_shmem__0];
+// WS-NEXT: mov.b32
+// WS-NEXT: cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {{.*}}], [__dynamic_shmem__0+16384];
+// WS-NEXT: cp.async.bulk.commit_group;
+// WS-NEXT: cp.async.bulk.wait_group.read 0;
 // WS-LABEL: .entry gqa_bf16_d64_wgmma(
 // WS-NOT: setmaxnreg
 // WS: .entry mha_d256_wgmma(

@@ -42,18 +42,20 @@
 // OTHER: scf.forall
 // OTHER-NOT: gpu.launch_func
 
-// By TMA, the tensor maps of Q, K and V come first, cast on the host from
-// the operands (libattnrt encodes them), marked on the kernel for
+// By TMA, the tensor maps of Q, K, V and O come first, cast on the host
+// from the operands (libattnrt encodes them), marked on the kernel for
 // attn-tensor-map-params; the contract says tensor_map(q), tensor_map(k),
-// tensor_map(v). Four mbarriers follow the V buffer (131072 + 128 bytes).
+// tensor_map(v), tensor_map(o). Four mbarriers follow the V buffer
+// (131072 + 128 bytes).
 // TMA-LABEL: func.func @causal_d128
 // TMA: %[[QMAP:.*]] = builtin.unrealized_conversion_cast %arg0 : memref<?x8x?x128xf16> to !llvm.ptr
 // TMA: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %arg1 : memref<?x8x?x128xf16> to !llvm.ptr
 // TMA: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %arg2 : memref<?x8x?x128xf16> to !llvm.ptr
-// TMA: gpu.launch_func @attn_kernels::@causal_d128_wgmma {{.*}} args(%[[QMAP]] : !llvm.ptr, %[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr, %arg0
-// TMA-SAME: shared = 131200, {{.*}} params = [tensor_map(q), tensor_map(k), tensor_map(v), q, k, v, o, lse]
-// TMA: gpu.func @causal_d128_wgmma(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr,
-// TMA-SAME: attn.tensor_map_params = 3 : i64
+// TMA: %[[OMAP:.*]] = builtin.unrealized_conversion_cast %arg3 : memref<?x8x?x128xf16> to !llvm.ptr
+// TMA: gpu.launch_func @attn_kernels::@causal_d128_wgmma {{.*}} args(%[[QMAP]] : !llvm.ptr, %[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr, %[[OMAP]] : !llvm.ptr, %arg0
+// TMA-SAME: shared = 131200, {{.*}} params = [tensor_map(q), tensor_map(k), tensor_map(v), tensor_map(o), q, k, v, o, lse]
+// TMA: gpu.func @causal_d128_wgmma(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr,
+// TMA-SAME: attn.tensor_map_params = 4 : i64
 // Thread 0 makes the four mbarriers and sends Q, then K_0. Q is two
 // boxes of 64 columns by 128 rows (group 1: 1 head by 128 queries) at
 // (column, head in group, query, K/V head, batch), 32 KiB expected on
@@ -90,6 +92,21 @@
 // TMA-NOT: gpu.barrier
 // TMA: nvvm.wgmma.fence.aligned
 // TMA: scf.yield
+// The epilogue stages O (swizzled, in Q's 64-column blocks), each thread
+// fences its writes for the async proxy, the block meets, and thread 0
+// stores both blocks through O's map (%arg3) and waits until TMA has read
+// them.
+// TMA: gpu.barrier
+// TMA: vector.store %{{.*}} : memref<256x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// TMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// TMA-NEXT: gpu.barrier
+// TMA-NOT: vector.store
+// TMA: nvvm.cp.async.bulk.tensor.global.shared.cta %arg3, %{{.*}}, box[%c0_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// TMA: nvvm.cp.async.bulk.tensor.global.shared.cta %arg3, %{{.*}}, box[%c64_i32, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// TMA-NEXT: nvvm.cp.async.bulk.commit.group
+// TMA-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// TMA-NOT: vector.store
+// TMA: gpu.return
 
 // A producer warpgroup: 384 threads, warpgroup 0 the producer, capped at
 // one block an SM so that setmaxnreg can move registers. K and V each get

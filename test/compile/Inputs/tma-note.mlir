@@ -37,3 +37,11 @@ func.func @gqa3(%q: memref<?x24x?x128xf16>, %k: memref<?x8x?x128xf16>,
                  v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x24x?x128xf16>)
   return
 }
+// O leaves by a TMA store where Q comes by TMA and O's elements are
+// 16-bit, as Q's staging layout holds them; an f32 O is stored by rows.
+func.func @out_f32(%q: memref<?x32x?x128xf16>, %k: memref<?x8x?x128xf16>,
+                   %v: memref<?x8x?x128xf16>, %o: memref<?x32x?x128xf32>) {
+  attn.attention q(%q : memref<?x32x?x128xf16>) k(%k : memref<?x8x?x128xf16>)
+                 v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x32x?x128xf32>)
+  return
+}
