@@ -277,6 +277,19 @@ attnrt_status attnrt_encode_tensor_map(attnrt_tensor_map *map,
                                        const long long *strides,
                                        const unsigned *box, int swizzle_128);
 
+/* The map of a launch contract's `tensor_map(operand)` parameter
+   (AttnAttrs.td) for a [B, H, S, D] operand at `data` with `sizes` and
+   `strides` (in elements, outermost first), in the 128-byte swizzle.
+   `q_view` 0 (K and V): boxes of 64 x 64 elements. `q_view` 1 (Q and O):
+   the view [B, H / group, S, group, D], whose group dim has the head
+   stride, so a K/V head's rows run query-major with its group's heads
+   inner; boxes of 64 columns by block_q rows, which must be whole queries
+   (block_q a multiple of group) or part of one query's group (group a
+   multiple of block_q). */
+attnrt_status attnrt_encode_attention_tensor_map(
+    attnrt_tensor_map *map, attnrt_deviceptr data, int element_bytes,
+    const long long *sizes, const long long *strides, int q_view, int block_q,
+    int group);
 
 /* ---- Launch choices for attn's kernels -------------------------------- */
 

@@ -1013,36 +1013,11 @@ static int add_tensor_map(struct params *params,
                           const void *data, const long long *sizes,
                           const long long *strides) {
   attnrt_tensor_map *map = &params->maps[params->num_maps++];
-  int rank = 4;
-  unsigned box[5] = {1, 1, 64, 64};
-  long long view_sizes[5], view_strides[5];
-  for (int d = 0; d < 4; ++d) {
-    view_sizes[d] = sizes[d];
-    view_strides[d] = strides[d];
-  }
-  if (operand == ATTNRT_Q || operand == ATTNRT_O) {
-    // check_launch has made sure a box stays inside one group.
-    long long group = launch->group;
-    unsigned heads =
-        (unsigned)(group < launch->block_q ? group : launch->block_q);
-    long long view[5][2] = {{sizes[0], strides[0]},
-                            {sizes[1] / group, strides[1] * group},
-                            {sizes[2], strides[2]},
-                            {group, strides[1]},
-                            {sizes[3], strides[3]}};
-    for (int d = 0; d < 5; ++d) {
-      view_sizes[d] = view[d][0];
-      view_strides[d] = view[d][1];
-    }
-    rank = 5;
-    box[2] = (unsigned)launch->block_q / heads;
-    box[3] = heads;
-    box[4] = 64;
-  }
-  attnrt_status status =
-      attnrt_encode_tensor_map(map, (attnrt_deviceptr)(uintptr_t)data, rank,
-                               kernel->operands[operand].element_bytes,
-                               view_sizes, view_strides, box, 1);
+  attnrt_status status = attnrt_encode_attention_tensor_map(
+      map, (attnrt_deviceptr)(uintptr_t)data,
+      kernel->operands[operand].element_bytes, sizes, strides,
+      operand == ATTNRT_Q || operand == ATTNRT_O, launch->block_q,
+      launch->group);
   if (status == ATTNRT_INVALID_ARGUMENT) {
     char why[256];
     snprintf(why, sizeof why, "%s", attnrt_last_error());

@@ -1230,6 +1230,34 @@ attnrt_status attnrt_encode_tensor_map(attnrt_tensor_map *map,
   return ATTNRT_SUCCESS;
 }
 
+attnrt_status attnrt_encode_attention_tensor_map(
+    attnrt_tensor_map *map, attnrt_deviceptr data, int element_bytes,
+    const long long *sizes, const long long *strides, int q_view, int block_q,
+    int group) {
+  if (!q_view) {
+    const unsigned box[4] = {1, 1, 64, 64};
+    return attnrt_encode_tensor_map(map, data, 4, element_bytes, sizes, strides,
+                                    box, 1);
+  }
+  begin_call();
+  REQUIRE_ARGUMENT(sizes && strides, "sizes and strides must not be NULL");
+  REQUIRE_ARGUMENT(block_q >= 1 && block_q <= 256 && group >= 1 &&
+                       (block_q % group == 0 || group % block_q == 0) &&
+                       sizes[1] % group == 0,
+                   "block_q %d and group %d make no box of %lld heads", block_q,
+                   group, sizes[1]);
+  // [B, H / group, S, group, D]: a box of block_q rows is block_q / heads
+  // queries of `heads` heads.
+  const long long view_sizes[5] = {sizes[0], sizes[1] / group, sizes[2], group,
+                                   sizes[3]};
+  const long long view_strides[5] = {strides[0], strides[1] * group, strides[2],
+                                     strides[1], strides[3]};
+  unsigned heads = (unsigned)(group < block_q ? group : block_q);
+  const unsigned box[5] = {1, 1, (unsigned)block_q / heads, heads, 64};
+  return attnrt_encode_tensor_map(map, data, 5, element_bytes, view_sizes,
+                                  view_strides, box, 1);
+}
+
 attnrt_status attnrt_memset_d8(attnrt_deviceptr dst, unsigned char value,
                                size_t bytes) {
   begin_call();

@@ -339,27 +339,16 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
       Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
                     &p.blockTable, &p.kvLens, &p.o, &p.lse};
       // The contract's [tensor_map(q),] tensor_map(k), tensor_map(v)
-      // [, tensor_map(o)] first, in the 128-byte swizzle (AttnAttrs.td).
-      // K/V: [B, H, S, D], boxes of 64 x 64. Q and O: [B, Hkv, S, group,
-      // D] with the group dim's stride the head's, boxes of block_q rows
-      // by 64 columns.
+      // [, tensor_map(o)] first, encoded as libattnrt does (AttnAttrs.td).
       attnrt_tensor_map maps[4];
       if (f.tensorMaps) {
         int n = 0;
         auto encode = [&](const Arg &a, bool qView) {
           std::vector<long long> sizes(a.sizes.begin(), a.sizes.end()),
               strides(a.params.begin() + 3 + sizes.size(), a.params.end());
-          std::vector<unsigned> box{1, 1, 64, 64};
-          if (qView) {
-            long long g = f.group, heads = std::min<long long>(g, f.blockQ);
-            sizes = {sizes[0], sizes[1] / g, sizes[2], g, sizes[3]};
-            strides = {strides[0], strides[1] * g, strides[2], strides[1],
-                       strides[3]};
-            box = {1, 1, unsigned(f.blockQ / heads), unsigned(heads), 64};
-          }
-          return attnrt_encode_tensor_map(
-              &maps[n++], a.ptr, int(sizes.size()), a.elementBytes,
-              sizes.data(), strides.data(), box.data(), 1);
+          return attnrt_encode_attention_tensor_map(
+              &maps[n++], a.ptr, int(a.elementBytes), sizes.data(),
+              strides.data(), qView, int(f.blockQ), int(f.group));
         };
         if (f.qTensorMap)
           CHECK_RT(encode(p.q, true));

@@ -930,8 +930,24 @@ static void check_tensor_maps(void) {
   EXPECT(attnrt_encode_tensor_map(&map, data, 4, 2, sizes, strides, wide, 1),
          ATTNRT_INVALID_ARGUMENT);
   expect_message("the 128-byte swizzle");
+  // A launch contract's Q (or O) view: 64-row boxes cannot hold whole
+  // queries of 3-head groups, nor part of one query's group.
+  const long long q[4] = {2, 24, 300, 128};
+  const long long q_strides[4] = {24 * 300 * 128, 300 * 128, 128, 1};
+  EXPECT(
+      attnrt_encode_attention_tensor_map(&map, data, 2, q, q_strides, 1, 64, 3),
+      ATTNRT_INVALID_ARGUMENT);
+  expect_message("block_q 64 and group 3 make no box of 24 heads");
   check(fake->tensor_map_calls == calls + 1,
         "refused maps never reach the driver");
+  EXPECT(
+      attnrt_encode_attention_tensor_map(&map, data, 2, q, q_strides, 1, 64, 4),
+      ATTNRT_SUCCESS);
+  check(fake->tensor_map_rank == 5 && fake->tensor_map_box[0] == 64 &&
+            fake->tensor_map_box[1] == 4 && fake->tensor_map_box[2] == 16,
+        "a Q view: 64 columns, 4 heads, 16 queries (rank %d; %u %u %u)",
+        fake->tensor_map_rank, fake->tensor_map_box[0], fake->tensor_map_box[1],
+        fake->tensor_map_box[2]);
 }
 
 static void run_fake_driver(void) {
