@@ -261,17 +261,18 @@ std::string package::describeChoices(const Kernel &kernel,
              l.contract.getTier() == Tier::WGMMA &&
              l.contract.getThreads() > 2 * l.contract.getBlockQ();
     });
-    // The operands' reason (whyNoTmaOperands); else the schedule's, which
-    // the wgmma tier's plan states (PrefillPlan.h, whyNoTma).
-    std::string why = whyNoTmaOperands(op);
-    if (!tma)
+    if (!tma) {
+      // The operands' reason (whyNoTmaOperands); else the schedule's,
+      // which the wgmma tier's plan states (PrefillPlan.h, whyNoTma).
+      std::string why = whyNoTmaOperands(op);
       os << "; K/V by cp.async ("
          << (why.empty() ? "the schedule: TMA takes two stages or a "
                            "producer warpgroup's ring, and 64-key tiles"
                          : why)
          << ")";
-    else
+    } else {
       os << (qTma ? "; Q, K and V by TMA" : "; K/V by TMA");
+    }
     if (producer)
       os << " from a producer warpgroup";
     else if (tma)
