@@ -106,7 +106,9 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     consumer warpgroups take turns on named barriers 2 and 3, each turn
     from a step's P V to the next Q K^T issue.
 
-    Not yet: P V left in flight under the next softmax (issue 17).
+    Not yet: P V left in flight under the next softmax, and a persistent
+    schedule (the producer loading the next tile while the consumers
+    finish the last), which short sequences lack.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
