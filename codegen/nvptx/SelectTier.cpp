@@ -78,6 +78,21 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
   return {64, 32};
 }
 
+/// The prefill tiles attn-select-tier gives `op` on `tier`: prefillTiles',
+/// but with a producer warpgroup (`wgmmaProducer`, where K/V come by TMA)
+/// two consumer warpgroups (128 rows) and 128 keys up to D128 (one block
+/// an SM: 160 KiB at D128). Measured on an H100 (bench/RESULTS.md): 4-13%
+/// faster than 64 x 64 without one at D128 from S 2k; at D64 5% slower
+/// (64 x 64, several blocks an SM, stays).
+std::pair<int64_t, int64_t> selectedPrefillTiles(AttentionOp op, Tier tier,
+                                                 int sm, bool wgmmaProducer) {
+  int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+  if (tier == Tier::WGMMA && wgmmaProducer && dims > 64 &&
+      whyNoTmaOperands(op).empty())
+    return {128, dims <= 128 ? 128 : 64};
+  return prefillTiles(tier, dims, sm);
+}
+
 /// Query rows per K/V head (group x Sq), or none when Sq is dynamic (a
 /// packed Q: without max_q_len).
 std::optional<int64_t> staticGroupRows(AttentionOp op) {
@@ -159,18 +174,8 @@ struct AttnSelectTierPass
         fillSchedule(op, std::min(pow2, kDecodeMaxRows), 32, 0, 0);
         return WalkResult::advance();
       }
-      int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
-      auto [blockQ, blockKv] = prefillTiles(tier, dims, sm);
-      // With a producer warpgroup, two consumer warpgroups (128 rows), and
-      // 128 keys up to D128 (one block an SM: 160 KiB at D128). Measured
-      // on an H100 (bench/RESULTS.md): 4-13% faster than 64 x 64 without
-      // one at D128; at D64 5% slower (64 x 64, several blocks an SM,
-      // stays).
-      if (tier == Tier::WGMMA && wgmmaProducer && dims > 64 &&
-          whyNoTmaOperands(op).empty()) {
-        blockQ = 128;
-        blockKv = dims <= 128 ? 128 : 64;
-      }
+      auto [blockQ, blockKv] = selectedPrefillTiles(op, tier, sm,
+                                                    wgmmaProducer);
       ScheduleAttr asked = op.getScheduleAttr();
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
       // wgmma keeps two stages too: a third runs Q K^T a tile ahead
@@ -341,9 +346,13 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
                               op.getValueHeadDim(), /*stages=*/2) >
                maxSharedMemoryBytes(sm))
       keys /= 2;
-    // The wgmma tier's default tile may be this one already (64x64).
+    // The wgmma tier's default tile may be this one already (64x64 at
+    // D64; past D64 with a producer it is 128 rows, and the 64x64 one-role
+    // kernel is the alternative: B1 H16 S1k D128 27.5 us against 43.3 on
+    // the 8-warp mma tile, bench/RESULTS.md).
     if (prefill == Tier::WGMMA && tierOf(op, prefill) == Tier::WGMMA) {
-      auto [rows, cols] = prefillTiles(Tier::WGMMA, dims, sm);
+      auto [rows, cols] = selectedPrefillTiles(op, Tier::WGMMA, sm,
+                                               /*wgmmaProducer=*/true);
       if (tile.rows == rows && keys == cols &&
           (!tile.warps || tile.warps == defaultWarps(Tier::WGMMA, rows)))
         continue;
