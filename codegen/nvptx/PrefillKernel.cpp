@@ -315,15 +315,28 @@ void PrefillKernel::copyQTma(Value row0, Value kvHead, Value batch) {
   // Row r of the K/V head's rows is query r / group, head r % group;
   // whyNoQTma makes sure a box starting there stays in its group. TMA
   // writes zeros for queries past Sq.
-  constexpr int64_t kBox = 64;
   Value bar = qBarrier();
   expectBytes(bar, p.d * p.br * 2);
+  forEachQViewBox(
+      row0, kvHead, batch, p.qOff, p.d,
+      [&](Value offset) { return clusterPointer(offset); },
+      [&](Value dst, ValueRange coords) {
+        copyBox(dst, tensorMapQ, coords, bar);
+      });
+}
+void PrefillKernel::forEachQViewBox(
+    Value row0, Value kvHead, Value batch, int64_t base, int64_t width,
+    function_ref<Value(Value)> pointer,
+    function_ref<void(Value, ValueRange)> issue) {
+  constexpr int64_t kBox = 64;
   Value query = i32Of(arith::DivUIOp::create(*b, row0, idx(p.group)));
   Value head = i32Of(arith::RemUIOp::create(*b, row0, idx(p.group)));
-  for (int64_t c = 0; c < p.d; c += kBox) {
-    Value dst = clusterPointer(idx(p.qOff + (c / kBox) * p.br * 128));
-    copyBox(dst, tensorMapQ,
-            {i32(c), head, query, i32Of(kvHead), i32Of(batch)}, bar);
+  for (int64_t c = 0; c < width; c += kBox) {
+    Value at = pointer(idx(base + (c / kBox) * p.br * 128));
+    // A braced list's elements are built left to right.
+    SmallVector<Value, 5> coords{i32(c), head, query, i32Of(kvHead),
+                                 i32Of(batch)};
+    issue(at, coords);
   }
 }
 Value PrefillKernel::qBarrier() { return mbarrier(idx(p.mbarriers() - 1)); }
@@ -336,17 +349,17 @@ void PrefillKernel::storeOTma(const Output &out) {
   // O's map is Q's view of O (copyQTma): a box of 64 columns by br rows
   // reads one 64-column block of the staging tile, whose swizzle is the
   // one TMA undoes. TMA writes nothing for queries past Sq.
-  constexpr int64_t kBox = 64;
   asyncProxyFence(); // this thread's staging writes, for TMA's reads
   computeBarrier();
   onLeader([&] {
-    Value query = i32Of(arith::DivUIOp::create(*b, out.row0, idx(p.group)));
-    Value head = i32Of(arith::RemUIOp::create(*b, out.row0, idx(p.group)));
-    for (int64_t c = 0; c < p.dv; c += kBox)
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-          *b, tensorMapO, sharedPointer(idx(p.oOff + (c / kBox) * p.br * 128)),
-          ValueRange{i32(c), head, query, i32Of(out.kvHead), i32Of(out.batch)},
-          Value(), NVVM::TMAStoreMode::TILE, Value());
+    forEachQViewBox(
+        out.row0, out.kvHead, out.batch, p.oOff, p.dv,
+        [&](Value offset) { return sharedPointer(offset); },
+        [&](Value src, ValueRange coords) {
+          NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+              *b, tensorMapO, src, coords, Value(), NVVM::TMAStoreMode::TILE,
+              Value());
+        });
     NVVM::CpAsyncBulkCommitGroupOp::create(*b);
     // Shared memory must outlive the reads: wait for them, not the writes.
     NVVM::CpAsyncBulkWaitGroupOp::create(*b, b->getI32IntegerAttr(0),

@@ -194,6 +194,14 @@ private:
   /// Issues the Q tile whose first row (of the block's K/V head's query
   /// rows) is `row0`, with its bytes expected on qBarrier(); one thread.
   void copyQTma(Value row0, Value kvHead, Value batch);
+  /// For each 64-column box of a `width`-column tile in Q's TMA view (Q
+  /// and O: the block's rows from K/V-head row `row0`, the tile staged
+  /// blocked at byte `base`): issue(pointer(its shared byte offset), its
+  /// coordinates, innermost first: column, head in group, query, K/V
+  /// head, batch), each built in a statement of its own.
+  void forEachQViewBox(Value row0, Value kvHead, Value batch, int64_t base,
+                       int64_t width, function_ref<Value(Value)> pointer,
+                       function_ref<void(Value, ValueRange)> issue);
   /// Q's mbarrier: the plan's last.
   Value qBarrier();
   /// Waits for the phase of parity `parity` (0 or 1) of mbarrier `bar`.

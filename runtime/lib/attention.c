@@ -279,9 +279,7 @@ static int check_launch(const attnrt_attention_kernel *kernel,
       // Q's (and O's) boxes are block_q rows of whole queries or of part
       // of one query's group (add_tensor_map).
       if ((param->operand == ATTNRT_Q || param->operand == ATTNRT_O) &&
-          (launch->block_q < 1 || launch->block_q > 256 || launch->group < 1 ||
-           (launch->block_q % launch->group &&
-            launch->group % launch->block_q)))
+          !attnrt_internal_q_view_box(launch->block_q, launch->group))
         return REJECT(ATTN_ERROR_RUNTIME, kernel,
                       "kernel %s: parameter %d is %s's tensor map, but its "
                       "block_q = %d and group = %d make no box",

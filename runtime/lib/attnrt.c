@@ -1241,8 +1241,7 @@ attnrt_status attnrt_encode_attention_tensor_map(
   }
   begin_call();
   REQUIRE_ARGUMENT(sizes && strides, "sizes and strides must not be NULL");
-  REQUIRE_ARGUMENT(block_q >= 1 && block_q <= 256 && group >= 1 &&
-                       (block_q % group == 0 || group % block_q == 0) &&
+  REQUIRE_ARGUMENT(attnrt_internal_q_view_box(block_q, group) &&
                        sizes[1] % group == 0,
                    "block_q %d and group %d make no box of %lld heads", block_q,
                    group, sizes[1]);
