@@ -216,7 +216,17 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<LaunchParam> params,
                                  ArrayRef<LaunchTerm> workspace,
                                  Type workspaceType, int64_t blockQ,
-                                 int64_t group, bool programmatic) {
+                                 int64_t group, bool programmatic,
+                                 int64_t maxKvLen) {
+  if (maxKvLen < 0)
+    return emitError() << "launch 'max_kv_len' must be >= 0 (0: no bound), "
+                          "got "
+                       << maxKvLen;
+  if (maxKvLen && role != LaunchRole::Prefill)
+    return emitError() << "a '" << stringifyLaunchRole(role)
+                       << "' launch cannot have 'max_kv_len' (only prefill "
+                          "launches are alternatives the runtime chooses "
+                          "among)";
   if (programmatic && role != LaunchRole::DecodeCombine)
     return emitError() << "a '" << stringifyLaunchRole(role)
                        << "' launch cannot be 'programmatic' (only "
@@ -395,7 +405,8 @@ static ParseResult parseParam(AsmParser &parser,
 
 // #attn.launch<role, tier = "...", threads = N, shared = N, grid = [...],
 //              params = [...] (, workspace = [...] : type)?
-//              (, block_q = N)? (, group = N)? (, programmatic)?>
+//              (, block_q = N)? (, group = N)? (, programmatic)?
+//              (, max_kv_len = N)?>
 Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
@@ -430,7 +441,7 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
       }))
     return {};
   Type workspaceType;
-  int64_t blockQ = 0, group = 0;
+  int64_t blockQ = 0, group = 0, maxKvLen = 0;
   bool programmatic = false;
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc keyLoc = parser.getCurrentLocation();
@@ -453,10 +464,13 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
     } else if (key == "group") {
       if (parser.parseInteger(group))
         return {};
+    } else if (key == "max_kv_len") {
+      if (parser.parseInteger(maxKvLen))
+        return {};
     } else {
       parser.emitError(keyLoc) << "unknown launch field '" << key
-                               << "'; expected workspace, block_q, group "
-                                  "or programmatic";
+                               << "'; expected workspace, block_q, group, "
+                                  "programmatic or max_kv_len";
       return {};
     }
   }
@@ -470,7 +484,7 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   }
   return LaunchAttr::getChecked(emitError, ctx, *role, *tier, threads, shared,
                                 grid, params, workspace, workspaceType, blockQ,
-                                group, programmatic);
+                                group, programmatic, maxKvLen);
 }
 
 void LaunchAttr::print(AsmPrinter &printer) const {
@@ -496,5 +510,7 @@ void LaunchAttr::print(AsmPrinter &printer) const {
     os << ", group = " << getGroup();
   if (getProgrammatic())
     os << ", programmatic";
+  if (getMaxKvLen())
+    os << ", max_kv_len = " << getMaxKvLen();
   os << ">";
 }

@@ -256,6 +256,13 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       head, where the tier has them (0: none); attn-compile orders prefill
       alternatives by `block_q`, and Q's tensor map takes its boxes from
       them.
+    - `max_kv_len` (a `prefill` alternative): libattnrt launches this one,
+      rather than any larger-tiled alternative before it, when the K/V
+      length (`kv_len`) is at most N; 0 (the default) says nothing. The
+      compiler sets it where it measured a smaller tile to win on short
+      sequences even on a grid that fills the GPU (wgmma's one-role 64 x 64
+      tile against its 128-row producer tile: the first K/V tiles' latency
+      is paid by fewer rows).
 
     ```mlir
     #attn.launch<prefill, tier = mma, threads = 128, shared = 68096,
@@ -284,7 +291,8 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
     OptionalParameter<"::mlir::Type">:$workspace_type,
     DefaultValuedParameter<"int64_t", "0">:$block_q,
     DefaultValuedParameter<"int64_t", "0">:$group,
-    DefaultValuedParameter<"bool", "false">:$programmatic);
+    DefaultValuedParameter<"bool", "false">:$programmatic,
+    DefaultValuedParameter<"int64_t", "0">:$max_kv_len);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -66,6 +66,8 @@ std::string KernelLaunch::describe() const {
     os << " rows_per_block=" << contract.getGridDim(0).front().value;
   if (contract.getProgrammatic())
     os << " programmatic=1";
+  if (contract.getMaxKvLen())
+    os << " max_kv_len=" << contract.getMaxKvLen();
   os << " args=" << numArgs << " role=" << stringifyLaunchRole(contract.getRole())
      << " grid=";
   printDims(os, contract.getGrid());

@@ -90,7 +90,7 @@ LaunchAttr mlir::attn::blockMaskLaunch(const L1Nest &nest, int64_t threads,
                          /*shared=*/0, grid, params,
                          blockMaskShape(perBatch, perHead, block),
                          IntegerType::get(ctx, 32), /*blockQ=*/0,
-                         /*group=*/0, /*programmatic=*/false);
+                         /*group=*/0, /*programmatic=*/false, /*maxKvLen=*/0);
 }
 
 LaunchAttr
@@ -122,7 +122,7 @@ mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
   return LaunchAttr::get(nest.forall->getContext(), LaunchRole::Prefill, tier,
                          threads, sharedBytes, grid, params, workspace,
                          workspaceType, blockQ, group,
-                         /*programmatic=*/false);
+                         /*programmatic=*/false, /*maxKvLen=*/0);
 }
 
 int64_t mlir::attn::packedQTiles(const L1Nest &nest) {
@@ -151,7 +151,7 @@ LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
                          tier, threads, sharedBytes, grid, params,
                          workspaceShape(workspace), workspace.getElementType(),
                          blockQ, group,
-                         /*programmatic=*/false);
+                         /*programmatic=*/false, /*maxKvLen=*/0);
 }
 
 LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
@@ -168,7 +168,7 @@ LaunchAttr mlir::attn::decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                          Tier::Decode, threads, sharedBytes, grid, params,
                          workspaceShape(workspace), workspace.getElementType(),
                          /*blockQ=*/0,
-                         /*group=*/0, programmatic);
+                         /*group=*/0, programmatic, /*maxKvLen=*/0);
 }
 
 LaunchAttr mlir::attn::appendLaunch(CacheAppendOp op, int64_t threads,
@@ -193,7 +193,8 @@ LaunchAttr mlir::attn::appendLaunch(CacheAppendOp op, int64_t threads,
                            : LaunchTerm::of(2, LaunchSize::Batch)};
   return LaunchAttr::get(op.getContext(), LaunchRole::Append, Tier::Copy,
                          threads, /*shared=*/0, grid, params, {}, Type(),
-                         /*blockQ=*/0, /*group=*/0, /*programmatic=*/false);
+                         /*blockQ=*/0, /*group=*/0, /*programmatic=*/false,
+                         /*maxKvLen=*/0);
 }
 
 void mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,

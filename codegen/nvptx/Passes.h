@@ -59,9 +59,12 @@ int64_t mmaTileSharedBytes(int64_t blockQ, int64_t blockKv, int64_t d,
 
 /// A schedule libattnrt may launch instead of the one attn-select-tier
 /// picks, and the suffix of the name of the kernel function that has it.
+/// `maxKvLen` (0: none) is its launch contract's `max_kv_len`: libattnrt
+/// prefers it to the larger tiles up to that K/V length.
 struct AlternativeSchedule {
   StringRef suffix;
   ScheduleAttr schedule;
+  int64_t maxKvLen = 0;
 };
 /// The small-grid alternatives of `op` on `sm` with `prefill` the chip's
 /// default prefill tier, largest tile first (empty where none applies):

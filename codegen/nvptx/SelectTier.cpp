@@ -319,6 +319,26 @@ struct SmallGridTile {
 };
 constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
                                              {"_tiny_grid", 32, 128, 8}};
+
+/// The K/V length up to which the one-role 64x64 wgmma tile (`rows` x
+/// `keys`, no extra warps) beats the 128-row producer tile (`defaultRows`)
+/// even on grids that fill the GPU; 0 where not measured. There each
+/// 128-row block sees few K/V tiles and pays its first tile's latency
+/// alone, which three 64-row blocks an SM hide. H100, H16 D128 (µs,
+/// bench/RESULTS.md): S512 B32 165 against 179 (non-causal S1k B16 281
+/// against 276: the bound is 512), causal S512 B32 118 against 148 and
+/// S1k B16 174 against 201 (causal sees half the tiles: 1024). At D256
+/// the 64x64 tile (131 KiB, one block an SM) lost at every length tried
+/// (S512 B32 229 against 149 µs), so D256 has no such alternative.
+int64_t shortKvLen(AttentionOp op, int64_t defaultRows, int64_t rows,
+                   int64_t keys, int64_t warps) {
+  const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+  if (defaultRows != 128 || rows != 64 || keys != 64 || warps || dims > 128)
+    return 0;
+  MaskAttr mask = op.getMaskAttr();
+  bool causal = mask && mask.getKind() == MaskKind::Causal;
+  return causal ? 1024 : 512;
+}
 } // namespace
 
 SmallVector<AlternativeSchedule>
@@ -350,16 +370,19 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
     // D64; past D64 with a producer it is 128 rows, and the 64x64 one-role
     // kernel is the alternative: B1 H16 S1k D128 27.5 us against 43.3 on
     // the 8-warp mma tile, bench/RESULTS.md).
+    int64_t maxKvLen = 0;
     if (prefill == Tier::WGMMA && tierOf(op, prefill) == Tier::WGMMA) {
       auto [rows, cols] = selectedPrefillTiles(op, Tier::WGMMA, sm,
                                                /*wgmmaProducer=*/true);
       if (tile.rows == rows && keys == cols &&
           (!tile.warps || tile.warps == defaultWarps(Tier::WGMMA, rows)))
         continue;
+      maxKvLen = shortKvLen(op, rows, tile.rows, keys, tile.warps);
     }
     schedules.push_back(
         {tile.suffix,
-         ScheduleAttr::get(op.getContext(), tile.rows, keys, tile.warps, 0)});
+         ScheduleAttr::get(op.getContext(), tile.rows, keys, tile.warps, 0),
+         maxKvLen});
   }
   return schedules;
 }

@@ -324,7 +324,7 @@ std::string launchFacts(const KernelLaunch &launch) {
                           : 0)
      << ", " << c.getWorkspace().size() << ", " << termsText(c.getWorkspace())
      << ",\n     " << c.getBlockQ() << ", " << c.getGroup() << ", "
-     << (c.getProgrammatic() ? 1 : 0) << "},\n";
+     << (c.getProgrammatic() ? 1 : 0) << ", " << c.getMaxKvLen() << "},\n";
   return s;
 }
 

@@ -30,15 +30,15 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
 }
 
 // Copies of `kernel`'s function beside it in `module`, one per schedule the
-// selection pass offers as a small-grid alternative on `sm`.
-void addAlternatives(ModuleOp module, const Kernel &kernel, StringRef chip,
-                     int sm) {
+// selection pass offers as a small-grid alternative on `sm`; returns those.
+SmallVector<AlternativeSchedule>
+addAlternatives(ModuleOp module, const Kernel &kernel, StringRef chip, int sm) {
   if (!kernel.op)
-    return; // a cache append has one kernel
+    return {}; // a cache append has one kernel
   SmallVector<AlternativeSchedule> schedules =
       smallGridSchedules(kernel.op, sm, defaultPrefillTier(chip));
   if (schedules.empty())
-    return;
+    return {};
   auto func = cast<func::FuncOp>(module.lookupSymbol(kernel.name));
   OpBuilder builder(func);
   builder.setInsertionPointAfter(func);
@@ -48,6 +48,16 @@ void addAlternatives(ModuleOp module, const Kernel &kernel, StringRef chip,
     for (auto copied : copy.getOps<AttentionOp>())
       copied.setScheduleAttr(alternative.schedule);
   }
+  return schedules;
+}
+
+// The contract with `max_kv_len` set: the tier that built the kernel does
+// not know it is an alternative; attn-compile does.
+LaunchAttr withMaxKvLen(LaunchAttr c, int64_t maxKvLen) {
+  return LaunchAttr::get(
+      c.getContext(), c.getRole(), c.getTier(), c.getThreads(), c.getShared(),
+      c.getGrid(), c.getParams(), c.getWorkspace(), c.getWorkspaceType(),
+      c.getBlockQ(), c.getGroup(), c.getProgrammatic(), maxKvLen);
 }
 
 } // namespace
@@ -64,6 +74,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   code.sm = *sm;
   code.archSpecific = chip.ends_with("a");
   OwningOpRef<ModuleOp> module = kernelModule(spec, kernel);
+  SmallVector<AlternativeSchedule> alternatives;
   if (runTimeDecode) {
     // The spec's schedule is the prefill kernel's; the decode tier picks
     // its own.
@@ -79,7 +90,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
     });
     code.maxQLen = kDecodeMaxQueries;
   } else {
-    addAlternatives(*module, kernel, chip, code.sm);
+    alternatives = addAlternatives(*module, kernel, chip, code.sm);
   }
 
   // attn-to-ptx starts with attn-select-tier; running it first here lets
@@ -119,6 +130,17 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
     return func.emitError("attn-compile: no kernel launch for @")
            << kernel.name;
 
+  // An alternative measured to win on short sequences says up to which K/V
+  // length libattnrt should prefer it (max_kv_len).
+  for (const AlternativeSchedule &alternative : alternatives) {
+    if (!alternative.maxKvLen)
+      continue;
+    std::string host = kernel.name + alternative.suffix.str();
+    for (KernelLaunch &l : code.launches)
+      if (l.contract && l.contract.getRole() == LaunchRole::Prefill &&
+          l.host == host)
+        l.contract = withMaxKvLen(l.contract, alternative.maxKvLen);
+  }
   // The small-grid alternatives each made the same block-mask launch (its
   // blocks do not depend on the tile): the runtime runs the first.
   bool maskSeen = false;
@@ -330,6 +352,11 @@ std::string package::describeChoices(const Kernel &kernel,
       if (alternative.tier != own.tier)
         os << stringifyTier(alternative.tier) << " ";
       os << describeSchedule(alternative.tier, alternative.schedule);
+      // Preferred to the larger tiles on short sequences (max_kv_len).
+      for (const KernelLaunch &l : code.launches)
+        if (l.host == alternative.function && l.contract &&
+            l.contract.getMaxKvLen())
+          os << " (first for kv_len <= " << l.contract.getMaxKvLen() << ")";
     }
   }
   return text;

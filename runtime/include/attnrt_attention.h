@@ -203,6 +203,9 @@ typedef struct attnrt_launch_facts {
      programmatic dependent launch; its kernel waits for that one's
      writes): attnrt_launch_programmatic. */
   int programmatic;
+  /* A prefill alternative launched in preference to the larger tiles
+     before it when the K/V length is at most this (0: no such rule). */
+  long long max_kv_len;
 } attnrt_launch_facts;
 
 /* The device code for one target, and its launches in order. Prefill
@@ -210,7 +213,9 @@ typedef struct attnrt_launch_facts {
    8-warp small-grid kernel last): of those whose shared memory the GPU
    allows, the runtime launches the first whose grid has a block for every
    multiprocessor, else the last (small problems run on smaller tiles or
-   on more warps per tile). */
+   on more warps per tile). An alternative with max_kv_len >= the K/V
+   length first drops the alternatives before it (short sequences run on
+   the smaller tile even where the larger one fills the GPU). */
 /* Arch-specific code (sm_90a: the wgmma prefill tier) is not forward
    compatible, neither its cubin nor its PTX: it runs on compute capability
    9.0 only, where the runtime prefers it to plain sm_90 code, and a library

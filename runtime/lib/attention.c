@@ -298,13 +298,21 @@ static int check_launch(const attnrt_attention_kernel *kernel,
 // The prefill launch to make (attnrt_device_code): of the alternatives whose
 // shared memory the GPU allows (code for sm_80 also runs on sm_86 and sm_89,
 // which allow less), the first whose grid gives every multiprocessor a
-// block, else the last. If none fits, the last, whose launch then reports
-// the limit; -1 if the code has no prefill launch.
+// block, else the last; but none before the last alternative whose
+// max_kv_len covers the K/V length. If none fits, the last, whose launch
+// then reports the limit; -1 if the code has no prefill launch.
 static int prefill_choice(const attnrt_device_code *code,
                           const struct problem *p, int multiprocessors,
                           int shared_limit) {
-  int choice = -1, last = -1;
+  int choice = -1, last = -1, from = 0;
   for (int i = 0; i < code->num_launches; ++i) {
+    const attnrt_launch_facts *launch = &code->launches[i];
+    if (launch->role == ATTNRT_ROLE_PREFILL && launch->max_kv_len > 0 &&
+        p->size[ATTNRT_SIZE_KV_LEN] <= launch->max_kv_len &&
+        launch->shared_bytes <= (unsigned)shared_limit)
+      from = i;
+  }
+  for (int i = from; i < code->num_launches; ++i) {
     if (code->launches[i].role != ATTNRT_ROLE_PREFILL)
       continue;
     last = i;

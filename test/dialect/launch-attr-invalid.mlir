@@ -102,7 +102,7 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // -----
 
-// expected-error @+1 {{unknown launch field 'stages'; expected workspace, block_q, group or programmatic}}
+// expected-error @+1 {{unknown launch field 'stages'; expected workspace, block_q, group, programmatic or max_kv_len}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], stages = 2>} { return }
 
 // -----
@@ -269,3 +269,13 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 // Only a decode_combine launch follows a launch it may overlap.
 // expected-error @+1 {{a 'prefill' launch cannot be 'programmatic' (only decode_combine follows a launch it may overlap)}}
 func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], programmatic>} { return }
+
+// -----
+
+// expected-error @+1 {{launch 'max_kv_len' must be >= 0 (0: no bound), got -512}}
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q], max_kv_len = -512>} { return }
+
+// -----
+
+// expected-error @+1 {{a 'decode_split' launch cannot have 'max_kv_len' (only prefill launches are alternatives the runtime chooses among)}}
+func.func @f() attributes {l = #attn.launch<decode_split, tier = decode, threads = 128, shared = 0, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 130] : f32, max_kv_len = 512>} { return }

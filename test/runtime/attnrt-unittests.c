@@ -1093,7 +1093,7 @@ static void run_launch_contracts(void) {
           {2, ATTNRT_SIZE_BATCH, 1}},
       4, {{ATTNRT_PARAM_MEMREF, ATTNRT_Q}, {ATTNRT_PARAM_MEMREF, ATTNRT_K},
           {ATTNRT_PARAM_MEMREF, ATTNRT_V}, {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
-      0, 0, 0, {{0}}, 0, 0, 0};
+      0, 0, 0, {{0}}, 0, 0, 0, 0};
   expect_contract("a prefill contract", &good, 100, ATTN_SUCCESS, "");
   // The grid comes from the terms: y = rows = 2 * 4 * 9000 > 65535.
   attnrt_launch_facts launch = good;
@@ -1211,7 +1211,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
         "fake_noop", ATTNRT_ROLE_PREFILL, 128, 0,
         3, {{0, ATTNRT_SIZE_PACKED_Q_TILES, block_q},
             {1, ATTNRT_SIZE_KV_HEADS, 1}, {2, ATTNRT_SIZE_CONSTANT, 1}},
-        7, {{0}}, 0, 0, 0, {{0}}, 0, 0, 0};
+        7, {{0}}, 0, 0, 0, {{0}}, 0, 0, 0, 0};
     memcpy(l[0].params, inputs, sizeof inputs);
     l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_O};
     l[0].params[6] = (attnrt_launch_param){ATTNRT_PARAM_MEMREF, ATTNRT_LSE};
@@ -1223,7 +1223,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
         "fake_noop", ATTNRT_ROLE_DECODE_SPLIT, 128, 0,
         4, {{0, ATTNRT_SIZE_SPLITS, 1}, {1, ATTNRT_SIZE_KV_HEADS, 1},
             {2, ATTNRT_SIZE_BATCH, 1}, {2, ATTNRT_SIZE_CONSTANT, 2}},
-        6, {{0}}, 3, 4, 3, {{0}}, 0, 0, 0};
+        6, {{0}}, 3, 4, 3, {{0}}, 0, 0, 0, 0};
     memcpy(l[0].params, inputs, sizeof inputs);
     l[0].params[5] = (attnrt_launch_param){ATTNRT_PARAM_WORKSPACE, 0};
     l[1] = (attnrt_launch_facts){
@@ -1232,7 +1232,7 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
             {2, ATTNRT_SIZE_CONSTANT, 1}},
         3, {{ATTNRT_PARAM_WORKSPACE, 0}, {ATTNRT_PARAM_MEMREF, ATTNRT_O},
             {ATTNRT_PARAM_MEMREF, ATTNRT_LSE}},
-        3, 4, 3, {{0}}, 0, 0, /*programmatic=*/1};
+        3, 4, 3, {{0}}, 0, 0, /*programmatic=*/1, 0};
     memcpy(l[0].workspace, workspace, sizeof workspace);
     memcpy(l[1].workspace, workspace, sizeof workspace);
   }
@@ -1563,6 +1563,7 @@ static void check_q_view_map(int mapped) {
                                     {{0}},
                                     64,
                                     2,
+                                    0,
                                     0};
   static const attnrt_device_code code = {80, 0, 0, tiny_ptx,
                                           sizeof tiny_ptx, launch, 1};
@@ -1616,6 +1617,74 @@ static void check_q_view_map(int mapped) {
         "box 64 columns, 2 heads, 32 queries (%u %u %u %u %u)", box[0], box[1],
         box[2], box[3], box[4]);
 }
+
+// Which prefill alternative runs (prefill_choice in attention.c): 128-row
+// tiles (384 threads), then 64-row ones preferred up to a K/V length of 512
+// (max_kv_len, 128 threads), then 64 rows on 8 warps (256 threads), the
+// last resort of small grids. The fake GPU has 108 multiprocessors; group 1.
+static void run_prefill_choice(void) {
+  if (!attach_fake_driver())
+    return;
+  static attnrt_launch_facts launch[3];
+  const int rows[3] = {128, 64, 64}, threads[3] = {384, 128, 256};
+  for (int i = 0; i < 3; ++i)
+    launch[i] = (attnrt_launch_facts){
+        .kernel = "fake_noop",
+        .role = ATTNRT_ROLE_PREFILL,
+        .threads = threads[i],
+        .num_grid_terms = 3,
+        .grid = {{0, ATTNRT_SIZE_GROUP_ROWS, rows[i]},
+                 {1, ATTNRT_SIZE_KV_HEADS, 1},
+                 {2, ATTNRT_SIZE_BATCH, 1}},
+        .num_params = 4,
+        .params = {{ATTNRT_PARAM_MEMREF, ATTNRT_Q},
+                   {ATTNRT_PARAM_MEMREF, ATTNRT_K},
+                   {ATTNRT_PARAM_MEMREF, ATTNRT_V},
+                   {ATTNRT_PARAM_MEMREF, ATTNRT_O}},
+        .block_q = rows[i],
+        .group = 1,
+        .max_kv_len = i == 1 ? 512 : 0};
+  static const attnrt_device_code code = {
+      80, 0, 0, tiny_ptx, sizeof tiny_ptx, launch, 3};
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  attnrt_attention_kernel k = {"choice", {{0}}, 0, &code, 1,
+                               loaded,   0,     0, NULL};
+  const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
+  k.operands[ATTNRT_Q] = k.operands[ATTNRT_K] = tensor;
+  k.operands[ATTNRT_V] = k.operands[ATTNRT_O] = tensor;
+  static const struct {
+    long long batch, q_len, kv_len;
+    unsigned threads, grid_x;
+    const char *why;
+  } cases[] = {
+      {4, 4096, 4096, 384, 32, "long: 128-row tiles"},
+      {32, 512, 512, 128, 8, "kv_len 512: the max_kv_len alternative"},
+      {32, 4096, 512, 128, 64, "Sq 4096 over kv_len 512: the same"},
+      {32, 513, 513, 384, 5, "kv_len 513: 128-row tiles again"},
+      {1, 512, 512, 256, 8, "kv_len 512 on 16 blocks: the last resort"},
+  };
+  static max_align_t device[64]; // never read: the pointers are not
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    attnrt_attention_call call;
+    memset(&call, 0, sizeof call);
+    const long long q[4] = {cases[c].batch, 2, cases[c].q_len, 64},
+                    kv[4] = {cases[c].batch, 2, cases[c].kv_len, 64};
+    memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
+    memcpy(call.sizes[ATTNRT_O], q, sizeof q);
+    memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
+    memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
+    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+      call.data[o] = device;
+    int result = attnrt_attention_run(&k, &call);
+    check(result == ATTN_SUCCESS && fake->last_block[0] == cases[c].threads &&
+              fake->last_grid[0] == cases[c].grid_x,
+          "%s: B %lld Sq %lld Sk %lld ran %u threads on %u blocks in x "
+          "(status %d)",
+          cases[c].why, cases[c].batch, cases[c].q_len, cases[c].kv_len,
+          fake->last_block[0], fake->last_grid[0], result);
+  }
+}
+
 static void run_q_tensor_map(void) { check_q_view_map(ATTNRT_Q); }
 static void run_o_tensor_map(void) { check_q_view_map(ATTNRT_O); }
 
@@ -1638,6 +1707,7 @@ int main(int argc, char **argv) {
       {"q-tensor-map", run_q_tensor_map},
       {"o-tensor-map", run_o_tensor_map},
       {"programmatic", run_programmatic},
+      {"prefill-choice", run_prefill_choice},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {
