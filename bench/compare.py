@@ -32,6 +32,7 @@ until a GPU run; see README "Appending to a K/V cache".)
 import argparse
 import json
 import os
+import re
 import sys
 
 import torch
@@ -298,6 +299,9 @@ def main():
                         default="all",
                         help="which rows to run (default: all; a table "
                              "for bench/RESULTS.md runs all)")
+    parser.add_argument("--only", metavar="REGEX",
+                        help="only the rows whose label matches (a quick "
+                             "look; tables for RESULTS.md run them all)")
     parser.add_argument("--no-flex", action="store_true",
                         help="leave compiled FlexAttention out (its "
                              "compiles take minutes)")
@@ -313,6 +317,8 @@ def main():
     records = []
     shapes = {"all": PREFILL + DECODE, "prefill": PREFILL,
               "decode": DECODE}[args.rows]
+    if args.only:
+        shapes = [s for s in shapes if re.search(args.only, s[0])]
     for shape in shapes:
         decode = shape[1].startswith("decode")
         times, flops, nbytes, diffs, notes = run_shape(
