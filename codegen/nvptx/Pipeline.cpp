@@ -142,13 +142,23 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // the other (attn.tier); each pass lowers only the nests marked for it.
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  pm.addPass(createAttnToWGMMA(
-      AttnToWGMMAOptions{options.chip, options.wgmmaTma, options.wgmmaProducer,
-                         options.wgmmaQkAhead, options.wgmmaPingPong,
-                         options.wgmmaQTma, options.wgmmaOTma}));
-  pm.addPass(createAttnToDecode(AttnToDecodeOptions{
-      options.chip, options.decodeThreads, options.decodeUnroll,
-      options.decodeStages}));
+  // Each field by name: a reordering of Passes.td's options cannot swap
+  // two flags of the same type unnoticed.
+  AttnToWGMMAOptions wgmma;
+  wgmma.chip = options.chip;
+  wgmma.tma = options.wgmmaTma;
+  wgmma.producer = options.wgmmaProducer;
+  wgmma.producerQkAhead = options.wgmmaQkAhead;
+  wgmma.pingPong = options.wgmmaPingPong;
+  wgmma.qTma = options.wgmmaQTma;
+  wgmma.oTma = options.wgmmaOTma;
+  pm.addPass(createAttnToWGMMA(wgmma));
+  AttnToDecodeOptions decode;
+  decode.chip = options.chip;
+  decode.simtThreads = options.decodeThreads;
+  decode.simtUnroll = options.decodeUnroll;
+  decode.simtStages = options.decodeStages;
+  pm.addPass(createAttnToDecode(decode));
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.
