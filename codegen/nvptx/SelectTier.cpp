@@ -326,8 +326,9 @@ constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
 /// 128-row block sees few K/V tiles and pays its first tile's latency
 /// alone, which three 64-row blocks an SM hide. H100, H16 D128 (µs,
 /// bench/RESULTS.md): S512 B32 165 against 179 (non-causal S1k B16 281
-/// against 276: the bound is 512), causal S512 B32 118 against 148 and
-/// S1k B16 174 against 201 (causal sees half the tiles: 1024). At D256
+/// against 276: the bound is 512), causal S512 B32 118 against 148, S1k
+/// B16 174 against 201, S1.5k B10 226 against 241 and S2k B8 304 against
+/// 309 (causal blocks see half the tiles or fewer: 2048). At D256
 /// the 64x64 tile (131 KiB, one block an SM) lost at every length tried
 /// (S512 B32 229 against 149 µs), so D256 has no such alternative.
 int64_t shortKvLen(AttentionOp op, int64_t defaultRows, int64_t rows,
@@ -337,7 +338,7 @@ int64_t shortKvLen(AttentionOp op, int64_t defaultRows, int64_t rows,
     return 0;
   MaskAttr mask = op.getMaskAttr();
   bool causal = mask && mask.getKind() == MaskKind::Causal;
-  return causal ? 1024 : 512;
+  return causal ? 2048 : 512;
 }
 } // namespace
 
