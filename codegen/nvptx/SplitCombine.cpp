@@ -1,9 +1,13 @@
 //===- SplitCombine.cpp - the merge of split-K partial states -------------===//
 //
-// One block per output row: the threads share the splits for m and l and
-// take one column each for the accumulator, so the loads over the splits
-// are independent and coalesced:
+// One block per output row, one pass over the splits: each thread takes a
+// column (two past Dv 128) and walks the splits kCombineUnroll at a time,
+// loading each split's m_s, l_s (one broadcast load per warp) and its
+// column of acc_s together, and merges them into a running (m, l, acc) in
+// split order:
 //   o = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m), and the LSE.
+// Every thread computes m and l itself, so the row costs one round of
+// loads (per kCombineUnroll splits), with no block reduction between.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +40,6 @@ public:
   void build(gpu::GPUFuncOp kernel);
 
 private:
-  Value blockReduce(Value x, Value tid, Value scratch, bool max);
   Value subf(Value x, Value y) { return arith::SubFOp::create(*b, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(*b, x, y); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(*b, x, y); }
@@ -47,92 +50,88 @@ private:
 
 } // namespace
 
-/// Block-wide max or sum of one f32 per thread: shuffles within each warp,
-/// then the warps' results through `scratch` (one slot per warp).
-Value CombineKernel::blockReduce(Value x, Value tid, Value scratch,
-                                 bool max) {
-  ImplicitLocOpBuilder &kb = *b;
-  auto combine = [&](Value a, Value c) -> Value {
-    return max ? arith::MaxNumFOp::create(kb, a, c).getResult() : addf(a, c);
-  };
-  for (int64_t off = kWarp / 2; off >= 1; off /= 2)
-    x = combine(x, gpu::ShuffleOp::create(kb, x, off, kWarp,
-                                          gpu::ShuffleMode::XOR)
-                       .getShuffleResult());
-  Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
-  Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
-  Value firstLane =
-      arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0));
-  auto first = scf::IfOp::create(kb, firstLane);
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(first.thenBlock());
-    memref::StoreOp::create(kb, x, scratch, ValueRange{warp});
-  }
-  gpu::BarrierOp::create(kb);
-  Value result = memref::LoadOp::create(kb, scratch, ValueRange{idx(0)});
-  for (int64_t w = 1; w < kCombineThreads / kWarp; ++w)
-    result = combine(result,
-                     memref::LoadOp::create(kb, scratch, ValueRange{idx(w)}));
-  // Every thread has read the slots before they are written again.
-  gpu::BarrierOp::create(kb);
-  return result;
-}
-
 void CombineKernel::build(gpu::GPUFuncOp kernel) {
-  // One block per output row: the threads share the splits for m and l
-  // and take one column each for the accumulator, so the loads over the
-  // splits are independent and coalesced.
   ImplicitLocOpBuilder &kb = *b;
-  MLIRContext *ctx = kb.getContext();
   Value ws = kernel.getArgument(0), o = kernel.getArgument(1);
   Value lse = n.storeLse ? kernel.getArgument(2) : Value();
   Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
   Value row = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
-                          MemRefLayoutAttrInterface{}, wg));
-  Value scratch = memref::ViewOp::create(
-      kb,
-      MemRefType::get({kCombineThreads / kWarp}, kb.getF32Type(),
-                      MemRefLayoutAttrInterface{}, wg),
-      smem, idx(0), ValueRange{});
   Value splits = memref::DimOp::create(kb, ws, 1);
-  Value stride = idx(kCombineThreads);
-  Value noMax = f32(-INFINITY);
-  auto maxLoop =
-      scf::ForOp::create(kb, tid, splits, stride, ValueRange{noMax});
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(maxLoop.getBody());
-    Value ms = memref::LoadOp::create(
-        kb, ws, ValueRange{row, maxLoop.getInductionVar(), idx(dv)});
-    scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
-                                 kb, maxLoop.getRegionIterArg(0), ms)});
+  // This thread's columns: tid, tid + kCombineThreads, ... below Dv.
+  const int64_t perThread = llvm::divideCeil(dv, kCombineThreads);
+  SmallVector<Value> columns, inside;
+  for (int64_t k = 0; k < perThread; ++k) {
+    columns.push_back(arith::AddIOp::create(kb, tid, idx(k * kCombineThreads)));
+    inside.push_back((k + 1) * kCombineThreads <= dv
+                         ? Value()
+                         : arith::CmpIOp::create(kb, arith::CmpIPredicate::ult,
+                                                 columns.back(), idx(dv)));
   }
-  Value m = blockReduce(maxLoop.getResult(0), tid, scratch, /*max=*/true);
-  Value shift = safeMax(m);
-  // Split s's weight in the merge, 2^(m_s - m) (m_s is the same address for
-  // every thread: one broadcast load).
-  auto splitWeight = [&](Value s) {
-    return exp2(subf(
-        memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(dv)}), shift));
+  auto both = [&](Value a, Value c) -> Value {
+    return !a ? c : !c ? a : arith::AndIOp::create(kb, a, c);
   };
-  Value sumStride = idx(kCombineThreads);
-  Value noSum = f32(0);
-  auto sumLoop =
-      scf::ForOp::create(kb, tid, splits, sumStride, ValueRange{noSum});
+  // A load of the workspace where `when` holds (always, if null), else
+  // `none`: a slot past the last split, or a column past Dv, loads nothing.
+  auto loadIf = [&](Value when, Value split, Value col, Value none) -> Value {
+    if (!when)
+      return memref::LoadOp::create(kb, ws, ValueRange{row, split, col});
+    auto load = scf::IfOp::create(kb, TypeRange{kb.getF32Type()}, when,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(load.thenBlock());
+    scf::YieldOp::create(kb, ValueRange{memref::LoadOp::create(
+                                 kb, ws, ValueRange{row, split, col})});
+    kb.setInsertionPointToStart(load.elseBlock());
+    scf::YieldOp::create(kb, ValueRange{none});
+    return load.getResult(0);
+  };
+  // The running state (m, l, acc per column) over rounds of
+  // kCombineUnroll splits: a round's loads are independent, so they are
+  // in flight together; the merge runs in split order, so the result does
+  // not depend on the unroll, the batch or the other rows.
+  SmallVector<Value> init{f32(-INFINITY), f32(0)};
+  init.append(perThread, f32(0));
+  auto rounds =
+      scf::ForOp::create(kb, idx(0), splits, idx(kCombineUnroll), init);
   {
     OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(sumLoop.getBody());
-    Value s = sumLoop.getInductionVar();
-    Value w = splitWeight(s);
-    Value ls = memref::LoadOp::create(kb, ws, ValueRange{row, s, idx(dv + 1)});
-    scf::YieldOp::create(kb,
-                         ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(ls, w))});
+    kb.setInsertionPointToStart(rounds.getBody());
+    Value s0 = rounds.getInductionVar();
+    SmallVector<Value> ms, ls;
+    SmallVector<SmallVector<Value>> accs(perThread);
+    for (int64_t u = 0; u < kCombineUnroll; ++u) {
+      Value s = arith::AddIOp::create(kb, s0, idx(u));
+      Value split =
+          arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, s, splits);
+      ms.push_back(loadIf(split, s, idx(dv), f32(-INFINITY)));
+      ls.push_back(loadIf(split, s, idx(dv + 1), f32(0)));
+      for (int64_t k = 0; k < perThread; ++k)
+        accs[k].push_back(
+            loadIf(both(split, inside[k]), s, columns[k], f32(0)));
+    }
+    Value mRun = rounds.getRegionIterArg(0);
+    Value m = mRun;
+    for (Value splitMax : ms)
+      m = arith::MaxNumFOp::create(kb, m, splitMax);
+    // 2^(m_s - m) with an empty row's m = -inf taken as 0: weights 0, not
+    // NaN (a slot past the last split has m_s = -inf too).
+    Value shift = safeMax(m);
+    Value scale = exp2(subf(mRun, shift));
+    Value l = mulf(rounds.getRegionIterArg(1), scale);
+    SmallVector<Value> acc;
+    for (int64_t k = 0; k < perThread; ++k)
+      acc.push_back(mulf(rounds.getRegionIterArg(2 + k), scale));
+    for (int64_t u = 0; u < kCombineUnroll; ++u) {
+      Value w = exp2(subf(ms[u], shift));
+      l = addf(l, mulf(ls[u], w));
+      for (int64_t k = 0; k < perThread; ++k)
+        acc[k] = addf(acc[k], mulf(accs[k][u], w));
+    }
+    SmallVector<Value> next{m, l};
+    next.append(acc);
+    scf::YieldOp::create(kb, next);
   }
-  Value l = blockReduce(sumLoop.getResult(0), tid, scratch, /*max=*/false);
+  Value m = rounds.getResult(0), l = rounds.getResult(1);
   Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
   Value inverse = arith::DivFOp::create(kb, f32(1), l);
   Value inv = arith::SelectOp::create(kb, seen, inverse, f32(0));
@@ -153,58 +152,17 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
     Value batch = arith::DivUIOp::create(kb, bh, hq);
     at = {batch, head, query};
   }
-  // Each thread sums its column over the splits kCombineUnroll at a time:
-  // the loads of a round are independent, so they are in flight together
-  // (a loop of one load per trip waits a whole L2 latency per split). A
-  // slot past the last split loads nothing and weighs 0, so few splits
-  // (one, at large batches) cost no extra traffic; the sum still runs in
-  // split order, so the result does not depend on the unroll.
-  Value columns = idx(dv), colStride = idx(kCombineThreads);
-  auto loadIf = [&](Value inside, Value split, Value col, Value none) {
-    auto load = scf::IfOp::create(kb, TypeRange{kb.getF32Type()}, inside,
-                                  /*withElseRegion=*/true);
+  for (int64_t k = 0; k < perThread; ++k) {
     OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(load.thenBlock());
-    scf::YieldOp::create(kb, ValueRange{memref::LoadOp::create(
-                                 kb, ws, ValueRange{row, split, col})});
-    kb.setInsertionPointToStart(load.elseBlock());
-    scf::YieldOp::create(kb, ValueRange{none});
-    return load.getResult(0);
-  };
-  auto cols = scf::ForOp::create(kb, tid, columns, colStride);
-  {
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(cols.getBody());
-    Value c = cols.getInductionVar();
-    Value accFrom = idx(0), accBy = idx(kCombineUnroll);
-    Value noAcc = f32(0);
-    auto accLoop =
-        scf::ForOp::create(kb, accFrom, splits, accBy, ValueRange{noAcc});
-    {
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(accLoop.getBody());
-      Value s0 = accLoop.getInductionVar();
-      SmallVector<Value> inRange, accs, maxes;
-      for (int64_t u = 0; u < kCombineUnroll; ++u) {
-        Value s = arith::AddIOp::create(kb, s0, idx(u));
-        inRange.push_back(
-            arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, s, splits));
-        accs.push_back(loadIf(inRange.back(), s, c, f32(0)));
-        maxes.push_back(loadIf(inRange.back(), s, idx(dv), f32(-INFINITY)));
-      }
-      Value acc = accLoop.getRegionIterArg(0);
-      for (int64_t u = 0; u < kCombineUnroll; ++u) {
-        Value w = arith::SelectOp::create(
-            kb, inRange[u], exp2(subf(maxes[u], shift)), f32(0));
-        acc = addf(acc, mulf(accs[u], w));
-      }
-      scf::YieldOp::create(kb, ValueRange{acc});
+    if (inside[k]) {
+      auto write = scf::IfOp::create(kb, inside[k]);
+      kb.setInsertionPointToStart(write.thenBlock());
     }
-    Value x = mulf(accLoop.getResult(0), inv);
+    Value x = mulf(rounds.getResult(2 + k), inv);
     if (!outElt.isF32())
       x = arith::TruncFOp::create(kb, outElt, x);
     SmallVector<Value> oAt(at);
-    oAt.push_back(c);
+    oAt.push_back(columns[k]);
     memref::StoreOp::create(kb, x, o, oAt);
   }
   if (lse) {
@@ -219,7 +177,6 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
 }
-
 
 FailureOr<Value> nvptx::appendWorkspace(func::FuncOp func, int64_t dv) {
   auto type = MemRefType::get(
@@ -273,8 +230,8 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
                                             cst(kCombineRowsPerBlock));
   gpu::KernelDim3 grid{blocks, cst(1), cst(1)};
   gpu::KernelDim3 block{cst(kCombineThreads), cst(1), cst(1)};
-  // Its shared memory: one f32 per warp (the reductions' scratch).
-  const int64_t smemBytes = kCombineThreads / kWarp * 4;
+  // No shared memory: every thread merges the splits itself.
+  const int64_t smemBytes = 0;
   Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
   auto launch =
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);

@@ -19,7 +19,7 @@
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[ROWS]], %c1{{.*}}
 // CHECK: gpu.launch_func @attn_kernels::@paged_decode_decode_combine blocks in (%[[BLOCKS]],
 // CHECK-SAME: args(%[[WS]] : memref<?x?x130xf32>, %[[O]] : memref<?x32x1x128xf16>)
-// CHECK-SAME: {attn.launch = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>}
+// CHECK-SAME: {attn.launch = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 0, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>}
 
 // Split kernel: 16-byte loads of Q slices (4 rows), then per key a paged
 // K and V slice (block table entry j / 16), a 16-lane dot product reduced
@@ -49,29 +49,30 @@
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<?x?x130xf32>
-// Combine kernel: one block per output row; the block reduces the splits'
-// m and l (shuffles, then one slot per warp in shared memory), then each
-// thread takes a column, summing it over the splits 16 at a time: the 16
-// slots' loads of a trip come first (in flight together), each only where
-// its split exists (a slot past the last loads nothing: 0 and -inf, weight
-// 0).
+// Combine kernel: one block per output row, one pass over the splits 16
+// at a time: each slot loads its split's m, l and this thread's column of
+// acc (in flight together; a slot past the last split loads nothing: -inf,
+// 0 and 0), then the round merges them into the running m, l and acc in
+// split order (the old state rescaled by 2^(m_old - m)). No shuffles, no
+// barrier, no shared memory.
 // CHECK: gpu.func @paged_decode_decode_combine(%[[CWS:[^:]*]]: memref<?x?x130xf32>, %{{.*}}: memref<?x32x1x128xf16>)
-// CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
-// CHECK: gpu.barrier
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS:[^ ]*]] step %c16 iter_args
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS:[^ ]*]] step %c16 iter_args({{.*}}) -> (f32, f32, f32)
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[SPLITS]]
 // CHECK: scf.if %[[IN]] -> (f32) {
-// CHECK-NEXT: memref.load %[[CWS]]
+// CHECK-NEXT: memref.load %[[CWS]][%{{.*}}, %{{.*}}, %c128{{.*}}]
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: } else {
 // CHECK-NEXT: scf.yield %cst
-// CHECK-COUNT-31: scf.if %{{.*}} -> (f32)
+// CHECK-COUNT-47: scf.if %{{.*}} -> (f32)
 // CHECK-NOT: llvm.nvvm.ex2
+// CHECK: arith.maxnumf
+// CHECK: arith.select
 // CHECK: arith.subf
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: arith.select
 // CHECK: scf.yield
+// CHECK-NOT: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<?x32x1x128xf16>
 
 // The PTX holds 16-byte global loads and shuffles, no tensor-core instructions.
@@ -79,7 +80,7 @@
 // dependent launch): the split kernel lets it start, it waits for the
 // split kernel's writes, and its contract says so.
 // PTX: // attn.kernel paged_decode_decode_split host=paged_decode tier=decode-split threads=128 smem=16640 block_q=4 group=4 args=6 role=decode_split grid=[splits,kv_heads,batch*ceildiv(group_rows,4)] params=[q,k,v,block_table,kv_lens,workspace] workspace=[rows,splits,130]:f32{{$}}
-// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=16 rows_per_block=1 programmatic=1 args=2 role=decode_combine grid=[rows,1,1] params=[workspace,o] workspace=[rows,splits,130]:f32{{$}}
+// PTX: // attn.kernel paged_decode_decode_combine host=paged_decode tier=decode-combine threads=128 smem=0 rows_per_block=1 programmatic=1 args=2 role=decode_combine grid=[rows,1,1] params=[workspace,o] workspace=[rows,splits,130]:f32{{$}}
 // PTX-LABEL: .entry paged_decode_decode_split(
 // PTX: griddepcontrol.launch_dependents;
 // PTX: ld.global.v4.b32
