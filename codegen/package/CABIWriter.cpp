@@ -191,6 +191,8 @@ std::string describeSpec(const Kernel &kernel) {
         first = false;
         if (l.contract.getThreads() != 128)
           os << " (" << l.contract.getThreads() / 32 << " warps)";
+        if (l.contract.getMaxKvLen())
+          os << " (first for kv_len <= " << l.contract.getMaxKvLen() << ")";
       }
     }
     os << (code.cubin.empty() ? ", PTX)" : ", cubin + PTX)");

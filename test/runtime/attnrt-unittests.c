@@ -1529,6 +1529,24 @@ static void run_arch_specific(void) {
         fake->last_grid[0]);
 }
 
+// A call on Q/O [batch, hq, sq, d] and K/V [batch, hkv, sk, d] (row-major;
+// the pointers are never read: the fake driver runs nothing).
+static attnrt_attention_call bhsd_call(long long batch, long long hq,
+                                       long long hkv, long long sq,
+                                       long long sk, long long d) {
+  static max_align_t device[64];
+  attnrt_attention_call call;
+  memset(&call, 0, sizeof call);
+  const long long q[4] = {batch, hq, sq, d}, kv[4] = {batch, hkv, sk, d};
+  memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_O], q, sizeof q);
+  memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
+  memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
+  for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
+    call.data[o] = device;
+  return call;
+}
+
 // Q's tensor map (AttnAttrs.td): q [2, 4, 100, 64] f16, 2 K/V heads
 // (group 2), 64-row tiles. The driver gets the view [B, Hkv, Sq, group, D]
 // innermost first, the group dim with the head's stride and the K/V head
@@ -1572,16 +1590,7 @@ static void check_q_view_map(int mapped) {
   const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
   k.operands[ATTNRT_Q] = k.operands[ATTNRT_K] = tensor;
   k.operands[ATTNRT_V] = k.operands[ATTNRT_O] = tensor;
-  static max_align_t device[64]; // never read: the pointers are not
-  attnrt_attention_call call;
-  memset(&call, 0, sizeof call);
-  const long long q[4] = {2, 4, 100, 64}, kv[4] = {2, 2, 300, 64};
-  memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
-  memcpy(call.sizes[ATTNRT_O], q, sizeof q);
-  memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
-  memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
-  for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
-    call.data[o] = device;
+  attnrt_attention_call call = bhsd_call(2, 4, 2, 100, 300, 64);
   // Elements: query Hq * D = 256, head D, batch Sq * Hq * D.
   static const long long bshd[4] = {100 * 256, 64, 256, 1};
   if (mapped == ATTNRT_O) {
@@ -1663,18 +1672,9 @@ static void run_prefill_choice(void) {
       {32, 513, 513, 384, 5, "kv_len 513: 128-row tiles again"},
       {1, 512, 512, 256, 8, "kv_len 512 on 16 blocks: the last resort"},
   };
-  static max_align_t device[64]; // never read: the pointers are not
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-    attnrt_attention_call call;
-    memset(&call, 0, sizeof call);
-    const long long q[4] = {cases[c].batch, 2, cases[c].q_len, 64},
-                    kv[4] = {cases[c].batch, 2, cases[c].kv_len, 64};
-    memcpy(call.sizes[ATTNRT_Q], q, sizeof q);
-    memcpy(call.sizes[ATTNRT_O], q, sizeof q);
-    memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
-    memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
-    for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
-      call.data[o] = device;
+    attnrt_attention_call call = bhsd_call(cases[c].batch, 2, 2,
+                                           cases[c].q_len, cases[c].kv_len, 64);
     int result = attnrt_attention_run(&k, &call);
     check(result == ATTN_SUCCESS && fake->last_block[0] == cases[c].threads &&
               fake->last_grid[0] == cases[c].grid_x,
