@@ -288,6 +288,19 @@ enum {
   ATTNRT_BLOCK_MASK_REUSE = 2
 };
 
+/* The layout of the tables above, in the link names of the functions
+   below: code that attn-compile generated against another layout calls
+   names this runtime does not define, so linking a library's tables with
+   another version's runtime (two libraries of different attn versions in
+   one program: the first archive's runtime objects win) fails to link
+   instead of misreading the tables. Raise it with every change to
+   attnrt_launch_facts, attnrt_device_code, attnrt_attention_kernel or
+   attnrt_attention_call. */
+#define ATTNRT_ATTENTION_ABI 2
+#define attnrt_attention_can_implement attnrt_attention_can_implement_abi2
+#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi2
+#define attnrt_attention_run attnrt_attention_run_abi2
+
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never
    reads device memory: of a packed batch it checks the sizes (B + 1
