@@ -290,12 +290,12 @@ enum {
 
 /* The layout of the tables above, in the link names of the functions
    below: code that attn-compile generated against another layout calls
-   names this runtime does not define, so linking a library's tables with
-   another version's runtime (two libraries of different attn versions in
-   one program: the first archive's runtime objects win) fails to link
-   instead of misreading the tables. Raise it with every change to
-   attnrt_launch_facts, attnrt_device_code, attnrt_attention_kernel or
-   attnrt_attention_call. */
+   names this runtime does not define. Where two libraries of different
+   attn versions are linked into one program (the first archive's runtime
+   objects serve both), each library's calls then resolve to entry points
+   of its own layout, or the link fails; never to a runtime that would
+   misread its tables. Raise it with every change to attnrt_launch_facts,
+   attnrt_device_code, attnrt_attention_kernel or attnrt_attention_call. */
 #define ATTNRT_ATTENTION_ABI 2
 #define attnrt_attention_can_implement attnrt_attention_can_implement_abi2
 #define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi2
