@@ -322,6 +322,7 @@ constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
 
 /// The K/V length up to which the one-role 64x64 wgmma tile (`rows` x
 /// `keys`, no extra warps) beats the 128-row producer tile (`defaultRows`)
+/// of `op` (head dims up to `dims`, mask from `op`)
 /// even on grids that fill the GPU; 0 where not measured. There each
 /// 128-row block sees few K/V tiles and pays its first tile's latency
 /// alone, which three 64-row blocks an SM hide. H100, H16 D128 (µs,
@@ -331,9 +332,8 @@ constexpr SmallGridTile kSmallGridTiles[] = {{"_small_grid", 64, 64, 0},
 /// 309 (causal blocks see half the tiles or fewer: 2048). At D256
 /// the 64x64 tile (131 KiB, one block an SM) lost at every length tried
 /// (S512 B32 229 against 149 µs), so D256 has no such alternative.
-int64_t shortKvLen(AttentionOp op, int64_t defaultRows, int64_t rows,
-                   int64_t keys, int64_t warps) {
-  const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
+int64_t shortKvLen(AttentionOp op, int64_t dims, int64_t defaultRows,
+                   int64_t rows, int64_t keys, int64_t warps) {
   if (defaultRows != 128 || rows != 64 || keys != 64 || warps || dims > 128)
     return 0;
   MaskAttr mask = op.getMaskAttr();
@@ -378,7 +378,7 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
       if (tile.rows == rows && keys == cols &&
           (!tile.warps || tile.warps == defaultWarps(Tier::WGMMA, rows)))
         continue;
-      maxKvLen = shortKvLen(op, rows, tile.rows, keys, tile.warps);
+      maxKvLen = shortKvLen(op, dims, rows, tile.rows, keys, tile.warps);
     }
     schedules.push_back(
         {tile.suffix,

@@ -29,6 +29,13 @@ OwningOpRef<ModuleOp> kernelModule(ModuleOp spec, const Kernel &kernel) {
   return module;
 }
 
+// The name of `kernel`'s copy with `alternative`'s schedule: its function,
+// and so the host of its launches.
+std::string alternativeName(const Kernel &kernel,
+                            const AlternativeSchedule &alternative) {
+  return kernel.name + alternative.suffix.str();
+}
+
 // Copies of `kernel`'s function beside it in `module`, one per schedule the
 // selection pass offers as a small-grid alternative on `sm`; returns those.
 SmallVector<AlternativeSchedule>
@@ -44,7 +51,7 @@ addAlternatives(ModuleOp module, const Kernel &kernel, StringRef chip, int sm) {
   builder.setInsertionPointAfter(func);
   for (const AlternativeSchedule &alternative : schedules) {
     auto copy = cast<func::FuncOp>(builder.clone(*func));
-    copy.setSymName(kernel.name + alternative.suffix.str());
+    copy.setSymName(alternativeName(kernel, alternative));
     for (auto copied : copy.getOps<AttentionOp>())
       copied.setScheduleAttr(alternative.schedule);
   }
@@ -135,7 +142,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   for (const AlternativeSchedule &alternative : alternatives) {
     if (!alternative.maxKvLen)
       continue;
-    std::string host = kernel.name + alternative.suffix.str();
+    std::string host = alternativeName(kernel, alternative);
     for (KernelLaunch &l : code.launches)
       if (l.contract && l.contract.getRole() == LaunchRole::Prefill &&
           l.host == host)

@@ -278,6 +278,29 @@ def test_library_kernels_and_ops():
     check_close("paged_decode", o, reference(q, k, v, lens, "causal")[0])
 
 
+def captured(call):
+    """A CUDA graph of one prepared attn call, after a first call outside
+    the capture (it loads the module). The caller keeps `call` alive as
+    long as the graph: it owns the workspace the graph's launches name."""
+    call()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    return graph
+
+
+def replay_on(graph, statics, fresh, poisoned):
+    """Copies `fresh` into the captured `statics`, poisons `poisoned` with
+    NaN and replays the graph."""
+    for static, new in zip(statics, fresh):
+        static.copy_(new)
+    for t in poisoned:
+        t.fill_(math.nan)
+    graph.replay()
+    torch.cuda.synchronize()
+
+
 def test_cuda_graph_replay():
     """attn's launches captured in a CUDA graph (torch.cuda.graph) and
     replayed on fresh inputs copied into the captured buffers: the paged
@@ -295,19 +318,11 @@ def test_cuda_graph_replay():
     o = torch.full_like(q, math.nan)
     call = decode.paged_decode.prepare(q=q, k=k_arg, v=v_arg,
                                        block_table=table, kv_lens=lens, o=o)
-    call()  # loads the module outside the capture
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        call()
+    graph = captured(call)
     for replay in range(2):
         q2, k2, v2, k_arg2, v_arg2, table2, lens2 = make_case(c, gen)
-        for static, fresh in ((q, q2), (k_arg, k_arg2), (v_arg, v_arg2),
-                              (table, table2), (lens, lens2)):
-            static.copy_(fresh)
-        o.fill_(math.nan)
-        graph.replay()
-        torch.cuda.synchronize()
+        replay_on(graph, (q, k_arg, v_arg, table, lens),
+                  (q2, k_arg2, v_arg2, table2, lens2), (o,))
         check_close(f"paged_decode graph replay {replay}", o,
                     reference(q2, k2, v2, lens2, "causal")[0])
 
@@ -317,19 +332,10 @@ def test_cuda_graph_replay():
     o = torch.full_like(q, math.nan)
     lse = torch.full((2, 32, 300), math.nan, device="cuda")
     call = prefill.llama3_8b_prefill.prepare(q=q, k=k, v=v, o=o, lse=lse)
-    call()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        call()
+    graph = captured(call)
     for replay in range(2):
         fresh = [rand(gen, *s) for s in shapes]
-        for static, new in zip((q, k, v), fresh):
-            static.copy_(new)
-        o.fill_(math.nan)
-        lse.fill_(math.nan)
-        graph.replay()
-        torch.cuda.synchronize()
+        replay_on(graph, (q, k, v), fresh, (o, lse))
         ref_o, ref_lse = reference(*fresh, mask="causal")
         check_close(f"llama3 prefill graph replay {replay}", o, ref_o, lse,
                     ref_lse)
