@@ -293,6 +293,10 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "launch 'workspace' element type is given without "
                           "a shape";
   }
+  if (role == LaunchRole::DecodeUnsplit && workspaceRank > 0)
+    return emitError() << "a 'decode_unsplit' launch cannot have a workspace "
+                          "(it runs in place of decode_split and "
+                          "decode_combine, writing O itself)";
   if (blockQ < 0)
     return emitError() << "launch 'block_q' must be >= 0, got " << blockQ;
   if (group < 0)
@@ -417,8 +421,9 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   std::optional<LaunchRole> role = symbolizeLaunchRole(roleName);
   if (!role) {
     parser.emitError(loc) << "unknown launch role '" << roleName
-                          << "'; expected prefill, decode_split or "
-                             "decode_combine";
+                          << "'; expected prefill, decode_split, "
+                             "decode_combine, decode_unsplit, append or "
+                             "block_mask";
     return {};
   }
   StringRef tierName;

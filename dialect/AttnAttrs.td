@@ -137,7 +137,8 @@ def Attn_LaunchRole : I32EnumAttr<"LaunchRole",
     I32EnumAttrCase<"DecodeSplit", 1, "decode_split">,
     I32EnumAttrCase<"DecodeCombine", 2, "decode_combine">,
     I32EnumAttrCase<"Append", 3, "append">,
-    I32EnumAttrCase<"BlockMask", 4, "block_mask">]> {
+    I32EnumAttrCase<"BlockMask", 4, "block_mask">,
+    I32EnumAttrCase<"DecodeUnsplit", 5, "decode_unsplit">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -202,7 +203,10 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
     - `role`: what the launch is to its host function. `prefill` launches
       are alternatives (attn-compile may lower several tilings of one
       kernel; the runtime launches one); `decode_split` then
-      `decode_combine` run in that order; `append` is the one launch of an
+      `decode_combine` run in that order, unless the call has one K/V
+      split and the code has a `decode_unsplit` launch: that kernel (the
+      split kernel's tile, writing O and the LSE itself) then runs alone,
+      in place of both; `append` is the one launch of an
       `attn.cache_append` kernel; `block_mask` classifies the (Q block,
       K/V block) pairs of a `mask_mod` into the workspace, which the
       prefill launch then reads (it runs first, or alone, when the caller

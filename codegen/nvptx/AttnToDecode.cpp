@@ -536,10 +536,13 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
 /// The tensor-core split kernel: a prefill tier's parts in split-K form,
 /// the wgmma tier's on sm_90a where the Q tile is whole warpgroups and the
 /// head dims are 64-column blocks (MQA's 64 rows a K/V head), else the mma
-/// tier's.
+/// tier's. Beside it (a padded Q), its one-split form: the same tile
+/// writing O itself, which libattnrt launches instead of the split and
+/// combine kernels when a call has one split (large batches), saving the
+/// workspace's round trip and the combine's launch.
 LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
                                    gpu::GPUModuleOp kernels, StringRef name,
-                                   StringRef chip, int sm) {
+                                   StringRef chip, int sm, StringRef pass) {
   PrefillParts parts{Tier::MMA, MmaProvider::MmaSync, SharedLayout::Swizzled,
                      CopyPipeline::CpAsyncRing, ScoreStage::Registers};
   auto qTile = cast<RankedTensorType>(nest.loadQ.getTile().getType());
@@ -556,17 +559,31 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
   FailureOr<PrefillPlan> plan = planPrefill(nest, parts, sm);
   if (failed(plan))
     return failure();
-  plan->splitKV = true;
   // The split kernel is bound by memory: stages past two buy bytes in
   // flight, not Q K^T a tile ahead (which a prefill schedule asks for with
   // them).
   plan->qkAhead = false;
+  // The one-split form reads the nest too: a copy of it, built after.
+  scf::ForallOp twin;
+  if (!nest.loadQ.isPacked()) {
+    OpBuilder b(nest.forall);
+    b.setInsertionPointAfter(nest.forall);
+    twin = cast<scf::ForallOp>(b.clone(*nest.forall.getOperation()));
+  }
+  PrefillPlan whole = *plan;
+  whole.decodeUnsplit = true;
+  plan->splitKV = true;
   FailureOr<Value> ws = appendWorkspace(func, plan->valueHeadDim);
-  if (failed(ws))
+  if (failed(ws) ||
+      failed(createRegisterScoreKernel(nest, *plan)->build(kernels, name, *ws)))
     return failure();
-  std::unique_ptr<PrefillKernel> kernel =
-      createRegisterScoreKernel(nest, *plan);
-  return kernel->build(kernels, name, *ws);
+  if (!twin)
+    return success();
+  FailureOr<L1Nest> twinNest = matchNest(twin, pass);
+  if (failed(twinNest))
+    return failure();
+  return createRegisterScoreKernel(*twinNest, whole)
+      ->build(kernels, (name + "_unsplit").str(), Value());
 }
 
 struct AttnToDecodePass
@@ -599,8 +616,8 @@ struct AttnToDecodePass
       auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
       if (decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
                               *sm)) {
-        if (failed(buildTensorCoreSplit(*nest, func, kernels, name, chip,
-                                         *sm)))
+        if (failed(buildTensorCoreSplit(*nest, func, kernels, name, chip, *sm,
+                                        getArgument())))
           return signalPassFailure();
         continue;
       }

@@ -20,6 +20,8 @@ std::string KernelLaunch::tierName() const {
     return "decode-split";
   case LaunchRole::DecodeCombine:
     return "decode-combine";
+  case LaunchRole::DecodeUnsplit:
+    return "decode-unsplit";
   case LaunchRole::Append:
     return "append";
   case LaunchRole::BlockMask:

@@ -93,11 +93,12 @@ LaunchAttr mlir::attn::blockMaskLaunch(const L1Nest &nest, int64_t threads,
                          /*group=*/0, /*programmatic=*/false, /*maxKvLen=*/0);
 }
 
-LaunchAttr
-mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
-                          int64_t sharedBytes, int64_t blockQ, int64_t group,
-                          std::optional<std::pair<bool, bool>> blockMask,
-                          ArrayRef<LaunchOperand> tensorMaps) {
+// One block per Q tile (prefillLaunch), in `role`.
+static LaunchAttr tileLaunch(LaunchRole role, const L1Nest &nest, Tier tier,
+                             int64_t threads, int64_t sharedBytes,
+                             int64_t blockQ, int64_t group,
+                             std::optional<std::pair<bool, bool>> blockMask,
+                             ArrayRef<LaunchOperand> tensorMaps) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params;
   for (LaunchOperand o : tensorMaps)
@@ -119,10 +120,26 @@ mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
   if (operands.cuSeqlensQ)
     grid = {LaunchTerm::of(0, LaunchSize::PackedQTiles, blockQ),
             LaunchTerm::of(1, LaunchSize::KVHeads), LaunchTerm::constant(2, 1)};
-  return LaunchAttr::get(nest.forall->getContext(), LaunchRole::Prefill, tier,
-                         threads, sharedBytes, grid, params, workspace,
-                         workspaceType, blockQ, group,
+  return LaunchAttr::get(nest.forall->getContext(), role, tier, threads,
+                         sharedBytes, grid, params, workspace, workspaceType,
+                         blockQ, group,
                          /*programmatic=*/false, /*maxKvLen=*/0);
+}
+
+LaunchAttr
+mlir::attn::prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
+                          int64_t sharedBytes, int64_t blockQ, int64_t group,
+                          std::optional<std::pair<bool, bool>> blockMask,
+                          ArrayRef<LaunchOperand> tensorMaps) {
+  return tileLaunch(LaunchRole::Prefill, nest, tier, threads, sharedBytes,
+                    blockQ, group, blockMask, tensorMaps);
+}
+
+LaunchAttr mlir::attn::decodeUnsplitLaunch(const L1Nest &nest, Tier tier,
+                                           int64_t threads, int64_t sharedBytes,
+                                           int64_t blockQ, int64_t group) {
+  return tileLaunch(LaunchRole::DecodeUnsplit, nest, tier, threads, sharedBytes,
+                    blockQ, group, std::nullopt, {});
 }
 
 int64_t mlir::attn::packedQTiles(const L1Nest &nest) {

@@ -47,6 +47,13 @@ prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
               std::optional<std::pair<bool, bool>> blockMask = std::nullopt,
               ArrayRef<LaunchOperand> tensorMaps = {});
 
+/// The tensor-core split kernel's one-split form (decode_unsplit): the
+/// grid and params of prefillLaunch; libattnrt launches it in place of
+/// decode_split and decode_combine when the call has one split.
+LaunchAttr decodeUnsplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,
+                               int64_t sharedBytes, int64_t blockQ,
+                               int64_t group);
+
 /// The block-mask kernel (BlockMask.h): one block per (ceildiv(q_len,
 /// `block`), K/V head if `perHead`, batch if `perBatch`); params q, k, v,
 /// [captures], workspace (the block mask).

@@ -920,6 +920,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
                                   cast<MemRefType>(hostWorkspace.getType())));
     if (failed(buildCombine(n, module, name, hostWorkspace, p.sm)))
       return failure();
+  } else if (p.decodeUnsplit) {
+    setLaunchContract(launch,
+                      decodeUnsplitLaunch(n, p.parts.tier, p.blockThreads,
+                                          p.smemBytes, p.br, p.group));
   } else {
     // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
     std::optional<std::pair<bool, bool>> reads;

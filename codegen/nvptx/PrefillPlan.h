@@ -175,6 +175,9 @@ struct PrefillPlan {
   /// split's K/V tiles, its rows' partial states written to the workspace
   /// (SplitCombine.h) instead of O and the LSE. Register score stage only.
   bool splitKV = false;
+  /// The split kernel's one-split form (the decode tier's, without
+  /// splitKV): a plain kernel whose launch has the decode_unsplit role.
+  bool decodeUnsplit = false;
   /// The K/V loop walks the blocks a block mask lists (BlockMask.h), which
   /// a kernel of its own writes first, and skips the mask on full ones.
   bool blockMask = false;

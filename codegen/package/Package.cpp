@@ -172,9 +172,11 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
 
 // "tile 128x64 warps 4 stages 2"; the decode tier has rows per block only,
 // and says which instructions its tensor-core split kernel (`split`, the
-// tier of its split launch) runs on.
+// tier of its split launch) runs on, and whether it has a one-split form
+// (`unsplit`).
 static std::string describeSchedule(Tier tier, ScheduleAttr s,
-                                    Tier split = Tier::Decode) {
+                                    Tier split = Tier::Decode,
+                                    bool unsplit = false) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (tier == Tier::Decode) {
@@ -183,6 +185,8 @@ static std::string describeSchedule(Tier tier, ScheduleAttr s,
       os << " on tensor cores ("
          << (split == Tier::WGMMA ? "wgmma" : "mma.sync") << "), "
          << s.getBlockKv() << "-key tiles";
+    if (unsplit)
+      os << "; one split runs without the combine";
     return text;
   }
   os << "tile " << s.getBlockQ() << "x" << s.getBlockKv() << " warps "
@@ -210,11 +214,14 @@ std::string package::describeChoices(const Kernel &kernel,
     return text + "no attn.attention";
   const TierChoice &own = code.choices.front();
   Tier split = Tier::Decode;
-  for (const KernelLaunch &l : code.launches)
+  bool unsplit = false;
+  for (const KernelLaunch &l : code.launches) {
     if (l.contract && l.contract.getRole() == LaunchRole::DecodeSplit)
       split = l.contract.getTier();
+    unsplit |= l.contract && l.contract.getRole() == LaunchRole::DecodeUnsplit;
+  }
   os << stringifyTier(own.tier) << " "
-     << describeSchedule(own.tier, own.schedule, split);
+     << describeSchedule(own.tier, own.schedule, split, unsplit);
   // Why: what the spec asked for, else the selection pass's rule.
   AttentionOp op = kernel.op;
   os << " (";

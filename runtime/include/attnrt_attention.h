@@ -120,15 +120,19 @@ typedef struct attnrt_operand_type {
    interprets it; it knows no tier. */
 
 /* What a launch is to its kernel function: prefill launches are
-   alternatives (below), decode_split then decode_combine run in order;
-   append is the one launch of a cache-append kernel. */
+   alternatives (below), decode_split then decode_combine run in order,
+   unless the call has one split and the code has a decode_unsplit launch,
+   which then runs alone in place of both (and needs no workspace); append
+   is the one launch of a cache-append kernel. */
 typedef enum attnrt_launch_role {
   ATTNRT_ROLE_PREFILL = 1,
   ATTNRT_ROLE_DECODE_SPLIT = 2,
   ATTNRT_ROLE_DECODE_COMBINE = 3,
   ATTNRT_ROLE_APPEND = 4,
-  ATTNRT_ROLE_BLOCK_MASK = 5, /* writes the block mask into the workspace,
-                                 before the prefill launch that reads it */
+  ATTNRT_ROLE_BLOCK_MASK = 5,     /* writes the block mask into the workspace,
+                                     before the prefill launch that reads it */
+  ATTNRT_ROLE_DECODE_UNSPLIT = 6, /* the split kernel's tile writing O
+                                     itself: a call of one split */
 } attnrt_launch_role;
 
 /* The problem sizes grids and workspaces are functions of. */
@@ -295,11 +299,12 @@ enum {
    objects serve both), each library's calls then resolve to entry points
    of its own layout, or the link fails; never to a runtime that would
    misread its tables. Raise it with every change to attnrt_launch_facts,
-   attnrt_device_code, attnrt_attention_kernel or attnrt_attention_call. */
-#define ATTNRT_ATTENTION_ABI 2
-#define attnrt_attention_can_implement attnrt_attention_can_implement_abi2
-#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi2
-#define attnrt_attention_run attnrt_attention_run_abi2
+   attnrt_device_code, attnrt_attention_kernel, attnrt_attention_call or
+   the launch roles (3: decode_unsplit). */
+#define ATTNRT_ATTENTION_ABI 3
+#define attnrt_attention_can_implement attnrt_attention_can_implement_abi3
+#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi3
+#define attnrt_attention_run attnrt_attention_run_abi3
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never
@@ -309,8 +314,9 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                                    const attnrt_attention_call *call);
 
 /* The workspace `call`'s sizes need on the GPU of the current context: the
-   largest workspace of a launch's contract (0 for kernels without one; a
-   count of splits depends on the GPU's multiprocessors). */
+   largest workspace of the launches the call makes (0 for kernels without
+   one, and for decode code at one split where its decode_unsplit kernel
+   runs alone; a count of splits depends on the GPU's multiprocessors). */
 int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
                                      const attnrt_attention_call *call,
                                      size_t *bytes);

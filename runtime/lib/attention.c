@@ -210,7 +210,7 @@ static int check_terms(const attnrt_attention_kernel *kernel,
 static int check_launch(const attnrt_attention_kernel *kernel,
                         const attnrt_launch_facts *launch) {
   if (launch->role < ATTNRT_ROLE_PREFILL ||
-      launch->role > ATTNRT_ROLE_BLOCK_MASK)
+      launch->role > ATTNRT_ROLE_DECODE_UNSPLIT)
     return REJECT(ATTN_ERROR_RUNTIME, kernel, "kernel %s: unknown role %d",
                   launch->kernel, launch->role);
   // Only the decode combine follows a launch of the same call it may
@@ -327,14 +327,6 @@ static int prefill_choice(const attnrt_device_code *code,
   return choice >= 0 ? choice : last;
 }
 
-// Whether the code classifies a mask_mod's tiles first (a block mask).
-static int has_block_mask(const attnrt_device_code *code) {
-  for (int i = 0; i < code->num_launches; ++i)
-    if (code->launches[i].role == ATTNRT_ROLE_BLOCK_MASK)
-      return 1;
-  return 0;
-}
-
 static int has_workspace(const attnrt_device_code *code) {
   for (int i = 0; i < code->num_launches; ++i)
     if (code->launches[i].workspace_rank > 0)
@@ -386,6 +378,26 @@ static long long splits_of(const attnrt_device_code *code,
   return 1;
 }
 
+static int has_role(const attnrt_device_code *code, int role) {
+  for (int i = 0; i < code->num_launches; ++i)
+    if (code->launches[i].role == role)
+      return 1;
+  return 0;
+}
+
+// Whether a decode launch is left out at `splits`: with one split the
+// decode_unsplit kernel, where the code has one, runs in place of
+// decode_split and decode_combine; with more, it does not run.
+static int decode_skipped(const attnrt_device_code *code, int i,
+                          long long splits) {
+  int role = code->launches[i].role;
+  if (role == ATTNRT_ROLE_DECODE_UNSPLIT)
+    return splits != 1;
+  if (role == ATTNRT_ROLE_DECODE_SPLIT || role == ATTNRT_ROLE_DECODE_COMBINE)
+    return splits == 1 && has_role(code, ATTNRT_ROLE_DECODE_UNSPLIT);
+  return 0;
+}
+
 // A launch's workspace in bytes (0 without one), and its shape.
 static size_t launch_workspace(const attnrt_launch_facts *launch,
                                const struct problem *p,
@@ -400,11 +412,14 @@ static size_t launch_workspace(const attnrt_launch_facts *launch,
   return (size_t)bytes;
 }
 
-// The workspace every launch of `code` fits in: the largest.
+// The workspace every launch of `code` that runs at `p`'s splits fits in:
+// the largest (0 where the one-split kernel runs alone).
 static size_t workspace_bytes_of(const attnrt_device_code *code,
                                  const struct problem *p) {
   size_t most = 0;
   for (int i = 0; i < code->num_launches; ++i) {
+    if (decode_skipped(code, i, p->size[ATTNRT_SIZE_SPLITS]))
+      continue;
     long long shape[ATTNRT_MAX_RANK];
     size_t bytes = launch_workspace(&code->launches[i], p, shape);
     most = bytes > most ? bytes : most;
@@ -1091,8 +1106,8 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
       splits_of(code, loaded->resident_blocks, &p, loaded->multiprocessors,
                 call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;
-  if (has_workspace(code)) {
-    size_t needed = workspace_bytes_of(code, &p);
+  size_t needed = has_workspace(code) ? workspace_bytes_of(code, &p) : 0;
+  if (needed > 0) {
     if (call->workspace_bytes < needed)
       return REJECT(ATTN_ERROR_WORKSPACE_TOO_SMALL, kernel,
                     "the workspace has %zu bytes; %zu are needed (%lld "
@@ -1119,12 +1134,13 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     if (code->launches[i].role == ATTNRT_ROLE_BLOCK_MASK &&
         call->block_mask != ATTNRT_BLOCK_MASK_REUSE)
       order[num_order++] = i;
-  int attend =
-      call->block_mask != ATTNRT_BLOCK_MASK_ONLY || !has_block_mask(code);
+  int attend = call->block_mask != ATTNRT_BLOCK_MASK_ONLY ||
+               !has_role(code, ATTNRT_ROLE_BLOCK_MASK);
   for (int i = 0; attend && i < code->num_launches; ++i) {
     int role = code->launches[i].role;
     if (role != ATTNRT_ROLE_BLOCK_MASK &&
-        (role != ATTNRT_ROLE_PREFILL || i == prefill))
+        (role != ATTNRT_ROLE_PREFILL || i == prefill) &&
+        !decode_skipped(code, i, splits))
       order[num_order++] = i;
   }
   for (int o = 0; o < num_order; ++o) {

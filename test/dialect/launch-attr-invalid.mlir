@@ -2,7 +2,7 @@
 // and the rule; attn.launch on an op must be one and fit the launch.
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown launch role 'split'; expected prefill, decode_split or decode_combine}}
+// expected-error @+1 {{unknown launch role 'split'; expected prefill, decode_split, decode_combine, decode_unsplit, append or block_mask}}
 func.func @f() attributes {l = #attn.launch<split, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----
@@ -279,3 +279,9 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // expected-error @+1 {{a 'decode_split' launch cannot have 'max_kv_len' (only prefill launches are alternatives the runtime chooses among)}}
 func.func @f() attributes {l = #attn.launch<decode_split, tier = decode, threads = 128, shared = 0, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 130] : f32, max_kv_len = 512>} { return }
+
+// -----
+
+// The one-split decode kernel writes O itself: no workspace.
+// expected-error @+1 {{a 'decode_unsplit' launch cannot have a workspace (it runs in place of decode_split and decode_combine, writing O itself)}}
+func.func @f() attributes {l = #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 16), kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 130] : f32>} { return }

@@ -1,4 +1,4 @@
-// #attn.launch round-trips (attributes print sorted by name): the three
+// #attn.launch round-trips (attributes print sorted by name): the
 // roles the NVIDIA tiers emit, a programmatic combine, a tensor_map
 // parameter, captures, a prefill alternative's max_kv_len,
 // and the contract on a gpu.launch_func.
@@ -10,6 +10,7 @@
 // CHECK-SAME: p = #attn.launch<prefill, tier = mma, threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>
 // CHECK-SAME: s = #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
 // CHECK-SAME: t = #attn.launch<prefill, tier = mma, threads = 384, shared = 0, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [tensor_map(q), k, v, o]>
+// CHECK-SAME: u = #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 135168, grid = [ceildiv(group_rows, 16), kv_heads, batch], params = [q, k, v, o], block_q = 16, group = 4>
 // CHECK-SAME: x = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, capture(0), capture(1), o]>
 func.func @contracts() attributes {
   a = #attn.launch<prefill, tier = wgmma, threads = 128, shared = 65664,
@@ -36,7 +37,10 @@ func.func @contracts() attributes {
                    params = [tensor_map(q), k, v, o]>,
   x = #attn.launch<prefill, tier = mma, threads = 128, shared = 0,
                    grid = [ceildiv(group_rows, 64), kv_heads, batch],
-                   params = [q, k, v, capture(0), capture(1), o]>
+                   params = [q, k, v, capture(0), capture(1), o]>,
+  u = #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 135168,
+                   grid = [ceildiv(group_rows, 16), kv_heads, batch],
+                   params = [q, k, v, o], block_q = 16, group = 4>
 } {
   return
 }

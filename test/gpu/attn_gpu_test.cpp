@@ -322,11 +322,23 @@ bool poison(const Case &c, Problem &p) {
   return true;
 }
 
-/// Launches the spec's kernels: one (wmma) or split + combine (decode).
+/// Launches the spec's kernels: one (wmma) or split + combine (decode),
+/// or at one split the decode code's one-split kernel alone where it has
+/// one (as libattnrt does).
 bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
             Problem &p, attnrt_stream *stream) {
+  bool unsplit =
+      p.splits == 1 &&
+      std::any_of(launches.begin(), launches.end(), [](const LaunchFacts &f) {
+        return f.tier == "decode-unsplit";
+      });
   for (const LaunchFacts &f : launches) {
-    if (f.tier == "wmma" || f.tier == "mma" || f.tier == "wgmma") {
+    if (f.tier == "decode-unsplit" && !unsplit)
+      continue;
+    if (unsplit && (f.tier == "decode-split" || f.tier == "decode-combine"))
+      continue;
+    if (f.tier == "wmma" || f.tier == "mma" || f.tier == "wgmma" ||
+        f.tier == "decode-unsplit") {
       int64_t rows = c.sq * (c.hq / c.hkv);
       unsigned gridX = static_cast<unsigned>((rows + f.blockQ - 1) / f.blockQ);
       unsigned gridZ = static_cast<unsigned>(c.batch);

@@ -1501,6 +1501,63 @@ static void run_programmatic(void) {
         fake->last_launch_programmatic, with_ex);
 }
 
+// Decode code with a one-split kernel (decode_unsplit, launched on the
+// prefill grid of 16-row tiles) beside the split and combine pair: a call
+// of one split runs it alone and needs no workspace; a call of more runs
+// the pair.
+static void run_decode_unsplit(void) {
+  if (!attach_fake_driver())
+    return;
+  packed_kernel(0, 16, 0); // fills packed_launches[0]
+  attnrt_attention_kernel decode = packed_kernel(1, 0, 2);
+  static attnrt_launch_facts three[3];
+  three[0] = packed_launches[1][0];
+  three[1] = packed_launches[0][0]; // a prefill launch's grid and params
+  three[1].role = ATTNRT_ROLE_DECODE_UNSPLIT;
+  three[2] = packed_launches[1][1];
+  static attnrt_device_code code;
+  code = packed_code[1];
+  code.launches = three;
+  code.num_launches = 3;
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  decode.code = &code;
+  decode.loaded = loaded;
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  call.num_splits = 1;
+  size_t bytes = 1;
+  expect_packed("decode workspace_bytes(1 split)",
+                attnrt_attention_workspace_bytes(&decode, &call, &bytes),
+                ATTN_SUCCESS, "");
+  check(bytes == 0, "one split needs no workspace (%zu bytes)", bytes);
+  int launches = fake->launches;
+  expect_packed("decode run(1 split, no workspace)",
+                attnrt_attention_run(&decode, &call), ATTN_SUCCESS, "");
+  // floor(100 * 2 / 16) + 3 = 15 tiles.
+  check(fake->launches == launches + 1 && fake->last_grid[0] == 15 &&
+            fake->last_grid[1] == 2 && !fake->last_launch_programmatic,
+        "one split: the unsplit kernel alone, grid (%u, %u, %u)",
+        fake->last_grid[0], fake->last_grid[1], fake->last_grid[2]);
+  call.num_splits = 3;
+  expect_packed("decode workspace_bytes(3 splits)",
+                attnrt_attention_workspace_bytes(&decode, &call, &bytes),
+                ATTN_SUCCESS, "");
+  check(bytes == 400ull * 3 * 66 * 4,
+        "3 splits need the split workspace (%zu bytes)", bytes);
+  expect_packed("decode run(3 splits, no workspace)",
+                attnrt_attention_run(&decode, &call),
+                ATTN_ERROR_WORKSPACE_TOO_SMALL, "316800 are needed");
+  static max_align_t workspace[316800 / sizeof(max_align_t) + 1];
+  call.workspace = workspace;
+  call.workspace_bytes = bytes;
+  launches = fake->launches;
+  expect_packed("decode run(3 splits)", attnrt_attention_run(&decode, &call),
+                ATTN_SUCCESS, "");
+  check(fake->launches == launches + 2 && fake->last_grid[0] == 400,
+        "3 splits: split and combine, not the unsplit kernel (%d launches, "
+        "last grid x %u)",
+        fake->launches - launches, fake->last_grid[0]);
+}
+
 // On a compute capability 9.0 device (FAKE_CUDA_CC=90) arch-specific code
 // (sm_90a) goes before plain sm_90 code, which suits it as well: here the
 // two differ only in their Q tile (64 rows plain, 16 arch-specific), which
@@ -1708,6 +1765,7 @@ int main(int argc, char **argv) {
       {"o-tensor-map", run_o_tensor_map},
       {"programmatic", run_programmatic},
       {"prefill-choice", run_prefill_choice},
+      {"decode-unsplit", run_decode_unsplit},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {

@@ -3,7 +3,9 @@
 // split-K form, one block per (split, K/V head, batch x Q tile) over its
 // split's 64-key tiles (mma.sync, cp.async ring), writing its rows'
 // partial states to the same workspace the SIMT split kernel writes, then
-// the same combine kernel. Turing (no mma.sync) keeps the SIMT kernel.
+// the same combine kernel; beside them the same tile writing O itself
+// (decode_unsplit), which libattnrt launches alone at one split. Turing
+// (no mma.sync) keeps the SIMT kernel, which has no such form.
 // Four K/V stages are in flight (147456 bytes of shared memory at D128).
 // On sm_90a a Q tile of whole warpgroups with 64-column head dims gets the
 // wgmma tier's parts instead (wgmma from swizzled 64-column blocks); D 96
@@ -20,6 +22,9 @@
 // CHECK-SAME: #attn.launch<decode_split, tier = mma, threads = 128, shared = {{[0-9]+}}, grid = [splits, kv_heads, batch * ceildiv(group_rows, 64)], params = [q, k, v, workspace], workspace = [rows, splits, 130] : f32, block_q = 64, group = 64>
 // CHECK: gpu.launch_func @attn_kernels::@mqa_decode_combine
 // CHECK-SAME: #attn.launch<decode_combine, tier = decode
+// CHECK: gpu.launch_func @attn_kernels::@mqa_decode_unsplit blocks in
+// CHECK-SAME: args({{.*}} : memref<?x64x1x128xf16>, {{.*}} : memref<?x64x1xf32>)
+// CHECK-SAME: #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 147456, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 64>
 // CHECK: gpu.func @mqa_decode_split(
 // The split's range: whole 64-key tiles per split.
 // CHECK: memref.dim %{{.*}}, %c1{{.*}} : memref<?x?x130xf32>
@@ -32,9 +37,18 @@
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %c128{{.*}}] : memref<?x?x130xf32>
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %c129{{.*}}] : memref<?x?x130xf32>
 // CHECK: gpu.func @mqa_decode_combine(
+// The one-split form: the whole K/V range, normalized rows of O and the
+// LSE, no workspace.
+// CHECK: gpu.func @mqa_decode_unsplit(%{{.*}}: memref<?x64x1x128xf16>, %{{.*}}: memref<?x1x?x128xf16>, %{{.*}}: memref<?x1x?x128xf16>, %{{.*}}: memref<?x64x1x128xf16>, %{{.*}}: memref<?x64x1xf32>)
+// CHECK-NOT: memref<?x?x130xf32>
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: memref<?x?x130xf32>
+// CHECK: gpu.func @mqa_d96_decode_split(
 // TURING: #attn.launch<decode_split, tier = decode, threads = 128
+// TURING-NOT: decode_unsplit
 // HOPPER-LABEL: func.func @mqa
 // HOPPER: #attn.launch<decode_split, tier = wgmma, threads = 128, shared = 147456, grid = [splits, kv_heads, batch * ceildiv(group_rows, 64)], params = [q, k, v, workspace], workspace = [rows, splits, 130] : f32, block_q = 64, group = 64>
+// HOPPER: #attn.launch<decode_unsplit, tier = wgmma, threads = 128, shared = 147456
 // HOPPER-LABEL: func.func @mqa_d96
 // HOPPER: #attn.launch<decode_split, tier = mma, threads = 128
 // HOPPER: gpu.func @mqa_decode_split(
