@@ -304,7 +304,8 @@ def replay_on(graph, statics, fresh, poisoned):
 def test_cuda_graph_replay():
     """attn's launches captured in a CUDA graph (torch.cuda.graph) and
     replayed on fresh inputs copied into the captured buffers: the paged
-    decode's split kernel and programmatic combine, and the llama3
+    decode's split kernel and programmatic combine (B 4) and its one-split
+    kernel (B 40), and the llama3
     prefill (on sm_90a: tensor maps passed by value). Each replay against
     the float64 reference, O poisoned before it."""
     need_cuda()
@@ -312,19 +313,23 @@ def test_cuda_graph_replay():
     gen = torch.Generator(device="cuda").manual_seed(11)
 
     decode = attn.compile(paths["paged_decode"])
-    c = gpu_cases.case("paged", B=4, Hq=32, Hkv=8, Sq=1, Sk=700, D=128,
-                       causal=True, block=16)
-    q, k, v, k_arg, v_arg, table, lens = make_case(c, gen)
-    o = torch.full_like(q, math.nan)
-    call = decode.paged_decode.prepare(q=q, k=k_arg, v=v_arg,
-                                       block_table=table, kv_lens=lens, o=o)
-    graph = captured(call)
-    for replay in range(2):
-        q2, k2, v2, k_arg2, v_arg2, table2, lens2 = make_case(c, gen)
-        replay_on(graph, (q, k_arg, v_arg, table, lens),
-                  (q2, k_arg2, v_arg2, table2, lens2), (o,))
-        check_close(f"paged_decode graph replay {replay}", o,
-                    reference(q2, k2, v2, lens2, "causal")[0])
+    # B 4: split and combine kernels; B 40 fills an H100 at one split,
+    # where the one-split kernel runs alone, without a workspace.
+    for batch in (4, 40):
+        c = gpu_cases.case("paged", B=batch, Hq=32, Hkv=8, Sq=1, Sk=700,
+                           D=128, causal=True, block=16)
+        q, k, v, k_arg, v_arg, table, lens = make_case(c, gen)
+        o = torch.full_like(q, math.nan)
+        call = decode.paged_decode.prepare(q=q, k=k_arg, v=v_arg,
+                                           block_table=table, kv_lens=lens,
+                                           o=o)
+        graph = captured(call)
+        for replay in range(2):
+            q2, k2, v2, k_arg2, v_arg2, table2, lens2 = make_case(c, gen)
+            replay_on(graph, (q, k_arg, v_arg, table, lens),
+                      (q2, k_arg2, v_arg2, table2, lens2), (o,))
+            check_close(f"paged_decode B{batch} graph replay {replay}", o,
+                        reference(q2, k2, v2, lens2, "causal")[0])
 
     prefill = attn.compile(paths["llama3_8b_prefill"])
     shapes = ((2, 32, 300, 128), (2, 8, 310, 128), (2, 8, 310, 128))
