@@ -26,9 +26,10 @@ struct KernelLaunch {
   LaunchAttr contract;
   int64_t numArgs = 0;
 
-  /// The tier as the "// attn.kernel" line has always named it: the
-  /// prefill tier ("wmma", "mma", "wgmma"), "decode-split" or "decode-combine";
-  /// "unknown" without a contract.
+  /// The tier as the "// attn.kernel" line names it: the prefill tier
+  /// ("wmma", "mma", "wgmma"), "decode-split", "decode-combine",
+  /// "decode-unsplit", "append" or "block-mask"; "unknown" without a
+  /// contract.
   std::string tierName() const;
   /// The contract's block_q; 0 without one.
   int64_t blockQ() const { return contract ? contract.getBlockQ() : 0; }

@@ -375,7 +375,8 @@ std::string package::headerText(const Library &library) {
  *   <kernel>_workspace_bytes(sizes, &bytes)
  *                                  the workspace _run needs for these sizes
  *                                  (0 for most; split-K decode kernels need
- *                                  one, sized for the current GPU, and a
+ *                                  one at more than one split, sized for the
+ *                                  current GPU and these sizes, and a
  *                                  mask_mod's block mask lives there). A kernel
  *                                  with a dynamic q_len runs its split-K
  *                                  decode code for q_len 1 to 16 (see its
@@ -449,12 +450,12 @@ extern "C" {
     os << packedText(kernel);
     if (!kernel.decodeCode.empty() && kernel.packedQ())
       os << " * max_q_len 1 to " << kernel.decodeCode.front().maxQLen
-         << " runs split-K decode code, which needs a workspace\n"
+         << " runs split-K decode code, which may need a workspace\n"
             " * (_workspace_bytes); 0 (not known) or more runs the prefill "
             "code.\n";
     else if (!kernel.decodeCode.empty())
       os << " * q_len 1 to " << kernel.decodeCode.front().maxQLen
-         << " runs split-K decode code, which needs a workspace\n"
+         << " runs split-K decode code, which may need a workspace\n"
             " * (_workspace_bytes); longer queries run the prefill code.\n";
     os << " */\n"
        << "int " << fn << "_run(\n"
