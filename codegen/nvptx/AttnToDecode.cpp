@@ -536,10 +536,11 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
 /// The tensor-core split kernel: a prefill tier's parts in split-K form,
 /// the wgmma tier's on sm_90a where the Q tile is whole warpgroups and the
 /// head dims are 64-column blocks (MQA's 64 rows a K/V head), else the mma
-/// tier's. Beside it (a padded Q), its one-split form: the same tile
-/// writing O itself, which libattnrt launches instead of the split and
-/// combine kernels when a call has one split (large batches), saving the
-/// workspace's round trip and the combine's launch.
+/// tier's. Beside it, its one-split form: the same tile writing O itself
+/// (over a packed Q, on the prefill tier's packed grid), which libattnrt
+/// launches instead of the split and combine kernels when a call has one
+/// split (large batches), saving the workspace's round trip and the
+/// combine's launch.
 LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
                                    gpu::GPUModuleOp kernels, StringRef name,
                                    StringRef chip, int sm, StringRef pass) {
@@ -564,12 +565,9 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
   // them).
   plan->qkAhead = false;
   // The one-split form reads the nest too: a copy of it, built after.
-  scf::ForallOp twin;
-  if (!nest.loadQ.isPacked()) {
-    OpBuilder b(nest.forall);
-    b.setInsertionPointAfter(nest.forall);
-    twin = cast<scf::ForallOp>(b.clone(*nest.forall.getOperation()));
-  }
+  OpBuilder b(nest.forall);
+  b.setInsertionPointAfter(nest.forall);
+  auto twin = cast<scf::ForallOp>(b.clone(*nest.forall.getOperation()));
   PrefillPlan whole = *plan;
   whole.decodeUnsplit = true;
   plan->splitKV = true;
@@ -577,8 +575,6 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
   if (failed(ws) ||
       failed(createRegisterScoreKernel(nest, *plan)->build(kernels, name, *ws)))
     return failure();
-  if (!twin)
-    return success();
   FailureOr<L1Nest> twinNest = matchNest(twin, pass);
   if (failed(twinNest))
     return failure();

@@ -219,20 +219,33 @@ int main(int argc, char **argv) {
          ATTN_ERROR_UNSUPPORTED_SIZE,
          "k dimension 0 is 0; every size must be at least 1");
   if (fake_mode) {
+    // One split: the one-split kernel alone, on the packed grid
+    // (floor(10 * 4 / 16) + 3 = 5 tiles of 16 rows), without a workspace.
     expect("chunked_workspace_bytes_splits(1 split)",
            attn_chunked_workspace_bytes_splits(batch, num_blocks, max_blocks,
                                                chunk_q, 1, &ws),
            ATTN_SUCCESS, NULL);
-    char *workspace = make(ws);
+    check(ws == 0, "chunked decode at 1 split needs no workspace");
     before = launches();
     expect("chunked_run_splits(1 split)",
-           attn_chunked_run_splits(q, NULL, pk, NULL, pv, NULL, cq, NULL,
-                                   table, NULL, lens, NULL, o, NULL, batch,
-                                   num_blocks, max_blocks, chunk_q, 1,
-                                   workspace, ws, NULL),
+           attn_chunked_run_splits(q, NULL, pk, NULL, pv, NULL, cq, NULL, table,
+                                   NULL, lens, NULL, o, NULL, batch, num_blocks,
+                                   max_blocks, chunk_q, 1, NULL, 0, NULL),
            ATTN_SUCCESS, NULL);
-    // combine over O's rows: 10 tokens x 8 heads.
-    expect_launches("chunked decode", before, 2, 80, 1, 1, -1);
+    expect_launches("chunked decode, 1 split", before, 1, 5, 2, 1, -1);
+    // Two: split then combine over O's rows (10 tokens x 8 heads).
+    expect("chunked_workspace_bytes_splits(2 splits)",
+           attn_chunked_workspace_bytes_splits(batch, num_blocks, max_blocks,
+                                               chunk_q, 2, &ws),
+           ATTN_SUCCESS, NULL);
+    char *workspace = make(ws);
+    before = launches();
+    expect("chunked_run_splits(2 splits)",
+           attn_chunked_run_splits(q, NULL, pk, NULL, pv, NULL, cq, NULL, table,
+                                   NULL, lens, NULL, o, NULL, batch, num_blocks,
+                                   max_blocks, chunk_q, 2, workspace, ws, NULL),
+           ATTN_SUCCESS, NULL);
+    expect_launches("chunked decode, 2 splits", before, 2, 80, 1, 1, -1);
   }
 
   // @kv_packed: a padded Q [batch, 4, q_len, 64] over packed K/V.
