@@ -1106,7 +1106,7 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
       splits_of(code, loaded->resident_blocks, &p, loaded->multiprocessors,
                 call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;
-  size_t needed = has_workspace(code) ? workspace_bytes_of(code, &p) : 0;
+  size_t needed = workspace_bytes_of(code, &p); // 0: none is used
   if (needed > 0) {
     if (call->workspace_bytes < needed)
       return REJECT(ATTN_ERROR_WORKSPACE_TOO_SMALL, kernel,
