@@ -571,6 +571,7 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
   PrefillPlan whole = *plan;
   whole.decodeUnsplit = true;
   plan->splitKV = true;
+  plan->interleavedSplits = !nest.loadK.getBlockTable();
   FailureOr<Value> ws = appendWorkspace(func, plan->valueHeadDim);
   if (failed(ws) ||
       failed(createRegisterScoreKernel(nest, *plan)->build(kernels, name, *ws)))

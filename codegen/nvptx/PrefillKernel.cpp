@@ -427,6 +427,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
 
+  // The split-K form's last argument is its workspace, which a block mask
+  // would take too: the decode tier never builds both.
+  assert(!(p.splitKV && p.blockMask) && "a split kernel has no block mask");
   // Kernel arguments: the attention operands, in a fixed order; the
   // split-K form writes the workspace instead of O and the LSE.
   SmallVector<Value> operands = inputOperands(n);
@@ -539,9 +542,22 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   if (failed(materializeOptional(n.loadK.getSeqStart())))
     return failure();
   kvLen = *len;
-  if (p.splitKV) {
-    // This split's keys, whole K/V tiles.
-    Value splits = memref::DimOp::create(kb, workspace, 1);
+  // This split's keys, whole K/V tiles: one run of them, or every S-th
+  // tile from tile s (interleaved), whose loop walks positions 0, 1, ...
+  // that tileAt maps to keys.
+  Value splitBase, splits;
+  if (p.splitKV)
+    splits = memref::DimOp::create(kb, workspace, 1);
+  if (p.splitKV && p.interleavedSplits) {
+    Value length =
+        arith::MaxSIOp::create(kb, arith::SubIOp::create(kb, *hi, *lo), idx(0));
+    Value tiles = arith::CeilDivSIOp::create(kb, length, idx(p.bc));
+    Value left = arith::MaxSIOp::create(
+        kb, arith::SubIOp::create(kb, tiles, split), idx(0));
+    splitBase = *lo;
+    lo = idx(0);
+    hi = Value(arith::CeilDivSIOp::create(kb, left, splits));
+  } else if (p.splitKV) {
     auto [first, last] = splitRange(split, splits, *lo, *hi, p.bc);
     lo = first;
     hi = last;
@@ -577,8 +593,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     hi = mul(maskCount, idx(tilesPerBlock));
   }
   // The first key of the tile at loop position x, and whether its block
-  // is full: the position itself without a block mask.
+  // is full: the position itself, but for an interleaved split's and a
+  // block mask's positions.
   auto tileAt = [&](Value x) -> std::pair<Value, Value> {
+    if (splitBase)
+      return {add(splitBase, mul(add(split, mul(x, splits)), idx(p.bc))),
+              Value()};
     if (!p.blockMask)
       return {x, Value()};
     Value entry = memref::LoadOp::create(
@@ -595,12 +615,13 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         arith::AndIOp::create(kb, entry, idx(1)), idx(0));
     return {j, full};
   };
-  // Loop positions advance by one tile: bc keys, or one list entry's tile.
-  int64_t posStep = p.blockMask ? 1 : p.bc;
+  // Loop positions advance by one tile: bc keys, or one position (a list
+  // entry's tile, an interleaved split's next tile).
+  int64_t posStep = p.blockMask || splitBase ? 1 : p.bc;
   // The tile's index from the loop's first: its ring stage and use.
   Value first = *lo;
   auto iteration = [&](Value pos) -> Value {
-    if (p.blockMask)
+    if (p.blockMask || splitBase)
       return pos;
     return arith::DivUIOp::create(kb, arith::SubIOp::create(kb, pos, first),
                                   idx(p.bc));

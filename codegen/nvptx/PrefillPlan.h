@@ -175,6 +175,12 @@ struct PrefillPlan {
   /// split's K/V tiles, its rows' partial states written to the workspace
   /// (SplitCombine.h) instead of O and the LSE. Register score stage only.
   bool splitKV = false;
+  /// With splitKV: split s of S takes every S-th K/V tile from tile s, not
+  /// one run of tiles, so a head's splits read neighbouring tiles at the
+  /// same time. On an H100 that took GQA-4 B1 Sk128k from 190.0 to 188.0
+  /// us and left the shorter rows as they were; over a block table it cost
+  /// 3.6% (B8 Sk32k), so paged K/V keep the runs (bench/RESULTS.md).
+  bool interleavedSplits = false;
   /// The split kernel's one-split form (the decode tier's, without
   /// splitKV): a plain kernel whose launch has the decode_unsplit role.
   bool decodeUnsplit = false;

@@ -7,6 +7,7 @@
 // (decode_unsplit), which libattnrt launches alone at one split. Turing
 // (no mma.sync) keeps the SIMT kernel, which has no such form.
 // Four K/V stages are in flight (147456 bytes of shared memory at D128).
+// A split takes every splits-th K/V tile; over a block table, one run.
 // On sm_90a a Q tile of whole warpgroups with 64-column head dims gets the
 // wgmma tier's parts instead (wgmma from swizzled 64-column blocks); D 96
 // keeps mma.sync.
@@ -26,11 +27,19 @@
 // CHECK-SAME: args({{.*}} : memref<?x64x1x128xf16>, {{.*}} : memref<?x64x1xf32>)
 // CHECK-SAME: #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 147456, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 64>
 // CHECK: gpu.func @mqa_decode_split(
-// The split's range: whole 64-key tiles per split.
-// CHECK: memref.dim %{{.*}}, %c1{{.*}} : memref<?x?x130xf32>
-// CHECK: arith.ceildivsi
+// The split's keys: every splits-th 64-key tile, from tile block_id_x (a
+// count of them; the loop walks positions 0, 1, ...).
+// CHECK: %[[SPLITS:.*]] = memref.dim %{{.*}}, %c1{{.*}} : memref<?x?x130xf32>
+// CHECK: %[[TILES:.*]] = arith.ceildivsi %{{.*}}, %c64
+// CHECK: %[[LEFT:.*]] = arith.subi %[[TILES]], %block_id_x
+// CHECK: %[[LEFT0:.*]] = arith.maxsi %[[LEFT]]
+// CHECK: %[[COUNT:.*]] = arith.ceildivsi %[[LEFT0]], %[[SPLITS]]
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.ldmatrix
+// CHECK: scf.for %[[X:.*]] = %{{.*}} to %[[COUNT]] step %c1
+// CHECK: %[[STRIDE:.*]] = arith.muli %[[X]], %[[SPLITS]]
+// CHECK: %[[TILE:.*]] = arith.addi %block_id_x, %[[STRIDE]]
+// CHECK: arith.muli %[[TILE]], %c64
 // CHECK: nvvm.mma.sync
 // Unnormalized accumulator pairs, then m and l, into [row, split, :].
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %{{.*}}] {alignment = 8 : i64} : memref<?x?x130xf32>, vector<2xf32>
@@ -44,6 +53,14 @@
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: memref<?x?x130xf32>
 // CHECK: gpu.func @mqa_d96_decode_split(
+// Over a block table each split keeps one run of whole tiles: the block
+// takes keys from block_id_x * ceildiv(ceildiv(keys, 64), splits) * 64.
+// CHECK: gpu.func @mqa_paged_decode_split(
+// CHECK: %[[PSPLITS:.*]] = memref.dim %{{.*}}, %c1{{.*}} : memref<?x?x130xf32>
+// CHECK: %[[PER:.*]] = arith.ceildivsi %{{.*}}, %[[PSPLITS]]
+// CHECK: %[[PERKEYS:.*]] = arith.muli %[[PER]], %c64
+// CHECK: arith.muli %block_id_x, %[[PERKEYS]]
+// CHECK: scf.for %{{.*}} step %c64
 // TURING: #attn.launch<decode_split, tier = decode, threads = 128
 // TURING-NOT: decode_unsplit
 // HOPPER-LABEL: func.func @mqa
@@ -76,5 +93,14 @@ func.func @mqa_d96(%q: memref<?x64x1x96xf16>, %k: memref<?x1x?x96xf16>,
                    %v: memref<?x1x?x96xf16>, %o: memref<?x64x1x96xf16>) {
   attn.attention q(%q : memref<?x64x1x96xf16>) k(%k : memref<?x1x?x96xf16>)
                  v(%v : memref<?x1x?x96xf16>) -> o(%o : memref<?x64x1x96xf16>)
+  return
+}
+
+func.func @mqa_paged(%q: memref<?x64x1x128xf16>, %k: memref<?x1x16x128xf16>,
+                     %v: memref<?x1x16x128xf16>, %bt: memref<?x?xi32>,
+                     %lens: memref<?xi32>, %o: memref<?x64x1x128xf16>) {
+  attn.attention q(%q : memref<?x64x1x128xf16>) k(%k : memref<?x1x16x128xf16>)
+                 v(%v : memref<?x1x16x128xf16>) block_table(%bt : memref<?x?xi32>)
+                 kv_lens(%lens : memref<?xi32>) -> o(%o : memref<?x64x1x128xf16>)
   return
 }
