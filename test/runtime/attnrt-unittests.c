@@ -1278,6 +1278,22 @@ static void expect_packed(const char *what, int result, int status,
         what, result, error);
 }
 
+// packed_call(3, 100, 300)'s decode at 3 splits: `what` asks its workspace
+// (rows 400 x 3 splits x 66 f32) and the call gets one of that size.
+static void give_packed_decode_workspace(const char *what,
+                                         attnrt_attention_kernel *decode,
+                                         attnrt_attention_call *call) {
+  size_t bytes = 0;
+  expect_packed(what, attnrt_attention_workspace_bytes(decode, call, &bytes),
+                ATTN_SUCCESS, "");
+  check(bytes == 400ull * 3 * 66 * 4,
+        "workspace is rows 400 x 3 splits x 66 f32 = 316800 bytes (%zu)",
+        bytes);
+  static max_align_t workspace[316800 / sizeof(max_align_t) + 1];
+  call->workspace = workspace;
+  call->workspace_bytes = bytes;
+}
+
 // What needs no driver: the checks, and empty batches.
 static void check_packed_sizes(void) {
   attnrt_attention_kernel k = packed_kernel(0, 64, 0);
@@ -1446,16 +1462,8 @@ static void run_packed(void) {
   attnrt_attention_kernel decode = packed_kernel(1, 0, 2);
   call = packed_call(3, 100, 300);
   call.num_splits = 3;
-  size_t bytes = 0;
-  expect_packed("packed decode workspace_bytes(3 splits)",
-                attnrt_attention_workspace_bytes(&decode, &call, &bytes),
-                ATTN_SUCCESS, "");
-  check(bytes == 400ull * 3 * 66 * 4,
-        "workspace is rows 400 x 3 splits x 66 f32 = 316800 bytes (%zu)",
-        bytes);
-  static max_align_t workspace[316800 / sizeof(max_align_t) + 1];
-  call.workspace = workspace;
-  call.workspace_bytes = bytes;
+  give_packed_decode_workspace("packed decode workspace_bytes(3 splits)",
+                               &decode, &call);
   launches = fake->launches;
   expect_packed("packed decode run", attnrt_attention_run(&decode, &call),
                 ATTN_SUCCESS, "");
@@ -1538,17 +1546,11 @@ static void run_decode_unsplit(void) {
         "one split: the unsplit kernel alone, grid (%u, %u, %u)",
         fake->last_grid[0], fake->last_grid[1], fake->last_grid[2]);
   call.num_splits = 3;
-  expect_packed("decode workspace_bytes(3 splits)",
-                attnrt_attention_workspace_bytes(&decode, &call, &bytes),
-                ATTN_SUCCESS, "");
-  check(bytes == 400ull * 3 * 66 * 4,
-        "3 splits need the split workspace (%zu bytes)", bytes);
   expect_packed("decode run(3 splits, no workspace)",
                 attnrt_attention_run(&decode, &call),
                 ATTN_ERROR_WORKSPACE_TOO_SMALL, "316800 are needed");
-  static max_align_t workspace[316800 / sizeof(max_align_t) + 1];
-  call.workspace = workspace;
-  call.workspace_bytes = bytes;
+  give_packed_decode_workspace("decode workspace_bytes(3 splits)", &decode,
+                               &call);
   launches = fake->launches;
   expect_packed("decode run(3 splits)", attnrt_attention_run(&decode, &call),
                 ATTN_SUCCESS, "");
