@@ -11,9 +11,11 @@ PyTorch custom ops and attn.torch.attention(q, k, v, ...).
 from .compiler import (DEFAULT_TARGETS, CompileError, __version__,
                        cache_key, compile, default_cache_dir, find_compiler,
                        lookup)
+from .errors import LibraryError
 from .library import STATUS_NAMES, AttnError, Kernel, Library
 from .spec import AttentionFacts
 
 __all__ = ["AttentionFacts", "AttnError", "CompileError", "DEFAULT_TARGETS",
-           "Kernel", "Library", "STATUS_NAMES", "__version__", "cache_key",
-           "compile", "default_cache_dir", "find_compiler", "lookup"]
+           "Kernel", "Library", "LibraryError", "STATUS_NAMES", "__version__",
+           "cache_key", "compile", "default_cache_dir", "find_compiler",
+           "lookup"]

@@ -7,7 +7,8 @@ the machine, so a cache filled where attn-compile runs can be copied to a
 machine without LLVM (a GPU box) and used there: a hit never needs
 attn-compile. Each entry is a folder <cache>/<key>/ with lib<name>.so,
 <name>.json, <name>.h, the spec and a manifest.json written last; an entry
-without its manifest is incomplete and ignored. Where attn-compile is
+without its manifest, or whose library or JSON is missing or does not load,
+is incomplete and ignored (compiled again). Where attn-compile is
 found, a hit made by a different attn-compile binary (its SHA-256 is in the
 manifest) is compiled again, so a rebuilt compiler does not serve stale
 kernels.
@@ -17,22 +18,19 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
 
-from .library import Library
+from .errors import CompileError, LibraryError, why
+from .library import Library, read_metadata
 
 __version__ = "0.1.0"
 
 DEFAULT_TARGETS = ("sm_80", "sm_90")
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-
-
-class CompileError(RuntimeError):
-    """attn-compile refused the spec (its message is the text), or is not
-    there when the cache does not have the spec."""
 
 
 def default_cache_dir():
@@ -90,23 +88,61 @@ def _targets_list(targets):
     return targets
 
 
-def _read_spec(spec):
-    """(text, name) for a spec path or text."""
-    if isinstance(spec, os.PathLike) or (
-            isinstance(spec, str) and "\n" not in spec and
-            "func.func" not in spec):
-        path = os.fspath(spec)
-        with open(path) as f:
-            text = f.read()
-        stem = os.path.splitext(os.path.basename(path))[0]
-        name = re.sub(r"[^A-Za-z0-9_]", "_", stem) or "spec"
-        if name[0].isdigit():
-            name = "_" + name
-        return text, name
+# A one-line str that starts (after whitespace) with one of these MLIR
+# keywords, followed by whitespace, "@" or "{", is spec text.
+_TEXT_HEAD = re.compile(r"\s*(?:func\.func|builtin\.module|module)(?=[\s@{])")
+_SPEC_HINT = "pass spec text containing 'func.func' or a path"
+
+
+def is_spec_text(spec):
+    """Whether attn.compile takes `spec` as spec text rather than as the path
+    of a spec file. The rule: an os.PathLike (pathlib.Path) is always a
+    path; a str is text when it contains a line break, is empty or all
+    whitespace (an error: empty spec), or starts, after whitespace, with
+    `func.func`, `module` or `builtin.module` followed by whitespace, `@`
+    or `{`; any other str is a path. (Pass a pathlib.Path for a file whose
+    name breaks this rule, e.g. one named "module x.mlir".)"""
+    if isinstance(spec, os.PathLike):
+        return False
     if not isinstance(spec, str):
         raise TypeError(f"attn.compile: spec must be a path or text, got "
                         f"{type(spec).__name__}")
-    return spec, "spec"
+    return ("\n" in spec or "\r" in spec or not spec.strip() or
+            _TEXT_HEAD.match(spec) is not None)
+
+
+def _read_spec(spec):
+    """(text, name) for a spec path or text (see is_spec_text). A file is
+    read as UTF-8 with universal newlines."""
+    if is_spec_text(spec):
+        if not spec.strip():
+            raise CompileError(
+                f"attn.compile: the spec is empty ({_SPEC_HINT})")
+        return spec, "spec"
+    path = os.fspath(spec)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError as e:
+        raise CompileError(f"attn.compile: no such spec file {path!r} "
+                           f"({_SPEC_HINT})") from e
+    except OSError as e:
+        raise CompileError(f"attn.compile: cannot read the spec file "
+                           f"{path!r}: {why(e)}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CompileError(
+            f"attn.compile: the spec file {path!r} is not UTF-8 text (byte "
+            f"{data[e.start]:#04x} at offset {e.start})") from e
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = re.sub(r"[^A-Za-z0-9_]", "_", stem) or "spec"
+    if name[0].isdigit():
+        name = "_" + name
+    return text, name
 
 
 def cache_key(text, targets=DEFAULT_TARGETS, name="spec", prefix="attn",
@@ -133,6 +169,42 @@ def _load(entry, name):
         return lib
 
 
+def _complete(entry, name):
+    """Whether the entry has its manifest, library and JSON (it may still
+    fail to load: compile() then compiles it again)."""
+    return bool(_manifest(entry)) and all(
+        os.path.isfile(os.path.join(entry, f))
+        for f in (f"lib{name}.so", f"{name}.json"))
+
+
+def _discard(entry, cache_dir, key):
+    """Moves a cache entry out of the way and removes it; a library loaded
+    from it stays mapped."""
+    old = tempfile.mkdtemp(prefix=f".old.{key}.", dir=cache_dir)
+    os.rename(entry, os.path.join(old, "entry"))
+    shutil.rmtree(old, ignore_errors=True)
+    _loaded.pop(entry, None)
+
+
+def _check_output(out, name, result):
+    """Raises CompileError unless attn-compile (exit 0) wrote lib<name>.so
+    and a <name>.json that reads as its metadata into `out`."""
+    said = (result.stderr or result.stdout or "").strip()
+    said = f"; it said:\n{said}" if said else ""
+    missing = [f for f in (f"lib{name}.so", f"{name}.json")
+               if not os.path.isfile(os.path.join(out, f))]
+    if missing:
+        raise CompileError(
+            f"attn-compile exited 0 but did not write {' and '.join(missing)} "
+            f"into the -o folder it was given (another -o in extra_args, or "
+            f"not attn-compile?); nothing was cached{said}")
+    try:
+        read_metadata(os.path.join(out, f"{name}.json"))
+    except LibraryError as e:
+        raise CompileError(f"attn-compile exited 0 but wrote unusable "
+                           f"output: {e}; nothing was cached{said}") from e
+
+
 def _manifest(entry):
     try:
         with open(os.path.join(entry, "manifest.json")) as f:
@@ -143,23 +215,33 @@ def _manifest(entry):
 
 def lookup(spec, targets=DEFAULT_TARGETS, cache_dir=None, name=None,
            prefix="attn", extra_args=()):
-    """The cache folder holding the spec's library, or None."""
+    """The cache folder holding the spec's library, or None (also for an
+    entry without its manifest, library or JSON)."""
     text, default_name = _read_spec(spec)
     name = name or default_name
     cache_dir = cache_dir or default_cache_dir()
     entry = os.path.join(cache_dir, cache_key(text, targets, name, prefix,
                                               extra_args))
-    return entry if _manifest(entry) else None
+    return entry if _complete(entry, name) else None
 
 
 def compile(spec, targets=DEFAULT_TARGETS, cache_dir=None, compiler=None,
             name=None, prefix="attn", extra_args=(), force=False):
-    """Compiles a spec (a path, or spec text) with attn-compile --shared and
-    returns the loaded Library, one callable per kernel. The result is
-    cached under `cache_dir` (default: default_cache_dir()) by content
-    hash; a hit loads the cached library without attn-compile.
-    Raises CompileError with attn-compile's message when it refuses the
-    spec, or when the spec is not cached and attn-compile is not found."""
+    """Compiles a spec with attn-compile --shared and returns the loaded
+    Library, one callable per kernel. `spec` is a path (an os.PathLike
+    always; a str without a line break that does not start with
+    `func.func`, `module` or `builtin.module`) or spec text (a str with a
+    line break, or one starting with those keywords): see is_spec_text. A
+    spec file must be UTF-8. The result is cached under `cache_dir`
+    (default: default_cache_dir()) by content hash; a hit loads the cached
+    library without attn-compile, and an entry whose files are missing or
+    do not load is compiled again.
+    Raises CompileError (attn's own, with the original exception chained)
+    with attn-compile's message when it refuses the spec, when the spec is
+    not cached (or its entry is broken) and attn-compile is not found, when
+    attn-compile exits 0 without writing the library, and when the spec
+    file cannot be read or the cache folder written; nothing is cached for
+    a failed compile."""
     text, default_name = _read_spec(spec)
     name = name or default_name
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -170,52 +252,96 @@ def compile(spec, targets=DEFAULT_TARGETS, cache_dir=None, compiler=None,
     entry = os.path.join(cache_dir, key)
     manifest = _manifest(entry)
     tool = find_compiler(compiler)
+    broken = None
     if manifest and not force:
         if tool is None or manifest.get("compiler_sha256") in (
                 None, _file_sha256(tool)):
-            return _load(entry, name)
+            try:
+                return _load(entry, name)
+            except LibraryError as e:
+                broken = e  # files missing or corrupt: compile it again
     if tool is None:
+        if broken is not None:
+            raise CompileError(
+                f"the cache entry {entry} for this spec is broken ({broken}), "
+                f"and attn-compile is not found (pass compiler=, set "
+                f"ATTN_COMPILE, or put it on PATH) to compile it again; "
+                f"remove the entry, or fill the cache again where "
+                f"attn-compile runs (python/tools/prefill_cache.py) and copy "
+                f"it here") from broken
         raise CompileError(
             f"attn-compile not found (pass compiler=, set ATTN_COMPILE, or "
             f"put it on PATH), and the cache {cache_dir} has no entry {key} "
             f"for this spec and targets {','.join(targets)} (attn "
             f"{__version__}); fill the cache where attn-compile runs "
             f"(python/tools/prefill_cache.py) and copy it here")
-    os.makedirs(cache_dir, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{key}.", dir=cache_dir)
     try:
-        spec_path = os.path.join(tmp, f"{name}.mlir")
-        with open(spec_path, "w") as f:
-            f.write(text)
-        cmd = [tool, spec_path, f"--targets={','.join(targets)}", "--shared",
-               f"--name={name}", f"--prefix={prefix}", "-o", tmp,
-               *extra_args]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            message = (result.stderr or result.stdout).strip()
-            raise CompileError(f"attn-compile failed (exit "
-                               f"{result.returncode}) on {name}:\n{message}")
-        with open(os.path.join(tmp, "manifest.json"), "w") as f:
-            json.dump({"key": key, "name": name, "prefix": prefix,
-                       "targets": targets, "version": __version__,
-                       "compiler": tool,
-                       "compiler_sha256": _file_sha256(tool),
-                       "extra_args": list(extra_args)}, f, indent=1)
-        with _lock:
-            if os.path.isdir(entry):
-                # A stale entry (or one another process just made): set it
-                # aside; a library loaded from it stays mapped.
-                old = tempfile.mkdtemp(prefix=f".old.{key}.", dir=cache_dir)
-                os.rename(entry, os.path.join(old, "entry"))
-                shutil.rmtree(old, ignore_errors=True)
-                _loaded.pop(entry, None)
+        os.makedirs(cache_dir, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=f".{key}.", dir=cache_dir)
+    except OSError as e:
+        problem = ("it is not a folder" if os.path.exists(cache_dir) and
+                   not os.path.isdir(cache_dir) else why(e))
+        raise CompileError(
+            f"attn.compile: cannot write to the cache folder {cache_dir!r}: "
+            f"{problem} (pass cache_dir= or set ATTN_CACHE_DIR to a writable "
+            f"folder)") from e
+    try:
+        try:
+            spec_path = os.path.join(tmp, f"{name}.mlir")
+            with open(spec_path, "w", encoding="utf-8") as f:
+                f.write(text)
+            cmd = [tool, spec_path, f"--targets={','.join(targets)}",
+                   "--shared", f"--name={name}", f"--prefix={prefix}", "-o",
+                   tmp, *extra_args]
             try:
-                os.rename(tmp, entry)
-            except OSError:
-                if not _manifest(entry):
-                    raise
-                shutil.rmtree(tmp, ignore_errors=True)  # another process won
+                result = subprocess.run(cmd, capture_output=True, text=True,
+                                        errors="replace")
+            except OSError as e:
+                raise CompileError(f"cannot run attn-compile {tool!r}: "
+                                   f"{why(e)}") from e
+            if result.returncode != 0:
+                message = (result.stderr or result.stdout).strip()
+                how = f"exit {result.returncode}"
+                if result.returncode < 0:
+                    try:
+                        how = (f"killed by "
+                               f"{signal.Signals(-result.returncode).name}")
+                    except ValueError:
+                        how = f"killed by signal {-result.returncode}"
+                raise CompileError(f"attn-compile failed ({how}) on "
+                                   f"{name}:\n{message}")
+            _check_output(tmp, name, result)
+            with open(os.path.join(tmp, "manifest.json"), "w") as f:
+                json.dump({"key": key, "name": name, "prefix": prefix,
+                           "targets": targets, "version": __version__,
+                           "compiler": tool,
+                           "compiler_sha256": _file_sha256(tool),
+                           "extra_args": list(extra_args)}, f, indent=1)
+            with _lock:
+                if os.path.isdir(entry):
+                    # A stale or broken entry (or one another process just
+                    # made): set it aside.
+                    _discard(entry, cache_dir, key)
+                try:
+                    os.rename(tmp, entry)
+                except OSError:
+                    if not _manifest(entry):
+                        raise
+                    shutil.rmtree(tmp, ignore_errors=True)  # another won
+        except OSError as e:
+            raise CompileError(f"attn.compile: cannot write the cache entry "
+                               f"{entry}: {why(e)}") from e
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return _load(entry, name)
+    try:
+        return _load(entry, name)
+    except LibraryError as e:
+        # Not left as a complete entry: the next call compiles again.
+        try:
+            with _lock:
+                _discard(entry, cache_dir, key)
+        except OSError:
+            pass
+        raise CompileError(f"attn-compile's library for {name} does not "
+                           f"load: {e}; nothing was cached") from e

@@ -23,6 +23,8 @@ import os
 import re
 import sys
 
+from .errors import LibraryError, why
+
 # The C ABI's status codes (attn-compile's header, ATTN_*).
 STATUS_NAMES = {
     0: "ATTN_SUCCESS",
@@ -368,9 +370,44 @@ class Call:
                 self.fn(*self.args, ctypes.c_void_p(int(stream))))
 
 
+def read_metadata(json_path):
+    """The <name>.json attn-compile writes beside lib<name>.so, as a dict
+    with at least "library", "prefix" and "kernels". Raises LibraryError
+    (naming the path) when it is missing, unreadable, not JSON or lacks
+    those."""
+    try:
+        with open(json_path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LibraryError(f"cannot read the library metadata "
+                           f"{json_path!r}: {why(e)}") from e
+    try:
+        meta = json.loads(data.decode("utf-8"))
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        raise LibraryError(f"the library metadata {json_path!r} is not "
+                           f"JSON: {e}") from e
+    if not isinstance(meta, dict):
+        raise LibraryError(f"the library metadata {json_path!r} is a JSON "
+                           f"{type(meta).__name__}, not an object")
+    try:
+        name, prefix, kernels = meta["library"], meta["prefix"], \
+            meta["kernels"]
+    except KeyError as e:
+        raise LibraryError(f"{json_path!r} is not attn-compile library "
+                           f"metadata: it has no {e} key") from e
+    if not (isinstance(name, str) and isinstance(prefix, str) and
+            isinstance(kernels, list)):
+        raise LibraryError(f"{json_path!r} is not attn-compile library "
+                           f"metadata: \"library\" and \"prefix\" must be "
+                           f"strings and \"kernels\" a list")
+    return meta
+
+
 class Library:
     """A loaded attn-compile shared library: `kernels` by name, and each
-    kernel as an attribute."""
+    kernel as an attribute. Raises LibraryError (an attn.CompileError)
+    naming the file when lib<name>.so does not load or <name>.json is
+    missing, not JSON, or not what attn-compile writes."""
 
     def __init__(self, so_path, json_path=None):
         if json_path is None:
@@ -380,22 +417,39 @@ class Library:
                                  "json_path")
             json_path = os.path.join(os.path.dirname(so_path),
                                      base[3:-3] + ".json")
-        with open(json_path) as f:
-            meta = json.load(f)
+        meta = read_metadata(json_path)
         self.path = os.path.abspath(so_path)
         self.name = meta["library"]
         self.meta = meta
-        self.lib = ctypes.CDLL(self.path)
+        try:
+            self.lib = ctypes.CDLL(self.path)
+        except OSError as e:
+            raise LibraryError(f"cannot load the library {so_path!r}: "
+                               f"{e}") from e
         self.prefix = meta["prefix"]
-        self._status_string = getattr(self.lib, f"{self.prefix}_status_string")
+        try:
+            self._status_string = getattr(self.lib,
+                                          f"{self.prefix}_status_string")
+            self._last_error = getattr(self.lib, f"{self.prefix}_last_error")
+        except AttributeError as e:
+            raise LibraryError(
+                f"{so_path!r} is not an attn-compile library with prefix "
+                f"{self.prefix!r} (as {json_path!r} says): {e}") from e
         self._status_string.restype = ctypes.c_char_p
         self._status_string.argtypes = [ctypes.c_int]
-        self._last_error = getattr(self.lib, f"{self.prefix}_last_error")
         self._last_error.restype = ctypes.c_char_p
         self._last_error.argtypes = []
         self.kernels = {}
-        for spec in meta["kernels"]:
-            kernel = Kernel(self, spec)
+        for i, spec in enumerate(meta["kernels"]):
+            try:
+                kernel = Kernel(self, spec)
+            except AttributeError as e:  # a symbol the library lacks
+                raise LibraryError(
+                    f"{so_path!r} does not match {json_path!r}: {e}") from e
+            except (KeyError, TypeError, ValueError) as e:
+                raise LibraryError(
+                    f"{json_path!r}: kernel {i} is not attn-compile kernel "
+                    f"metadata ({type(e).__name__}: {e})") from e
             self.kernels[kernel.name] = kernel
             if not hasattr(self, kernel.name):
                 setattr(self, kernel.name, kernel)

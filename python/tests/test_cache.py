@@ -105,7 +105,7 @@ def test_spec_file_and_errors(compiler, cache, tmp_path):
         attn.compile(SPEC, targets="ampere", cache_dir=cache)
     with pytest.raises(attn.CompileError, match="not found at"):
         attn.compile(SPEC, cache_dir=cache, compiler="/nonexistent/tool")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(attn.CompileError, match="no such spec file"):
         attn.compile(str(tmp_path / "missing.mlir"), cache_dir=cache)
 
 
