@@ -37,7 +37,8 @@ extern "C" {
   X(ATTN_ERROR_UNSUPPORTED_SIZE, 3,                                            \
     "the sizes are outside what the kernel can do")                            \
   X(ATTN_ERROR_UNSUPPORTED_STRIDE, 4,                                          \
-    "the strides do not match the kernel's layout")                            \
+    "the strides do not match the kernel's layout, or a written operand "      \
+    "overlaps another")                                                        \
   X(ATTN_ERROR_WORKSPACE_TOO_SMALL, 5,                                         \
     "the workspace is smaller than the kernel needs")                          \
   X(ATTN_ERROR_NO_DRIVER, 6, "no usable CUDA driver")                          \
@@ -309,14 +310,20 @@ enum {
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never
    reads device memory: of a packed batch it checks the sizes (B + 1
-   offsets, total_q, total_k), not the offsets. */
+   offsets, total_q, total_k), not the offsets. A count of splits the call
+   fixes (num_splits >= 1) is checked here too: grids the GPU launches and
+   a workspace below 2^62 bytes, as _workspace_bytes and _run check the
+   count they use. */
 int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
                                    const attnrt_attention_call *call);
 
 /* The workspace `call`'s sizes need on the GPU of the current context: the
    largest workspace of the launches the call makes (0 for kernels without
    one, and for decode code at one split where its decode_unsplit kernel
-   runs alone; a count of splits depends on the GPU's multiprocessors). */
+   runs alone; a count of splits depends on the GPU's multiprocessors).
+   It refuses the counts of splits _run refuses (a grid the GPU cannot
+   launch, a workspace of 2^62 bytes or more), with the same code and
+   message; *bytes is then 0. */
 int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
                                      const attnrt_attention_call *call,
                                      size_t *bytes);
@@ -325,7 +332,19 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
    kernels are queued; a failure while they run shows at the next
    synchronization. Nothing is written when it returns an error. A packed
    batch of no sequences or no query tokens launches nothing (and needs
-   no driver): ATTN_SUCCESS. */
+   no driver): ATTN_SUCCESS.
+
+   Overlap: an operand the call writes (O, LSE and the workspace; an
+   append's caches K and V) may share no byte with any other operand of
+   the call, read or written (captures and offsets included); operands
+   that are only read may overlap (K and V one buffer, say). An operand
+   counts as its extent, from the lowest to the highest byte its pointer,
+   sizes and strides reach (an operand of no elements has none); the
+   workspace, where the call gives one, as workspace_bytes from its
+   pointer. So a written operand may not lie in the gaps of another's
+   strided layout either. Refused before the driver is touched:
+   ATTN_ERROR_UNSUPPORTED_STRIDE, "o overlaps q: a written operand may
+   share no byte with another operand (...)". */
 int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                          const attnrt_attention_call *call);
 

@@ -142,7 +142,10 @@ static struct problem problem_of(const attnrt_attention_kernel *kernel,
   return p;
 }
 
-static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+// Without forming a + b - 1, which overflows for a count near INT64_MAX.
+static long long ceil_div(long long a, long long b) {
+  return a / b + (a % b > 0);
+}
 
 // Products stop growing at 2^62: past every limit they are checked against.
 static long long saturating_mul(long long a, long long b) {
@@ -442,6 +445,33 @@ static int check_grid(const attnrt_attention_kernel *kernel,
   return ATTN_SUCCESS;
 }
 
+// Whether `code` can run `p` at its count of splits: every launch's grid
+// one the GPU takes, and a workspace below 2^62 bytes (launch_workspace
+// saturates there). One rule for _can_implement (at the caller's fixed
+// count), _workspace_bytes and _run (at the count they use), so that the
+// size query refuses exactly the counts the run refuses, with the same
+// message.
+static int check_sized(const attnrt_attention_kernel *kernel,
+                       const attnrt_device_code *code,
+                       const struct problem *p) {
+  for (int i = 0; i < code->num_launches; ++i) {
+    int result = check_grid(kernel, &code->launches[i], p);
+    if (result != ATTN_SUCCESS)
+      return result;
+  }
+  for (int i = 0; i < code->num_launches; ++i) {
+    long long shape[ATTNRT_MAX_RANK];
+    if (decode_skipped(code, i, p->size[ATTNRT_SIZE_SPLITS]) ||
+        launch_workspace(&code->launches[i], p, shape) < ((size_t)1 << 62))
+      continue;
+    return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
+                  "kernel %s would need a workspace of 2^62 bytes or more "
+                  "(%lld splits), too many to address",
+                  code->launches[i].kernel, p->size[ATTNRT_SIZE_SPLITS]);
+  }
+  return ATTN_SUCCESS;
+}
+
 // The least size of `operand`'s dimension `d`: 1, except that a packed
 // batch may be empty. Its token rows (total_q, total_k) and its batch
 // dimensions may be 0; its offsets have B + 1 >= 1 entries, and a paged
@@ -647,14 +677,14 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
     return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
                   "%lld query heads are not a multiple of %lld K/V heads",
                   p.size[ATTNRT_SIZE_Q_HEADS], p.size[ATTNRT_SIZE_KV_HEADS]);
-  // Every target's grid must be one the GPU takes, checked with one split
-  // here (the count needs the GPU) and again before launching.
+  // Every target's grids and workspace must be ones the GPU takes: at the
+  // caller's count of splits where it fixed one (a code without a split-K
+  // launch has taken only 0 or 1, above), else at one split here (the
+  // count needs the GPU) and again at the chosen count before launching.
+  p.size[ATTNRT_SIZE_SPLITS] = call->num_splits > 0 ? call->num_splits : 1;
   for (int c = 0; c < kernel->num_code; ++c)
-    for (int i = 0; i < kernel->code[c].num_launches; ++i) {
-      int result = check_grid(kernel, &kernel->code[c].launches[i], &p);
-      if (result != ATTN_SUCCESS)
-        return result;
-    }
+    if ((checked = check_sized(kernel, &kernel->code[c], &p)) != ATTN_SUCCESS)
+      return checked;
   return ATTN_SUCCESS;
 }
 
@@ -795,6 +825,104 @@ static int capture_strides_of(const attnrt_attention_kernel *kernel,
   return checked_strides(kernel, name, type, call->capture_data[i],
                          call->capture_sizes[i], call->capture_strides[i],
                          /*written=*/0, (size_t)type->element_bytes, strides);
+}
+
+// The bytes a memref at `data` of `sizes` and `strides` (in elements of
+// `element_bytes`) touches, lowest to highest: [*begin, *end), clamped to
+// the address space. 0 for one of no elements, which touches none.
+static int extent_of(const void *data, int rank, const long long *sizes,
+                     const long long *strides, int element_bytes,
+                     uintptr_t *begin, uintptr_t *end) {
+  // checked_strides has bounded each reach below 2^62 bytes; the
+  // saturating arithmetic keeps a bad table from overflowing anyway.
+  const long long cap = 1LL << 62;
+  long long bytes = element_bytes > 0 ? element_bytes : 1;
+  long long low = 0, high = 0; // byte offsets from data
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] < 1)
+      return 0;
+    long long reach;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+        __builtin_mul_overflow(reach, bytes, &reach))
+      reach = strides[d] > 0 ? cap : -cap;
+    reach = reach > cap ? cap : reach < -cap ? -cap : reach;
+    if (reach < 0)
+      low = low < -cap - reach ? -cap : low + reach;
+    else
+      high = high > cap - reach ? cap : high + reach;
+  }
+  uintptr_t at = (uintptr_t)data;
+  uintptr_t below = (uintptr_t)-low, above = (uintptr_t)(high + bytes);
+  *begin = at >= below ? at - below : 0;
+  *end = above <= UINTPTR_MAX - at ? at + above : UINTPTR_MAX;
+  return 1;
+}
+
+// What a call may not alias: an operand a call writes (O, LSE and the
+// workspace; an append's caches K and V) shares no byte with another of
+// its operands, read or written (its captures and offsets included).
+// Operands that are only read may overlap (K and V one buffer, say). Each
+// operand counts as its extent, the bytes from the lowest to the highest
+// it touches, from its pointer, sizes and strides on the host; the
+// workspace as `workspace_bytes` from its pointer, when the call gives
+// one. A handful of operands: every pair is compared.
+static int check_overlap(const attnrt_attention_kernel *kernel,
+                         const attnrt_attention_call *call,
+                         long long strides[][ATTNRT_MAX_RANK],
+                         long long capture_strides[][ATTNRT_MAX_RANK]) {
+  struct {
+    uintptr_t begin, end;
+    int written;
+    char name[16];
+  } e[ATTNRT_NUM_OPERANDS + ATTNRT_MAX_CAPTURES + 1];
+  int n = 0;
+  for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand) {
+    const attnrt_operand_type *type = &kernel->operands[operand];
+    if (!present(kernel, operand) ||
+        !extent_of(call->data[operand], type->rank, call->sizes[operand],
+                   strides[operand], type->element_bytes, &e[n].begin,
+                   &e[n].end))
+      continue;
+    e[n].written = written(kernel, operand);
+    snprintf(e[n++].name, sizeof e[0].name, "%s",
+             operand_name(kernel, operand));
+  }
+  for (int i = 0; i < kernel->num_captures; ++i) {
+    const attnrt_operand_type *type = &kernel->captures[i];
+    if (!extent_of(call->capture_data[i], type->rank, call->capture_sizes[i],
+                   capture_strides[i], type->element_bytes, &e[n].begin,
+                   &e[n].end))
+      continue;
+    e[n].written = 0;
+    snprintf(e[n++].name, sizeof e[0].name, "capture%d", i);
+  }
+  if (call->workspace && call->workspace_bytes > 0) {
+    uintptr_t at = (uintptr_t)call->workspace;
+    e[n].begin = at;
+    e[n].end = call->workspace_bytes <= UINTPTR_MAX - at
+                   ? at + call->workspace_bytes
+                   : UINTPTR_MAX;
+    e[n].written = 1;
+    snprintf(e[n++].name, sizeof e[0].name, "workspace");
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) {
+      if (!(e[i].written || e[j].written) || e[i].begin >= e[j].end ||
+          e[j].begin >= e[i].end)
+        continue;
+      // The written one first (the earlier where both are).
+      int w = e[i].written ? i : j, other = w == i ? j : i;
+      return REJECT(ATTN_ERROR_UNSUPPORTED_STRIDE, kernel,
+                    "%s overlaps %s: a written operand may share no byte "
+                    "with another operand (%s is bytes [0x%llx, 0x%llx), "
+                    "%s [0x%llx, 0x%llx))",
+                    e[w].name, e[other].name, e[w].name,
+                    (unsigned long long)e[w].begin,
+                    (unsigned long long)e[w].end, e[other].name,
+                    (unsigned long long)e[other].begin,
+                    (unsigned long long)e[other].end);
+    }
+  return ATTN_SUCCESS;
 }
 
 //===----------------------------------------------------------------------===//
@@ -989,6 +1117,9 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
   p.size[ATTNRT_SIZE_SPLITS] =
       splits_of(loaded->code, loaded->resident_blocks, &p,
                 loaded->multiprocessors, call->num_splits);
+  // The counts _run refuses, refused here the same way.
+  if ((result = check_sized(kernel, loaded->code, &p)) != ATTN_SUCCESS)
+    return result;
   *bytes = workspace_bytes_of(loaded->code, &p);
   return ATTN_SUCCESS;
 }
@@ -1092,6 +1223,10 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
     if ((result = capture_strides_of(kernel, call, i, capture_strides[i])) !=
         ATTN_SUCCESS)
       return result;
+  // Written operands alias nothing (the workspace as the call gives it).
+  if ((result = check_overlap(kernel, call, strides, capture_strides)) !=
+      ATTN_SUCCESS)
+    return result;
   struct problem p = problem_of(kernel, call);
   // An empty packed batch: every grid is empty, nothing to launch (and no
   // driver needed to say so).
@@ -1106,6 +1241,8 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
       splits_of(code, loaded->resident_blocks, &p, loaded->multiprocessors,
                 call->num_splits);
   p.size[ATTNRT_SIZE_SPLITS] = splits;
+  if ((result = check_sized(kernel, code, &p)) != ATTN_SUCCESS)
+    return result;
   size_t needed = workspace_bytes_of(code, &p); // 0: none is used
   if (needed > 0) {
     if (call->workspace_bytes < needed)
@@ -1119,10 +1256,6 @@ int attnrt_attention_run(const attnrt_attention_kernel *kernel,
       return REJECT(ATTN_ERROR_MISALIGNED, kernel,
                     "workspace (%p) is not 16-byte aligned", call->workspace);
   }
-
-  for (int i = 0; i < code->num_launches; ++i)
-    if ((result = check_grid(kernel, &code->launches[i], &p)) != ATTN_SUCCESS)
-      return result;
 
   int prefill = prefill_choice(code, &p, loaded->multiprocessors,
                                loaded->shared_limit);

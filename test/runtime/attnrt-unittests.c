@@ -12,6 +12,8 @@
 //   system-driver   whatever libcuda.so.1 the machine has, if any
 //   launch-contracts  hand-written launch tables (attnrt_attention.h), which
 //                   libattnrt checks before it needs a driver
+//   overlap, overlap-no-driver  written operands overlapping others
+//   split-limits, split-limits-no-driver  fixed split counts past the limits
 // Prints a line per check and "N passed, M failed"; exits 1 if any failed.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +31,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1182,6 +1185,13 @@ static void run_launch_contracts(void) {
                   "kernel k: unknown role 7");
 }
 
+// Device addresses of calls whose kernels the fake driver never runs (it
+// launches nothing real): operand `slot` at (slot + 1) * 2^32, so that no
+// two operands overlap (libattnrt refuses a written operand that does).
+static const void *fake_address(int slot) {
+  return (const void *)(uintptr_t)((unsigned long long)(slot + 1) << 32);
+}
+
 //===----------------------------------------------------------------------===//
 // Packed (varlen) batches: sizes, checks and grids (attnrt_attention.h)
 //===----------------------------------------------------------------------===//
@@ -1254,7 +1264,6 @@ static attnrt_attention_kernel packed_kernel(int decode, long long block_q,
 // A call of `batch` sequences, `total_q` query and `total_k` key tokens.
 static attnrt_attention_call packed_call(long long batch, long long total_q,
                                          long long total_k) {
-  static max_align_t device[64]; // never read: the pointers are not
   attnrt_attention_call call;
   memset(&call, 0, sizeof call);
   const long long q[3] = {total_q, 4, 64}, kv[3] = {total_k, 2, 64};
@@ -1267,7 +1276,7 @@ static attnrt_attention_call packed_call(long long batch, long long total_q,
   call.sizes[ATTNRT_CU_SEQLENS_Q][0] = batch + 1;
   call.sizes[ATTNRT_CU_SEQLENS_K][0] = batch + 1;
   for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
-    call.data[o] = device;
+    call.data[o] = fake_address(o);
   return call;
 }
 
@@ -1593,7 +1602,6 @@ static void run_arch_specific(void) {
 static attnrt_attention_call bhsd_call(long long batch, long long hq,
                                        long long hkv, long long sq,
                                        long long sk, long long d) {
-  static max_align_t device[64];
   attnrt_attention_call call;
   memset(&call, 0, sizeof call);
   const long long q[4] = {batch, hq, sq, d}, kv[4] = {batch, hkv, sk, d};
@@ -1602,7 +1610,7 @@ static attnrt_attention_call bhsd_call(long long batch, long long hq,
   memcpy(call.sizes[ATTNRT_K], kv, sizeof kv);
   memcpy(call.sizes[ATTNRT_V], kv, sizeof kv);
   for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o)
-    call.data[o] = device;
+    call.data[o] = fake_address(o);
   return call;
 }
 
@@ -1744,6 +1752,440 @@ static void run_prefill_choice(void) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Overlap: an operand a call writes shares no byte with another
+//===----------------------------------------------------------------------===//
+
+// One buffer of a call: operand `index` (ATTNRT_Q ...), capture `index`,
+// or the workspace; `bytes` from its start (row-major), `written` whether
+// the call writes it. Every size here is a multiple of 16 bytes, so that
+// each placement below keeps the 16-byte alignment the kernels need.
+enum { OPERAND, CAPTURE, WORKSPACE };
+struct buffer_slot {
+  const char *name;
+  int kind, index;
+  unsigned long long bytes;
+  int written;
+};
+
+static unsigned long long address_of(const attnrt_attention_call *call,
+                                     const struct buffer_slot *slot) {
+  const void *at = slot->kind == OPERAND   ? call->data[slot->index]
+                   : slot->kind == CAPTURE ? call->capture_data[slot->index]
+                                           : call->workspace;
+  return (unsigned long long)(uintptr_t)at;
+}
+
+static void place(attnrt_attention_call *call, const struct buffer_slot *slot,
+                  unsigned long long at) {
+  void *pointer = (void *)(uintptr_t)at;
+  if (slot->kind == OPERAND)
+    call->data[slot->index] = pointer;
+  else if (slot->kind == CAPTURE)
+    call->capture_data[slot->index] = pointer;
+  else
+    call->workspace = pointer;
+}
+
+// Whether `call` is refused as the overlap of `w` (written) and `x`: the
+// code, a message naming both (the written one first; where both are
+// written, the runtime names the one it lists first), and no launch.
+// Else `why` says what happened.
+static bool refused_as_overlap(const attnrt_attention_kernel *kernel,
+                               const attnrt_attention_call *call,
+                               const struct buffer_slot *w,
+                               const struct buffer_slot *x, char *why,
+                               size_t size) {
+  int launches = fake ? fake->launches : 0;
+  int result = attnrt_attention_run(kernel, call);
+  const char *error = attnrt_last_error();
+  char named[64], reversed[64];
+  snprintf(named, sizeof named, "%s overlaps %s: ", w->name, x->name);
+  snprintf(reversed, sizeof reversed, "%s overlaps %s: ", x->name, w->name);
+  bool ok = result == ATTN_ERROR_UNSUPPORTED_STRIDE &&
+            (strstr(error, named) || (x->written && strstr(error, reversed))) &&
+            strstr(error, "a written operand may share no byte with another "
+                          "operand") &&
+            (!fake || fake->launches == launches);
+  if (!ok)
+    snprintf(why, size, "status %d, %d launches, \"%s\"", result,
+             fake ? fake->launches - launches : 0, error);
+  return ok;
+}
+
+static bool accepted(const attnrt_attention_kernel *kernel,
+                     const attnrt_attention_call *call, char *why,
+                     size_t size) {
+  int launches = fake ? fake->launches : 0;
+  int result = attnrt_attention_run(kernel, call);
+  // Without a driver a call that passes every check fails on the driver.
+  bool ok = fake ? result == ATTN_SUCCESS && fake->launches > launches
+                 : result == ATTN_ERROR_NO_DRIVER;
+  if (!ok)
+    snprintf(why, size, "status %d, %d launches, \"%s\"", result,
+             fake ? fake->launches - launches : 0, attnrt_last_error());
+  return ok;
+}
+
+// `call` with slot i at fake_address(i) passes; then for each written slot
+// w and every other slot x (read or written), w placed over x is refused:
+// at x's start, 16 bytes into x, on x's last 16 bytes, and ending 16 bytes
+// into x; w right after x and right before x (adjacent, no byte shared)
+// are accepted. One line per pair.
+static void check_overlaps(const char *what,
+                           const attnrt_attention_kernel *kernel,
+                           attnrt_attention_call call,
+                           const struct buffer_slot *slots, int n) {
+  for (int i = 0; i < n; ++i)
+    place(&call, &slots[i], (unsigned long long)(uintptr_t)fake_address(i));
+  char why[512] = "";
+  check(accepted(kernel, &call, why, sizeof why),
+        "%s: every buffer apart is accepted%s%s", what, why[0] ? ": " : "",
+        why);
+  for (int wi = 0; wi < n; ++wi) {
+    const struct buffer_slot *w = &slots[wi];
+    if (!w->written)
+      continue;
+    unsigned long long home = address_of(&call, w);
+    for (int xi = 0; xi < n; ++xi) {
+      if (xi == wi)
+        continue;
+      const struct buffer_slot *x = &slots[xi];
+      unsigned long long begin = address_of(&call, x), end = begin + x->bytes;
+      unsigned long long rounded = (w->bytes + 15) / 16 * 16;
+      const struct {
+        const char *how;
+        unsigned long long at;
+        bool overlaps;
+      } placements[] = {
+          {"at its start", begin, true},
+          {"16 bytes into it", x->bytes > 16 ? begin + 16 : 0, true},
+          {"on its last 16 bytes", begin + (x->bytes - 1) / 16 * 16, true},
+          {"ending 16 bytes into it", begin - rounded + 16, true},
+          {"right after it", end, false},
+          {"right before it", begin - w->bytes, false},
+      };
+      bool ok = true;
+      why[0] = '\0';
+      for (size_t p = 0; ok && p < sizeof placements / sizeof *placements;
+           ++p) {
+        if (!placements[p].at)
+          continue;
+        place(&call, w, placements[p].at);
+        char detail[400] = "";
+        ok = placements[p].overlaps
+                 ? refused_as_overlap(kernel, &call, w, x, detail,
+                                      sizeof detail)
+                 : accepted(kernel, &call, detail, sizeof detail);
+        if (!ok)
+          snprintf(why, sizeof why, ": placed %s, %s", placements[p].how,
+                   detail);
+      }
+      place(&call, w, home);
+      check(ok,
+            "%s: %s over %s refused, naming both; %s next to it "
+            "accepted%s",
+            what, w->name, x->name, w->name, why);
+    }
+  }
+}
+
+// Read-only operands may alias: `a` placed at `b` is accepted.
+static void check_read_alias(const char *what,
+                             const attnrt_attention_kernel *kernel,
+                             attnrt_attention_call call,
+                             const struct buffer_slot *slots, int n, int a,
+                             int b) {
+  for (int i = 0; i < n; ++i)
+    place(&call, &slots[i], (unsigned long long)(uintptr_t)fake_address(i));
+  place(&call, &slots[a], address_of(&call, &slots[b]));
+  char why[512] = "";
+  check(accepted(kernel, &call, why, sizeof why),
+        "%s: %s == %s (both only read) is accepted%s", what, slots[a].name,
+        slots[b].name, why);
+}
+
+// The kernels: the bhsd prefill of run_prefill_choice's shape (q, k, v ->
+// o) with a capture its mod regions read, the packed prefill (lse,
+// cu_seqlens) and decode (workspace) of packed_kernel, and a cache append
+// (k_new, v_new, kv_lens -> k_cache, v_cache).
+static attnrt_attention_kernel bhsd_capture_kernel(void) {
+  static attnrt_launch_facts launch[1];
+  launch[0] = (attnrt_launch_facts){
+      .kernel = "fake_noop",
+      .role = ATTNRT_ROLE_PREFILL,
+      .threads = 128,
+      .num_grid_terms = 3,
+      .grid = {{0, ATTNRT_SIZE_GROUP_ROWS, 64},
+               {1, ATTNRT_SIZE_KV_HEADS, 1},
+               {2, ATTNRT_SIZE_BATCH, 1}},
+      .num_params = 5,
+      .params = {{ATTNRT_PARAM_MEMREF, ATTNRT_Q},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_K},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_V},
+                 {ATTNRT_PARAM_CAPTURE, 0},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_O}}};
+  static const attnrt_device_code code = {80, 0, 0, tiny_ptx, sizeof tiny_ptx,
+                                          launch, 1};
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  static const attnrt_operand_type capture = {2, 4, 1, {0}}; // [?, ?] f32
+  attnrt_attention_kernel k = {"with_capture", {{0}}, 0, &code, 1,
+                               loaded,         0,     1, &capture};
+  const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}};
+  k.operands[ATTNRT_Q] = k.operands[ATTNRT_K] = tensor;
+  k.operands[ATTNRT_V] = k.operands[ATTNRT_O] = tensor;
+  return k;
+}
+
+// k_new, v_new [B, 2, 1, 64] f16, kv_lens [B] i32 -> k_cache, v_cache
+// [B, 2, capacity, 64] f16; one append launch over [new_len, kv_heads,
+// batch].
+static attnrt_attention_kernel append_kernel(void) {
+  static attnrt_launch_facts launch[1];
+  launch[0] = (attnrt_launch_facts){
+      .kernel = "fake_noop",
+      .role = ATTNRT_ROLE_APPEND,
+      .threads = 128,
+      .num_grid_terms = 3,
+      .grid = {{0, ATTNRT_SIZE_NEW_LEN, 1},
+               {1, ATTNRT_SIZE_KV_HEADS, 1},
+               {2, ATTNRT_SIZE_BATCH, 1}},
+      .num_params = 5,
+      .params = {{ATTNRT_PARAM_MEMREF, ATTNRT_K_NEW},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_V_NEW},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_KV_LENS},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_K},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_V}}};
+  static const attnrt_device_code code = {80, 0, 0, tiny_ptx, sizeof tiny_ptx,
+                                          launch, 1};
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  attnrt_attention_kernel k = {"append", {{0}}, 0, &code, 1, loaded, 0, 0,
+                               NULL};
+  const attnrt_operand_type tensor = {4, 2, 1, {0, 0, 0, 0}},
+                            lens = {1, 4, 1, {0}};
+  k.operands[ATTNRT_K_NEW] = k.operands[ATTNRT_V_NEW] = tensor;
+  k.operands[ATTNRT_K] = k.operands[ATTNRT_V] = tensor;
+  k.operands[ATTNRT_KV_LENS] = lens;
+  return k;
+}
+
+static attnrt_attention_call append_call(long long batch,
+                                         long long capacity) {
+  attnrt_attention_call call;
+  memset(&call, 0, sizeof call);
+  const long long fresh[4] = {batch, 2, 1, 64}, cache[4] = {batch, 2, capacity,
+                                                            64};
+  memcpy(call.sizes[ATTNRT_K_NEW], fresh, sizeof fresh);
+  memcpy(call.sizes[ATTNRT_V_NEW], fresh, sizeof fresh);
+  memcpy(call.sizes[ATTNRT_K], cache, sizeof cache);
+  memcpy(call.sizes[ATTNRT_V], cache, sizeof cache);
+  call.sizes[ATTNRT_KV_LENS][0] = batch;
+  return call;
+}
+
+static void check_overlap_calls(void) {
+  // Prefill: q [2, 4, 100, 64] f16, k/v [2, 2, 300, 64], capture0 [4, 4] f32.
+  {
+    attnrt_attention_kernel k = bhsd_capture_kernel();
+    attnrt_attention_call call = bhsd_call(2, 4, 2, 100, 300, 64);
+    call.capture_sizes[0][0] = call.capture_sizes[0][1] = 4;
+    const unsigned long long q = 2 * 4 * 100 * 64 * 2, kv = 2 * 2 * 300 * 64 * 2;
+    const struct buffer_slot slots[] = {
+        {"q", OPERAND, ATTNRT_Q, q, 0},
+        {"k", OPERAND, ATTNRT_K, kv, 0},
+        {"v", OPERAND, ATTNRT_V, kv, 0},
+        {"o", OPERAND, ATTNRT_O, q, 1},
+        {"capture0", CAPTURE, 0, 4 * 4 * 4, 0}};
+    int n = sizeof slots / sizeof *slots;
+    check_overlaps("prefill", &k, call, slots, n);
+    check_read_alias("prefill", &k, call, slots, n, 2, 1); // v == k
+    check_read_alias("prefill", &k, call, slots, n, 4, 0); // capture0 in q
+  }
+  // Packed prefill: q/o [100, 4, 64] f16, k/v [300, 2, 64], lse [100, 4]
+  // f32, cu_seqlens_q/k [4] i32.
+  const unsigned long long q = 100 * 4 * 64 * 2, kv = 300 * 2 * 64 * 2;
+  const struct buffer_slot packed[] = {
+      {"q", OPERAND, ATTNRT_Q, q, 0},
+      {"k", OPERAND, ATTNRT_K, kv, 0},
+      {"v", OPERAND, ATTNRT_V, kv, 0},
+      {"cu_seqlens_q", OPERAND, ATTNRT_CU_SEQLENS_Q, 16, 0},
+      {"cu_seqlens_k", OPERAND, ATTNRT_CU_SEQLENS_K, 16, 0},
+      {"o", OPERAND, ATTNRT_O, q, 1},
+      {"lse", OPERAND, ATTNRT_LSE, 100 * 4 * 4, 1},
+      {"workspace", WORKSPACE, 0, 400 * 3 * 66 * 4, 1}};
+  {
+    attnrt_attention_kernel k = packed_kernel(0, 64, 0);
+    attnrt_attention_call call = packed_call(3, 100, 300);
+    check_overlaps("packed", &k, call, packed, 7);
+    check_read_alias("packed", &k, call, packed, 7, 2, 1); // v == k
+    check_read_alias("packed", &k, call, packed, 7, 4, 3); // the offsets
+    // A batch without query tokens: q, o and lse have no byte to share.
+    call = packed_call(2, 0, 10);
+    call.data[ATTNRT_O] = call.data[ATTNRT_LSE] = call.data[ATTNRT_Q];
+    int launches = fake ? fake->launches : 0;
+    int result = attnrt_attention_run(&k, &call);
+    check(result == ATTN_SUCCESS && (!fake || fake->launches == launches),
+          "packed: o == lse == q of no tokens is accepted (status %d)",
+          result);
+  }
+  // Packed decode at 3 splits: the workspace (its 316800 bytes as given).
+  {
+    attnrt_attention_kernel k = packed_kernel(1, 0, 2);
+    attnrt_attention_call call = packed_call(3, 100, 300);
+    call.num_splits = 3;
+    call.workspace_bytes = 400 * 3 * 66 * 4;
+    check_overlaps("packed decode", &k, call, packed, 8);
+    // The workspace is as large as the call says, needed or not: one
+    // claimed SIZE_MAX bytes 1 MiB below q reaches over it.
+    for (int i = 0; i < 8; ++i)
+      place(&call, &packed[i], (unsigned long long)(uintptr_t)fake_address(i));
+    call.workspace = (char *)(uintptr_t)fake_address(0) - (1 << 20);
+    call.workspace_bytes = SIZE_MAX;
+    char why[512] = "";
+    check(refused_as_overlap(&k, &call, &packed[7], &packed[0], why,
+                             sizeof why),
+          "packed decode: a workspace of SIZE_MAX bytes below q overlaps "
+          "it (%s)",
+          attnrt_last_error());
+  }
+  // Append: k_new/v_new [4, 2, 1, 64] f16, kv_lens [4] i32, caches
+  // [4, 2, 128, 64].
+  {
+    attnrt_attention_kernel k = append_kernel();
+    attnrt_attention_call call = append_call(4, 128);
+    const unsigned long long fresh = 4 * 2 * 64 * 2, cache = 4 * 2 * 128 * 64 * 2;
+    const struct buffer_slot slots[] = {
+        {"k_new", OPERAND, ATTNRT_K_NEW, fresh, 0},
+        {"v_new", OPERAND, ATTNRT_V_NEW, fresh, 0},
+        {"kv_lens", OPERAND, ATTNRT_KV_LENS, 16, 0},
+        {"k_cache", OPERAND, ATTNRT_K, cache, 1},
+        {"v_cache", OPERAND, ATTNRT_V, cache, 1}};
+    int n = sizeof slots / sizeof *slots;
+    check_overlaps("append", &k, call, slots, n);
+    check_read_alias("append", &k, call, slots, n, 1, 0); // v_new == k_new
+  }
+}
+
+// With the fake driver: every pair.
+static void run_overlap(void) {
+  if (!attach_fake_driver())
+    return;
+  check_overlap_calls();
+}
+
+// Without a driver: the overlap is refused before the driver is needed
+// (ATTNRT_CUDA_DRIVER names no library; a call passing every check gets
+// ATTN_ERROR_NO_DRIVER).
+static void run_overlap_no_driver(void) {
+  fake = NULL;
+  check_overlap_calls();
+}
+
+//===----------------------------------------------------------------------===//
+// Split counts: _workspace_bytes refuses those _run refuses
+//===----------------------------------------------------------------------===//
+
+// `count` splits of `decode` (packed_call(3, 100, 300)): can_implement,
+// workspace_bytes and run (with a workspace claimed as large as can be)
+// all refuse it with `status` and one message containing `message`, and
+// workspace_bytes leaves *bytes 0.
+static void expect_split_count_refused(const char *what,
+                                       const attnrt_attention_kernel *decode,
+                                       long long count, const char *message) {
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  call.num_splits = count;
+  // Above every operand, so that SIZE_MAX bytes overlap none.
+  call.workspace = (void *)(uintptr_t)fake_address(40);
+  call.workspace_bytes = SIZE_MAX;
+  char texts[3][512];
+  int results[3];
+  results[0] = attnrt_attention_can_implement(decode, &call);
+  snprintf(texts[0], sizeof texts[0], "%s", attnrt_last_error());
+  size_t bytes = 12345;
+  results[1] = attnrt_attention_workspace_bytes(decode, &call, &bytes);
+  snprintf(texts[1], sizeof texts[1], "%s", attnrt_last_error());
+  int launches = fake ? fake->launches : 0;
+  results[2] = attnrt_attention_run(decode, &call);
+  snprintf(texts[2], sizeof texts[2], "%s", attnrt_last_error());
+  bool ok = bytes == 0 && (!fake || fake->launches == launches) &&
+            strstr(texts[0], message);
+  for (int i = 0; i < 3; ++i)
+    ok &= results[i] == ATTN_ERROR_UNSUPPORTED_SIZE &&
+          strcmp(texts[i], texts[0]) == 0;
+  check(ok,
+        "%s: can_implement, workspace_bytes and run -> %d, %d, %d (%s | %s | "
+        "%s), bytes %zu",
+        what, results[0], results[1], results[2], texts[0], texts[1],
+        texts[2], bytes);
+}
+
+static void check_split_limits(void) {
+  // The split grid's x is the count: 2^31 - 1 blocks at most.
+  attnrt_attention_kernel decode = packed_kernel(1, 0, 2);
+  expect_split_count_refused("2^31 splits", &decode, 1LL << 31,
+                             "kernel fake_noop would need a grid of "
+                             "2147483648 blocks in x, more than the "
+                             "2147483647 a GPU launches");
+  expect_split_count_refused("2^62 splits", &decode, 1LL << 62,
+                             "would need a grid of 4611686018427387904 "
+                             "blocks in x");
+  expect_split_count_refused("INT64_MAX splits", &decode, INT64_MAX,
+                             "would need a grid of 4611686018427387904 "
+                             "blocks in x");
+  // 2^31 - 1 splits: a grid the GPU takes, and a workspace of rows 400 x
+  // that many x 66 f32, which run asks for as workspace_bytes says.
+  attnrt_attention_call call = packed_call(3, 100, 300);
+  call.num_splits = (1LL << 31) - 1;
+  size_t bytes = 0;
+  int result = attnrt_attention_workspace_bytes(&decode, &call, &bytes);
+  unsigned long long wanted = 400ull * ((1ull << 31) - 1) * 66 * 4;
+  check(result == (fake ? ATTN_SUCCESS : ATTN_ERROR_NO_DRIVER) &&
+            bytes == (fake ? wanted : 0),
+        "2^31 - 1 splits: workspace_bytes -> %d, %zu bytes (%s)", result,
+        bytes, attnrt_last_error());
+  if (fake) {
+    call.workspace = (void *)(uintptr_t)fake_address(40);
+    call.workspace_bytes = bytes - 1;
+    result = attnrt_attention_run(&decode, &call);
+    check(result == ATTN_ERROR_WORKSPACE_TOO_SMALL,
+          "2^31 - 1 splits: run with a byte less -> %d (%s)", result,
+          attnrt_last_error());
+    call.workspace_bytes = bytes;
+    int launches = fake->launches;
+    result = attnrt_attention_run(&decode, &call);
+    check(result == ATTN_SUCCESS && fake->launches == launches + 2,
+          "2^31 - 1 splits: run with that workspace -> %d, %d launches (%s)",
+          result, fake->launches - launches, attnrt_last_error());
+  }
+  // A split grid of ceildiv(splits, 2^20) blocks takes 2^46 splits, whose
+  // workspace (400 x 2^46 x 66 f32) is past 2^62 bytes: refused the same
+  // way by all three rather than saturated.
+  static attnrt_launch_facts wide[2];
+  memcpy(wide, packed_launches[1], sizeof wide);
+  wide[0].grid[0].value = 1LL << 20;
+  static attnrt_device_code code;
+  code = packed_code[1];
+  code.launches = wide;
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  decode.code = &code;
+  decode.loaded = loaded;
+  expect_split_count_refused("2^46 splits of 2^20 a block", &decode, 1LL << 46,
+                             "kernel fake_noop would need a workspace of 2^62 "
+                             "bytes or more (70368744177664 splits), too many "
+                             "to address");
+}
+
+static void run_split_limits(void) {
+  if (!attach_fake_driver())
+    return;
+  check_split_limits();
+}
+
+static void run_split_limits_no_driver(void) {
+  fake = NULL;
+  check_split_limits();
+}
+
 static void run_q_tensor_map(void) { check_q_view_map(ATTNRT_Q); }
 static void run_o_tensor_map(void) { check_q_view_map(ATTNRT_O); }
 
@@ -1768,6 +2210,10 @@ int main(int argc, char **argv) {
       {"programmatic", run_programmatic},
       {"prefill-choice", run_prefill_choice},
       {"decode-unsplit", run_decode_unsplit},
+      {"overlap", run_overlap},
+      {"overlap-no-driver", run_overlap_no_driver},
+      {"split-limits", run_split_limits},
+      {"split-limits-no-driver", run_split_limits_no_driver},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {
