@@ -97,6 +97,7 @@ public:
   static constexpr int64_t kMaxHeadDim = 1024;
   static constexpr int64_t kMaxStride = int64_t(1) << 40;
   static constexpr int64_t kMaxSpan = int64_t(1) << 48;
+  static constexpr double kMaxScale = 18446744073709551616.0; // 2^64
 
   LogicalResult checkRank(StringRef name, Value v, int64_t rank,
                           StringRef layout) {
@@ -179,6 +180,28 @@ public:
       if (ShapedType::isDynamic(size))
         return success();
       reach += (size - 1) * stride;
+    }
+    return success();
+  }
+
+  /// Operands the op writes are buffers of their own: none is the same
+  /// value as another written one or as any operand it reads (a read-only
+  /// buffer may be read twice, e.g. as K and V).
+  LogicalResult checkWrittenDistinct(ArrayRef<NamedOperand> written,
+                                     ArrayRef<NamedOperand> read) {
+    for (auto [i, w] : llvm::enumerate(written)) {
+      if (!w.second)
+        continue;
+      for (auto [name, val] : written.take_front(i))
+        if (val == w.second)
+          return op.emitOpError()
+                 << "operands '" << name << "' and '" << w.first
+                 << "' are the same buffer; each output needs its own";
+      for (auto [name, val] : read)
+        if (val && val == w.second)
+          return op.emitOpError()
+                 << "operand '" << name << "' is the same buffer as operand '"
+                 << w.first << "', which the op writes";
     }
     return success();
   }
@@ -443,7 +466,15 @@ public:
         failed(checkPositiveFinite("softcap", op.getSoftcap())) ||
         failed(checkScoreFactors()))
       return failure();
-    if (failed(checkNoAliasing("o", o)) ||
+    if (failed(checkWrittenDistinct({{"o", o}, {"lse", lse}},
+                                     {{"q", q},
+                                      {"k", k},
+                                      {"v", v},
+                                      {"block_table", table},
+                                      {"kv_lens", lens},
+                                      {"cu_seqlens_q", cuQ},
+                                      {"cu_seqlens_k", cuK}})) ||
+        failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
     // Last, so the rules above name head dims and counts of 0 themselves.
@@ -494,11 +525,14 @@ public:
     auto finite = [](double x) {
       return std::isfinite(static_cast<float>(x));
     };
-    if (!cap && !finite(scale * kLog2E))
+    // The scores scale * log2(e) * <q, k> are f32: up to 2^64 they stay
+    // finite for any f16 inputs (|<q, k>| <= 1024 * 65504^2) and for
+    // bf16/f32 ones while |<q, k>| < 1.2e19 (AttnOps.td).
+    if (scale > kMaxScale)
       return op.emitOpError()
-             << "attribute 'scale' (" << scale
-             << ") times log2(e) overflows f32; scale must be below "
-             << std::numeric_limits<float>::max() / kLog2E;
+             << "attribute 'scale' (" << scale << ") must be at most 2^64 ("
+             << kMaxScale
+             << "), so that the f32 scores scale * <q, k> stay finite";
     if (!cap)
       return success();
     double softcap = cap->convertToDouble();
@@ -738,13 +772,8 @@ private:
     if (kc == vc)
       return op.emitOpError() << "operands 'k_cache' and 'v_cache' are the "
                                  "same buffer; K and V need their own caches";
-    for (auto [name, val] : read)
-      for (auto [cacheName, cache] :
-           {NamedOperand{"k_cache", kc}, NamedOperand{"v_cache", vc}})
-        if (val && val == cache)
-          return op.emitOpError()
-                 << "operand '" << name << "' is the same buffer as operand '"
-                 << cacheName << "', which the op writes";
+    if (failed(checkWrittenDistinct({{"k_cache", kc}, {"v_cache", vc}}, read)))
+      return failure();
     if (failed(checkNoAliasing("k_cache", kc)) ||
         failed(checkNoAliasing("v_cache", vc)))
       return failure();

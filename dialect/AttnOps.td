@@ -109,18 +109,36 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     evaluated only for positions inside the sequence (`q_idx < q_len`,
     `kv_idx < kv_len`; `mask_mod` only where the built-in mask shows
     the key), but possibly for any of those, so their loads must be in
-    bounds for every such position. Only the CPU path
-    (`attn-to-cpu`) lowers the regions so far; the NVIDIA and Metal
-    targets refuse a spec that has them.
+    bounds for every such position. Every target lowers the regions:
+    the CPU and NVIDIA paths inline them at each score, Metal prints each
+    as an inline MSL function (f32 and integer values only there).
+
+    Region rules (AttnMods.h): at most 256 ops; the arith and math ops of
+    attn's list (those every backend lowers and the float64 reference
+    evaluates), on index, i1 to i64, f16, bf16, f32 and f64; captures of
+    i1 to i64 or f16, bf16, f32, f64 elements with the operands' dim and
+    span limits. An integer division (`divsi`, `divui`, `remsi`, `remui`,
+    `ceildivsi`, `floordivsi`) needs a divisor that integer range analysis
+    proves nonzero at every position (and, for the signed ones, not -1
+    unless the dividend is never the signed minimum): clamp it first. A
+    load whose index is always outside a static dim is refused; one whose
+    index only sometimes is (computed from data) is the caller's to keep
+    in bounds, as FlexAttention's caller does.
 
     Limits, so that every backend's index and score arithmetic stays in
-    range (64-bit element offsets, f32 scores):
+    range (64-bit element offsets, f32 scale factors):
     - static dims are in [1, 2^31-1], head dims at most 1024;
     - static strides are in [0, 2^40] elements, and the elements an operand
       addresses through its static sizes and strides span less than 2^48;
     - window extents are at most 2^31-1 (the longest sequence);
-    - `scale * log2(e)`, `softcap * log2(e)` and `scale / softcap`, which
-      the kernels fold into f32 constants, must be finite in f32;
+    - `scale` is at most 2^64. The scores are f32 products
+      `scale * log2(e) * <q, k>`, so this keeps them finite for any f16
+      inputs (`|<q, k>| <= 1024 * 65504^2`) and for bf16 and f32 inputs
+      while `|<q, k>| < 1.2e19`; past that a row's scores overflow to inf
+      and its output is wrong. A soft-cap bounds the scores whatever the
+      inputs;
+    - `softcap * log2(e)` and `scale / softcap`, which the kernels fold
+      into f32 constants, must be finite in f32;
     - `o` and `lse` are written, so their layouts must not alias: taking
       the dims of size > 1 by increasing stride, each stride must exceed
       the farthest offset of the dims before it. The verifier checks the

@@ -275,7 +275,7 @@ mlir::attn::printModAsMSL(Operation *anchor, Region &region, ModKind kind,
         return op.emitError()
                << "the msl tier prints " << modName(kind)
                << " regions with f32, integer and index values only (Metal "
-                  "has no double); '"
+                  "has no f64, and f16/bf16 values are not printed yet); '"
                << op.getName() << "' yields " << t;
     if (op.getDialect() && op.getDialect()->getNamespace() == "math" &&
         mslMathFunction(op.getName().getStringRef()).empty())

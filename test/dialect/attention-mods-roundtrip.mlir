@@ -96,3 +96,34 @@ func.func @l1(%qt: tensor<32x64xf16>, %kt: tensor<16x64xf16>,
   }
   return %sm : tensor<32x16xf32>
 }
+
+// Integer divisions whose divisors range analysis proves safe: a constant
+// other than 0 and -1, and kv_idx clamped to at least 1 (kv_idx alone is
+// 0 for the first key, and is refused: attention-mods-invalid.mlir).
+// CHECK-LABEL: func.func @safe_divisions
+// CHECK: arith.divui %{{.*}}, %{{.*}} : index
+// CHECK: arith.maxsi
+// CHECK: arith.divsi %{{.*}}, %{{.*}} : index
+// CHECK: arith.floordivsi %{{.*}}, %{{.*}} : i64
+func.func @safe_divisions(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>,
+                          %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>) {
+  attn.attention q(%q : memref<?x4x?x32xf32>) k(%k : memref<?x4x?x32xf32>)
+                 v(%v : memref<?x4x?x32xf32>) -> o(%o : memref<?x4x?x32xf32>)
+                 mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c3 = arith.constant 3 : index
+    %c1 = arith.constant 1 : index
+    %bi = arith.divui %i, %c3 : index
+    %jj = arith.maxsi %j, %c1 : index
+    %r = arith.divsi %i, %jj : index
+    %m = arith.constant -7 : i64
+    %w = arith.index_cast %r : index to i64
+    %f = arith.floordivsi %w, %m : i64
+    %z = arith.constant 0 : i64
+    %e = arith.cmpi sle, %f, %z : i64
+    %same = arith.cmpi eq, %bi, %r : index
+    %both = arith.ori %e, %same : i1
+    attn.yield %both : i1
+  }
+  return
+}

@@ -115,13 +115,25 @@ func.func @f(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
 // -----
 
 // scale = 3.4e38 gave rel_err 1.0 and an infinite LSE: scale * log2(e)
-// overflows f32.
+// overflows f32; so did 1e38 (the f32 scores scale * <q, k> overflow for
+// |<q, k>| > 3.4). Scales are at most 2^64: f16 scores cannot overflow.
 func.func @f(%q: memref<1x2x16x64xf32>, %k: memref<1x2x16x64xf32>,
              %v: memref<1x2x16x64xf32>, %o: memref<1x2x16x64xf32>) {
-  // expected-error @+1 {{'attn.attention' op attribute 'scale' (3.400000e+38) times log2(e) overflows f32; scale must be below 2.358657e+38}}
+  // expected-error @+1 {{'attn.attention' op attribute 'scale' (3.400000e+38) must be at most 2^64 (1.844674e+19), so that the f32 scores scale * <q, k> stay finite}}
   attn.attention q(%q : memref<1x2x16x64xf32>) k(%k : memref<1x2x16x64xf32>)
                  v(%v : memref<1x2x16x64xf32>) -> o(%o : memref<1x2x16x64xf32>)
                  scale = 3.4e38
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<1x2x16x64xf16>, %k: memref<1x2x16x64xf16>,
+             %v: memref<1x2x16x64xf16>, %o: memref<1x2x16x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op attribute 'scale' (1.000000e+38) must be at most 2^64}}
+  attn.attention q(%q : memref<1x2x16x64xf16>) k(%k : memref<1x2x16x64xf16>)
+                 v(%v : memref<1x2x16x64xf16>) -> o(%o : memref<1x2x16x64xf16>)
+                 scale = 1.0e38
   return
 }
 
@@ -141,9 +153,9 @@ func.func @f(%q: memref<1x2x16x64xf16>, %k: memref<1x2x16x64xf16>,
 // A tiny soft-cap under a large scale: scale / softcap overflows.
 func.func @f(%q: memref<1x2x16x64xf16>, %k: memref<1x2x16x64xf16>,
              %v: memref<1x2x16x64xf16>, %o: memref<1x2x16x64xf16>) {
-  // expected-error @+1 {{'attn.attention' op attribute 'scale' (1.000000e+30) divided by 'softcap' (1.000000e-30) overflows f32}}
+  // expected-error @+1 {{'attn.attention' op attribute 'scale' (1.000000e+19) divided by 'softcap' (1.000000e-30) overflows f32}}
   attn.attention q(%q : memref<1x2x16x64xf16>) k(%k : memref<1x2x16x64xf16>)
                  v(%v : memref<1x2x16x64xf16>) -> o(%o : memref<1x2x16x64xf16>)
-                 scale = 1.0e30 softcap = 1.0e-30
+                 scale = 1.0e19 softcap = 1.0e-30
   return
 }
