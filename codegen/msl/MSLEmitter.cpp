@@ -65,6 +65,7 @@
 #include "codegen/msl/ModsToEmitC.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnSemantics.h"
+#include "lib/Transforms/CheckKernels.h"
 #include "lib/Transforms/FoldMods.h"
 #include "lib/Transforms/L1Nest.h"
 #include "lib/Transforms/Passes.h"
@@ -2597,39 +2598,21 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
            << "option 'msl-splits' must be in [-1, 64] (-1: by Sk, 0: no "
               "split-K), got "
            << options.splits;
+  if (failed(checkKernelFunctions(module)))
+    return failure();
   SmallVector<std::pair<func::FuncOp, AttentionOp>> specs;
   SmallVector<std::pair<func::FuncOp, CacheAppendOp>> appendSpecs;
-  bool ok = true;
+  // checkKernelFunctions let through one of each a function at most.
   for (auto func : module.getOps<func::FuncOp>()) {
-    SmallVector<AttentionOp> ops;
-    func.walk([&](AttentionOp op) { ops.push_back(op); });
-    SmallVector<CacheAppendOp> appendOps;
-    func.walk([&](CacheAppendOp op) { appendOps.push_back(op); });
-    if (appendOps.size() > 1) {
-      appendOps[1].emitError() << "the msl tier makes one append kernel per "
-                                  "function; '"
-                               << func.getSymName()
-                               << "' holds more than one attn.cache_append";
-      ok = false;
-    } else if (appendOps.size() == 1) {
-      appendSpecs.push_back({func, appendOps.front()});
-    }
-    if (ops.size() > 1) {
-      ops[1].emitError() << "the msl tier makes one kernel per function; '"
-                         << func.getSymName()
-                         << "' holds more than one attn.attention";
-      ok = false;
-    } else if (ops.size() == 1) {
-      specs.push_back({func, ops.front()});
-    }
+    func.walk([&](AttentionOp op) { specs.push_back({func, op}); });
+    func.walk([&](CacheAppendOp op) { appendSpecs.push_back({func, op}); });
   }
-  if (!ok)
-    return failure();
   if (specs.empty() && appendSpecs.empty())
     return emitError(module.getLoc(),
                      "--attn-to-msl found no attn.attention or "
                      "attn.cache_append: it takes an L0 spec (func.func "
                      "holding one of them)");
+  bool ok = true;
   std::string kernels;
   llvm::raw_string_ostream kernelOs(kernels);
   std::vector<AppendFacts> appends;

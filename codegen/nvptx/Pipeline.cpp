@@ -130,6 +130,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   select.wgmmaProducer = options.wgmmaProducer && options.wgmmaTma;
   select.decodeTensorCores = options.decodeTensorCores;
   select.decodeTensorCoreStages = options.decodeTensorCoreStages;
+  pm.addPass(createAttnCheckKernels());
   // Cache appends get their copy kernels first; the attention ops of the
   // module go on to the tiers.
   pm.addPass(createAttnToCopy());

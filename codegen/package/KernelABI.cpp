@@ -2,6 +2,8 @@
 
 #include "codegen/package/KernelABI.h"
 
+#include "lib/Transforms/CheckKernels.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -103,12 +105,6 @@ std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
   }
 }
 
-bool package::isIdentifier(StringRef s) {
-  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
-    return false;
-  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
 std::vector<std::string> Kernel::captureSizes() const {
   std::vector<std::string> names;
   for (const Capture &capture : captures)
@@ -172,9 +168,8 @@ static LogicalResult describeCaptures(Kernel &kernel) {
 LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   kernel.func = func;
   kernel.name = func.getSymName().str();
-  if (!isIdentifier(kernel.name))
-    return func.emitError("attn-compile: the function name must be a C "
-                          "identifier");
+  if (failed(checkKernelFunction(func)))
+    return failure();
   auto ops = llvm::to_vector(func.getOps<AttentionOp>());
   auto appends = llvm::to_vector(func.getOps<CacheAppendOp>());
   if (ops.size() + appends.size() != 1)

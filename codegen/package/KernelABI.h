@@ -168,9 +168,6 @@ struct Library {
   std::vector<Kernel> kernels;
 };
 
-/// Whether `s` can name a C function or file.
-bool isIdentifier(StringRef s);
-
 /// The kernel of `func`; an error on `func` if a C function cannot take
 /// its arguments.
 LogicalResult describeKernel(func::FuncOp func, Kernel &kernel);

@@ -10,6 +10,7 @@ using namespace mlir::attn;
 
 LogicalResult mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                            const CPUPipelineOptions &options) {
+  pm.addPass(createAttnCheckKernels());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // Cache appends first: loops over memrefs, before the attention they
   // may feed is tiled.

@@ -5,6 +5,17 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnCheckKernels : Pass<"attn-check-kernels", "ModuleOp"> {
+  let summary = "check the rules of kernel functions (names, results, op counts)";
+  let description = [{
+    Each function holding attn ops is a kernel: its name must be a C
+    identifier (it names PTX, MSL and C symbols), it returns nothing, and
+    it holds at most one `attn.attention` and one `attn.cache_append`
+    (CheckKernels.h). attn-to-cpu and attn-to-ptx run it first; the MSL
+    translation and attn-compile call the same check.
+  }];
+}
+
 def AttnFoldMods : Pass<"attn-fold-mods", "func::FuncOp"> {
   let summary = "turn score_mod / mask_mod regions the built-ins can say into attributes";
   let description = [{

@@ -85,11 +85,11 @@ func.func @decode_block_q(%q: memref<?x4x1x32xf16>, %k: memref<?x4x?x32xf16>,
 
 // -----
 
+// expected-error @+1 {{kernel function 'two_ops' holds 2 attn.attention and 0 attn.cache_append; a kernel function holds at most one of each}}
 func.func @two_ops(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>,
                    %v: memref<?x4x?x32xf16>, %o: memref<?x4x?x32xf16>) {
   attn.attention q(%q : memref<?x4x?x32xf16>) k(%k : memref<?x4x?x32xf16>)
                  v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x?x32xf16>)
-  // expected-error @+1 {{the msl tier makes one kernel per function; 'two_ops' holds more than one attn.attention}}
   attn.attention q(%q : memref<?x4x?x32xf16>) k(%k : memref<?x4x?x32xf16>)
                  v(%v : memref<?x4x?x32xf16>) -> o(%o : memref<?x4x?x32xf16>)
   return
