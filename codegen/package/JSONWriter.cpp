@@ -30,26 +30,12 @@ std::string package::jsonText(const Library &library) {
     os << "\n     \"operands\": [";
     bool first = true;
     for (int arg = 0; arg < kernel.numArguments; ++arg) {
-      // A capture: its dims are the type's or its own sizes.
-      if (const Capture *capture = kernel.captureAt(arg)) {
-        os << (first ? "" : ",") << "\n       {\"name\": \"" << capture->name
-           << "\", \"dtype\": \""
-           << elementName(capture->type.getElementType())
-           << "\", \"capture\": true, \"shape\": [";
-        for (int64_t d = 0; d < capture->type.getRank(); ++d) {
-          os << (d ? ", " : "");
-          if (capture->type.isDynamicDim(d))
-            os << "\"" << capture->sizeNames[d] << "\"";
-          else
-            os << capture->type.getDimSize(d);
-        }
-        os << "]}";
-        first = false;
-        continue;
-      }
+      // One entry an argument: an operand (the first, where one read-only
+      // argument is two, k and v), else a capture.
+      bool named = false;
       for (int o = 0; o < ATTNRT_NUM_OPERANDS; ++o) {
         const Operand &operand = kernel.operands[o];
-        if (operand.argument != arg)
+        if (!operand.type || operand.argument != arg)
           continue;
         os << (first ? "" : ",") << "\n       {\"name\": \"" << operandName(kernel, o)
            << "\", \"dtype\": \"" << elementName(operand.type.getElementType())
@@ -64,6 +50,24 @@ std::string package::jsonText(const Library &library) {
             os << "\"" << kSizeNames[role] << "\"";
           else
             os << size;
+        }
+        os << "]}";
+        first = false;
+        named = true;
+        break;
+      }
+      // A capture: its dims are the type's or its own sizes.
+      if (const Capture *capture = kernel.captureAt(arg); capture && !named) {
+        os << (first ? "" : ",") << "\n       {\"name\": \"" << capture->name
+           << "\", \"dtype\": \""
+           << elementName(capture->type.getElementType())
+           << "\", \"capture\": true, \"shape\": [";
+        for (int64_t d = 0; d < capture->type.getRank(); ++d) {
+          os << (d ? ", " : "");
+          if (capture->type.isDynamicDim(d))
+            os << "\"" << capture->sizeNames[d] << "\"";
+          else
+            os << capture->type.getDimSize(d);
         }
         os << "]}";
         first = false;

@@ -35,6 +35,7 @@
 #include "codegen/package/Package.h"
 #include "codegen/package/Toolchain.h"
 #include "dialect/AttnDialect.h"
+#include "lib/Transforms/CheckKernels.h"
 #include "lib/Transforms/Passes.h"
 #include "tools/ToolOptions.h"
 
@@ -52,6 +53,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -119,11 +121,21 @@ namespace {
 
 // Where the intermediate files go; removed on every exit unless kept.
 SmallString<128> tempDir;
+// The outputs this run has written: a failed run takes them back, so an
+// error leaves no header or JSON without its library.
+std::vector<std::string> outputsWritten;
+bool libraryWritten = false;
 
 void removeTemps() {
   if (!keepTemps && !tempDir.empty())
     llvm::sys::fs::remove_directories(tempDir);
+  if (!libraryWritten)
+    for (const std::string &path : outputsWritten)
+      llvm::sys::fs::remove(path);
 }
+
+// The same on a crash (a signal, or an LLVM fatal error, which aborts).
+void removeTempsOnCrash(void *) { removeTemps(); }
 
 // Exit with a message; attn-compile's own errors (not the spec's).
 [[noreturn]] void fatal(const llvm::Twine &message) {
@@ -247,9 +259,9 @@ int main(int argc, char **argv) {
   library.prefix = prefix;
   library.specFile = llvm::sys::path::filename(inputFile).str();
   const std::string &name = library.name;
-  if (!isIdentifier(name))
+  if (!mlir::attn::isCIdentifier(name))
     fatal("library name '" + name + "' is not a C identifier; pass --name");
-  if (!isIdentifier(prefix))
+  if (!mlir::attn::isCIdentifier(prefix))
     fatal("prefix '" + prefix + "' is not a C identifier");
 
   SmallVector<StringRef> chips;
@@ -285,6 +297,7 @@ int main(int argc, char **argv) {
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     fatal("cannot create " + outputDir + ": " + ec.message());
   llvm::scope_exit cleanUp(removeTemps);
+  llvm::sys::AddSignalHandler(removeTempsOnCrash, nullptr);
   if (keepTemps) {
     tempDir = outputDir + "/" + name + ".tmp";
     llvm::sys::fs::create_directories(tempDir);
@@ -365,8 +378,16 @@ int main(int argc, char **argv) {
   }
   timer.step("lower to PTX" + std::string(ptxas.empty() ? "" : " + ptxas"));
 
-  check(writeFile(outputDir + "/" + name + ".h", headerText(library)));
-  check(writeFile(outputDir + "/" + name + ".json", jsonText(library)));
+  std::string header = outputDir + "/" + name + ".h";
+  std::string json = outputDir + "/" + name + ".json";
+  std::string archive = outputDir + "/lib" + name + ".a";
+  std::string sharedLib = outputDir + "/lib" + name + ".so";
+  // attnrt.h stays: other libraries in the folder may include it.
+  outputsWritten = {header, json, archive};
+  if (shared)
+    outputsWritten.push_back(sharedLib);
+  check(writeFile(header, headerText(library)));
+  check(writeFile(json, jsonText(library)));
   // The runtime's header: its device memory and stream helpers are in
   // the library too.
   if (std::error_code ec = llvm::sys::fs::copy_file(
@@ -381,15 +402,13 @@ int main(int argc, char **argv) {
   timer.step("compile the C");
 
   // libattnrt's objects first, then the kernels: one archive to link.
-  std::string archive = outputDir + "/lib" + name + ".a";
   llvm::sys::fs::remove(archive);
   if (std::error_code ec =
           llvm::sys::fs::copy_file(runtime.archive, archive))
     fatal("cannot copy " + runtime.archive + ": " + ec.message());
   check(runProgram(arPath, {"rs", archive, object}));
   if (shared)
-    check(runProgram(ccPath, {"-shared", "-o",
-                              outputDir + "/lib" + name + ".so", object,
+    check(runProgram(ccPath, {"-shared", "-o", sharedLib, object,
                               "-Wl,--whole-archive", runtime.archive,
                               "-Wl,--no-whole-archive", "-ldl", "-lpthread"}));
   timer.step("archive");
@@ -403,5 +422,6 @@ int main(int argc, char **argv) {
                    << " s;";
     llvm::errs() << "\n";
   }
+  libraryWritten = true;
   return 0;
 }
