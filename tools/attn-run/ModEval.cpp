@@ -122,6 +122,9 @@ public:
   std::vector<Type> positionTypes;
 
   double run(const double *positions) const;
+  /// The first load outside its capture, described; "" if none so far.
+  mutable std::string fault;
+  mutable bool outOfBounds = false;
   /// The value of `inst`, or none for an op the evaluator does not know.
   std::optional<Slot> eval(const Inst &inst,
                            const std::vector<Slot> &slots) const;
@@ -275,10 +278,15 @@ std::optional<Slot> Program::eval(const Inst &in,
   if (n == "arith.minui")
     return in_(int64_t(std::min(u(0), u(1))));
   // Division by zero is undefined in arith; the reference gives 0.
+  // INT64_MIN / -1 overflows (and traps on x86): wrapped, it is INT64_MIN,
+  // and the remainder 0. The verifier refuses both cases in a region.
+  auto overflow = [&] {
+    return a(0).i == std::numeric_limits<int64_t>::min() && a(1).i == -1;
+  };
   if (n == "arith.divsi")
-    return in_(a(1).i ? a(0).i / a(1).i : 0);
+    return in_(!a(1).i ? 0 : overflow() ? a(0).i : a(0).i / a(1).i);
   if (n == "arith.remsi")
-    return in_(a(1).i ? a(0).i % a(1).i : 0);
+    return in_(!a(1).i || overflow() ? 0 : a(0).i % a(1).i);
   if (n == "arith.divui")
     return in_(u(1) ? int64_t(u(0) / u(1)) : 0);
   if (n == "arith.remui")
@@ -287,6 +295,8 @@ std::optional<Slot> Program::eval(const Inst &in,
     int64_t x = a(0).i, y = a(1).i;
     if (!y)
       return in_(0);
+    if (overflow())
+      return in_(x);
     int64_t q = x / y;
     bool inexact = q * y != x;
     if (inexact && n == "arith.floordivsi" && ((x < 0) != (y < 0)))
@@ -362,8 +372,14 @@ std::optional<Slot> Program::eval(const Inst &in,
     // A capture: row-major index into its data.
     const Capture &c = captures[in.capture];
     int64_t linear = 0;
-    for (unsigned d = 0; d < c.shape.size(); ++d)
-      linear = linear * c.shape[d] + s[in.args[d]].i;
+    for (unsigned d = 0; d < c.shape.size(); ++d) {
+      int64_t index = s[in.args[d]].i;
+      if (index < 0 || index >= c.shape[d]) {
+        outOfBounds = true; // run() says where; the load gives 0
+        return r;
+      }
+      linear = linear * c.shape[d] + index;
+    }
     double v = c.data[linear];
     if (isFloat(in.type))
       r.f = v;
@@ -382,8 +398,23 @@ double Program::run(const double *positions) const {
     else
       slots[k].i = int64_t(positions[k]);
   }
-  for (const Inst &inst : insts)
+  for (const Inst &inst : insts) {
     slots[inst.result] = *eval(inst, slots);
+    if (outOfBounds && fault.empty()) {
+      std::string text = "a load from capture #" +
+                         std::to_string(inst.capture) + " at (";
+      for (size_t d = 0; d < inst.args.size(); ++d)
+        text += (d ? ", " : "") + std::to_string(slots[inst.args[d]].i);
+      text += ") is outside its shape (";
+      for (size_t d = 0; d < captures[inst.capture].shape.size(); ++d)
+        text += (d ? ", " : "") +
+                std::to_string(captures[inst.capture].shape[d]);
+      text += ") at positions (";
+      for (unsigned k = 0; k < numPositions; ++k)
+        text += (k ? ", " : "") + std::to_string(int64_t(positions[k]));
+      fault = text + ")";
+    }
+  }
   const Slot &out = slots[result];
   return resultIsFloat ? out.f : double(out.i);
 }
@@ -394,6 +425,8 @@ Evaluator::~Evaluator() = default;
 double Evaluator::operator()(const double *positions) const {
   return program->run(positions);
 }
+
+const std::string &Evaluator::fault() const { return program->fault; }
 
 std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
                                               unsigned numPositions,

@@ -47,6 +47,9 @@ public:
                                             std::string &error);
   ~Evaluator();
   double operator()(const double *positions) const;
+  /// The first load outside its capture's shape (the load gave 0), with
+  /// its indices and positions; "" if none.
+  const std::string &fault() const;
 
 private:
   Evaluator();

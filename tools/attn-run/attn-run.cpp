@@ -31,6 +31,7 @@
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnMods.h"
 #include "lib/Pipelines/Pipelines.h"
+#include "lib/Transforms/CheckKernels.h"
 #include "lib/Reference/HostFloat.h"
 #include "lib/Reference/Reference.h"
 #include "tools/ToolOptions.h"
@@ -162,6 +163,9 @@ using ::attn::host::fromHalf;
 using ::attn::host::toBF16;
 using ::attn::host::toHalf;
 
+/// The bytes an element takes in memory: i1 (as LLVM stores it) takes one.
+int64_t bytesOf(Type elt) { return (elt.getIntOrFloatBitWidth() + 7) / 8; }
+
 /// A memref argument's host buffer: logical shape, element strides, bytes.
 struct Buffer {
   Type elt;
@@ -170,9 +174,7 @@ struct Buffer {
   std::vector<char> bytes;
   std::vector<int64_t> descriptor; // MLIR's memref descriptor, C layout
 
-  int64_t width() const {
-    return std::max<int64_t>(elt.getIntOrFloatBitWidth() / 8, 1);
-  }
+  int64_t width() const { return bytesOf(elt); }
   int64_t numElements() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -279,7 +281,7 @@ FailureOr<Extent> extentOf(MemRefType type, ArrayRef<int64_t> shape) {
   }
   std::optional<int64_t> bytes;
   if (span && extent)
-    bytes = llvm::checkedMul<int64_t>(*span, type.getElementTypeBitWidth() / 8);
+    bytes = llvm::checkedMul<int64_t>(*span, bytesOf(type.getElementType()));
   if (!bytes)
     return failure();
   e.bytes = *bytes;
@@ -946,6 +948,10 @@ int main(int argc, char **argv) {
     if (op || append)
       func = f;
   });
+  // Names, results and op counts, as every path checks them: attn-run's
+  // model covers one attention and one append a function.
+  if (func && failed(mlir::attn::checkKernelFunction(func)))
+    return 1;
   if (append)
     return runAppend(context, *module, func, append);
   if (!func)
@@ -954,15 +960,26 @@ int main(int argc, char **argv) {
                       "attn.cache_append"
                     : "no func.func @" + funcName +
                           " with an attn.attention or attn.cache_append");
-  // Each operand of the op must be an argument of the kernel.
+  // Each operand of the op must be an argument of the kernel. A read-only
+  // argument may be two operands (the verifier keeps outputs apart): K and
+  // V, or an operand and a capture; the buffer is made for its first role.
   DenseMap<unsigned, Role> roles;
+  SmallVector<std::pair<unsigned, Role>> aliases;
   auto bind = [&](Value v, Role role, StringRef name) -> LogicalResult {
     if (!v)
       return success();
     FailureOr<unsigned> arg = argumentOf(func, v, name);
     if (failed(arg))
       return failure();
-    roles[*arg] = role;
+    auto [it, first] = roles.try_emplace(*arg, role);
+    if (first)
+      return success();
+    if (!(it->second == Role::K && role == Role::V) && role != Role::Capture)
+      return fail("argument " + Twine(*arg) + " is operand '" + name +
+                  "' and another operand; attn-run checks one buffer as "
+                  "two operands only for k and v, or as a capture"),
+             failure();
+    aliases.push_back({*arg, role});
     return success();
   };
   if (failed(bind(op.getQ(), Role::Q, "q")) ||
@@ -998,8 +1015,20 @@ int main(int argc, char **argv) {
     return fail("--batch and --q-len must be in [1, 4096] and [1, 65536]");
   p.batch = *batch;
   p.qLen = *qLen;
-  if (std::optional<int64_t> maxQLen = op.getMaxQLen())
+  if (std::optional<int64_t> maxQLen = op.getMaxQLen()) {
     p.qLen = std::min(p.qLen, *maxQLen);
+    // The CPU nest walks the tiles of the promised longest sequence, as
+    // the decode tier's grid does: a promise far past every generated
+    // length (2^31-1 is legal) would take minutes. The tighter promise
+    // holds for this run's lengths and gives the same results.
+    if (*maxQLen > p.qLen) {
+      op.setMaxQLenAttr(Builder(&context).getI64IntegerAttr(p.qLen));
+      llvm::errs() << "attn-run: note: max_q_len " << *maxQLen
+                   << " is past the longest generated sequence; the run "
+                      "promises "
+                   << p.qLen << " (--q-len)\n";
+    }
+  }
   p.qHeads = op.getNumQueryHeads();
   p.kvHeads = op.getNumKVHeads();
   p.headDim = op.getHeadDim();
@@ -1171,16 +1200,19 @@ int main(int argc, char **argv) {
     for (int64_t x = 0; x < buf.numElements(); ++x)
       buf.set(x, output ? kNaN : uniform(rng)); // poison outputs
   }
+  for (auto [arg, role] : aliases)
+    if (role == Role::V)
+      v = &buffers[arg];
 
   // The regions, as the reference evaluates them (before the pipeline
   // replaces the op), reading the captures' contents.
+  // In the op's capture order, which need not be the arguments'.
   std::vector<::attn::modeval::Capture> captures;
-  for (unsigned i = 0; i < buffers.size(); ++i) {
-    if (roles[i] != Role::Capture)
-      continue;
+  for (Value capture : op.getCaptures()) {
+    const Buffer &buf = buffers[cast<BlockArgument>(capture).getArgNumber()];
     captures.push_back(
-        {std::vector<int64_t>(buffers[i].shape.begin(), buffers[i].shape.end()),
-         buffers[i].toDense()});
+        {std::vector<int64_t>(buf.shape.begin(), buf.shape.end()),
+         buf.toDense()});
   }
   std::unique_ptr<::attn::modeval::Evaluator> scoreMod, maskMod;
   for (auto [region, kind, eval] :
@@ -1208,6 +1240,18 @@ int main(int argc, char **argv) {
     };
   const int64_t numCaptures = captures.size();
 
+  // The reference first: a region load outside its capture is refused
+  // before the kernel makes the same load.
+  std::vector<double> refO, refLse;
+  ref::attention(p, q->toDense(), k->toDense(), v->toDense(), refO, refLse);
+  for (auto [eval, kind] :
+       {std::pair{&scoreMod, mlir::attn::ModKind::Score},
+        std::pair{&maskMod, mlir::attn::ModKind::Mask}})
+    if (*eval && !(*eval)->fault().empty())
+      return fail(Twine(mlir::attn::modName(kind)) + ": " +
+                  (*eval)->fault() +
+                  "; the region's loads must stay inside its captures");
+
   // Compile. The pipeline replaces `func` and `op`: keep what is needed.
   const std::string kernelName = func.getSymName().str();
   const bool paged = op.isPaged();
@@ -1226,8 +1270,6 @@ int main(int argc, char **argv) {
   }
 
   // Check.
-  std::vector<double> refO, refLse;
-  ref::attention(p, q->toDense(), k->toDense(), v->toDense(), refO, refLse);
   int64_t unwritten = 0;
   double relErr = relativeError(o->toDense(), refO, unwritten);
   double lseErr = 0;
