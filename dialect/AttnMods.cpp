@@ -172,8 +172,14 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
                         "list (AttnMods.cpp), memref.load of a capture "
                         "argument and attn.yield; got '"
                      << inner.getName() << "'";
+    // A capture is read through memref.load alone: no other op may take
+    // or make a memref (arith.select of two captures, say).
     SmallVector<Type> types(inner.getOperandTypes());
     llvm::append_range(types, inner.getResultTypes());
+    if (!isa<memref::LoadOp>(inner) &&
+        llvm::any_of(types, [](Type t) { return isa<MemRefType>(t); }))
+      return error() << "reads captures through memref.load only; '"
+                     << inner.getName() << "' takes or makes a memref";
     for (Type type : types)
       if (!isa<MemRefType>(type) && !isModType(type))
         return error() << "computes in index, i1 to i64, f16, bf16, f32 "

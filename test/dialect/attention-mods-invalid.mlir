@@ -816,3 +816,21 @@ func.func @f(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>,
   }
   return
 }
+
+// -----
+
+// Captures are read through memref.load alone: a select of two captures
+// verified and crashed the reference (found by fuzz/attn-fuzz-mods.cpp).
+func.func @f(%q: memref<?x2x?x64xf32>, %k: memref<?x2x?x64xf32>, %v: memref<?x2x?x64xf32>,
+             %c0: memref<i32>, %c1: memref<i32>, %o: memref<?x2x?x64xf32>) {
+  // expected-error @+1 {{region 'score_mod' reads captures through memref.load only; 'arith.select' takes or makes a memref}}
+  attn.attention q(%q : memref<?x2x?x64xf32>) k(%k : memref<?x2x?x64xf32>) v(%v : memref<?x2x?x64xf32>)
+      captures(%c0, %c1 : memref<i32>, memref<i32>)
+      -> o(%o : memref<?x2x?x64xf32>) score_mod {
+  ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index, %a: memref<i32>, %m: memref<i32>):
+    %c = arith.constant false
+    %s = arith.select %c, %a, %m : memref<i32>
+    attn.yield %score : f32
+  }
+  return
+}

@@ -69,6 +69,47 @@ uint64_t unsignedOf(int64_t x, unsigned width) {
     return uint64_t(x);
   return uint64_t(x) & ((uint64_t(1) << width) - 1);
 }
+/// The bits of `x` rounded to the float type `t` (f16, bf16, f32, f64).
+uint64_t floatBits(double x, Type t) {
+  if (t.isF16())
+    return ::attn::host::toHalf(static_cast<float>(x));
+  if (t.isBF16())
+    return ::attn::host::toBF16(static_cast<float>(x));
+  if (t.isF32())
+    return bitsAs<uint32_t>(static_cast<float>(x));
+  return bitsAs<uint64_t>(x);
+}
+/// The value of the float type `t` whose bits are the low bits of `bits`.
+double fromFloatBits(uint64_t bits, Type t) {
+  if (t.isF16())
+    return ::attn::host::fromHalf(uint16_t(bits));
+  if (t.isBF16())
+    return ::attn::host::fromBF16(uint16_t(bits));
+  if (t.isF32())
+    return bitsAs<float>(uint32_t(bits));
+  return bitsAs<double>(bits);
+}
+/// `x` truncated to an integer of `width` bits, signed or not, saturated
+/// at the type's range and 0 for NaN: arith leaves these cases poison, and
+/// C++'s conversion would be undefined (PTX's cvt.rzi saturates alike).
+int64_t toInteger(double x, unsigned width, bool isSigned) {
+  if (std::isnan(x))
+    return 0;
+  x = std::trunc(x);
+  const unsigned bits = std::min(width, 64u);
+  double lo = isSigned ? -std::ldexp(1.0, int(bits) - 1) : 0.0;
+  double hi = std::ldexp(1.0, int(bits) - (isSigned ? 1 : 0)); // exclusive
+  if (x <= lo)
+    return isSigned ? (bits == 64 ? std::numeric_limits<int64_t>::min()
+                                  : -(int64_t(1) << (bits - 1)))
+                    : 0;
+  if (x >= hi)
+    return isSigned ? (bits == 64 ? std::numeric_limits<int64_t>::max()
+                                  : (int64_t(1) << (bits - 1)) - 1)
+                    : int64_t(bits == 64 ? ~uint64_t(0)
+                                         : (uint64_t(1) << bits) - 1);
+  return isSigned ? int64_t(x) : int64_t(uint64_t(x));
+}
 /// Rounds `x` to the float type `t`.
 double round(double x, Type t) {
   if (t.isF64())
@@ -180,22 +221,22 @@ std::optional<Slot> Program::eval(const Inst &in,
   if (n == "arith.uitofp")
     return fl(double(unsignedOf(a(0).i, ow)));
   if (n == "arith.fptosi")
-    return in_(int64_t(std::trunc(a(0).f)));
+    return in_(toInteger(a(0).f, w, /*isSigned=*/true));
   if (n == "arith.fptoui")
-    return in_(int64_t(uint64_t(std::trunc(a(0).f))));
+    return in_(toInteger(a(0).f, w, /*isSigned=*/false));
   if (n == "arith.select") {
     r = a(0).i ? a(1) : a(2);
     return r;
   }
-  // The bits of an f32 as an i32, and back (f64 / i64 alike).
-  if (n == "arith.bitcast" && isFloat(in.operandType) != isFloat(in.type) &&
-      (widthOf(in.type) == 32 || widthOf(in.type) == 64)) {
-    const bool wide = widthOf(in.type) == 64;
-    if (isFloat(in.operandType))
-      return in_(wide ? bitsAs<int64_t>(a(0).f)
-                      : bitsAs<int32_t>(float(a(0).f)));
-    return fl(wide ? bitsAs<double>(a(0).i)
-                   : double(bitsAs<float>(int32_t(a(0).i))));
+  // The bits of a float as an integer of its width, back, or as another
+  // float type of the same width (f16 <-> bf16).
+  if (n == "arith.bitcast") {
+    const bool fromFloat = isFloat(in.operandType);
+    const uint64_t bits = fromFloat ? floatBits(a(0).f, in.operandType)
+                                    : unsignedOf(a(0).i, ow);
+    if (isFloat(in.type))
+      return fl(fromFloatBits(bits, in.type));
+    return in_(int64_t(bits));
   }
   if (n == "arith.cmpf") {
     double x = a(0).f, y = a(1).f;
@@ -356,8 +397,9 @@ std::optional<Slot> Program::eval(const Inst &in,
     return r;
   }
   // math.
+  // The minimum stays itself (wrapping), as LLVM's abs without poison.
   if (n == "math.absi")
-    return in_(a(0).i < 0 ? -a(0).i : a(0).i);
+    return in_(a(0).i < 0 ? int64_t(0 - uint64_t(a(0).i)) : a(0).i);
   if (UnaryFn fn = unaryMath(n))
     return fl(fn(a(0).f));
   if (n == "math.atan2")
@@ -410,8 +452,13 @@ double Program::run(const double *positions) const {
         text += (d ? ", " : "") +
                 std::to_string(captures[inst.capture].shape[d]);
       text += ") at positions (";
-      for (unsigned k = 0; k < numPositions; ++k)
-        text += (k ? ", " : "") + std::to_string(int64_t(positions[k]));
+      for (unsigned k = 0; k < numPositions; ++k) {
+        text += k ? ", " : "";
+        // The score is a float; b, h, q_idx, kv_idx are exact integers.
+        text += isFloat(positionTypes[k])
+                    ? std::to_string(positions[k])
+                    : std::to_string(int64_t(positions[k]));
+      }
       fault = text + ")";
     }
   }
