@@ -8,13 +8,19 @@
 #   scripts/fuzz.sh specs -runs=100000
 #       fuzz/attn-fuzz-specs on specs built from the input bytes; corpus in
 #       build-fuzz/corpus-specs/
+#   scripts/fuzz.sh mods -max_total_time=600
+#       fuzz/attn-fuzz-mods on score_mod / mask_mod regions built from the
+#       input bytes, verified and evaluated with attn-run's ModEval; corpus
+#       in build-fuzz/corpus-mods/. ATTN_FUZZ_MODS_LOWER=1 also runs each
+#       spec that verifies through the lowerings (slow: to replay a corpus,
+#       e.g. `ATTN_FUZZ_MODS_LOWER=1 scripts/fuzz.sh mods -runs=0`).
 # Crashes land in build-fuzz/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 mode=text
 case "${1:-}" in
-  text|specs) mode="$1"; shift ;;
+  text|specs|mods) mode="$1"; shift ;;
 esac
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -22,6 +28,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 target=attn-fuzz
 [ "$mode" = specs ] && target=attn-fuzz-specs
+[ "$mode" = mods ] && target=attn-fuzz-mods
 ninja -C "$build" -j "${ATTN_JOBS:-2}" "$target"
 
 # libMLIR.so is not instrumented: its containers cannot be checked, and the
@@ -33,6 +40,11 @@ if [ "$mode" = specs ]; then
   mkdir -p corpus-specs
   exec ./bin/attn-fuzz-specs -max_len=256 -timeout=60 -rss_limit_mb=4096 \
     -print_final_stats=1 "$@" corpus-specs
+fi
+if [ "$mode" = mods ]; then
+  mkdir -p corpus-mods
+  exec ./bin/attn-fuzz-mods -max_len=1024 -timeout=60 -rss_limit_mb=4096 \
+    -print_final_stats=1 "$@" corpus-mods
 fi
 
 seeds="$build/seeds"
