@@ -167,6 +167,11 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
                                    inner.getName().getStringRef()) &&
                 inner.getNumRegions() == 0;
     }
+    // A rounding mode other than the default: the CPU and the NVPTX
+    // backend (sm_80 and below) cannot lower the constrained truncation.
+    if (allowed && inner.hasAttr("roundingmode"))
+      return error() << "takes the default rounding mode only; '"
+                     << inner.getName() << "' has one of its own";
     if (!allowed)
       return error() << "may hold only the arith and math ops of attn's "
                         "list (AttnMods.cpp), memref.load of a capture "

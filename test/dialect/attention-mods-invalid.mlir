@@ -834,3 +834,21 @@ func.func @f(%q: memref<?x2x?x64xf32>, %k: memref<?x2x?x64xf32>, %v: memref<?x2x
   }
   return
 }
+
+// -----
+
+// A rounding mode of its own: sm_80's and sm_75's NVPTX backend aborted on
+// the constrained truncation, and the CPU path could not lower it (found
+// by fuzz/attn-fuzz-mods.cpp).
+func.func @f(%q: memref<?x2x?x64xf32>, %k: memref<?x2x?x64xf32>, %v: memref<?x2x?x64xf32>,
+             %o: memref<?x2x?x64xf32>) {
+  // expected-error @+1 {{region 'score_mod' takes the default rounding mode only; 'arith.truncf' has one of its own}}
+  attn.attention q(%q : memref<?x2x?x64xf32>) k(%k : memref<?x2x?x64xf32>) v(%v : memref<?x2x?x64xf32>)
+      -> o(%o : memref<?x2x?x64xf32>) score_mod {
+  ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):
+    %t = arith.truncf %score to_nearest_even : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    attn.yield %e : f32
+  }
+  return
+}

@@ -44,10 +44,11 @@ unsigned widthOf(Type t) {
   return isa<IndexType>(t) ? 64 : t.getIntOrFloatBitWidth();
 }
 
-/// Wraps `x` to a signed integer of `width` bits (i1: 0 or 1).
+/// Wraps `x` to a signed integer of `width` bits (i1: 0 or -1, as arith
+/// and LLVM read a signed i1: extsi and sitofp of true give -1).
 int64_t wrap(int64_t x, unsigned width) {
   if (width == 1)
-    return x & 1;
+    return (x & 1) ? -1 : 0;
   if (width >= 64)
     return x;
   uint64_t m = (uint64_t(1) << width) - 1;
@@ -293,7 +294,7 @@ std::optional<Slot> Program::eval(const Inst &in,
       res = true;
       break;
     }
-    r.i = res;
+    r.i = res ? -1 : 0; // i1 true, read signed
     return r;
   }
   // Integers.
@@ -393,7 +394,7 @@ std::optional<Slot> Program::eval(const Inst &in,
       res = ux >= uy;
       break;
     }
-    r.i = res;
+    r.i = res ? -1 : 0; // i1 true, read signed
     return r;
   }
   // math.
@@ -463,7 +464,8 @@ double Program::run(const double *positions) const {
     }
   }
   const Slot &out = slots[result];
-  return resultIsFloat ? out.f : double(out.i);
+  // A mask_mod's i1: 1 or 0 to the caller.
+  return resultIsFloat ? out.f : double(out.i != 0);
 }
 
 Evaluator::Evaluator() = default;
@@ -519,10 +521,7 @@ std::unique_ptr<Evaluator> Evaluator::compile(Region &region,
       if (auto f = dyn_cast<FloatAttr>(cst.getValue())) {
         inst.constant.f = f.getValueAsDouble();
       } else if (auto i = dyn_cast<IntegerAttr>(cst.getValue())) {
-        inst.constant.i = isa<IndexType>(i.getType()) ||
-                                  i.getType().getIntOrFloatBitWidth() > 1
-                              ? i.getValue().getSExtValue()
-                              : i.getValue().getZExtValue();
+        inst.constant.i = i.getValue().getSExtValue(); // true: -1
       } else {
         error = "the reference cannot evaluate a non-scalar arith.constant";
         return nullptr;
