@@ -341,8 +341,13 @@ int attnrt_attention_workspace_bytes(const attnrt_attention_kernel *kernel,
    counts as its extent, from the lowest to the highest byte its pointer,
    sizes and strides reach (an operand of no elements has none); the
    workspace, where the call gives one, as workspace_bytes from its
-   pointer. So a written operand may not lie in the gaps of another's
-   strided layout either. Refused before the driver is touched:
+   pointer. Two operands whose extents overlap are still apart when a
+   period proves it: a byte stride P of either such that every dim of
+   both whose stride reaches P moves by whole multiples of P, and the
+   windows the other dims cover, modulo P, do not meet (K and V caches
+   interleaved in one buffer, [pages, 2, page_size, heads, dim] or per
+   head). A written operand in some other gap of a strided layout is
+   refused. Refused before the driver is touched:
    ATTN_ERROR_UNSUPPORTED_STRIDE, "o overlaps q: a written operand may
    share no byte with another operand (...)". */
 int attnrt_attention_run(const attnrt_attention_kernel *kernel,

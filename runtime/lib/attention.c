@@ -858,6 +858,76 @@ static int extent_of(const void *data, int rank, const long long *sizes,
   return 1;
 }
 
+// An operand as check_overlap sees it: its extent, and the layout that
+// apart_by_period reads (sizes and strides in elements, all >= 0).
+struct footprint {
+  uintptr_t begin, end;
+  int written;
+  char name[16];
+  int rank, element_bytes;
+  const long long *sizes, *strides;
+};
+
+static void set_layout(struct footprint *f, int rank, const long long *sizes,
+                       const long long *strides, int element_bytes) {
+  f->rank = rank;
+  f->sizes = sizes;
+  f->strides = strides;
+  f->element_bytes = element_bytes > 0 ? element_bytes : 1;
+}
+
+// The bytes of `f`, taken modulo `period`, fall in one window of `*width`
+// bytes from `*start` when every dim whose stride reaches `period` moves by
+// whole periods: the other dims and the element make the window. 0 when a
+// dim does not, or the window covers the whole period.
+static int window_modulo(const struct footprint *f, long long period,
+                         long long *start, long long *width) {
+  long long inner = f->element_bytes; // the window, from the pointer
+  for (int d = 0; d < f->rank; ++d) {
+    if (f->sizes[d] <= 1)
+      continue;
+    long long step = f->strides[d] * f->element_bytes; // < 2^62, checked
+    if (step >= period) {
+      if (step % period)
+        return 0;
+      continue;
+    }
+    // (sizes - 1) * step < 2^62: the strides were checked to reach less.
+    inner += (f->sizes[d] - 1) * step;
+    if (inner >= period)
+      return 0;
+  }
+  *start = (long long)(f->begin % (uintptr_t)period);
+  *width = inner;
+  return 1;
+}
+
+// Whether two operands whose extents overlap share no byte after all: for
+// some period P (a byte stride of either), each touches, modulo P, a window
+// the other's window misses. K and V caches interleaved in one buffer
+// ([pages, 2, page_size, heads, dim], K at [:, 0] and V at [:, 1]) are
+// apart by the page stride. A proof, not a search: 0 means "not shown".
+static int apart_by_period(const struct footprint *a,
+                           const struct footprint *b) {
+  const struct footprint *both[2] = {a, b};
+  for (int side = 0; side < 2; ++side)
+    for (int d = 0; d < both[side]->rank; ++d) {
+      const struct footprint *f = both[side];
+      if (f->sizes[d] <= 1 || f->strides[d] == 0)
+        continue;
+      long long period = f->strides[d] * f->element_bytes;
+      long long start_a, width_a, start_b, width_b;
+      if (!window_modulo(a, period, &start_a, &width_a) ||
+          !window_modulo(b, period, &start_b, &width_b))
+        continue;
+      // b's window begins `gap` bytes after a's, around the period.
+      long long gap = (start_b - start_a + period) % period;
+      if (gap >= width_a && gap + width_b <= period)
+        return 1;
+    }
+  return 0;
+}
+
 // What a call may not alias: an operand a call writes (O, LSE and the
 // workspace; an append's caches K and V) shares no byte with another of
 // its operands, read or written (its captures and offsets included).
@@ -865,16 +935,16 @@ static int extent_of(const void *data, int rank, const long long *sizes,
 // operand counts as its extent, the bytes from the lowest to the highest
 // it touches, from its pointer, sizes and strides on the host; the
 // workspace as `workspace_bytes` from its pointer, when the call gives
-// one. A handful of operands: every pair is compared.
+// one. Two extents that overlap are still apart when a period proves it
+// (apart_by_period: K and V interleaved in one cache). A handful of
+// operands: every pair is compared.
 static int check_overlap(const attnrt_attention_kernel *kernel,
                          const attnrt_attention_call *call,
                          long long strides[][ATTNRT_MAX_RANK],
                          long long capture_strides[][ATTNRT_MAX_RANK]) {
-  struct {
-    uintptr_t begin, end;
-    int written;
-    char name[16];
-  } e[ATTNRT_NUM_OPERANDS + ATTNRT_MAX_CAPTURES + 1];
+  struct footprint e[ATTNRT_NUM_OPERANDS + ATTNRT_MAX_CAPTURES + 1];
+  static const long long one = 1;
+  long long workspace_size = 0;
   int n = 0;
   for (int operand = 0; operand < ATTNRT_NUM_OPERANDS; ++operand) {
     const attnrt_operand_type *type = &kernel->operands[operand];
@@ -884,6 +954,8 @@ static int check_overlap(const attnrt_attention_kernel *kernel,
                    &e[n].end))
       continue;
     e[n].written = written(kernel, operand);
+    set_layout(&e[n], type->rank, call->sizes[operand], strides[operand],
+               type->element_bytes);
     snprintf(e[n++].name, sizeof e[0].name, "%s",
              operand_name(kernel, operand));
   }
@@ -894,6 +966,8 @@ static int check_overlap(const attnrt_attention_kernel *kernel,
                    &e[n].end))
       continue;
     e[n].written = 0;
+    set_layout(&e[n], type->rank, call->capture_sizes[i], capture_strides[i],
+               type->element_bytes);
     snprintf(e[n++].name, sizeof e[0].name, "capture%d", i);
   }
   if (call->workspace && call->workspace_bytes > 0) {
@@ -903,12 +977,17 @@ static int check_overlap(const attnrt_attention_kernel *kernel,
                    ? at + call->workspace_bytes
                    : UINTPTR_MAX;
     e[n].written = 1;
+    // Bytes, one contiguous run; past 2^62 no period can prove it apart.
+    workspace_size = call->workspace_bytes < (1ULL << 62)
+                         ? (long long)call->workspace_bytes
+                         : 1LL << 62;
+    set_layout(&e[n], 1, &workspace_size, &one, 1);
     snprintf(e[n++].name, sizeof e[0].name, "workspace");
   }
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j) {
       if (!(e[i].written || e[j].written) || e[i].begin >= e[j].end ||
-          e[j].begin >= e[i].end)
+          e[j].begin >= e[i].end || apart_by_period(&e[i], &e[j]))
         continue;
       // The written one first (the earlier where both are).
       int w = e[i].written ? i : j, other = w == i ? j : i;

@@ -1983,6 +1983,54 @@ static attnrt_attention_call append_call(long long batch,
   return call;
 }
 
+// K and V caches in one buffer, as FlashInfer and vLLM's paged layouts
+// keep them: apart though their extents overlap, unless they truly share
+// a byte. The caches are [4, 2, 128, 64] f16 views of a buffer
+// [4, 2 (k, v), 2, 128, 64] (K and V alternate per batch entry) or
+// [4, 2, 2 (k, v), 128, 64] (per head), with the append kernel's caches
+// strided.
+static void check_interleaved_caches(void) {
+  attnrt_attention_kernel k = append_kernel();
+  const attnrt_operand_type strided = {4, 2, 0, {-1, -1, -1, 1}};
+  k.operands[ATTNRT_K] = k.operands[ATTNRT_V] = strided;
+  attnrt_attention_call call = append_call(4, 128);
+  for (int i = 0; i < 3; ++i)
+    call.data[i == 0 ? ATTNRT_K_NEW : i == 1 ? ATTNRT_V_NEW : ATTNRT_KV_LENS] =
+        fake_address(i);
+  const char *buffer = (const char *)fake_address(3);
+  const long long per_batch[4] = {2 * 2 * 128 * 64, 128 * 64, 64, 1},
+                  per_head[4] = {2 * 2 * 128 * 64, 2 * 128 * 64, 64, 1};
+  const struct {
+    const char *what;
+    const long long *strides;
+    long long v_offset; // bytes from K's pointer
+    bool apart;
+  } cases[] = {
+      {"alternating per batch entry", per_batch, 2 * 128 * 64 * 2, true},
+      {"alternating per head", per_head, 128 * 64 * 2, true},
+      {"alternating per batch entry, V 16 bytes early", per_batch,
+       2 * 128 * 64 * 2 - 16, false},
+      {"alternating per head, V 16 bytes late", per_head,
+       128 * 64 * 2 + 16, false},
+      {"alternating per head, V on K's next head", per_head,
+       2 * 128 * 64 * 2, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    call.data[ATTNRT_K] = buffer;
+    call.data[ATTNRT_V] = buffer + cases[i].v_offset;
+    call.strides[ATTNRT_K] = call.strides[ATTNRT_V] = cases[i].strides;
+    char why[512] = "";
+    const struct buffer_slot v = {"v_cache", OPERAND, ATTNRT_V, 0, 1},
+                             kc = {"k_cache", OPERAND, ATTNRT_K, 0, 1};
+    bool ok = cases[i].apart
+                  ? accepted(&k, &call, why, sizeof why)
+                  : refused_as_overlap(&k, &call, &kc, &v, why, sizeof why);
+    check(ok, "append: K and V caches interleaved in one buffer, %s: %s%s%s",
+          cases[i].what, cases[i].apart ? "accepted" : "refused",
+          why[0] ? ": " : "", why);
+  }
+}
+
 static void check_overlap_calls(void) {
   // Prefill: q [2, 4, 100, 64] f16, k/v [2, 2, 300, 64], capture0 [4, 4] f32.
   {
@@ -2064,6 +2112,7 @@ static void check_overlap_calls(void) {
     check_overlaps("append", &k, call, slots, n);
     check_read_alias("append", &k, call, slots, n, 1, 0); // v_new == k_new
   }
+  check_interleaved_caches();
 }
 
 // With the fake driver: every pair.
