@@ -59,7 +59,14 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <optional>
 
 using namespace mlir;
@@ -136,6 +143,60 @@ void removeTemps() {
 
 // The same on a crash (a signal, or an LLVM fatal error, which aborts).
 void removeTempsOnCrash(void *) { removeTemps(); }
+
+// And on an interrupt (Ctrl-C, SIGTERM, SIGHUP), whose signals LLVM's
+// handlers pass over (they run AddSignalHandler's callbacks on crashes
+// only). The handler may interrupt malloc, so it allocates nothing: it
+// reads paths copied here beforehand and removes them with system calls,
+// then dies of the same signal, as the caller expects.
+struct InterruptCleanup {
+  char tempDir[PATH_MAX] = "";   // flat: attn-compile writes no subfolder
+  char outputs[4][PATH_MAX] = {}; // header, JSON, archive, shared library
+  std::atomic<int> numOutputs{0};
+  std::atomic<bool> libraryWritten{false};
+} interruptCleanup;
+
+void copyPath(char (&to)[PATH_MAX], llvm::StringRef path) {
+  size_t n = std::min(path.size(), sizeof to - 1);
+  std::memcpy(to, path.data(), n);
+  to[n] = '\0';
+}
+
+// Removes a folder of files, async-signal-safely (open, getdents64,
+// unlinkat, rmdir). Unlinking while reading the folder may skip entries,
+// so it reads again until a pass removes nothing.
+void removeFlatDirectory(const char *path) {
+#ifdef __linux__
+  for (bool removed = true; removed;) {
+    removed = false;
+    int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+      return;
+    alignas(struct dirent64) char buffer[4096];
+    for (ssize_t n; (n = ::getdents64(fd, buffer, sizeof buffer)) > 0;)
+      for (ssize_t at = 0; at < n;) {
+        auto *entry = reinterpret_cast<struct dirent64 *>(buffer + at);
+        at += entry->d_reclen;
+        const char *name = entry->d_name;
+        if (std::strcmp(name, ".") && std::strcmp(name, "..") &&
+            ::unlinkat(fd, name, 0) == 0)
+          removed = true;
+      }
+    ::close(fd);
+  }
+#endif
+  ::rmdir(path);
+}
+
+void removeTempsOnInterrupt(int signal) {
+  if (interruptCleanup.tempDir[0])
+    removeFlatDirectory(interruptCleanup.tempDir);
+  if (!interruptCleanup.libraryWritten)
+    for (int i = 0; i < interruptCleanup.numOutputs; ++i)
+      ::unlink(interruptCleanup.outputs[i]);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
 
 // Exit with a message; attn-compile's own errors (not the spec's).
 [[noreturn]] void fatal(const llvm::Twine &message) {
@@ -305,6 +366,10 @@ int main(int argc, char **argv) {
                  "attn-compile", tempDir)) {
     fatal("cannot create a temporary directory: " + ec.message());
   }
+  if (!keepTemps)
+    copyPath(interruptCleanup.tempDir, tempDir);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP})
+    std::signal(signal, removeTempsOnInterrupt);
   std::string ptxas = noCubin ? "" : findPtxas(ptxasPath);
   // One task a (kernel, target): lower it, then run ptxas on its PTX. The
   // tasks only read the spec, each writes its own result and files, and
@@ -386,6 +451,8 @@ int main(int argc, char **argv) {
   outputsWritten = {header, json, archive};
   if (shared)
     outputsWritten.push_back(sharedLib);
+  for (const std::string &path : outputsWritten)
+    copyPath(interruptCleanup.outputs[interruptCleanup.numOutputs++], path);
   check(writeFile(header, headerText(library)));
   check(writeFile(json, jsonText(library)));
   // The runtime's header: its device memory and stream helpers are in
@@ -422,6 +489,6 @@ int main(int argc, char **argv) {
                    << " s;";
     llvm::errs() << "\n";
   }
-  libraryWritten = true;
+  libraryWritten = interruptCleanup.libraryWritten = true;
   return 0;
 }
