@@ -53,10 +53,12 @@
 // are printed like the rest of its index arithmetic, and Q/O/LSE rows are
 // q_first + query, K/V rows kv_first + key (qRowOffset, kvSeqOffset). A
 // packed Q runs the nest's grid, (B, Hkv, ceil(G * max_q_len / block_q)),
-// max_q_len the spec's or a bound the host gives; a tile past its
-// sequence's rows has an empty K/V loop and stores nothing (the vector
-// decode returns at once). Without a static max_q_len, split-K's workspace
-// is indexed by the launch's tile count (threadgroups_per_grid).
+// max_q_len a bound the host gives: at least the longest sequence's q_len,
+// at most the spec's max_q_len where it has one (a promise, not a size: a
+// spec may promise 2^31-1). A tile past its sequence's rows has an empty
+// K/V loop and stores nothing (the vector decode returns at once).
+// Split-K's workspace is indexed by the launch's tile count
+// (threadgroups_per_grid), so it takes the host's bound too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -639,9 +641,10 @@ private:
   std::string kvSeqOffset(StringRef role, Value memref);
   /// The stride between consecutive keys of a (batch, head) K or V slice.
   std::string kvRowStride(StringRef role, Value memref);
-  /// The threadgroups of the grid's x dim: a packed Q without a static
-  /// max_q_len takes its Q tiles from the launch (the host's bound).
-  bool gridTiles() const { return s.packedQ && !s.maxQLen && split(); }
+  /// The threadgroups of the grid's x dim: a packed Q's split-K takes its
+  /// Q tiles from the launch (the host's bound), not from the spec's
+  /// max_q_len, which only caps that bound.
+  bool gridTiles() const { return s.packedQ && split(); }
 
   // Copies: op handles are cheap and their accessors are not const.
   Spec s;
@@ -2205,13 +2208,13 @@ void writeAppendJsonFacts(raw_ostream &os, ArrayRef<AppendFacts> appends) {
 
 /// "ceil(G * Sq / block_q)" and friends, for people reading the facts.
 /// A packed Q's grid: the nest's (B, Hkv, ceil(G * max_q_len / block_q))
-/// with max_q_len the spec's, else a bound the host gives (at least the
-/// longest sequence's q_len); a tile past its sequence's rows exits early
-/// (its K/V loop is empty, it stores no row).
+/// with max_q_len a bound the host gives (at least the longest sequence's
+/// q_len, at most the spec's max_q_len); a tile past its sequence's rows
+/// exits early (its K/V loop is empty, it stores no row).
 std::string gridX(const FunctionFacts &f, const LaunchFacts &k) {
   std::string sq = f.spec.packedQ ? "max_q_len" : "Sq";
   std::optional<int64_t> qLen = AttentionOp(f.spec.op).getStaticQueryLength();
-  if (qLen)
+  if (qLen && !f.spec.packedQ)
     sq = std::to_string(*qLen);
   std::string x = "ceil(" + std::to_string(f.spec.group) + " * " + sq + " / " +
                   std::to_string(k.blockQ) + ")";
@@ -2307,10 +2310,14 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
            << (f.spec.packedKV ? " k, v [total_k, Hkv, D(v)] by cu_seqlens_k "
                                  "[B + 1];"
                                : "")
-           << (f.spec.packedQ && !f.spec.maxQLen
-                   ? " max_q_len: the host's bound, at least the longest "
-                     "sequence's q_len;"
-                   : "")
+           << (f.spec.packedQ ? " max_q_len: the host's bound, at least "
+                                "the longest sequence's q_len" +
+                                    (f.spec.maxQLen
+                                         ? ", at most " +
+                                               std::to_string(f.spec.maxQLen)
+                                         : std::string()) +
+                                    ";"
+                              : "")
            << (f.spec.packedQ ? " tiles past a sequence's rows exit early"
                               : "")
            << "\n";
@@ -2460,9 +2467,9 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
          << (s.packedQ
                  ? std::string("(ceil(G * max_q_len / block_q) * splits, "
                                "Hkv, B); max_q_len: ") +
-                       (s.maxQLen ? "the spec's"
-                                  : "the host's bound, at least the longest "
-                                    "q_len (-1 here)") +
+                       "the host's bound, at least the longest q_len" +
+                       (s.maxQLen ? ", at most the spec's max_q_len"
+                                  : std::string(" (-1 here: none)")) +
                        "; tiles past a sequence's rows exit early"
                  : std::string("as padded: (ceil(G * Sq / block_q) * splits, "
                                "Hkv, B)"))

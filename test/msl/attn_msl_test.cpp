@@ -19,8 +19,9 @@
 // last the longest, the first empty when B > 2, the second one token when
 // B > 3), or takes them from the case: `FUNCTION:B:Sq:Sk:q=L,...:kv=L,...`
 // (kv= also gives kv_lens). The offsets are cu_seqlens buffers, the rows
-// packed exactly; a packed Q's grid covers max_q_len (the spec's, else Sq,
-// this host's bound) rows a sequence.
+// packed exactly; a packed Q's grid covers max_q_len rows a sequence, this
+// host's bound Sq (at most the spec's max_q_len, which may promise far
+// more).
 //
 // A function with score_mod / mask_mod regions (the facts' "mods") gets
 // its captures drawn as attn-run draws them (integers in [0, 4), [0, 2)
@@ -440,7 +441,7 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   const long batch = c.batch, sq = c.qLen, sk = c.kvLen;
   // The packed (varlen) forms: Q, O, LSE [total_q, Hq, D] by cu_seqlens_q,
   // K, V [total_k, Hkv, D] by cu_seqlens_k. A packed Q's grid covers
-  // max_q_len rows a sequence: the spec's, else this host's bound, Sq.
+  // max_q_len rows a sequence: this host's bound, Sq, within the spec's.
   const bool packedQ = f["packed"]["q"].boolean,
              packedKV = f["packed"]["kv"].boolean;
   const long specMaxQ =
@@ -618,8 +619,9 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
       if (kernelFacts["kind"].text.rfind("partial", 0) == 0)
         splits = kernelFacts["splits"].integer();
     }
-  // Q tiles per (batch, K/V head): a packed Q's rows are max_q_len's.
-  const long maxQ = packedQ && specMaxQ >= 0 ? specMaxQ : sq;
+  // Q tiles per (batch, K/V head): a packed Q's rows are the host's
+  // max_q_len bound's, Sq.
+  const long maxQ = sq;
   std::vector<float> partials;
   long recordFloats = 0, tilesQ = 0;
   if (splits > 0) {

@@ -10,8 +10,8 @@
 // CHECK-NEXT: //   packed (varlen): q, o [total_q, Hq, D(v)], lse [total_q, Hq] by cu_seqlens_q [B + 1]; k, v [total_k, Hkv, D(v)] by cu_seqlens_k [B + 1]; max_q_len: the host's bound, at least the longest sequence's q_len; tiles past a sequence's rows exit early
 // CHECK-NEXT: //   buffers: q=0 k=1 v=2 cu_seqlens_q=3 cu_seqlens_k=4 o=5 lse=6 sizes=7
 // CHECK: // attn.kernel decode_q1_vector host=decode_q1 tier=msl kind=decode_vector
-// CHECK-NEXT: //   grid=(ceil(4 * 1 / 1), 2, B)
-// CHECK-NEXT: //   packed (varlen): q, o [total_q, Hq, D(v)], lse [total_q, Hq] by cu_seqlens_q [B + 1]; tiles past a sequence's rows exit early
+// CHECK-NEXT: //   grid=(ceil(4 * max_q_len / 1), 2, B)
+// CHECK-NEXT: //   packed (varlen): q, o [total_q, Hq, D(v)], lse [total_q, Hq] by cu_seqlens_q [B + 1]; max_q_len: the host's bound, at least the longest sequence's q_len, at most 1; tiles past a sequence's rows exit early
 // CHECK-NEXT: //   buffers: q=0 k=1 v=2 cu_seqlens_q=3 block_table=4 kv_lens=5 o=6 sizes=7
 
 // CHECK-LABEL: kernel void packed_prefill(
@@ -40,10 +40,12 @@
 // SPLIT: device const int *cu_seqlens_q {{\[\[}}buffer(3)]]
 // SPLIT: uint3 grid {{\[\[}}threadgroups_per_grid]]
 // SPLIT: const int q_tiles = int(grid.x); // the launch's Q tiles (the host's max_q_len bound)
-// With max_q_len the tile count is the nest's constant.
+// With a max_q_len too: the spec's is a promise the host's bound may
+// undercut (2^31-1 is legal), not the launch's tile count.
 // SPLIT-LABEL: kernel void decode_q1_prefill_partial(
-// SPLIT-NOT: grid {{\[\[}}threadgroups_per_grid]]
-// SPLIT: const ulong record = (ulong((batch * 2 + kv_head) * 1 + q_tile) * 2 + split) * 4160;
+// SPLIT: uint3 grid {{\[\[}}threadgroups_per_grid]]
+// SPLIT: const int q_tiles = int(grid.x) / 2; // the launch's Q tiles (the host's max_q_len bound)
+// SPLIT: const ulong record = (ulong((batch * 2 + kv_head) * q_tiles + q_tile) * 2 + split) * 4160;
 
 func.func @packed(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>, %v: memref<?x2x64xf16>,
                   %cq: memref<?xi32>, %ck: memref<?xi32>, %o: memref<?x8x64xf16>,

@@ -75,3 +75,12 @@ func.func @packed_spec2_f32(%q: memref<?x8x64xf32>, %k: memref<?x2x64xf32>, %v: 
       -> o(%o : memref<?x8x64xf32>) lse(%lse : memref<?x8xf32>) mask = <causal, bottom_right> max_q_len = 2
   return
 }
+
+// A promise far past every sequence (max_q_len is legal up to 2^31-1):
+// the host launches its own bound's tiles, not the promise's.
+func.func @packed_promise_f16(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>, %v: memref<?x2x64xf16>, %cq: memref<?xi32>, %ck: memref<?xi32>, %o: memref<?x8x64xf16>, %lse: memref<?x8xf32>) {
+  attn.attention q(%q : memref<?x8x64xf16>) k(%k : memref<?x2x64xf16>) v(%v : memref<?x2x64xf16>)
+      cu_seqlens_q(%cq : memref<?xi32>) cu_seqlens_k(%ck : memref<?xi32>)
+      -> o(%o : memref<?x8x64xf16>) lse(%lse : memref<?x8xf32>) mask = <causal, bottom_right> max_q_len = 2147483647
+  return
+}
