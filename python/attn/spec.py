@@ -297,3 +297,71 @@ def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
         packed_q=True, packed_kv=packed_kv, max_q_len=max_q_len)
+
+
+@dataclasses.dataclass(frozen=True)
+class AppendFacts:
+    """What a cache-append kernel (attn.cache_append) is built for: new
+    tokens k_new/v_new [B, Hkv, S_new, D(v)] written into caches
+    [B, Hkv, capacity, D(v)], or paged ones [num_blocks, Hkv, block_size,
+    D(v)] through a block table, at each sequence's kv_lens. `strided`:
+    every dim but the head dim has a run-time stride (FlashAttention's
+    [B, S, H, D] memory seen as [B, H, S, D])."""
+    dtype: str
+    hkv: int
+    d: int
+    dv: Optional[int] = None
+    block_size: Optional[int] = None
+    strided: bool = False
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ValueError(f"cache_append: dtype {self.dtype!r} is not one "
+                             f"of {DTYPES}")
+        for name in ("hkv", "d", "dv", "block_size"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int)
+                                      or value < 1):
+                raise ValueError(f"cache_append: {name} must be a positive "
+                                 f"int, got {value!r}")
+
+    @property
+    def value_dim(self):
+        return self.dv if self.dv is not None else self.d
+
+    def library_name(self):
+        digest = hashlib.sha256(self.spec_text().encode()).hexdigest()[:12]
+        return f"cache_append_{digest}"
+
+    def compile(self, **kwargs):
+        """attn.compile of this spec; the kernel is `cache_append`."""
+        from .compiler import compile
+        return compile(self.spec_text("cache_append"),
+                       name=self.library_name(), **kwargs)
+
+    def spec_text(self, name="cache_append"):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"cache_append: kernel name {name!r} is not a "
+                             "C identifier")
+        layout = ", strided<[?, ?, ?, 1]>" if self.strided else ""
+        rows = str(self.block_size) if self.block_size else "?"
+
+        def ty(rows, dim):
+            return f"memref<?x{self.hkv}x{rows}x{dim}x{self.dtype}{layout}>"
+        operands = [("k_new", ty("?", self.d)),
+                    ("v_new", ty("?", self.value_dim))]
+        if self.block_size:
+            operands.append(("block_table", "memref<?x?xi32>"))
+        operands += [("kv_lens", "memref<?xi32>"),
+                     ("k_cache", ty(rows, self.d)),
+                     ("v_cache", ty(rows, self.value_dim))]
+        types = dict(operands)
+        args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
+        ins = " ".join(f"{n}(%{n} : {types[n]})" for n, _ in operands
+                       if n not in ("k_cache", "v_cache"))
+        outs = " ".join(f"{n}(%{n} : {types[n]})"
+                        for n in ("k_cache", "v_cache"))
+        return (f"// Written by attn.spec from {self!r}\n"
+                f"func.func @{name}(\n    {args}) {{\n"
+                f"  attn.cache_append {ins}\n      -> {outs}\n"
+                f"  return\n}}\n")

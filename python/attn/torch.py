@@ -37,11 +37,10 @@ import torch
 
 from . import compiler
 from .library import AttnError  # noqa: F401  (re-exported)
-from .spec import (AttentionFacts, facts_from_shapes, mask_options,
-                   varlen_facts_from_shapes)
+from ._torch_facts import (_outputs, _varlen_outputs, append_facts_for,
+                           facts_for, varlen_facts_for)
+from .spec import AttentionFacts, mask_options  # noqa: F401
 
-_DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
-                torch.float32: "f32"}
 _TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16,
                  "f32": torch.float32, "i32": torch.int32}
 
@@ -75,56 +74,19 @@ def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
     return kernel
 
 
-def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
-              align="bottom_right", window_left=-1, window_right=-1,
-              scale=0.0, softcap=0.0, return_lse=False):
-    """The AttentionFacts attention() compiles for these tensors/options;
-    raises ValueError/TypeError for what no kernel can take."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if t.dim() != 4:
-            raise ValueError(f"attention: {name} must be 4-D "
-                             f"[B, H, S, D], got shape {tuple(t.shape)}")
-    if q.dtype not in (torch.float16, torch.bfloat16):
-        raise TypeError(f"attention: q is {q.dtype}; attn's GPU kernels take "
-                        "torch.float16 or torch.bfloat16")
-    for name, t in (("k", k), ("v", v)):
-        if t.dtype != q.dtype:
-            raise TypeError(f"attention: {name} is {t.dtype} but q is "
-                            f"{q.dtype}")
-    if block_table is not None and kv_lens is None:
-        raise ValueError("attention: a paged K/V cache (block_table) needs "
-                         "kv_lens")
-    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
-        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
-            raise TypeError(f"attention: {name} must be an integer tensor, "
-                            f"got {t.dtype}")
-    return facts_from_shapes(
-        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
-        paged=block_table is not None, kv_lens=kv_lens is not None,
-        strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
-        align=align, window_left=window_left, window_right=window_right,
-        scale=scale, softcap=softcap, lse=return_lse)
-
-
-def _outputs(q, v, return_lse):
-    b, hq, sq = q.shape[0], q.shape[1], q.shape[2]
-    o = q.new_empty((b, hq, sq, v.shape[3]))
-    lse = q.new_empty((b, hq, sq) if return_lse else (0,),
-                      dtype=torch.float32)
-    return o, lse
-
-
 @torch.library.custom_op("attn::attention", mutates_args=(),
                          device_types="cuda")
 def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                block_table: Optional[torch.Tensor],
                kv_lens: Optional[torch.Tensor], mask: str, align: str,
                window_left: int, window_right: int, scale: float,
-               softcap: float, return_lse: bool
+               softcap: float, return_lse: bool, out_bshd: bool = False,
+               num_splits: int = 0
                ) -> Tuple[torch.Tensor, torch.Tensor]:
+    o, lse = _outputs(q, v, return_lse, out_bshd)
     facts = facts_for(q, k, v, block_table, kv_lens, mask, align,
-                      window_left, window_right, scale, softcap, return_lse)
-    o, lse = _outputs(q, v, return_lse)
+                      window_left, window_right, scale, softcap, return_lse,
+                      o=o)
     if o.numel() == 0:
         return o, lse
     if block_table is None and k.shape[2] == 0:
@@ -141,19 +103,29 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     if POISON_OUTPUTS:
         o.fill_(math.nan)
         lse.fill_(math.nan)
-    kernel_for(facts)(**tensors)
+    kernel = kernel_for(facts)
+    kernel(num_splits=_splits_for(kernel, num_splits), **tensors)
     return o, lse
 
 
 @_attention.register_fake
 def _attention_fake(q, k, v, block_table, kv_lens, mask, align, window_left,
-                    window_right, scale, softcap, return_lse):
-    return _outputs(q, v, return_lse)
+                    window_right, scale, softcap, return_lse, out_bshd=False,
+                    num_splits=0):
+    return _outputs(q, v, return_lse, out_bshd)
+
+
+def _splits_for(kernel, num_splits):
+    """The K/V split count a call passes: the caller's for a kernel with a
+    split-K launch (0: the runtime chooses by batch and GPU), else 0, since
+    a kernel without one takes no count above 1."""
+    return int(num_splits) if "split" in kernel.tier else 0
 
 
 def attention(q, k, v, *, causal=False, window=None, softcap=None,
               scale=None, block_table=None, kv_lens=None,
-              align="bottom_right", return_lse=False):
+              align="bottom_right", return_lse=False, num_splits=0,
+              out_bshd=False):
     """Scaled dot-product attention with attn's kernels.
 
     q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D] (Hq a multiple of Hkv: GQA), or
@@ -167,83 +139,26 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
     an unbounded side. `scale` defaults to 1/sqrt(D); `softcap` turns the
     logits s into softcap * tanh(s / softcap). Returns O [B, Hq, Sq, Dv],
     and with return_lse=True also LSE [B, Hq, Sq] (f32; -inf for a row
-    that sees no key)."""
+    that sees no key). `num_splits`: the K/V splits of a split-K decode
+    kernel (0: the runtime chooses by batch and GPU; a fixed count makes
+    each sequence's result independent of the batch), ignored by kernels
+    without split-K. `out_bshd`: O is a [B, Hq, Sq, Dv] view of
+    [B, Sq, Hq, Dv] memory (FlashAttention's layout)."""
     mask, left, right = mask_options(causal, window, align)
+    if int(num_splits) < 0:
+        raise ValueError(f"attention: num_splits must be >= 0 (0: the "
+                         f"runtime chooses), got {num_splits!r}")
     for name, value in (("scale", scale), ("softcap", softcap)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ValueError(f"attention: {name} must be positive and "
                              f"finite, got {value!r}")
     o, lse = _attention(q, k, v, block_table, kv_lens, mask, align, left,
                         right, float(scale or 0.0), float(softcap or 0.0),
-                        bool(return_lse))
+                        bool(return_lse), bool(out_bshd), int(num_splits))
     return (o, lse) if return_lse else o
 
 
 # -- packed (varlen) batches --------------------------------------------------
-def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
-                     block_table=None, kv_lens=None, mask="none",
-                     align="bottom_right", window_left=-1, window_right=-1,
-                     scale=0.0, softcap=0.0, return_lse=False):
-    """The AttentionFacts attention_varlen() compiles; raises
-    ValueError/TypeError for what no kernel can take."""
-    if q.dim() != 3:
-        raise ValueError(f"attention_varlen: q must be 3-D [total_q, Hq, D],"
-                         f" got shape {tuple(q.shape)}")
-    paged = block_table is not None
-    if cu_seqlens_k is not None:
-        if paged or kv_lens is not None:
-            raise ValueError("attention_varlen: packed K/V (cu_seqlens_k) "
-                             "take no block_table or kv_lens")
-        want = 3
-        form = "[total_k, Hkv, D] (with cu_seqlens_k)"
-    else:
-        want = 4
-        form = ("[num_blocks, Hkv, block_size, D] (paged)" if paged else
-                "[B, Hkv, Sk, D] (without cu_seqlens_k)")
-    for name, t in (("k", k), ("v", v)):
-        if t.dim() != want:
-            raise ValueError(f"attention_varlen: {name} must be {form}, got "
-                             f"shape {tuple(t.shape)}")
-    if q.dtype not in (torch.float16, torch.bfloat16):
-        raise TypeError(f"attention_varlen: q is {q.dtype}; attn's GPU "
-                        "kernels take torch.float16 or torch.bfloat16")
-    for name, t in (("k", k), ("v", v)):
-        if t.dtype != q.dtype:
-            raise TypeError(f"attention_varlen: {name} is {t.dtype} but q "
-                            f"is {q.dtype}")
-    # FlashAttention's contract: the offsets are int32 device tensors; they
-    # are never read on the host (no synchronization).
-    for name, t in (("cu_seqlens_q", cu_seqlens_q),
-                    ("cu_seqlens_k", cu_seqlens_k)):
-        if t is None:
-            continue
-        if t.dtype != torch.int32 or t.dim() != 1:
-            raise TypeError(f"attention_varlen: {name} must be a 1-D "
-                            f"torch.int32 tensor [B + 1], got {t.dtype} "
-                            f"{tuple(t.shape)}")
-    if paged and kv_lens is None:
-        raise ValueError("attention_varlen: a paged K/V cache (block_table) "
-                         "needs kv_lens")
-    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
-        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
-            raise TypeError(f"attention_varlen: {name} must be an integer "
-                            f"tensor, got {t.dtype}")
-    return varlen_facts_from_shapes(
-        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
-        packed_kv=cu_seqlens_k is not None, paged=paged,
-        kv_lens=kv_lens is not None,
-        strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
-        align=align, window_left=window_left, window_right=window_right,
-        scale=scale, softcap=softcap, lse=return_lse)
-
-
-def _varlen_outputs(q, v, return_lse):
-    o = q.new_empty((q.shape[0], q.shape[1], v.shape[-1]))
-    lse = q.new_empty((q.shape[0], q.shape[1]) if return_lse else (0,),
-                      dtype=torch.float32)
-    return o, lse
-
-
 @torch.library.custom_op("attn::attention_varlen", mutates_args=(),
                          device_types="cuda")
 def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -253,7 +168,7 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       kv_lens: Optional[torch.Tensor], max_seqlen_q: int,
                       mask: str, align: str, window_left: int,
                       window_right: int, scale: float, softcap: float,
-                      return_lse: bool
+                      return_lse: bool, num_splits: int = 0
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     facts = varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k,
                              block_table, kv_lens, mask, align, window_left,
@@ -273,22 +188,25 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         o.fill_(math.nan)
         lse.fill_(math.nan)
     # An empty batch (no sequences, no tokens) is the library's to skip.
-    kernel_for(facts)(sizes={"max_q_len": max(int(max_seqlen_q), 0)},
-                      **tensors)
+    kernel = kernel_for(facts)
+    kernel(sizes={"max_q_len": max(int(max_seqlen_q), 0)},
+           num_splits=_splits_for(kernel, num_splits), **tensors)
     return o, lse
 
 
 @_attention_varlen.register_fake
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, block_table,
                            kv_lens, max_seqlen_q, mask, align, window_left,
-                           window_right, scale, softcap, return_lse):
+                           window_right, scale, softcap, return_lse,
+                           num_splits=0):
     return _varlen_outputs(q, v, return_lse)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      max_seqlen_q=0, max_seqlen_k=None, *, causal=False,
                      window=None, softcap=None, scale=None, block_table=None,
-                     kv_lens=None, align="bottom_right", return_lse=False):
+                     kv_lens=None, align="bottom_right", return_lse=False,
+                     num_splits=0):
     """Attention over a packed (varlen) batch, like FlashAttention's
     flash_attn_varlen_func.
 
@@ -308,21 +226,75 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
     align="bottom_right": query i of a sequence with q_len Lq and kv_len Lk
     sees keys j <= i + Lk - Lq). Returns O [total_q, Hq, Dv], and with
     return_lse=True also LSE [total_q, Hq] (f32; -inf for a row that sees
-    no key)."""
+    no key). `num_splits` as attention()'s."""
     del max_seqlen_k  # FlashAttention's; the kernels do not need it
     mask, left, right = mask_options(causal, window, align)
     for name, value in (("scale", scale), ("softcap", softcap)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ValueError(f"attention_varlen: {name} must be positive "
                              f"and finite, got {value!r}")
+    if int(num_splits) < 0:
+        raise ValueError(f"attention_varlen: num_splits must be >= 0 (0: "
+                         f"the runtime chooses), got {num_splits!r}")
     if max_seqlen_q is None or int(max_seqlen_q) < 0:
         raise ValueError(f"attention_varlen: max_seqlen_q must be >= 0 "
                          f"(0: not known), got {max_seqlen_q!r}")
     o, lse = _attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                block_table, kv_lens, int(max_seqlen_q), mask,
                                align, left, right, float(scale or 0.0),
-                               float(softcap or 0.0), bool(return_lse))
+                               float(softcap or 0.0), bool(return_lse),
+                               int(num_splits))
     return (o, lse) if return_lse else o
+
+
+# -- cache appends ------------------------------------------------------------
+_append_kernels = {}
+
+
+@torch.library.custom_op("attn::cache_append",
+                         mutates_args=("k_cache", "v_cache"),
+                         device_types="cuda")
+def _cache_append(k_new: torch.Tensor, v_new: torch.Tensor,
+                  kv_lens: torch.Tensor, block_table: Optional[torch.Tensor],
+                  k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
+    facts = append_facts_for(k_new, v_new, k_cache, v_cache, block_table)
+    if k_new.numel() == 0:
+        return
+    targets = default_targets()
+    key = (facts, targets)
+    kernel = _append_kernels.get(key)
+    if kernel is None:
+        with _lock:
+            kernel = _append_kernels.get(key)
+            if kernel is None:
+                kernel = _append_kernels[key] = facts.compile(
+                    targets=targets).kernels["cache_append"]
+    tensors = {"k_new": k_new, "v_new": v_new,
+               "kv_lens": kv_lens.to(torch.int32).contiguous(),
+               "k_cache": k_cache, "v_cache": v_cache}
+    if block_table is not None:
+        tensors["block_table"] = block_table.to(torch.int32).contiguous()
+    kernel(**tensors)
+
+
+@_cache_append.register_fake
+def _cache_append_fake(k_new, v_new, kv_lens, block_table, k_cache, v_cache):
+    return None
+
+
+def cache_append(k_new, v_new, k_cache, v_cache, kv_lens, block_table=None):
+    """Writes new tokens into a K/V cache in place (attn.cache_append):
+    k_new/v_new [B, Hkv, S_new, D(v)] go to rows kv_lens[b] .. + S_new - 1
+    of sequence b's cache, [B, Hkv, capacity, D(v)], or of a paged cache
+    [num_blocks, Hkv, block_size, D(v)] through `block_table`
+    [B, max_blocks]. kv_lens is not updated: the caller adds S_new before
+    attending over the new tokens. Rows past the capacity (or the block
+    table) are skipped, never written out of bounds."""
+    if kv_lens.dtype.is_floating_point or kv_lens.dim() != 1:
+        raise TypeError(f"cache_append: kv_lens must be a 1-D integer "
+                        f"tensor [B], got {kv_lens.dtype} "
+                        f"{tuple(kv_lens.shape)}")
+    _cache_append(k_new, v_new, kv_lens, block_table, k_cache, v_cache)
 
 
 # -- the kernels of a compiled library as custom ops ------------------------

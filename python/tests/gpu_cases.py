@@ -78,6 +78,177 @@ def varlen_case_facts(c):
         lse=c["lse"])
 
 
+# attn.flash_attn calls in FlashAttention's layouts ([B, S, H, D], packed
+# [total, H, D], paged [num_blocks, page_size, Hkv, D]), checked against
+# the float64 reference (and SDPA where it computes the same thing).
+# `window` is FlashAttention's window_size; `ref_window` the reference's
+# (left, right), -1 unbounded.
+FLASH_CASES = [
+    dict(name="func gqa causal lse", fn="func", dtype="f16", B=2, Sq=300,
+         Sk=300, Hq=8, Hkv=2, D=128, causal=True, window=(-1, -1),
+         softcap=0.0, scale=None, lse=True),
+    dict(name="func bf16 window softcap scale", fn="func", dtype="bf16", B=2,
+         Sq=100, Sk=333, Hq=4, Hkv=4, D=64, causal=False, window=(64, 8),
+         softcap=30.0, scale=0.1, lse=False),
+    dict(name="func window left only", fn="func", dtype="f16", B=1, Sq=200,
+         Sk=200, Hq=4, Hkv=2, D=64, causal=False, window=(50, -1),
+         softcap=0.0, scale=None, lse=True),
+    dict(name="func decode deterministic", fn="func", dtype="f16", B=4,
+         Sq=1, Sk=1000, Hq=32, Hkv=8, D=128, causal=True, window=(-1, -1),
+         softcap=0.0, scale=None, lse=True, deterministic=True),
+    dict(name="varlen causal lse", fn="varlen", dtype="f16", Hq=8, Hkv=2,
+         D=128, lens_q=[300, 1, 0, 77], lens_k=[300, 1, 5, 200], causal=True,
+         window=(-1, -1), softcap=0.0, lse=True, block=None),
+    dict(name="varlen paged chunked bf16", fn="varlen", dtype="bf16", Hq=8,
+         Hkv=2, D=64, lens_q=[64, 1, 17], lens_k=[300, 33, 17], causal=True,
+         window=(-1, -1), softcap=0.0, lse=False, block=16),
+    dict(name="varlen deterministic softcap", fn="varlen", dtype="f16", Hq=8,
+         Hkv=8, D=64, lens_q=[1, 1, 40], lens_k=[500, 77, 40], causal=True,
+         window=(-1, -1), softcap=20.0, lse=True, block=None,
+         deterministic=True),
+    dict(name="kvcache decode append lse", fn="kvcache", dtype="f16", B=3,
+         Sq=1, new=1, cap=512, Hq=32, Hkv=8, D=128, lens=[100, 0, 300],
+         causal=True, window=(-1, -1), softcap=0.0, lse=True, block=None,
+         num_splits=0),
+    dict(name="kvcache paged chunk append bf16", fn="kvcache", dtype="bf16",
+         B=2, Sq=5, new=5, cap=128, Hq=8, Hkv=2, D=64, lens=[20, 47],
+         causal=True, window=(-1, -1), softcap=0.0, lse=False, block=16,
+         num_splits=3),
+    dict(name="kvcache window, no new tokens", fn="kvcache", dtype="f16",
+         B=2, Sq=1, new=0, cap=256, Hq=8, Hkv=8, D=64, lens=[200, 9],
+         causal=False, window=(32, 0), softcap=0.0, lse=False, block=None,
+         num_splits=0),
+]
+
+
+def flash_call(c, device, gen=None):
+    """The arguments of case c's attn.flash_attn call, random on `device`:
+    (function name, args, kwargs, extra), extra holding what the reference
+    needs (the caches before the append, per-sequence K/V)."""
+    import torch
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[c["dtype"]]
+
+    def rand(*shape):
+        return (torch.rand(*shape, generator=gen, device=device) * 2 - 1).to(
+            dtype)
+
+    def int32(values):
+        return torch.tensor(values, dtype=torch.int32, device=device)
+
+    Hq, Hkv, D = c["Hq"], c["Hkv"], c["D"]
+    kw = dict(softmax_scale=c.get("scale"), causal=c["causal"],
+              window_size=c["window"], softcap=c["softcap"])
+    extra = {}
+    if c["fn"] == "func":
+        q, k, v = (rand(c["B"], c["Sq"], Hq, D), rand(c["B"], c["Sk"], Hkv, D),
+                   rand(c["B"], c["Sk"], Hkv, D))
+        kw.update(deterministic=c.get("deterministic", False),
+                  return_attn_probs=c["lse"])
+        return "flash_attn_func", (q, k, v), kw, extra
+    if c["fn"] == "varlen":
+        lens_q, lens_k = c["lens_q"], c["lens_k"]
+        B = len(lens_q)
+        cu_q = int32([sum(lens_q[:i]) for i in range(B + 1)])
+        cu_k = int32([sum(lens_k[:i]) for i in range(B + 1)])
+        q = rand(sum(lens_q), Hq, D)
+        ks = [rand(n, Hkv, D) for n in lens_k]
+        vs = [rand(n, Hkv, D) for n in lens_k]
+        extra.update(ks=ks, vs=vs)
+        if c["block"]:
+            bs = c["block"]
+            max_blocks = (max(lens_k) + bs - 1) // bs
+            num_blocks = B * max_blocks + 3
+            k, v = rand(num_blocks, bs, Hkv, D), rand(num_blocks, bs, Hkv, D)
+            table = torch.randperm(num_blocks, generator=gen, device=device)[
+                :B * max_blocks].view(B, max_blocks).to(torch.int32)
+            for b in range(B):
+                for j in range(lens_k[b]):
+                    block = int(table[b, j // bs])
+                    k[block, j % bs] = ks[b][j]
+                    v[block, j % bs] = vs[b][j]
+            kw.update(block_table=table)
+        else:
+            k, v = torch.cat(ks), torch.cat(vs)
+        kw.update(deterministic=c.get("deterministic", False),
+                  return_softmax_lse=c["lse"])
+        return ("flash_attn_varlen_func",
+                (q, k, v, cu_q, cu_k, max(lens_q), max(lens_k)), kw, extra)
+    B, cap, new = c["B"], c["cap"], c["new"]
+    q = rand(B, c["Sq"], Hq, D)
+    if c["block"]:
+        bs = c["block"]
+        max_blocks = cap // bs
+        num_blocks = B * max_blocks + 2
+        k_cache = rand(num_blocks, bs, Hkv, D)
+        v_cache = rand(num_blocks, bs, Hkv, D)
+        table = torch.randperm(num_blocks, generator=gen, device=device)[
+            :B * max_blocks].view(B, max_blocks).to(torch.int32)
+        kw.update(block_table=table)
+    else:
+        k_cache, v_cache = rand(B, cap, Hkv, D), rand(B, cap, Hkv, D)
+    extra.update(k_cache=k_cache.clone(), v_cache=v_cache.clone())
+    if new:
+        kw.update(k=rand(B, new, Hkv, D), v=rand(B, new, Hkv, D))
+    kw.update(cache_seqlens=int32(c["lens"]), num_splits=c["num_splits"],
+              return_softmax_lse=c["lse"])
+    return "flash_attn_with_kvcache", (q, k_cache, v_cache), kw, extra
+
+
+def flash_facts():
+    """The AttentionFacts and AppendFacts FLASH_CASES compile, found by
+    running attn.flash_attn on CPU tensors with attn.torch's kernels
+    replaced by what attn.torch does to find their facts."""
+    import types
+    import torch
+    from attn import _torch_facts as tf
+    from attn import flash_attn
+    found = []
+
+    def attention(q, k, v, *, causal=False, window=None, softcap=None,
+                  scale=None, block_table=None, kv_lens=None,
+                  align="bottom_right", return_lse=False, num_splits=0,
+                  out_bshd=False):
+        mask, left, right = mask_options(causal, window, align)
+        o, lse = tf._outputs(q, v, return_lse, out_bshd)
+        found.append(tf.facts_for(q, k, v, block_table, kv_lens, mask, align,
+                                  left, right, float(scale or 0.0),
+                                  float(softcap or 0.0), return_lse, o=o))
+        return (o, lse) if return_lse else o
+
+    def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
+                         max_seqlen_q=0, *, causal=False, window=None,
+                         softcap=None, scale=None, block_table=None,
+                         kv_lens=None, align="bottom_right",
+                         return_lse=False, num_splits=0):
+        mask, left, right = mask_options(causal, window, align)
+        found.append(tf.varlen_facts_for(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, block_table, kv_lens, mask,
+            align, left, right, float(scale or 0.0), float(softcap or 0.0),
+            return_lse))
+        o, lse = tf._varlen_outputs(q, v, return_lse)
+        return (o, lse) if return_lse else o
+
+    def cache_append(k_new, v_new, k_cache, v_cache, kv_lens,
+                     block_table=None):
+        found.append(tf.append_facts_for(k_new, v_new, k_cache, v_cache,
+                                         block_table))
+
+    ops = types.SimpleNamespace(attention=attention,
+                                attention_varlen=attention_varlen,
+                                cache_append=cache_append)
+    saved = flash_attn._ops, flash_attn._require_cuda
+    flash_attn._ops, flash_attn._require_cuda = (lambda: ops), \
+        (lambda **t: None)
+    try:
+        for c in FLASH_CASES:
+            fn, args, kw, _ = flash_call(c, "cpu",
+                                         torch.Generator().manual_seed(0))
+            getattr(flash_attn, fn)(*args, **kw)
+    finally:
+        flash_attn._ops, flash_attn._require_cuda = saved
+    return found
+
+
 # The transformer layer under torch.compile: heads, dims.
 LAYER = dict(B=2, S=256, dim=512, Hq=8, Hkv=2, D=64)
 

@@ -237,6 +237,142 @@ def test_varlen_cases():
     assert not failures, "\n".join(failures)
 
 
+def flash_reference_mask(c):
+    """The reference's (mask, left, right) for a FLASH_CASES case, from
+    FlashAttention's rules (causal: right 0; a negative side unbounded),
+    not from attn.flash_attn's translation."""
+    left, right = c["window"]
+    if c["causal"]:
+        right = 0
+    if left < 0 and right < 0:
+        return "none", -1, -1
+    return "window", max(left, -1), right if right >= 0 else 10**9
+
+
+def seq_reference(c, qb, kb, vb):
+    """Reference of one sequence: qb [Sq, Hq, D], kb/vb [Sk, Hkv, D] ->
+    O [Sq, Hq, D] and LSE [Hq, Sq] (float64)."""
+    mask, left, right = flash_reference_mask(c)
+    if kb.shape[0] == 0:
+        return (torch.zeros(qb.shape, dtype=torch.float64, device="cuda"),
+                torch.full((qb.shape[1], qb.shape[0]), -math.inf,
+                           dtype=torch.float64, device="cuda"))
+    o, lse = reference(qb.transpose(0, 1)[None], kb.transpose(0, 1)[None],
+                       vb.transpose(0, 1)[None], None, mask, "bottom_right",
+                       left, right, c.get("scale"), c["softcap"] or None)
+    return o[0].transpose(0, 1), lse[0]
+
+
+def test_flash_attn_cases():
+    """attn.flash_attn's three functions in FlashAttention's layouts: O and
+    LSE against float64 per sequence (and against SDPA's error where SDPA
+    computes the same), the caches after the append element by element,
+    and deterministic=True giving each sequence the same bits alone as in
+    its batch."""
+    need_cuda()
+    from attn import flash_attn
+    failures = []
+    for n, c in enumerate(gpu_cases.FLASH_CASES):
+        gen = torch.Generator(device="cuda").manual_seed(3000 + n)
+        fn, args, kw, extra = gpu_cases.flash_call(c, "cuda", gen)
+        tol = 2e-2 if c["dtype"] == "bf16" else 1e-2
+        try:
+            result = getattr(flash_attn, fn)(*args, **kw)
+            o, lse = (result[0], result[1]) if c["lse"] else (result, None)
+            torch.cuda.synchronize()
+            if fn == "flash_attn_func":
+                q, k, v = args
+                for b in range(q.shape[0]):
+                    ref_o, ref_lse = seq_reference(c, q[b], k[b], v[b])
+                    check_close(f"{c['name']} batch {b}", o[b], ref_o,
+                                None if lse is None else lse[b],
+                                None if lse is None else ref_lse, tol)
+                if c["causal"] and q.shape[1] == k.shape[1]:
+                    # SDPA's own error on the same inputs bounds attn's.
+                    g = q.shape[2] // k.shape[2]
+                    sdpa = torch.nn.functional.scaled_dot_product_attention(
+                        q.transpose(1, 2),
+                        k.transpose(1, 2).repeat_interleave(g, 1),
+                        v.transpose(1, 2).repeat_interleave(g, 1),
+                        is_causal=True).transpose(1, 2)
+                    ref = torch.stack([seq_reference(c, q[b], k[b], v[b])[0]
+                                       for b in range(q.shape[0])])
+                    err = float((o.double() - ref).norm() / ref.norm())
+                    sdpa_err = float((sdpa.double() - ref).norm() /
+                                     ref.norm())
+                    assert err <= 2 * sdpa_err + 1e-3, (err, sdpa_err)
+                if kw.get("deterministic"):
+                    for b in range(q.shape[0]):
+                        alone = flash_attn.flash_attn_func(
+                            q[b:b + 1], k[b:b + 1], v[b:b + 1], **kw)
+                        alone = alone[0] if c["lse"] else alone
+                        assert torch.equal(alone[0], o[b]), \
+                            f"batch {b} alone differs from its batch"
+            elif fn == "flash_attn_varlen_func":
+                q, _, _, cu_q = args[:4]
+                starts = cu_q.tolist()
+                for b in range(len(starts) - 1):
+                    rows = slice(starts[b], starts[b + 1])
+                    if rows.start == rows.stop:
+                        continue
+                    ref_o, ref_lse = seq_reference(c, q[rows], extra["ks"][b],
+                                                   extra["vs"][b])
+                    check_close(f"{c['name']} sequence {b}", o[rows], ref_o,
+                                None if lse is None else lse[:, rows],
+                                None if lse is None else ref_lse, tol)
+                assert lse is None or tuple(lse.shape) == (q.shape[1],
+                                                           q.shape[0])
+                if kw.get("deterministic"):
+                    for b in range(len(starts) - 1):
+                        rows = slice(starts[b], starts[b + 1])
+                        kb, vb = extra["ks"][b], extra["vs"][b]
+                        one_q = torch.tensor([0, rows.stop - rows.start],
+                                             dtype=torch.int32, device="cuda")
+                        one_k = torch.tensor([0, kb.shape[0]],
+                                             dtype=torch.int32, device="cuda")
+                        alone = flash_attn.flash_attn_varlen_func(
+                            q[rows], kb, vb, one_q, one_k,
+                            rows.stop - rows.start, kb.shape[0], **kw)
+                        alone = alone[0] if c["lse"] else alone
+                        assert torch.equal(alone, o[rows]), \
+                            f"sequence {b} alone differs from its batch"
+            else:
+                q, k_cache, v_cache = args
+                lens = kw["cache_seqlens"].tolist()
+                new = c["new"]
+                table = kw.get("block_table")
+                exp_k, exp_v = extra["k_cache"], extra["v_cache"]
+
+                def where(b, pos):  # (index into the cache, row)
+                    if table is None:
+                        return b, pos
+                    bs = c["block"]
+                    return int(table[b, pos // bs]), pos % bs
+                for b in range(q.shape[0]):
+                    for t in range(new):
+                        at, row = where(b, lens[b] + t)
+                        exp_k[at, row] = kw["k"][b, t]
+                        exp_v[at, row] = kw["v"][b, t]
+                assert torch.equal(k_cache, exp_k), "k_cache after append"
+                assert torch.equal(v_cache, exp_v), "v_cache after append"
+                for b in range(q.shape[0]):
+                    n_k = lens[b] + new
+                    idx = [where(b, j) for j in range(n_k)]
+                    kb = torch.stack([k_cache[i, r] for i, r in idx]) \
+                        if idx else k_cache[0, :0]
+                    vb = torch.stack([v_cache[i, r] for i, r in idx]) \
+                        if idx else v_cache[0, :0]
+                    ref_o, ref_lse = seq_reference(c, q[b], kb, vb)
+                    check_close(f"{c['name']} batch {b}", o[b], ref_o,
+                                None if lse is None else lse[b],
+                                None if lse is None else ref_lse, tol)
+            print(f"PASS {c['name']}")
+        except Exception as e:  # report every case, then fail
+            print(f"FAIL {c['name']}: {type(e).__name__}: {e}")
+            failures.append(f"{c['name']}: {e}")
+    assert not failures, "\n".join(failures)
+
+
 def test_library_kernels_and_ops():
     """attn.compile'd example libraries: the llama3 prefill as a custom op
     (torch.ops), the strided gemma2 and paged decode kernels called

@@ -32,8 +32,15 @@ def main():
     targets = args.targets.split(",")
     jobs = [(os.path.relpath(p, gpu_cases.REPO),
              dict(spec=p)) for p in gpu_cases.SPEC_FILES]
-    for facts in gpu_cases.all_facts():
-        jobs.append((repr(facts), dict(spec=facts.spec_text("attention"),
+    facts_list = gpu_cases.all_facts()
+    try:  # attn.flash_attn's cases need PyTorch (any version) here
+        facts_list += gpu_cases.flash_facts()
+    except ImportError as e:
+        print(f"skipping attn.flash_attn's kernels: {e}", file=sys.stderr)
+    for facts in facts_list:
+        kernel = ("cache_append" if isinstance(facts, attn.spec.AppendFacts)
+                  else "attention")
+        jobs.append((repr(facts), dict(spec=facts.spec_text(kernel),
                                        name=facts.library_name())))
     start = time.time()
     for label, job in jobs:

@@ -1,0 +1,143 @@
+"""What attn.torch compiles for a call: the AttentionFacts / AppendFacts of
+its tensors and options, and the outputs it allocates. Apart from
+attn.torch's custom ops, so that they also run on a PyTorch without
+torch.library.custom_op (older than 2.4): tools that fill a kernel cache
+for a GPU machine compute the very facts the GPU tests will ask for."""
+import torch
+
+from .spec import (AppendFacts, facts_from_shapes, varlen_facts_from_shapes)
+
+_DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
+                torch.float32: "f32"}
+
+
+def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
+              align="bottom_right", window_left=-1, window_right=-1,
+              scale=0.0, softcap=0.0, return_lse=False, o=None):
+    """The AttentionFacts attention() compiles for these tensors/options
+    (and the output `o` it writes, where given); raises ValueError/TypeError
+    for what no kernel can take."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"attention: {name} must be 4-D "
+                             f"[B, H, S, D], got shape {tuple(t.shape)}")
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        raise TypeError(f"attention: q is {q.dtype}; attn's GPU kernels take "
+                        "torch.float16 or torch.bfloat16")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"attention: {name} is {t.dtype} but q is "
+                            f"{q.dtype}")
+    if block_table is not None and kv_lens is None:
+        raise ValueError("attention: a paged K/V cache (block_table) needs "
+                         "kv_lens")
+    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
+        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
+            raise TypeError(f"attention: {name} must be an integer tensor, "
+                            f"got {t.dtype}")
+    return facts_from_shapes(
+        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
+        paged=block_table is not None, kv_lens=kv_lens is not None,
+        strided=not all(t.is_contiguous() for t in (q, k, v, o)
+                        if t is not None), mask=mask,
+        align=align, window_left=window_left, window_right=window_right,
+        scale=scale, softcap=softcap, lse=return_lse)
+
+
+def _outputs(q, v, return_lse, out_bshd=False):
+    """O [B, Hq, Sq, Dv], row-major, or with `out_bshd` a view of
+    [B, Sq, Hq, Dv] memory (FlashAttention's layout; no copy after)."""
+    b, hq, sq = q.shape[0], q.shape[1], q.shape[2]
+    o = (q.new_empty((b, sq, hq, v.shape[3])).transpose(1, 2) if out_bshd
+         else q.new_empty((b, hq, sq, v.shape[3])))
+    lse = q.new_empty((b, hq, sq) if return_lse else (0,),
+                      dtype=torch.float32)
+    return o, lse
+
+
+def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
+                     block_table=None, kv_lens=None, mask="none",
+                     align="bottom_right", window_left=-1, window_right=-1,
+                     scale=0.0, softcap=0.0, return_lse=False):
+    """The AttentionFacts attention_varlen() compiles; raises
+    ValueError/TypeError for what no kernel can take."""
+    if q.dim() != 3:
+        raise ValueError(f"attention_varlen: q must be 3-D [total_q, Hq, D],"
+                         f" got shape {tuple(q.shape)}")
+    paged = block_table is not None
+    if cu_seqlens_k is not None:
+        if paged or kv_lens is not None:
+            raise ValueError("attention_varlen: packed K/V (cu_seqlens_k) "
+                             "take no block_table or kv_lens")
+        want = 3
+        form = "[total_k, Hkv, D] (with cu_seqlens_k)"
+    else:
+        want = 4
+        form = ("[num_blocks, Hkv, block_size, D] (paged)" if paged else
+                "[B, Hkv, Sk, D] (without cu_seqlens_k)")
+    for name, t in (("k", k), ("v", v)):
+        if t.dim() != want:
+            raise ValueError(f"attention_varlen: {name} must be {form}, got "
+                             f"shape {tuple(t.shape)}")
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        raise TypeError(f"attention_varlen: q is {q.dtype}; attn's GPU "
+                        "kernels take torch.float16 or torch.bfloat16")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"attention_varlen: {name} is {t.dtype} but q "
+                            f"is {q.dtype}")
+    # FlashAttention's contract: the offsets are int32 device tensors; they
+    # are never read on the host (no synchronization).
+    for name, t in (("cu_seqlens_q", cu_seqlens_q),
+                    ("cu_seqlens_k", cu_seqlens_k)):
+        if t is None:
+            continue
+        if t.dtype != torch.int32 or t.dim() != 1:
+            raise TypeError(f"attention_varlen: {name} must be a 1-D "
+                            f"torch.int32 tensor [B + 1], got {t.dtype} "
+                            f"{tuple(t.shape)}")
+    if paged and kv_lens is None:
+        raise ValueError("attention_varlen: a paged K/V cache (block_table) "
+                         "needs kv_lens")
+    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
+        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
+            raise TypeError(f"attention_varlen: {name} must be an integer "
+                            f"tensor, got {t.dtype}")
+    return varlen_facts_from_shapes(
+        _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
+        packed_kv=cu_seqlens_k is not None, paged=paged,
+        kv_lens=kv_lens is not None,
+        strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
+        align=align, window_left=window_left, window_right=window_right,
+        scale=scale, softcap=softcap, lse=return_lse)
+
+
+def _varlen_outputs(q, v, return_lse):
+    o = q.new_empty((q.shape[0], q.shape[1], v.shape[-1]))
+    lse = q.new_empty((q.shape[0], q.shape[1]) if return_lse else (0,),
+                      dtype=torch.float32)
+    return o, lse
+
+
+def append_facts_for(k_new, v_new, k_cache, v_cache, block_table=None):
+    """The AppendFacts cache_append() compiles; raises ValueError/TypeError
+    for what no kernel can take."""
+    for name, t in (("k_new", k_new), ("v_new", v_new),
+                    ("k_cache", k_cache), ("v_cache", v_cache)):
+        if t.dim() != 4:
+            raise ValueError(f"cache_append: {name} must be 4-D, got shape "
+                             f"{tuple(t.shape)}")
+        if t.dtype != k_cache.dtype:
+            raise TypeError(f"cache_append: {name} is {t.dtype} but k_cache "
+                            f"is {k_cache.dtype}")
+    if k_cache.dtype not in _DTYPE_NAMES:
+        raise TypeError(f"cache_append: the caches are {k_cache.dtype}; "
+                        "attn takes float16, bfloat16 or float32")
+    return AppendFacts(
+        dtype=_DTYPE_NAMES[k_cache.dtype], hkv=int(k_cache.shape[1]),
+        d=int(k_cache.shape[3]),
+        dv=(None if v_cache.shape[3] == k_cache.shape[3]
+            else int(v_cache.shape[3])),
+        block_size=int(k_cache.shape[2]) if block_table is not None else None,
+        strided=not all(t.is_contiguous()
+                        for t in (k_new, v_new, k_cache, v_cache)))
