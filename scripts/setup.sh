@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
 # Installs what attn needs to build and test on Debian 12 (bookworm):
-# LLVM/MLIR 22, clang 22, CMake, Ninja, pytest (python/tests). Idempotent;
-# runs as root or via sudo.
+# LLVM/MLIR 22, clang 22, CMake, Ninja, pytest (python/tests), and
+# Debian's CPU PyTorch (1.13, without its recommended libtorch-dev) for the
+# tests of attn.flash_attn's argument routing. Idempotent; runs as root or
+# via sudo.
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
           cmake ninja-build python3 python3-pytest)
+bare_packages=(python3-torch)  # installed without their recommends
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-    || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+missing=() missing_bare=()
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+for p in "${bare_packages[@]}"; do installed "$p" || missing_bare+=("$p"); done
+if [ ${#missing[@]} -eq 0 ] && [ ${#missing_bare[@]} -eq 0 ]; then
   echo "setup: all packages present"
   exit 0
 fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
+echo "setup: installing ${missing[*]} ${missing_bare[*]}"
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+if [ ${#missing_bare[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing_bare[@]}"
+fi
