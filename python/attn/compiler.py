@@ -225,6 +225,21 @@ def lookup(spec, targets=DEFAULT_TARGETS, cache_dir=None, name=None,
     return entry if _complete(entry, name) else None
 
 
+def _save_missing(cache_dir, key, request):
+    """Saves a compile the cache could not serve (no attn-compile here) as
+    cache_dir/missing/<key>.json, so that prefill_cache.py --missing can
+    compile it where attn-compile runs. Returns the path, or None when the
+    folder cannot be written (the error says what is missing anyway)."""
+    path = os.path.join(cache_dir, "missing", f"{key}.json")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(request, f, indent=1)
+    except OSError:
+        return None
+    return path
+
+
 def compile(spec, targets=DEFAULT_TARGETS, cache_dir=None, compiler=None,
             name=None, prefix="attn", extra_args=(), force=False):
     """Compiles a spec with attn-compile --shared and returns the loaded
@@ -269,12 +284,17 @@ def compile(spec, targets=DEFAULT_TARGETS, cache_dir=None, compiler=None,
                 f"remove the entry, or fill the cache again where "
                 f"attn-compile runs (python/tools/prefill_cache.py) and copy "
                 f"it here") from broken
+        saved = _save_missing(cache_dir, key, dict(
+            name=name, targets=list(targets), prefix=prefix,
+            extra_args=list(extra_args), text=text))
         raise CompileError(
             f"attn-compile not found (pass compiler=, set ATTN_COMPILE, or "
             f"put it on PATH), and the cache {cache_dir} has no entry {key} "
             f"for this spec and targets {','.join(targets)} (attn "
             f"{__version__}); fill the cache where attn-compile runs "
-            f"(python/tools/prefill_cache.py) and copy it here")
+            f"(python/tools/prefill_cache.py) and copy it here" +
+            (f"; the request is saved as {saved} (prefill_cache.py "
+             f"--missing compiles every saved one)" if saved else ""))
     try:
         os.makedirs(cache_dir, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=f".{key}.", dir=cache_dir)

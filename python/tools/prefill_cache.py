@@ -6,9 +6,14 @@ to a GPU machine without LLVM:
     python3 python/tools/prefill_cache.py gpu-bundle/attn-cache
     # there: ATTN_CACHE_DIR=attn-cache PYTHONPATH=python python3 -m pytest ...
 
---list prints the entries without compiling. attn-compile is found as
-attn.compile finds it (--compiler, $ATTN_COMPILE, PATH, build/bin).
+--list prints the entries without compiling. --missing compiles, instead,
+the requests a GPU machine saved in DIR/missing (attn.compile saves each
+compile that the cache could not serve there without attn-compile): copy
+the cache back here, run --missing, and copy it there again. attn-compile
+is found as attn.compile finds it (--compiler, $ATTN_COMPILE, PATH,
+build/bin).
 """
+import json
 import argparse
 import os
 import sys
@@ -28,7 +33,11 @@ def main():
     parser.add_argument("--compiler")
     parser.add_argument("--list", action="store_true",
                         help="print the cache keys, compile nothing")
+    parser.add_argument("--missing", action="store_true",
+                        help="compile the requests saved in DIR/missing")
     args = parser.parse_args()
+    if args.missing:
+        return compile_missing(args.cache_dir, args.compiler)
     targets = args.targets.split(",")
     jobs = [(os.path.relpath(p, gpu_cases.REPO),
              dict(spec=p)) for p in gpu_cases.SPEC_FILES]
@@ -57,6 +66,29 @@ def main():
     if not args.list:
         print(f"{len(jobs)} libraries in {args.cache_dir} "
               f"({time.time() - start:.0f}s)")
+    return 0
+
+
+def compile_missing(cache_dir, compiler):
+    """Compiles each request in cache_dir/missing as it was asked for (its
+    name, targets, prefix and arguments, so under the same key), then
+    removes it."""
+    folder = os.path.join(cache_dir, "missing")
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".json")) \
+        if os.path.isdir(folder) else []
+    for n in names:
+        path = os.path.join(folder, n)
+        with open(path, encoding="utf-8") as f:
+            request = json.load(f)
+        t = time.time()
+        lib = attn.compile(request["text"], targets=request["targets"],
+                           cache_dir=cache_dir, compiler=compiler,
+                           name=request["name"], prefix=request["prefix"],
+                           extra_args=tuple(request["extra_args"]))
+        os.remove(path)
+        print(f"{os.path.basename(lib.cache_entry)} {time.time() - t:5.1f}s "
+              f"{request['name']}", flush=True)
+    print(f"{len(names)} saved requests compiled into {cache_dir}")
     return 0
 
 
