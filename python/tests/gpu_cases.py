@@ -249,6 +249,55 @@ def flash_facts():
     return found
 
 
+# bench/transformers_client.py's Llama (bf16, 16 query heads, 4 K/V
+# heads of 64, scale 1/8) under attn.hf: the kernels its calls compile.
+HF_LLAMA = dict(dtypes=("bf16", "f16"), Hq=16, Hkv=4, D=64, scale=0.125,
+                block=256)
+
+
+def hf_client_facts():
+    """The AttentionFacts and AppendFacts attn.hf asks for when
+    transformers runs HF_LLAMA: continuous batching's packed prefill and
+    its decode over the paged cache (append, then attention), and
+    model.generate's prefill ([B, S, H, D] views), decode (one query) and
+    padded batches (packed). Worked out from the layouts transformers
+    passes, with attn.torch's own facts functions."""
+    import torch
+    from attn import _torch_facts as tf
+    c = HF_LLAMA
+    return [f for name in c["dtypes"] for f in _hf_facts(
+        tf, {"f16": torch.float16, "bf16": torch.bfloat16}[name], c)]
+
+
+def _hf_facts(tf, dtype, c):
+    import torch
+    Hq, Hkv, D, bs = c["Hq"], c["Hkv"], c["D"], c["block"]
+
+    def empty(*shape):
+        return torch.empty(*shape, dtype=dtype)
+    common = dict(mask="causal", scale=c["scale"])
+    packed = tf.varlen_facts_for(
+        empty(9, Hq, D), empty(30, Hkv, D), empty(30, Hkv, D),
+        torch.zeros(3, dtype=torch.int32), torch.zeros(3, dtype=torch.int32),
+        **common)
+    cache = empty(5, bs, Hkv, D).transpose(1, 2)  # FlashAttention's pages
+    table, lens = (torch.zeros(2, 3, dtype=torch.int32),
+                   torch.zeros(2, dtype=torch.int32))
+    append = tf.append_facts_for(empty(2, 1, Hkv, D).transpose(1, 2),
+                                 empty(2, 1, Hkv, D).transpose(1, 2), cache,
+                                 cache, table)
+    q1 = empty(2, 1, Hq, D).transpose(1, 2)
+    decode_paged = tf.facts_for(q1, cache, cache, table, lens, o=q1,
+                                **common)
+    q = empty(1, 7, Hq, D).transpose(1, 2)
+    prefill = tf.facts_for(q, empty(1, 7, Hkv, D).transpose(1, 2),
+                           empty(1, 7, Hkv, D).transpose(1, 2), o=q, **common)
+    kv = empty(1, Hkv, 8, D)
+    decode = tf.facts_for(empty(1, 1, Hq, D).transpose(1, 2), kv, kv,
+                          o=empty(1, 1, Hq, D).transpose(1, 2), **common)
+    return [packed, append, decode_paged, prefill, decode]
+
+
 # The transformer layer under torch.compile: heads, dims.
 LAYER = dict(B=2, S=256, dim=512, Hq=8, Hkv=2, D=64)
 

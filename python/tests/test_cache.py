@@ -132,7 +132,7 @@ def test_prefill_list():
     import gpu_cases
     lines = result.stdout.splitlines()
     try:  # attn.flash_attn's cases, where PyTorch is here to find them
-        flash = len(gpu_cases.flash_facts())
+        flash = len(gpu_cases.flash_facts() + gpu_cases.hf_client_facts())
     except ImportError:
         flash = 0
     assert len(lines) == len(gpu_cases.SPEC_FILES) + len(

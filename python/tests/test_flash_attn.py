@@ -5,6 +5,7 @@ append before the attention), and every refusal raises its error. attn.torch
 is replaced by a recorder, so only PyTorch (any version, CPU) is needed;
 test_gpu.py runs the same functions on a GPU against float64 and SDPA."""
 import math
+import types
 
 import pytest
 
@@ -320,3 +321,36 @@ def test_mask_arguments_are_attn_torch_masks():
             assert mask == ("none" if window == (-1, -1) and not causal else
                             "causal" if window[0] == -1 and
                             (causal or window[1] == 0) else "window")
+
+
+# -- attn.hf (transformers' attention interface), without transformers ---------
+def test_hf_forward_routes_and_packs_padding(rec):
+    from attn import hf
+    module = types.SimpleNamespace(is_causal=True, sliding_window=None)
+    q, k = rand(2, 4, 3, 8), rand(2, 2, 3, 8)
+    out, _ = hf.attention_forward(module, q, k, k, None, scaling=0.5)
+    (name, args, kw), = rec.calls
+    assert name == "attention" and args[0] is q
+    assert kw == dict(scale=0.5, softcap=None, out_bshd=True, causal=True,
+                      window=None)
+    assert tuple(out.shape) == (2, 3, 4, 8)
+
+    # Left padding: each row's valid tokens packed back to back, the
+    # kernel's rows scattered back, padded rows zero.
+    rec.calls.clear()
+    rec.attention_varlen = lambda q, k, v, cu_q, cu_k, max_q, **kw: (
+        rec.calls.append(("attention_varlen", (q, k, v, cu_q, cu_k, max_q),
+                          kw)) or q.clone())
+    mask = torch.tensor([[0, 1, 1], [1, 1, 1]])
+    module.sliding_window = 4
+    out, _ = hf.attention_forward(module, q, k, k, mask, scaling=0.5)
+    (name, args, kw), = rec.calls
+    assert args[3].tolist() == [0, 2, 5] and args[4].tolist() == [0, 2, 5]
+    assert args[5] == 3
+    assert kw["window"] == (3, 0) and kw["causal"] is False
+    assert torch.equal(args[1][0], k[0, :, 1])  # row 0's first valid key
+    assert torch.equal(out[0, 0], torch.zeros(4, 8, dtype=F16))
+    assert torch.equal(out[0, 1], q[0, :, 1])
+    assert torch.equal(out[1, 2], q[1, :, 2])
+    raises(NotImplementedError, "sinks", hf.attention_forward, module, q, k,
+           k, None, s_aux=torch.ones(4))

@@ -42,8 +42,9 @@ def main():
     jobs = [(os.path.relpath(p, gpu_cases.REPO),
              dict(spec=p)) for p in gpu_cases.SPEC_FILES]
     facts_list = gpu_cases.all_facts()
-    try:  # attn.flash_attn's cases need PyTorch (any version) here
-        facts_list += gpu_cases.flash_facts()
+    try:  # attn.flash_attn's cases and the transformers client's kernels
+        # need PyTorch (any version) here
+        facts_list += gpu_cases.flash_facts() + gpu_cases.hf_client_facts()
     except ImportError as e:
         print(f"skipping attn.flash_attn's kernels: {e}", file=sys.stderr)
     for facts in facts_list:
