@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what attn needs to build and test on Debian 12 (bookworm):
-# LLVM/MLIR 22, clang 22, CMake, Ninja, pytest (python/tests), and
+# LLVM/MLIR 22, clang 22, CMake, Ninja, pytest (python/tests), venv,
+# setuptools and wheel (the offline `pip install .`), and
 # Debian's CPU PyTorch (1.13, without its recommended libtorch-dev) for the
 # tests of attn.flash_attn's argument routing. Idempotent; runs as root or
 # via sudo.
 set -euo pipefail
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
-          cmake ninja-build python3 python3-pytest)
+          cmake ninja-build python3 python3-pytest python3-venv
+          python3-setuptools python3-wheel)
 bare_packages=(python3-torch)  # installed without their recommends
 
 installed() {

@@ -9,3 +9,6 @@ bash "$root/scripts/build.sh" check-attn
 # The installed tree: find_package(attn) from an outside project, and the
 # installed tools (scripts/check-install.sh).
 bash "$root/scripts/check-install.sh"
+# The Python package installed with pip into a fresh virtual environment,
+# its bundled attn-compile compiling outside the checkout.
+bash "$root/scripts/check-python-install.sh"

@@ -42,14 +42,20 @@ def default_cache_dir():
     return os.path.join(base, "attn")
 
 
+# Where `pip install .` bundles attn-compile (setup.py).
+BUNDLED_COMPILER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "_toolchain", "bin", "attn-compile")
+
+
 def find_compiler(compiler=None):
-    """attn-compile: the argument, $ATTN_COMPILE, PATH, then this checkout's
-    build folders ($ATTN_BUILD_DIR/bin, build/bin). None if not found."""
+    """attn-compile: the argument, $ATTN_COMPILE, the one an installed
+    package bundles, PATH, then this checkout's build folders
+    ($ATTN_BUILD_DIR/bin, build/bin). None if not found."""
     if compiler:
         if os.path.isfile(compiler) and os.access(compiler, os.X_OK):
             return os.path.abspath(compiler)
         raise CompileError(f"attn-compile not found at {compiler!r}")
-    candidates = [os.environ.get("ATTN_COMPILE"),
+    candidates = [os.environ.get("ATTN_COMPILE"), BUNDLED_COMPILER,
                   shutil.which("attn-compile")]
     if os.environ.get("ATTN_BUILD_DIR"):
         candidates.append(os.path.join(os.environ["ATTN_BUILD_DIR"], "bin",
