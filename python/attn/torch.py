@@ -52,10 +52,26 @@ _kernels = {}
 POISON_OUTPUTS = False
 
 
+def device_targets(device=None):
+    """The one target for the CUDA device that will run the kernels: its
+    compute capability, sm_90a on a 9.0 (the wgmma tier needs it), and
+    sm_90 past 9.x (its PTX, which the driver compiles for newer GPUs)."""
+    major, minor = torch.cuda.get_device_capability(device)
+    if major > 9:
+        return ("sm_90",)
+    return (f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else ""),)
+
+
 def default_targets():
-    """$ATTN_TARGETS (comma-separated), else attn.DEFAULT_TARGETS."""
+    """$ATTN_TARGETS (comma-separated), else the current CUDA device's
+    target alone (one compile, not attn.DEFAULT_TARGETS' three images),
+    else attn.DEFAULT_TARGETS."""
     env = os.environ.get("ATTN_TARGETS")
-    return tuple(env.split(",")) if env else compiler.DEFAULT_TARGETS
+    if env:
+        return tuple(env.split(","))
+    if torch.cuda.is_available():
+        return device_targets()
+    return compiler.DEFAULT_TARGETS
 
 
 def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
