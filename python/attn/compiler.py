@@ -231,6 +231,17 @@ def lookup(spec, targets=DEFAULT_TARGETS, cache_dir=None, name=None,
     return entry if _complete(entry, name) else None
 
 
+def kernel_set_dirs():
+    """The prebuilt kernel sets attn.compile reads after its cache misses:
+    each folder of $ATTN_KERNEL_SETS (os.pathsep-separated), then the
+    installed package's own (attn/_kernels; python -m attn.kernel_set)."""
+    folders = [d for d in os.environ.get("ATTN_KERNEL_SETS", "").split(
+        os.pathsep) if d]
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "_kernels")
+    return folders + ([own] if os.path.isdir(own) else [])
+
+
 def _save_missing(cache_dir, key, request):
     """Saves a compile the cache could not serve (no attn-compile here) as
     cache_dir/missing/<key>.json, so that prefill_cache.py --missing can
@@ -272,6 +283,14 @@ def compile(spec, targets=DEFAULT_TARGETS, cache_dir=None, compiler=None,
     key = cache_key(text, targets, name, prefix, extra_args)
     entry = os.path.join(cache_dir, key)
     manifest = _manifest(entry)
+    if not manifest and not force:
+        for folder in kernel_set_dirs():
+            shipped = os.path.join(folder, key)
+            if _manifest(shipped):
+                try:
+                    return _load(shipped, name)
+                except LibraryError:
+                    pass  # a broken set entry: compile as if it were not
     tool = find_compiler(compiler)
     broken = None
     if manifest and not force:

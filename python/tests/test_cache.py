@@ -140,6 +140,40 @@ def test_prefill_list():
     assert all(len(line.split()[0]) == 40 for line in lines)
 
 
+def test_kernel_set(compiler, tmp_path):
+    """python3 -m attn.kernel_set build compiles the set into a folder; a
+    copied package with no attn-compile and an empty cache then loads each
+    of those kernels from $ATTN_KERNEL_SETS, compiling nothing."""
+    kset = tmp_path / "set"
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, ".."))
+    result = subprocess.run(
+        [sys.executable, "-m", "attn.kernel_set", "build", str(kset),
+         "--targets", "sm_80", "--models", "gpt-oss-20b", "--dtypes", "f16",
+         "--compiler", compiler], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].startswith("8 kernels for sm_80")
+    shipped = tmp_path / "shipped"
+    shutil.copytree(os.path.join(HERE, "..", "attn"), shipped / "attn",
+                    ignore=shutil.ignore_patterns("_toolchain", "_kernels"))
+    code = (
+        "import attn, attn.kernel_set as ks\n"
+        "assert attn.find_compiler() is None, attn.find_compiler()\n"
+        "for f in ks.facts(['gpt-oss-20b'], ['f16']):\n"
+        "    lib = f.compile(targets=['sm_80'])\n"
+        "    print(lib.kernels['attention'].tier, lib.cache_entry)\n")
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True,
+        cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(shipped),
+             "ATTN_CACHE_DIR": str(tmp_path / "empty"),
+             "ATTN_KERNEL_SETS": str(kset)})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 8
+    assert all(line.split()[1].startswith(str(kset)) for line in lines)
+    assert not os.path.exists(tmp_path / "empty")  # nothing compiled
+
+
 def test_import_needs_no_torch():
     code = ("import sys, attn, attn.spec, attn.library, attn.compiler\n"
             "print('torch' in sys.modules)")
