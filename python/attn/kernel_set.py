@@ -45,7 +45,8 @@ PAGE = 16
 
 
 def facts(models=None, dtypes=DTYPES):
-    """The AttentionFacts of the set, for `models` (default: all)."""
+    """The AttentionFacts of the set, for `models` (default: all), each
+    once (models of one head shape share their kernels)."""
     out = []
     for name in models or MODELS:
         m = dict(MODELS[name])
@@ -64,7 +65,7 @@ def facts(models=None, dtypes=DTYPES):
                     AttentionFacts(q_len=1, block_size=PAGE, kv_lens=True,
                                    **common),
                 ]
-    return out
+    return list(dict.fromkeys(out))
 
 
 def package_dir():
