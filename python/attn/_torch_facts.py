@@ -13,7 +13,8 @@ _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
 
 def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
               align="bottom_right", window_left=-1, window_right=-1,
-              scale=0.0, softcap=0.0, return_lse=False, o=None):
+              scale=0.0, softcap=0.0, return_lse=False, o=None,
+              alibi_slopes=None):
     """The AttentionFacts attention() compiles for these tensors/options
     (and the output `o` it writes, where given); raises ValueError/TypeError
     for what no kernel can take."""
@@ -41,7 +42,8 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
         strided=not all(t.is_contiguous() for t in (q, k, v, o)
                         if t is not None), mask=mask,
         align=align, window_left=window_left, window_right=window_right,
-        scale=scale, softcap=softcap, lse=return_lse)
+        scale=scale, softcap=softcap, lse=return_lse,
+        alibi=alibi_slopes is not None)
 
 
 def _outputs(q, v, return_lse, out_bshd=False):
@@ -58,7 +60,8 @@ def _outputs(q, v, return_lse, out_bshd=False):
 def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      block_table=None, kv_lens=None, mask="none",
                      align="bottom_right", window_left=-1, window_right=-1,
-                     scale=0.0, softcap=0.0, return_lse=False):
+                     scale=0.0, softcap=0.0, return_lse=False,
+                     alibi_slopes=None):
     """The AttentionFacts attention_varlen() compiles; raises
     ValueError/TypeError for what no kernel can take."""
     if q.dim() != 3:
@@ -109,7 +112,22 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
         kv_lens=kv_lens is not None,
         strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
         align=align, window_left=window_left, window_right=window_right,
-        scale=scale, softcap=softcap, lse=return_lse)
+        scale=scale, softcap=softcap, lse=return_lse,
+        alibi=alibi_slopes is not None)
+
+
+def alibi_slopes_for(fn, slopes, batch, heads):
+    """ALiBi slopes as the kernels read them: float32 [B, Hq], from
+    FlashAttention's (Hq,) or (B, Hq)."""
+    if slopes is None:
+        return None
+    if slopes.dtype != torch.float32:
+        raise TypeError(f"{fn}: alibi_slopes must be torch.float32, got "
+                        f"{slopes.dtype}")
+    if tuple(slopes.shape) not in ((heads,), (batch, heads)):
+        raise ValueError(f"{fn}: alibi_slopes must have shape ({heads},) or "
+                         f"({batch}, {heads}), got {tuple(slopes.shape)}")
+    return slopes.expand(batch, heads).contiguous()
 
 
 def _varlen_outputs(q, v, return_lse):

@@ -27,8 +27,11 @@ split count whatever the batch); `num_splits` fixes the split count of a
 split-K decode kernel (0: the runtime chooses; a fixed count is
 batch-invariant too).
 
+alibi_slopes (float32 (Hq,) or (B, Hq)) adds FlashAttention's ALiBi bias,
+-slope * |i + Sk - Sq - j|, through a score_mod region.
+
 Not built, refused with an error rather than ignored: dropout (attn is for
-inference), alibi_slopes, rotary embedding (rotary_cos/rotary_sin),
+inference), rotary embedding (rotary_cos/rotary_sin),
 cache_batch_idx, cache_leftpad, and attention sinks (`s_aux`). Bad
 shapes, dtypes and devices raise RuntimeError with FlashAttention's
 messages.
@@ -94,16 +97,11 @@ def _check_inputs(q, k, v, q_ndim, kv_ndim=None, **cuda):
               "query")
 
 
-def _refuse(dropout_p=0.0, alibi_slopes=None, s_aux=None, **others):
+def _refuse(dropout_p=0.0, s_aux=None, **others):
     """What attn does not build: refused, never ignored."""
     if dropout_p:
         raise ValueError(f"dropout_p is {dropout_p}: attn's kernels are for "
                          "inference and apply no dropout; pass 0.0")
-    if alibi_slopes is not None:
-        raise NotImplementedError(
-            "alibi_slopes: attn.flash_attn does not build ALiBi yet; write "
-            "it as a score_mod region (examples/alibi.mlir) and call the "
-            "kernel through attn.torch.register")
     if s_aux is not None:
         raise NotImplementedError(
             "s_aux (attention sinks): attn's GPU kernels do not take sinks "
@@ -121,6 +119,20 @@ def _int32_vector(name, t, length=None):
         _fail(f"{name} must have dtype int32")
     if length is not None and t.shape[0] != length:
         _fail(f"{name} must have shape ({length},), got {tuple(t.shape)}")
+
+
+def _alibi(alibi_slopes, batch, heads):
+    """FlashAttention's ALiBi checks; the slopes as given (attn.torch makes
+    them [B, Hq])."""
+    if alibi_slopes is None:
+        return {}
+    if alibi_slopes.dtype != torch.float32:
+        _fail("ALiBi slopes must have dtype fp32")
+    _require_cuda(alibi_slopes=alibi_slopes)
+    if tuple(alibi_slopes.shape) not in ((heads,), (batch, heads)):
+        _fail("ALiBi slopes tensor must have shape (nheads) or (batch_size, "
+              "nheads)")
+    return dict(alibi_slopes=alibi_slopes)
 
 
 def _block_table(block_table, batch):
@@ -188,7 +200,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
     [B, Sk, Hkv, D] -> out [B, Sq, Hq, Dv]; with return_attn_probs,
     (out, softmax_lse [B, Hq, Sq], None): attn returns no probabilities
     (FlashAttention's third value is the dropout pattern)."""
-    _refuse(dropout_p, alibi_slopes, s_aux)
+    _refuse(dropout_p, s_aux)
     _check_inputs(q, k, v, 4)
     if k.shape[0] != q.shape[0] or v.shape[:2] != k.shape[:2]:
         _fail(f"k and v must have shape (batch_size, seqlen_k, num_heads_k, "
@@ -198,6 +210,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
         q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
         return_lse=bool(return_attn_probs), out_bshd=True,
         num_splits=_splits(num_splits, deterministic),
+        **_alibi(alibi_slopes, q.shape[0], q.shape[2]),
         **mask_arguments(causal, window_size),
         **_scale_softcap(softmax_scale, softcap)))
     out = o.transpose(1, 2)
@@ -220,7 +233,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     softmax_lse). max_seqlen_q is the most queries a sequence has (a
     promise); max_seqlen_k is not needed. The offsets stay on the GPU:
     nothing here reads them."""
-    _refuse(dropout_p, alibi_slopes, s_aux)
+    _refuse(dropout_p, s_aux)
     paged = block_table is not None
     _check_inputs(q, k, v, 3, 4 if paged else 3, cu_seqlens_q=cu_seqlens_q,
                   cu_seqlens_k=cu_seqlens_k, block_table=block_table)
@@ -233,6 +246,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     want_lse = bool(return_attn_probs or return_softmax_lse)
     options = dict(return_lse=want_lse,
                    num_splits=_splits(num_splits, deterministic),
+                   **_alibi(alibi_slopes, batch, q.shape[1]),
                    **mask_arguments(causal, window_size),
                    **_scale_softcap(softmax_scale, softcap))
     # deterministic: no max_q_len hint, so every batch runs the same
@@ -274,7 +288,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     call) and attended to with the rest. Returns out [B, Sq, Hq, Dv], and
     softmax_lse [B, Hq, Sq] with return_softmax_lse."""
     del rotary_interleaved  # meaningful with rotary_cos/sin only
-    _refuse(alibi_slopes=alibi_slopes, s_aux=s_aux, rotary_cos=rotary_cos,
+    _refuse(s_aux=s_aux, rotary_cos=rotary_cos,
             rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad)
     paged = block_table is not None
@@ -325,6 +339,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         q.transpose(1, 2), kc, vc, block_table=block_table, kv_lens=lens,
         return_lse=bool(return_softmax_lse), out_bshd=True,
         num_splits=_splits(num_splits, False),
+        **_alibi(alibi_slopes, batch, q.shape[2]),
         **mask_arguments(causal, window_size),
         **_scale_softcap(softmax_scale, softcap)))
     out = o.transpose(1, 2)

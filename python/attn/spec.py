@@ -33,6 +33,26 @@ def _float(x):
     return f"{x:.9e}"
 
 
+# FlashAttention's ALiBi as a score_mod: the bias -slope * |i + shift - j|
+# of query i and key j of sequence b, slope = alibi_slopes[b, h] and shift
+# = the sequence's kv_len - q_len (bottom-right aligned), both captures.
+_ALIBI_SCORE_MOD = """score_mod {{
+      ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index,
+           %slopes: memref<?x{hq}xf32>, %shift: memref<?xi32>):
+        %slope = memref.load %slopes[%b, %h] : memref<?x{hq}xf32>
+        %shift32 = memref.load %shift[%b] : memref<?xi32>
+        %shift_idx = arith.index_cast %shift32 : i32 to index
+        %diagonal = arith.addi %q_idx, %shift_idx : index
+        %distance = arith.subi %diagonal, %kv_idx : index
+        %distance64 = arith.index_cast %distance : index to i64
+        %distance_f = arith.sitofp %distance64 : i64 to f32
+        %magnitude = math.absf %distance_f : f32
+        %bias = arith.mulf %slope, %magnitude : f32
+        %biased = arith.subf %score, %bias : f32
+        attn.yield %biased : f32
+      }}"""
+
+
 @dataclasses.dataclass(frozen=True)
 class AttentionFacts:
     """What a kernel is built for. `q_len` None: dynamic query length (a
@@ -63,6 +83,7 @@ class AttentionFacts:
     packed_q: bool = False
     packed_kv: bool = False
     max_q_len: Optional[int] = None
+    alibi: bool = False
 
     def __post_init__(self):
         def bad(msg):
@@ -121,7 +142,7 @@ class AttentionFacts:
     # first line and library_name()) while they have their defaults: the
     # specs, and cached libraries, of padded facts stay as they were.
     _PACKED_DEFAULTS = (("packed_q", False), ("packed_kv", False),
-                        ("max_q_len", None))
+                        ("max_q_len", None), ("alibi", False))
 
     def __repr__(self):
         skip = {name for name, default in self._PACKED_DEFAULTS
@@ -190,6 +211,9 @@ class AttentionFacts:
                                  q_layout)))
         if self.lse:
             operands.append(("lse", ty(q_dims, "f32")))
+        if self.alibi:
+            operands += [("alibi_slopes", f"memref<?x{self.hq}xf32>"),
+                         ("alibi_shift", "memref<?xi32>")]
         types = dict(operands)
         args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
         op = ["attn.attention " + " ".join(
@@ -197,6 +221,9 @@ class AttentionFacts:
         for n in ("cu_seqlens_q", "cu_seqlens_k", "block_table", "kv_lens"):
             if n in types:
                 op.append(f"{n}(%{n} : {types[n]})")
+        if self.alibi:
+            op.append("captures(%alibi_slopes, %alibi_shift : "
+                      f"{types['alibi_slopes']}, {types['alibi_shift']})")
         op.append(f"-> o(%o : {types['o']})")
         if self.lse:
             op.append(f"lse(%lse : {types['lse']})")
@@ -213,6 +240,8 @@ class AttentionFacts:
         if attrs:
             op.append(" ".join(attrs))
         body = "\n      ".join(op)
+        if self.alibi:
+            body += " " + _ALIBI_SCORE_MOD.format(hq=self.hq)
         return (f"// Written by attn.spec from {self!r}\n"
                 f"func.func @{name}(\n    {args}) {{\n"
                 f"  {body}\n"
@@ -261,7 +290,7 @@ def mask_options(causal=False, window=None, align="bottom_right"):
 def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
                       kv_lens=False, strided=False, mask="none",
                       align="bottom_right", window_left=-1, window_right=-1,
-                      scale=None, softcap=None, lse=False):
+                      scale=None, softcap=None, lse=False, alibi=False):
     """The AttentionFacts attn.torch.attention() compiles for tensors of
     these shapes ([B, H, S, D]; K/V [num_blocks, Hkv, block_size, D] when
     paged) and options (mask_options' result; scale/softcap 0 or None:
@@ -274,14 +303,16 @@ def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
         window=(window_left, window_right) if mask == "window" else None,
         scale=scale or None, softcap=softcap or None,
         block_size=int(k_shape[2]) if paged else None,
-        kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided))
+        kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
+        alibi=bool(alibi))
 
 
 def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
                              packed_kv=True, paged=False, kv_lens=False,
                              strided=False, mask="none", align="bottom_right",
                              window_left=-1, window_right=-1, scale=None,
-                             softcap=None, lse=False, max_q_len=None):
+                             softcap=None, lse=False, max_q_len=None,
+                             alibi=False):
     """The AttentionFacts attn.torch.attention_varlen() compiles: a packed
     Q [total_q, Hq, D] over packed K/V [total_k, Hkv, D] (`packed_kv`), a
     paged cache [num_blocks, Hkv, block_size, D] (`paged`, with kv_lens) or
@@ -296,7 +327,8 @@ def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
         scale=scale or None, softcap=softcap or None,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
-        packed_q=True, packed_kv=packed_kv, max_q_len=max_q_len)
+        packed_q=True, packed_kv=packed_kv, max_q_len=max_q_len,
+        alibi=bool(alibi))
 
 
 @dataclasses.dataclass(frozen=True)

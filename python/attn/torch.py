@@ -37,8 +37,8 @@ import torch
 
 from . import compiler
 from .library import AttnError  # noqa: F401  (re-exported)
-from ._torch_facts import (_outputs, _varlen_outputs, append_facts_for,
-                           facts_for, varlen_facts_for)
+from ._torch_facts import (_outputs, _varlen_outputs, alibi_slopes_for,
+                           append_facts_for, facts_for, varlen_facts_for)
 from .spec import AttentionFacts, mask_options  # noqa: F401
 
 _TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16,
@@ -97,12 +97,13 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                kv_lens: Optional[torch.Tensor], mask: str, align: str,
                window_left: int, window_right: int, scale: float,
                softcap: float, return_lse: bool, out_bshd: bool = False,
-               num_splits: int = 0
+               num_splits: int = 0,
+               alibi_slopes: Optional[torch.Tensor] = None
                ) -> Tuple[torch.Tensor, torch.Tensor]:
     o, lse = _outputs(q, v, return_lse, out_bshd)
     facts = facts_for(q, k, v, block_table, kv_lens, mask, align,
                       window_left, window_right, scale, softcap, return_lse,
-                      o=o)
+                      o=o, alibi_slopes=alibi_slopes)
     if o.numel() == 0:
         return o, lse
     if block_table is None and k.shape[2] == 0:
@@ -116,6 +117,12 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         tensors["kv_lens"] = kv_lens.to(torch.int32).contiguous()
     if return_lse:
         tensors["lse"] = lse
+    if alibi_slopes is not None:
+        # Each sequence's kv_len - q_len: the bias's diagonal.
+        lens = (tensors["kv_lens"] if kv_lens is not None else
+                torch.full((q.shape[0],), k.shape[2], dtype=torch.int32,
+                           device=q.device))
+        tensors.update(_alibi_captures(alibi_slopes, lens - q.shape[2]))
     if POISON_OUTPUTS:
         o.fill_(math.nan)
         lse.fill_(math.nan)
@@ -124,10 +131,16 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return o, lse
 
 
+def _alibi_captures(slopes, shift):
+    """The ALiBi score_mod's captures (attn.spec): slopes [B, Hq] and each
+    sequence's kv_len - q_len."""
+    return {"capture0": slopes, "capture1": shift.to(torch.int32).contiguous()}
+
+
 @_attention.register_fake
 def _attention_fake(q, k, v, block_table, kv_lens, mask, align, window_left,
                     window_right, scale, softcap, return_lse, out_bshd=False,
-                    num_splits=0):
+                    num_splits=0, alibi_slopes=None):
     return _outputs(q, v, return_lse, out_bshd)
 
 
@@ -141,7 +154,7 @@ def _splits_for(kernel, num_splits):
 def attention(q, k, v, *, causal=False, window=None, softcap=None,
               scale=None, block_table=None, kv_lens=None,
               align="bottom_right", return_lse=False, num_splits=0,
-              out_bshd=False):
+              out_bshd=False, alibi_slopes=None):
     """Scaled dot-product attention with attn's kernels.
 
     q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D] (Hq a multiple of Hkv: GQA), or
@@ -159,7 +172,9 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
     kernel (0: the runtime chooses by batch and GPU; a fixed count makes
     each sequence's result independent of the batch), ignored by kernels
     without split-K. `out_bshd`: O is a [B, Hq, Sq, Dv] view of
-    [B, Sq, Hq, Dv] memory (FlashAttention's layout)."""
+    [B, Sq, Hq, Dv] memory (FlashAttention's layout). `alibi_slopes`:
+    float32 (Hq,) or (B, Hq), FlashAttention's ALiBi: the bias
+    -slope * |i + Sk - Sq - j| (a score_mod region over the slopes)."""
     mask, left, right = mask_options(causal, window, align)
     if int(num_splits) < 0:
         raise ValueError(f"attention: num_splits must be >= 0 (0: the "
@@ -170,7 +185,9 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
                              f"finite, got {value!r}")
     o, lse = _attention(q, k, v, block_table, kv_lens, mask, align, left,
                         right, float(scale or 0.0), float(softcap or 0.0),
-                        bool(return_lse), bool(out_bshd), int(num_splits))
+                        bool(return_lse), bool(out_bshd), int(num_splits),
+                        alibi_slopes_for("attention", alibi_slopes,
+                                         q.shape[0], q.shape[1]))
     return (o, lse) if return_lse else o
 
 
@@ -184,11 +201,13 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       kv_lens: Optional[torch.Tensor], max_seqlen_q: int,
                       mask: str, align: str, window_left: int,
                       window_right: int, scale: float, softcap: float,
-                      return_lse: bool, num_splits: int = 0
+                      return_lse: bool, num_splits: int = 0,
+                      alibi_slopes: Optional[torch.Tensor] = None
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     facts = varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k,
                              block_table, kv_lens, mask, align, window_left,
-                             window_right, scale, softcap, return_lse)
+                             window_right, scale, softcap, return_lse,
+                             alibi_slopes=alibi_slopes)
     o, lse = _varlen_outputs(q, v, return_lse)
     tensors = {"q": q, "k": k, "v": v, "o": o,
                "cu_seqlens_q": cu_seqlens_q.contiguous()}
@@ -200,6 +219,12 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         tensors["kv_lens"] = kv_lens.to(torch.int32).contiguous()
     if return_lse:
         tensors["lse"] = lse
+    if alibi_slopes is not None:
+        q_lens = cu_seqlens_q[1:] - cu_seqlens_q[:-1]
+        kv = (cu_seqlens_k[1:] - cu_seqlens_k[:-1] if cu_seqlens_k is not None
+              else tensors["kv_lens"] if kv_lens is not None else
+              torch.full_like(q_lens, k.shape[2]))
+        tensors.update(_alibi_captures(alibi_slopes, kv - q_lens))
     if POISON_OUTPUTS:
         o.fill_(math.nan)
         lse.fill_(math.nan)
@@ -214,7 +239,7 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, block_table,
                            kv_lens, max_seqlen_q, mask, align, window_left,
                            window_right, scale, softcap, return_lse,
-                           num_splits=0):
+                           num_splits=0, alibi_slopes=None):
     return _varlen_outputs(q, v, return_lse)
 
 
@@ -222,7 +247,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      max_seqlen_q=0, max_seqlen_k=None, *, causal=False,
                      window=None, softcap=None, scale=None, block_table=None,
                      kv_lens=None, align="bottom_right", return_lse=False,
-                     num_splits=0):
+                     num_splits=0, alibi_slopes=None):
     """Attention over a packed (varlen) batch, like FlashAttention's
     flash_attn_varlen_func.
 
@@ -242,7 +267,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
     align="bottom_right": query i of a sequence with q_len Lq and kv_len Lk
     sees keys j <= i + Lk - Lq). Returns O [total_q, Hq, Dv], and with
     return_lse=True also LSE [total_q, Hq] (f32; -inf for a row that sees
-    no key). `num_splits` as attention()'s."""
+    no key). `num_splits` and `alibi_slopes` as attention()'s, per
+    sequence."""
     del max_seqlen_k  # FlashAttention's; the kernels do not need it
     mask, left, right = mask_options(causal, window, align)
     for name, value in (("scale", scale), ("softcap", softcap)):
@@ -259,7 +285,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                                block_table, kv_lens, int(max_seqlen_q), mask,
                                align, left, right, float(scale or 0.0),
                                float(softcap or 0.0), bool(return_lse),
-                               int(num_splits))
+                               int(num_splits),
+                               alibi_slopes_for(
+                                   "attention_varlen", alibi_slopes,
+                                   cu_seqlens_q.shape[0] - 1, q.shape[1]))
     return (o, lse) if return_lse else o
 
 

@@ -114,6 +114,17 @@ FLASH_CASES = [
          B=2, Sq=5, new=5, cap=128, Hq=8, Hkv=2, D=64, lens=[20, 47],
          causal=True, window=(-1, -1), softcap=0.0, lse=False, block=16,
          num_splits=3),
+    dict(name="func alibi causal gqa", fn="func", dtype="f16", B=2, Sq=200,
+         Sk=260, Hq=8, Hkv=2, D=64, causal=True, window=(-1, -1),
+         softcap=0.0, scale=None, lse=True, alibi="heads"),
+    dict(name="varlen alibi per sequence, not causal", fn="varlen",
+         dtype="bf16", Hq=4, Hkv=4, D=128, lens_q=[100, 1, 50],
+         lens_k=[120, 30, 50], causal=False, window=(-1, -1), softcap=0.0,
+         lse=True, block=None, alibi="batch"),
+    dict(name="kvcache paged decode alibi", fn="kvcache", dtype="f16", B=3,
+         Sq=1, new=1, cap=256, Hq=16, Hkv=4, D=128, lens=[50, 0, 200],
+         causal=True, window=(-1, -1), softcap=0.0, lse=True, block=16,
+         num_splits=0, alibi="heads"),
     dict(name="kvcache window, no new tokens", fn="kvcache", dtype="f16",
          B=2, Sq=1, new=0, cap=256, Hq=8, Hkv=8, D=64, lens=[200, 9],
          causal=False, window=(32, 0), softcap=0.0, lse=False, block=None,
@@ -138,6 +149,11 @@ def flash_call(c, device, gen=None):
     Hq, Hkv, D = c["Hq"], c["Hkv"], c["D"]
     kw = dict(softmax_scale=c.get("scale"), causal=c["causal"],
               window_size=c["window"], softcap=c["softcap"])
+    if c.get("alibi"):  # FlashAttention's (Hq,) or (B, Hq) float32 slopes
+        batch = c.get("B") or len(c["lens_q"])
+        shape = (Hq,) if c["alibi"] == "heads" else (batch, Hq)
+        kw["alibi_slopes"] = torch.rand(*shape, generator=gen,
+                                        device=device) * 0.5
     extra = {}
     if c["fn"] == "func":
         q, k, v = (rand(c["B"], c["Sq"], Hq, D), rand(c["B"], c["Sk"], Hkv, D),
@@ -207,24 +223,25 @@ def flash_facts():
     def attention(q, k, v, *, causal=False, window=None, softcap=None,
                   scale=None, block_table=None, kv_lens=None,
                   align="bottom_right", return_lse=False, num_splits=0,
-                  out_bshd=False):
+                  out_bshd=False, alibi_slopes=None):
         mask, left, right = mask_options(causal, window, align)
         o, lse = tf._outputs(q, v, return_lse, out_bshd)
         found.append(tf.facts_for(q, k, v, block_table, kv_lens, mask, align,
                                   left, right, float(scale or 0.0),
-                                  float(softcap or 0.0), return_lse, o=o))
+                                  float(softcap or 0.0), return_lse, o=o,
+                                  alibi_slopes=alibi_slopes))
         return (o, lse) if return_lse else o
 
     def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                          max_seqlen_q=0, *, causal=False, window=None,
                          softcap=None, scale=None, block_table=None,
                          kv_lens=None, align="bottom_right",
-                         return_lse=False, num_splits=0):
+                         return_lse=False, num_splits=0, alibi_slopes=None):
         mask, left, right = mask_options(causal, window, align)
         found.append(tf.varlen_facts_for(
             q, k, v, cu_seqlens_q, cu_seqlens_k, block_table, kv_lens, mask,
             align, left, right, float(scale or 0.0), float(softcap or 0.0),
-            return_lse))
+            return_lse, alibi_slopes=alibi_slopes))
         o, lse = tf._varlen_outputs(q, v, return_lse)
         return (o, lse) if return_lse else o
 

@@ -219,6 +219,25 @@ def test_kvcache_whole_cache(rec):
     assert rec.calls[0][2]["kv_lens"] is None
 
 
+def test_alibi_slopes(rec):
+    q, k = rand(2, 4, 8, 64), rand(2, 6, 2, 64)
+    slopes = torch.rand(8)
+    flash_attn.flash_attn_func(q, k, k, causal=True, alibi_slopes=slopes)
+    assert rec.calls[-1][2]["alibi_slopes"] is slopes
+    cq = offsets(4, 4)
+    flash_attn.flash_attn_varlen_func(q.flatten(0, 1), k.flatten(0, 1)[:8],
+                                      k.flatten(0, 1)[:8], cq, cq, 4, 4,
+                                      alibi_slopes=slopes.expand(2, 8))
+    assert rec.calls[-1][2]["alibi_slopes"].shape == (2, 8)
+    flash_attn.flash_attn_with_kvcache(q, k, k, cache_seqlens=3,
+                                       alibi_slopes=slopes)
+    assert rec.calls[-1][2]["alibi_slopes"] is slopes
+    raises(RuntimeError, "ALiBi slopes must have dtype fp32",
+           flash_attn.flash_attn_func, q, k, k, alibi_slopes=slopes.half())
+    raises(RuntimeError, r"shape \(nheads\) or \(batch_size, nheads\)",
+           flash_attn.flash_attn_func, q, k, k, alibi_slopes=torch.rand(4))
+
+
 # -- refusals -------------------------------------------------------------------
 def raises(kind, match, fn, *args, **kw):
     with pytest.raises(kind, match=match):
@@ -229,8 +248,6 @@ def test_refusals_of_what_is_not_built():
     q, k = rand(1, 4, 2, 64), rand(1, 4, 2, 64)
     f = flash_attn.flash_attn_func
     raises(ValueError, "dropout", f, q, k, k, dropout_p=0.1)
-    raises(NotImplementedError, "alibi_slopes", f, q, k, k,
-           alibi_slopes=torch.ones(2))
     raises(NotImplementedError, "sinks", f, q, k, k, s_aux=torch.ones(2))
     kv = flash_attn.flash_attn_with_kvcache
     for name in ("rotary_cos", "rotary_sin", "cache_batch_idx",

@@ -37,7 +37,7 @@ def need_cuda():
 
 
 def reference(q, k, v, kv_lens=None, mask="none", align="bottom_right",
-              left=-1, right=-1, scale=None, softcap=None):
+              left=-1, right=-1, scale=None, softcap=None, alibi=None):
     """float64 attention of [B, H, S, D] tensors; GQA by head groups; key j
     visible from query i when i + shift - left <= j <= i + shift + right
     (-1: unbounded; causal: right 0) and j < the sequence's length, with
@@ -56,6 +56,8 @@ def reference(q, k, v, kv_lens=None, mask="none", align="bottom_right",
     i = torch.arange(sq, device=q.device).view(1, 1, sq, 1)
     j = torch.arange(sk, device=q.device).view(1, 1, 1, sk)
     diag = i + (lens - sq if align == "bottom_right" else 0)
+    if alibi is not None:  # [B, Hq] slopes: FlashAttention's ALiBi
+        s = s - alibi.double().view(b, hq, 1, 1) * (diag - j).abs()
     hidden = j >= lens
     if mask == "causal":
         right, left = 0, -1
@@ -249,9 +251,9 @@ def flash_reference_mask(c):
     return "window", max(left, -1), right if right >= 0 else 10**9
 
 
-def seq_reference(c, qb, kb, vb):
+def seq_reference(c, qb, kb, vb, alibi=None):
     """Reference of one sequence: qb [Sq, Hq, D], kb/vb [Sk, Hkv, D] ->
-    O [Sq, Hq, D] and LSE [Hq, Sq] (float64)."""
+    O [Sq, Hq, D] and LSE [Hq, Sq] (float64); `alibi` its slopes [Hq]."""
     mask, left, right = flash_reference_mask(c)
     if kb.shape[0] == 0:
         return (torch.zeros(qb.shape, dtype=torch.float64, device="cuda"),
@@ -259,8 +261,16 @@ def seq_reference(c, qb, kb, vb):
                            dtype=torch.float64, device="cuda"))
     o, lse = reference(qb.transpose(0, 1)[None], kb.transpose(0, 1)[None],
                        vb.transpose(0, 1)[None], None, mask, "bottom_right",
-                       left, right, c.get("scale"), c["softcap"] or None)
+                       left, right, c.get("scale"), c["softcap"] or None,
+                       None if alibi is None else alibi.view(1, -1))
     return o[0].transpose(0, 1), lse[0]
+
+
+def slopes(kw, b):
+    """Sequence b's ALiBi slopes [Hq] from a call's alibi_slopes (Hq,) or
+    (B, Hq); None without."""
+    a = kw.get("alibi_slopes")
+    return None if a is None else (a if a.dim() == 1 else a[b])
 
 
 def test_flash_attn_cases():
@@ -283,7 +293,8 @@ def test_flash_attn_cases():
             if fn == "flash_attn_func":
                 q, k, v = args
                 for b in range(q.shape[0]):
-                    ref_o, ref_lse = seq_reference(c, q[b], k[b], v[b])
+                    ref_o, ref_lse = seq_reference(c, q[b], k[b], v[b],
+                                                   slopes(kw, b))
                     check_close(f"{c['name']} batch {b}", o[b], ref_o,
                                 None if lse is None else lse[b],
                                 None if lse is None else ref_lse, tol)
@@ -316,7 +327,8 @@ def test_flash_attn_cases():
                     if rows.start == rows.stop:
                         continue
                     ref_o, ref_lse = seq_reference(c, q[rows], extra["ks"][b],
-                                                   extra["vs"][b])
+                                                   extra["vs"][b],
+                                                   slopes(kw, b))
                     check_close(f"{c['name']} sequence {b}", o[rows], ref_o,
                                 None if lse is None else lse[:, rows],
                                 None if lse is None else ref_lse, tol)
@@ -362,7 +374,8 @@ def test_flash_attn_cases():
                         if idx else k_cache[0, :0]
                     vb = torch.stack([v_cache[i, r] for i, r in idx]) \
                         if idx else v_cache[0, :0]
-                    ref_o, ref_lse = seq_reference(c, q[b], kb, vb)
+                    ref_o, ref_lse = seq_reference(c, q[b], kb, vb,
+                                                   slopes(kw, b))
                     check_close(f"{c['name']} batch {b}", o[b], ref_o,
                                 None if lse is None else lse[b],
                                 None if lse is None else ref_lse, tol)
