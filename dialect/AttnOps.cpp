@@ -326,9 +326,9 @@ public:
 
   LogicalResult verify() {
     Value q = op.getQ(), k = op.getK(), v = op.getV(), o = op.getO();
-    Value lse = op.getLse(), table = op.getBlockTable(),
-          lens = op.getKvLens(), cuQ = op.getCuSeqlensQ(),
-          cuK = op.getCuSeqlensK();
+    Value lse = op.getLse(), table = op.getBlockTable(), lens = op.getKvLens(),
+          cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK(),
+          sinks = op.getSinks();
     const bool paged = table != nullptr, packedQ = cuQ != nullptr,
                packedKV = cuK != nullptr;
     if (packedKV && (table || lens))
@@ -368,6 +368,8 @@ public:
       return failure();
     if (cuK && failed(checkRank("cu_seqlens_k", cuK, 1, "[B + 1]")))
       return failure();
+    if (sinks && failed(checkRank("sinks", sinks, 1, "[Hq]")))
+      return failure();
 
     // Element types: K and V are read with Q's type; accumulation is f32.
     Builder b(op.getContext());
@@ -378,6 +380,7 @@ public:
         failed(checkElementType("kv_lens", lens, b.getI32Type())) ||
         failed(checkElementType("cu_seqlens_q", cuQ, b.getI32Type())) ||
         failed(checkElementType("cu_seqlens_k", cuK, b.getI32Type())) ||
+        (sinks && failed(checkFloatElement("sinks", sinks))) ||
         failed(checkSameElement({{"k", k}, {"v", v}}, "q", q)))
       return failure();
 
@@ -403,6 +406,12 @@ public:
       return op.emitOpError()
              << "query heads (" << hq << ") must be a multiple of K/V heads ("
              << hkv << ") for grouped-query attention";
+    // One sink a query head, read by head index: a static Hq keeps every
+    // read in bounds.
+    if (sinks &&
+        (failed(checkStatic("sinks", sinks, 0, "query head count")) ||
+         failed(checkSame("sinks", sinks, 0, "q", q, 1, "query head count"))))
+      return failure();
 
     // Query tokens: O and LSE have Q's.
     if (packedQ) {
@@ -473,7 +482,8 @@ public:
                                       {"block_table", table},
                                       {"kv_lens", lens},
                                       {"cu_seqlens_q", cuQ},
-                                      {"cu_seqlens_k", cuK}})) ||
+                                      {"cu_seqlens_k", cuK},
+                                      {"sinks", sinks}})) ||
         failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
@@ -486,7 +496,8 @@ public:
                             {"block_table", table},
                             {"kv_lens", lens},
                             {"cu_seqlens_q", cuQ},
-                            {"cu_seqlens_k", cuK}});
+                            {"cu_seqlens_k", cuK},
+                            {"sinks", sinks}});
   }
 
   /// An operand whose dim 0 is the batch B, or B + 1 (`extra`) for the

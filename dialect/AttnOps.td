@@ -32,6 +32,22 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `Hkv = 1`). Statistics are kept in f32 whatever the element type. A row
     that sees no key gets `O = 0` and `LSE = -inf`.
 
+    Attention sinks (GPT-OSS `sinks`, FlashAttention's `s_aux`): with
+    `sinks` (`[Hq]`, one learned logit per query head), the sink joins the
+    softmax denominator and carries no value. With `s_j` the row's visible
+    scores (after scale, softcap, score_mod and masking) and
+    `M = max(max_j s_j, sinks[h])`:
+
+        O[b,h,i,:] = sum_j exp(s_j - M) V[b,h/G,j,:]
+                     / (sum_j exp(s_j - M) + exp(sinks[h] - M))
+        LSE[b,h,i] = M + log(sum_j exp(s_j - M) + exp(sinks[h] - M))
+
+    so the LSE counts the sink. The sink is in the scores' natural-log
+    units (it is not multiplied by `scale`). A row that sees no key gets
+    `O = 0` and `LSE = sinks[h]`. Under split-K the sink joins once, when
+    the partial states are finalized. Only the CPU lowering takes `sinks`
+    so far; the NVIDIA and Metal targets refuse it.
+
     Operands (all memrefs, destination style, nothing returned):
 
     | operand       | shape                             | element type   |
@@ -43,6 +59,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     | `lse`         | [B, Hq, Sq] (optional)            | f32            |
     | `block_table` | [B, max_blocks] (optional, paged) | i32            |
     | `kv_lens`     | [B] (optional)                    | i32            |
+    | `sinks`       | [Hq] (optional)                   | f16, bf16, f32 |
 
     Packed (varlen) batches, as FlashAttention's varlen API takes them:
     with `cu_seqlens_q` (`[B+1]` i32, monotone offsets from 0), Q, O and
@@ -185,6 +202,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<AnyMemRef>:$cu_seqlens_k,
     Optional<AnyMemRef>:$block_table,
     Optional<AnyMemRef>:$kv_lens,
+    Optional<AnyMemRef>:$sinks,
     Attn_AttentionMemRef:$o,
     Optional<AnyMemRef>:$lse,
     Variadic<AnyMemRef>:$captures,
@@ -203,6 +221,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`cu_seqlens_k` `(` $cu_seqlens_k^ `:` type($cu_seqlens_k) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
@@ -221,6 +240,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 
   let extraClassDeclaration = [{
     bool isPaged() { return getBlockTable() != nullptr; }
+    /// Whether the op has attention sinks (CPU only so far).
+    bool hasSinks() { return getSinks() != nullptr; }
     bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }
     /// Whether the op has a score_mod or mask_mod region (CPU only so far).
@@ -638,6 +659,29 @@ def Attn_MergeOp : Attn_Op<"merge", [Pure,
   let hasVerifier = 1;
 }
 
+def Attn_LoadSinkOp : Attn_Op<"load_sink"> {
+  let summary = "load each row's attention sink as f32";
+  let description = [{
+    `tile[r] = sinks[kv_head * G + (row + r) % G]` widened to f32, with
+    `G = group`: the sink of tile row `r`'s query head under the GQA row
+    packing of `attn.load_q`. Every row has a head, so every read is in
+    bounds; rows past the end get their head's sink and are not stored.
+
+    ```mlir
+    %s = attn.load_sink %sinks[%h, %row] group 4
+        : memref<32xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$sinks, Index:$kv_head,
+                       Index:$row, I64Attr:$group);
+  let results = (outs Attn_Tile:$tile);
+  let assemblyFormat = [{
+    $sinks `[` $kv_head `,` $row `]` `group` $group attr-dict
+    `:` type($sinks) `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
     AllTypesMatch<["max", "sum", "lse"]>]> {
   let summary = "normalize the accumulator and compute the log-sum-exp";
@@ -646,16 +690,29 @@ def Attn_FinalizeOp : Attn_Op<"finalize", [Pure,
     `lse[r] = ln(2) * (max[r] + log2(sum[r]))`, both in natural units. A row
     with `sum = 0` (it saw no key) gets `out = 0`, `lse = -inf`.
 
+    With `sink` (each row's attention sink in natural units, from
+    `attn.load_sink`), the sink joins the denominator first: with
+    `t = log2(e) * sink[r]`, `m' = max(max[r], t)` and
+    `ms = (m' == -inf ? 0 : m')`, `sum' = sum[r] * exp2(max[r] - ms) +
+    exp2(t - ms)` and `acc' = acc[r, :] * exp2(max[r] - ms)`, then the rule
+    above with `(m', sum', acc')`. A row that saw no key gets `out = 0`,
+    `lse = sink[r]`. This is the one place the sink enters, so split-K
+    (which merges before finalizing) adds it once.
+
     ```mlir
     %o, %lse = attn.finalize %m, %l, %acc
         : tensor<64xf32>, tensor<64x128xf32> -> tensor<64x128xf16>
+    %o2, %lse2 = attn.finalize %m, %l, %acc sink %s
+        : tensor<64xf32>, tensor<64x128xf32>, tensor<64xf32>
+          -> tensor<64x128xf16>
     ```
   }];
-  let arguments = (ins Attn_Tile:$max, Attn_Tile:$sum, Attn_Tile:$acc);
+  let arguments = (ins Attn_Tile:$max, Attn_Tile:$sum, Attn_Tile:$acc,
+                       Optional<Attn_Tile>:$sink);
   let results = (outs Attn_Tile:$out, Attn_Tile:$lse);
   let assemblyFormat = [{
-    $max `,` $sum `,` $acc attr-dict `:` type($max) `,` type($acc)
-    `->` type($out)
+    $max `,` $sum `,` $acc (`sink` $sink^)? attr-dict
+    `:` type($max) `,` type($acc) (`,` type($sink)^)? `->` type($out)
   }];
   let hasVerifier = 1;
 }

@@ -288,6 +288,25 @@ LogicalResult FinalizeOp::verify() {
       failed(check.same("out", *out, 0, "acc", *acc, 0, "row count")) ||
       failed(check.same("out", *out, 1, "acc", *acc, 1, "value head dim")))
     return failure();
+  if (Value sink = getSink()) {
+    auto s = check.tile("sink", sink, 1, "[rows]", true);
+    if (failed(s) ||
+        failed(check.same("sink", *s, 0, "max", *m, 0, "row count")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult LoadSinkOp::verify() {
+  TileVerifier check(*this);
+  if (failed(check.memref("sinks", getSinks(), 1, "[Hq]")) ||
+      failed(check.positive("group", getGroup())) ||
+      failed(check.tile("tile", getTile(), 1, "[rows]", true)))
+    return failure();
+  Type elt = cast<MemRefType>(getSinks().getType()).getElementType();
+  if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+    return emitOpError() << "'sinks' element type " << elt
+                         << " is not supported; expected f16, bf16 or f32";
   return success();
 }
 

@@ -343,6 +343,10 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
+  if (op.hasSinks())
+    return op.emitError() << "attention sinks are built for the CPU lowering "
+                             "only so far; the msl tier does not take "
+                             "`sinks`";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "

@@ -18,6 +18,12 @@ using namespace mlir::attn::nvptx;
 
 FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
   FailureOr<L1Nest> nest = matchL1Nest(forall, pass);
+  if (succeeded(nest) && nest->loadSink)
+    return forall.emitError()
+               << pass
+               << ": attention sinks are built for the CPU lowering only so "
+                  "far; the NVIDIA tiers do not take `sinks`",
+           failure();
   if (succeeded(nest) && nest->splitForall)
     return forall.emitError()
                << pass

@@ -181,6 +181,11 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
     kernel.op = ops.front();
+    if (kernel.op.hasSinks())
+      return kernel.op.emitError(
+          "attn-compile: attention sinks are built for the CPU lowering only "
+          "so far; the C ABI and the NVIDIA tiers it packages do not take "
+          "`sinks`");
     if (failed(describeCaptures(kernel)))
       return failure();
     Value given[] = {kernel.op.getQ(),          kernel.op.getK(),

@@ -74,9 +74,13 @@ void attention(const Problem &p, const std::vector<double> &q,
           scores[j] = s;
           best = std::max(best, s);
         }
+        // The sink is one more logit in the denominator, with no value.
+        const double sink =
+            p.sinks ? p.sinks[h] : -std::numeric_limits<double>::infinity();
+        best = std::max(best, sink);
         if (best == -std::numeric_limits<double>::infinity())
-          continue; // sees no key: o = 0, lse = -inf
-        double sum = 0;
+          continue; // sees no key and no sink: o = 0, lse = -inf
+        double sum = p.sinks ? std::exp(sink - best) : 0.0;
         double *oi = &o[qRow(h, i) * dv];
         for (int64_t j = 0; j < len; ++j) {
           if (scores[j] == -std::numeric_limits<double>::infinity())

@@ -40,6 +40,10 @@ struct Problem {
   const int32_t *cuSeqlensQ = nullptr;
   /// Packed K and V [total_k, Hkv, D(v)], the same way (kvLen unused).
   const int32_t *cuSeqlensK = nullptr;
+  /// Attention sinks [Hq] (nullptr: none): one logit per query head, in
+  /// the scores' natural units, that joins each row's softmax denominator
+  /// (and its LSE) with no value.
+  const double *sinks = nullptr;
   /// attn.attention's score_mod: the logit of query i of head h and key j
   /// of sequence b (positions within the sequence), given the score
   /// cap(scale * dot) in natural units; -inf hides the key. Empty: none.
@@ -53,7 +57,8 @@ struct Problem {
 
 /// Dense row-major inputs: q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D(v)] or the
 /// paged caches (or the packed forms). Writes o [B, Hq, Sq, Dv] and lse
-/// [B, Hq, Sq] (natural log; -inf and o = 0 for a query that sees no key).
+/// [B, Hq, Sq] (natural log; -inf and o = 0 for a query that sees no key,
+/// or lse = sinks[h] and o = 0 with sinks).
 void attention(const Problem &p, const std::vector<double> &q,
                const std::vector<double> &k, const std::vector<double> &v,
                std::vector<double> &o, std::vector<double> &lse);

@@ -438,13 +438,51 @@ SmallVector<Value> decompose(Builder &b, MergeOp op) {
   return {rows[0], rows[1], acc};
 }
 
+Value decompose(Builder &b, LoadSinkOp op) {
+  auto type = cast<RankedTensorType>(op.getTile().getType());
+  return b.generic(
+      1, {}, {b.empty(type)}, {{0}}, {}, [&](Builder &nb, ValueRange) {
+        Value r = linalg::IndexOp::create(nb, 0);
+        Value f = arith::AddIOp::create(nb, op.getRow(), r);
+        Value head = headAndQuery(nb, f, op.getKvHead(), op.getGroup()).first;
+        Value x = memref::LoadOp::create(nb, op.getSinks(), ValueRange{head});
+        linalg::YieldOp::create(nb, nb.toF32(x));
+      })[0];
+}
+
 SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
   auto outType = cast<RankedTensorType>(op.getOut().getType());
   auto rowType = cast<RankedTensorType>(op.getMax().getType());
   Type outElt = outType.getElementType();
+  Value max = op.getMax(), sum = op.getSum(), acc = op.getAcc();
+  // The sink (natural units; base-2 here) joins the state as one more
+  // logit with no value: m' = max(m, t), l' = l * 2^(m - m') + 2^(t - m'),
+  // acc' = acc * 2^(m - m'). A row with no key and no finite sink keeps
+  // l' = 0 and takes the empty-row rule below.
+  if (Value sink = op.getSink()) {
+    ValueRange rows = b.generic(
+        1, {max, sum, sink},
+        {b.empty(rowType), b.empty(rowType), b.empty(rowType)},
+        SmallVector<SmallVector<unsigned>>(6, {0}), {},
+        [&](Builder &nb, ValueRange a) {
+          Value t = arith::MulFOp::create(nb, a[2], nb.f32(kLog2E));
+          Value m = arith::MaxNumFOp::create(nb, a[0], t);
+          Value shift = nb.safeMax(m);
+          Value rescale =
+              math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[0], shift));
+          Value sinkProb =
+              math::Exp2Op::create(nb, arith::SubFOp::create(nb, t, shift));
+          Value l = arith::AddFOp::create(
+              nb, arith::MulFOp::create(nb, a[1], rescale), sinkProb);
+          linalg::YieldOp::create(nb, ValueRange{m, l, rescale});
+        });
+    max = rows[0];
+    sum = rows[1];
+    acc = rescaleRows(b, acc, rows[2]);
+  }
   Value out = b.generic(
-      2, {op.getAcc(), op.getSum()}, {b.empty(outType)}, {{0, 1}, {0}, {0, 1}},
-      {}, [&](Builder &nb, ValueRange a) {
+      2, {acc, sum}, {b.empty(outType)}, {{0, 1}, {0}, {0, 1}}, {},
+      [&](Builder &nb, ValueRange a) {
         Value seen = arith::CmpFOp::create(nb, arith::CmpFPredicate::OGT, a[1],
                                            nb.f32(0));
         Value x = arith::SelectOp::create(
@@ -452,7 +490,7 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
         linalg::YieldOp::create(nb, nb.fromF32(x, outElt));
       })[0];
   Value lse = b.generic(
-      1, {op.getMax(), op.getSum()}, {b.empty(rowType)}, {{0}, {0}, {0}}, {},
+      1, {max, sum}, {b.empty(rowType)}, {{0}, {0}, {0}}, {},
       [&](Builder &nb, ValueRange a) {
         Value seen = arith::CmpFOp::create(nb, arith::CmpFPredicate::OGT, a[1],
                                            nb.f32(0));
@@ -543,10 +581,11 @@ struct AttnDecomposePass : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass
       };
       LogicalResult result =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
-              .Case<LoadQOp, LoadKVOp, QKOp, MaskOp, PVOp>([&](auto op) {
-                replace(decompose(b, op));
-                return success();
-              })
+              .Case<LoadQOp, LoadKVOp, LoadSinkOp, QKOp, MaskOp, PVOp>(
+                  [&](auto op) {
+                    replace(decompose(b, op));
+                    return success();
+                  })
               .Case<OnlineSoftmaxOp, MergeOp, FinalizeOp, InitStateOp>(
                   [&](auto op) {
                     replace(decompose(b, op));

@@ -35,6 +35,14 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
                   "finalize, store_o)",
            failure();
   n.qk = qks.front();
+  if (Value sink = n.finalize.getSink()) {
+    n.loadSink = sink.getDefiningOp<LoadSinkOp>();
+    if (!n.loadSink || n.loadSink->getBlock() != &body)
+      return forall.emitError() << pass
+                                << ": finalize's sink must come from an "
+                                   "attn.load_sink in the nest",
+             failure();
+  }
   n.kvLoop = dyn_cast<scf::ForOp>(n.qk->getParentOp());
   if (!n.kvLoop)
     return forall.emitError() << pass << ": attn.qk must sit in the K/V loop",
@@ -104,7 +112,8 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
   Value known[] = {n.loadQ.getQ(),      n.loadK.getSrc(),   n.loadV.getSrc(),
                    n.loadK.getBlockTable(), n.cuSeqlensQ,   n.cuSeqlensK,
                    n.storeO.getO(),
-                   n.storeLse ? n.storeLse.getLse() : Value()};
+                   n.storeLse ? n.storeLse.getLse() : Value(),
+                   n.loadSink ? n.loadSink.getSinks() : Value()};
   for (Value v : captured) {
     if (!isa<MemRefType>(v.getType()) || llvm::is_contained(known, v) ||
         llvm::is_contained(n.captures, v))

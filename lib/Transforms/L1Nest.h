@@ -2,8 +2,9 @@
 //
 // Every target lowers the same L1 structure: an scf.forall over (batch,
 // K/V head, Q tile) holding load_q, the K/V loop (qk, mask, online_softmax,
-// pv), finalize and the stores; with attn-split-kv the K/V loop sits in a
-// split forall followed by an attn.merge loop. This recognizes it once.
+// pv), [load_sink,] finalize and the stores; with attn-split-kv the K/V loop
+// sits in a split forall followed by an attn.merge loop. This recognizes it
+// once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@ struct L1Nest {
   OnlineSoftmaxOp softmax;
   PVOp pv;
   FinalizeOp finalize;
+  LoadSinkOp loadSink; // null without attention sinks
   StoreOOp storeO;
   StoreLseOp storeLse; // may be null
   /// The memrefs the nest's index arithmetic reads, where the attention

@@ -7,7 +7,7 @@
 //     scf.for j in [lo, hi) step Bc iter_args(state) {   // attn.kv_loop
 //       k, v tiles; s = qk; s = mask(s); p, state' = online_softmax; pv
 //     }
-//     o tile, lse tile = finalize(state); store
+//     o tile, lse tile = finalize(state[, load_sink]); store
 //   }
 //
 // [lo, hi) is the key range the tile's queries can see under the mask,
@@ -265,8 +265,13 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
     scf::YieldOp::create(b,
                          ValueRange{sm.getNewMax(), sm.getNewSum(), newAcc});
   }
+  // The sinks join the denominator once, at finalize (after any split-K
+  // merge).
+  Value sink;
+  if (Value sinks = op.getSinks())
+    sink = LoadSinkOp::create(b, rowType, sinks, head, row, groupAttr);
   auto fin = FinalizeOp::create(b, oTileType, rowType, loop.getResult(0),
-                                loop.getResult(1), loop.getResult(2));
+                                loop.getResult(1), loop.getResult(2), sink);
   StoreOOp::create(b, fin.getOut(), op.getO(), bIdx, head, row, groupAttr,
                    seqStart, seqLen);
   if (Value lse = op.getLse())

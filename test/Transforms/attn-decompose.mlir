@@ -79,6 +79,60 @@ func.func @finalize(%m: tensor<4xf32>, %l: tensor<4xf32>, %acc: tensor<4x16xf32>
 
 // -----
 
+// Finalize with a sink: the sink (natural units) times log2(e) joins the
+// state first, m' = max(m, t), l' = l * exp2(m - ms) + exp2(t - ms) with
+// ms = 0 for a row still at -inf, acc rescaled by exp2(m - ms); then the
+// rule above on (m', l', acc').
+// CHECK-LABEL: func.func @finalize_sink
+// CHECK-SAME: (%[[M:.*]]: tensor<4xf32>, %[[L:.*]]: tensor<4xf32>, %[[ACC:.*]]: tensor<4x16xf32>, %[[SINK:.*]]: tensor<4xf32>)
+// CHECK: %[[ST:.*]]:3 = linalg.generic {{.*}} ins(%[[M]], %[[L]], %[[SINK]] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[MI:[^:]*]]: f32, %[[LI:[^:]*]]: f32, %[[SI:[^:]*]]: f32,
+// CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK: %[[T:.*]] = arith.mulf %[[SI]], %[[LOG2E]] : f32
+// CHECK: %[[MX:.*]] = arith.maxnumf %[[MI]], %[[T]] : f32
+// CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[MX]]
+// CHECK: %[[MS:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[MX]] : f32
+// CHECK: %[[D:.*]] = arith.subf %[[MI]], %[[MS]] : f32
+// CHECK: %[[R:.*]] = math.exp2 %[[D]] : f32
+// CHECK: %[[TD:.*]] = arith.subf %[[T]], %[[MS]] : f32
+// CHECK: %[[P:.*]] = math.exp2 %[[TD]] : f32
+// CHECK: %[[LR:.*]] = arith.mulf %[[LI]], %[[R]] : f32
+// CHECK: %[[LN:.*]] = arith.addf %[[LR]], %[[P]] : f32
+// CHECK: linalg.yield %[[MX]], %[[LN]], %[[R]]
+// CHECK: %[[RA:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[ST]]#2 : tensor<4x16xf32>, tensor<4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[RA]], %[[ST]]#1 : tensor<4x16xf32>, tensor<4xf32>)
+// CHECK: arith.divf
+// CHECK: linalg.generic {{.*}} ins(%[[ST]]#0, %[[ST]]#1 : tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.log2
+func.func @finalize_sink(%m: tensor<4xf32>, %l: tensor<4xf32>, %acc: tensor<4x16xf32>, %sink: tensor<4xf32>) -> (tensor<4x16xbf16>, tensor<4xf32>) {
+  %o, %lse = attn.finalize %m, %l, %acc sink %sink : tensor<4xf32>, tensor<4x16xf32>, tensor<4xf32> -> tensor<4x16xbf16>
+  return %o, %lse : tensor<4x16xbf16>, tensor<4xf32>
+}
+
+// -----
+
+// Each row's sink: the head of flat row row + r under GQA 4 (kv_head * 4 +
+// (row + r) % 4), widened to f32. Every head exists: no bounds check.
+// CHECK-LABEL: func.func @load_sink
+// CHECK-SAME: (%[[S:.*]]: memref<8xbf16>, %[[H:.*]]: index, %[[ROW:.*]]: index)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<16xf32>)
+// CHECK: %[[R:.*]] = linalg.index 0
+// CHECK: %[[F:.*]] = arith.addi %[[ROW]], %[[R]]
+// CHECK: %[[FIRST:.*]] = arith.muli %[[H]], %c4
+// CHECK: %[[IN:.*]] = arith.remui %[[F]], %c4
+// CHECK: %[[HEAD:.*]] = arith.addi %[[FIRST]], %[[IN]]
+// CHECK: %[[X:.*]] = memref.load %[[S]][%[[HEAD]]] : memref<8xbf16>
+// CHECK: %[[Y:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK: linalg.yield %[[Y]]
+// CHECK-NOT: scf.if
+// CHECK-NOT: attn.load_sink
+func.func @load_sink(%s: memref<8xbf16>, %h: index, %row: index) -> tensor<16xf32> {
+  %t = attn.load_sink %s[%h, %row] group 4 : memref<8xbf16> -> tensor<16xf32>
+  return %t : tensor<16xf32>
+}
+
+// -----
+
 // Paged loads: rows past the length read nothing (scf.if); others read the
 // block table entry j / 16 and the row j % 16 of that block.
 // CHECK-LABEL: func.func @load_paged

@@ -113,3 +113,28 @@ func.func @paged_schedule(%q: memref<?x8x1x128xf16>, %k: memref<?x1x16x128xf16>,
                  schedule = <block_q = 16, block_kv = 64>
   return
 }
+
+// -----
+
+// Attention sinks: each tile's rows load their head's sink after the K/V
+// loop and finalize takes it; the loop is as without sinks.
+// CHECK-LABEL: func.func @sinks
+// CHECK-SAME: %[[S:[^:]*]]: memref<8xf32>
+// CHECK: scf.forall (%[[BI:.*]], %[[H:.*]], %[[T:.*]]) in
+// CHECK: %[[ROW:.*]] = arith.muli %[[T]], %c32
+// CHECK: %[[R:.*]]:3 = scf.for
+// CHECK-NOT: attn.load_sink
+// CHECK: } {attn.kv_loop}
+// CHECK: %[[ST:.*]] = attn.load_sink %[[S]][%[[H]], %[[ROW]]] group 4 : memref<8xf32> -> tensor<32xf32>
+// CHECK: %[[OUT:.*]], %[[LT:.*]] = attn.finalize %[[R]]#0, %[[R]]#1, %[[R]]#2 sink %[[ST]] : tensor<32xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<32x64xf16>
+// CHECK: attn.store_o %[[OUT]]
+// CHECK: attn.store_lse %[[LT]]
+func.func @sinks(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
+                 %v: memref<?x2x?x64xf16>, %s: memref<8xf32>,
+                 %o: memref<?x8x?x64xf16>, %lse: memref<?x8x?xf32>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) sinks(%s : memref<8xf32>)
+              -> o(%o : memref<?x8x?x64xf16>) lse(%lse : memref<?x8x?xf32>)
+                 mask = <causal>
+  return
+}

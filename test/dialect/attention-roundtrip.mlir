@@ -121,3 +121,18 @@ func.func @varlen_kv_padded_q(%q: memref<?x8x?x64xf16>, %k: memref<?x2x64xf16>, 
       cu_seqlens_k(%ck : memref<?xi32>) -> o(%o : memref<?x8x?x64xf16>)
   return
 }
+
+// Attention sinks, one logit per query head, printed after kv_lens.
+// CHECK-LABEL: func.func @sinks
+// CHECK: attn.attention q(%{{.*}} : memref<?x8x?x64xf16>) k(%{{.*}} : memref<?x2x?x64xf16>) v(%{{.*}} : memref<?x2x?x64xf16>) kv_lens(%{{.*}} : memref<?xi32>) sinks(%{{.*}} : memref<8xbf16>) -> o(%{{.*}} : memref<?x8x?x64xf16>) lse(%{{.*}} : memref<?x8x?xf32>) mask = <window 128, 0>{{$}}
+func.func @sinks(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
+                 %v: memref<?x2x?x64xf16>, %lens: memref<?xi32>,
+                 %s: memref<8xbf16>, %o: memref<?x8x?x64xf16>,
+                 %lse: memref<?x8x?xf32>) {
+  attn.attention q(%q : memref<?x8x?x64xf16>) k(%k : memref<?x2x?x64xf16>)
+                 v(%v : memref<?x2x?x64xf16>) kv_lens(%lens : memref<?xi32>)
+                 sinks(%s : memref<8xbf16>)
+              -> o(%o : memref<?x8x?x64xf16>) lse(%lse : memref<?x8x?xf32>)
+                 mask = <window 128, 0>
+  return
+}

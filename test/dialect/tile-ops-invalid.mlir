@@ -266,6 +266,54 @@ func.func @f(%m: tensor<16xf32>, %a: tensor<16x64xf32>) {
 
 // -----
 
+func.func @f(%m: tensor<16xf32>, %a: tensor<16x64xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{row count mismatch: 'sink' dim 0 is 8 but 'max' dim 0 is 16}}
+  %o, %lse = attn.finalize %m, %m, %a sink %s : tensor<16xf32>, tensor<16x64xf32>, tensor<8xf32> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%m: tensor<16xf32>, %a: tensor<16x64xf32>, %s: tensor<16xf16>) {
+  // expected-error @+1 {{'sink' must have f32 elements, got 'f16'}}
+  %o, %lse = attn.finalize %m, %m, %a sink %s : tensor<16xf32>, tensor<16x64xf32>, tensor<16xf16> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%s: memref<2x8xf32>, %i: index) {
+  // expected-error @+1 {{'sinks' must have rank 1 [Hq], got 'memref<2x8xf32>'}}
+  %t = attn.load_sink %s[%i, %i] group 4 : memref<2x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: memref<8xi32>, %i: index) {
+  // expected-error @+1 {{'sinks' element type 'i32' is not supported; expected f16, bf16 or f32}}
+  %t = attn.load_sink %s[%i, %i] group 4 : memref<8xi32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: memref<8xf32>, %i: index) {
+  // expected-error @+1 {{'tile' must have f32 elements, got 'f16'}}
+  %t = attn.load_sink %s[%i, %i] group 4 : memref<8xf32> -> tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @f(%s: memref<8xf32>, %i: index) {
+  // expected-error @+1 {{attribute 'group' must be >= 1, got 0}}
+  %t = attn.load_sink %s[%i, %i] group 0 : memref<8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
 func.func @f(%t: tensor<16x64xf16>, %o: memref<2x8x?x64xbf16>, %i: index) {
   // expected-error @+1 {{'tile' element type 'f16' must match 'o' ('bf16')}}
   attn.store_o %t, %o[%i, %i, %i] group 1 : tensor<16x64xf16>, memref<2x8x?x64xbf16>

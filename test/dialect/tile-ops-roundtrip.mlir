@@ -54,3 +54,15 @@ func.func @packed(%q: memref<?x8x64xf16>, %k: memref<?x2x64xf16>,
   attn.store_lse %l, %lse[%b, %h, %row] group 4 seq(%qs, %ql) : tensor<32xf32>, memref<?x8xf32>
   return
 }
+
+// Attention sinks: each row's sink loaded by head, then given to finalize.
+// CHECK-LABEL: func.func @sinks
+// CHECK: %[[ST:.*]] = attn.load_sink %{{.*}}[%{{.*}}, %{{.*}}] group 4 : memref<8xbf16> -> tensor<32xf32>
+// CHECK: attn.finalize %{{.*}}, %{{.*}}, %{{.*}} sink %[[ST]] : tensor<32xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<32x64xf16>
+func.func @sinks(%sinks: memref<8xbf16>, %h: index, %row: index,
+                 %m: tensor<32xf32>, %l: tensor<32xf32>, %acc: tensor<32x64xf32>) {
+  %st = attn.load_sink %sinks[%h, %row] group 4 : memref<8xbf16> -> tensor<32xf32>
+  %out, %lt = attn.finalize %m, %l, %acc sink %st
+      : tensor<32xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<32x64xf16>
+  return
+}

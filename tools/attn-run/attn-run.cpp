@@ -15,6 +15,10 @@
 // included); the run builds cu_seqlens_q / cu_seqlens_k from them and
 // packs Q, O, LSE (and K, V) with exactly that many rows.
 //
+// Attention sinks get fresh values in [-2, 4), past the usual scores so
+// that a sink sometimes dominates its row; empty_rows then counts the rows
+// that see no key, whose LSE is their sink's.
+//
 // A spec whose kernel holds an attn.cache_append runs the append instead
 // (runAppend): the caches are poisoned, the kernel runs, and every cache
 // element must equal what the reference append gives, bit for bit (new
@@ -318,6 +322,7 @@ enum class Role {
   LSE,
   CuSeqlensQ,
   CuSeqlensK,
+  Sinks,
   Capture
 };
 
@@ -989,6 +994,7 @@ int main(int argc, char **argv) {
       failed(bind(op.getKvLens(), Role::KVLens, "kv_lens")) ||
       failed(bind(op.getCuSeqlensQ(), Role::CuSeqlensQ, "cu_seqlens_q")) ||
       failed(bind(op.getCuSeqlensK(), Role::CuSeqlensK, "cu_seqlens_k")) ||
+      failed(bind(op.getSinks(), Role::Sinks, "sinks")) ||
       failed(bind(op.getO(), Role::O, "o")) ||
       failed(bind(op.getLse(), Role::LSE, "lse")))
     return 1;
@@ -1118,7 +1124,8 @@ int main(int argc, char **argv) {
       return {totalK, Hkv, width};
     return {kvOuter, Hkv, kvRows, width};
   };
-  Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr;
+  Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr,
+         *sinks = nullptr;
   SmallVector<SmallVector<int64_t>> shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     SmallVector<int64_t> &shape = shapes.emplace_back();
@@ -1132,6 +1139,7 @@ int main(int argc, char **argv) {
     case Role::CuSeqlensK: shape = {B + 1}; break;
     case Role::O: shape = qShape(p.valueHeadDim); break;
     case Role::LSE: shape = qShape(0); break;
+    case Role::Sinks: shape = {Hq}; break;
     case Role::Capture: {
       auto type = cast<MemRefType>(func.getArgument(i).getType());
       int64_t dynamic =
@@ -1171,6 +1179,15 @@ int main(int argc, char **argv) {
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, kvLens[x]);
       continue;
+    case Role::Sinks: {
+      // Past the scores' usual range too, so that a sink sometimes
+      // dominates its row.
+      std::uniform_real_distribution<double> logits(-2.0, 4.0);
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, logits(rng));
+      sinks = &buf;
+      continue;
+    }
     case Role::Capture:
       if (buf.elt.isInteger()) {
         // Values the element type holds: [0, 2) for i1, below 2^(w-1).
@@ -1239,6 +1256,12 @@ int main(int argc, char **argv) {
       return (*maskMod)(args) != 0;
     };
   const int64_t numCaptures = captures.size();
+  // As the buffer holds them (rounded to its element type).
+  std::vector<double> sinkValues;
+  if (sinks) {
+    sinkValues = sinks->toDense();
+    p.sinks = sinkValues.data();
+  }
 
   // The reference first: a region load outside its capture is refused
   // before the kernel makes the same load.
@@ -1276,6 +1299,11 @@ int main(int argc, char **argv) {
   int64_t emptyRows = 0, lseWrong = 0;
   if (lse) {
     std::vector<double> gotLse = lse->toDense();
+    // A row that sees no key has its sink's LSE exactly in the reference
+    // (one with keys has more); LSE is [B, Hq, Sq] or packed [total_q, Hq].
+    auto sinkOf = [&](size_t i) {
+      return sinkValues[packedQ ? i % Hq : i / p.qLen % Hq];
+    };
     for (size_t i = 0; i < gotLse.size(); ++i) {
       if (std::isnan(gotLse[i])) {
         ++unwritten;
@@ -1283,6 +1311,7 @@ int main(int argc, char **argv) {
         ++emptyRows;
         lseWrong += gotLse[i] != -kInf;
       } else {
+        emptyRows += sinks && refLse[i] == sinkOf(i);
         // Relative to the LSE's size: at a huge scale the LSE is huge too,
         // and f32 carries it to about 7 digits, however exact O is.
         lseErr = std::max(lseErr, std::abs(gotLse[i] - refLse[i]) /
@@ -1304,6 +1333,7 @@ int main(int argc, char **argv) {
       << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
       << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
       << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
+      << (sinks ? " sinks" : "")
       << (numCaptures ? " captures=" + std::to_string(numCaptures)
                       : std::string())
       << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
