@@ -18,6 +18,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
 config.substitutions.append(("%attn_version", config.attn_version))
 
