@@ -211,8 +211,9 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       K/V block) pairs of a `mask_mod` into the workspace, which the
       prefill launch then reads (it runs first, or alone, when the caller
       computes the block mask once for several calls).
-    - `tier`: the tier that built the kernel (`wmma`, `mma` or `decode`;
-      informational: headers and logs name it).
+    - `tier`: the tier that built the kernel (`wmma`, `mma`, `wgmma`,
+      `decode`, or `copy` for an append; informational: headers and logs
+      name it).
     - `threads` per block (x; y = z = 1) and `shared`: the dynamic shared
       memory in bytes.
     - `grid`: x, y, z, each a product of terms. A term is a named size,

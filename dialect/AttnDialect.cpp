@@ -97,7 +97,7 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
   Attribute value = attr.getValue();
   if (name == kTierAttrName && !isa<TierAttr>(value))
     return op->emitError() << "'" << name
-                           << "' must be a #attn.tier<wmma|mma|decode>, got "
+                           << "' must be a #attn.tier<wmma|mma|wgmma|decode|copy>, got "
                            << value;
   if (name == kScheduleAttrName && !isa<ScheduleAttr>(value))
     return op->emitError() << "'" << name

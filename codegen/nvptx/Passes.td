@@ -20,8 +20,10 @@ def AttnToWMMA : Pass<"attn-to-wmma", "ModuleOp"> {
     sm_80+ (plain loads below), and the shared-memory score stage
     (ScoresInShared.cpp): the mask and online softmax run on the score
     tile in shared memory, two threads per row, because WMMA fragments are
-    opaque. The kernel arguments are q, k, v, [block_table], [kv_lens], o,
-    [lse], each an MLIR memref descriptor.
+    opaque. The kernel arguments are q, k, v, [cu_seqlens_q],
+    [cu_seqlens_k], [block_table], [kv_lens], the captures, o, [lse] and
+    [a block mask's workspace], each an MLIR memref descriptor
+    (inputOperands in L1Nest.h, then the outputs).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",

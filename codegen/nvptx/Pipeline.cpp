@@ -194,8 +194,8 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
 void mlir::attn::registerNVPTXPipelines() {
   registerPassPipeline(
       "attn-to-ptx",
-      "lower attn.attention to PTX kernels (decode, mma or wmma tier) and "
-      "their launches",
+      "lower attn.attention to PTX kernels (decode, mma, wgmma or wmma "
+      "tier) and their launches",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)>) -> LogicalResult {
         PTXPipelineOptions options;

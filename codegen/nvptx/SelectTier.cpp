@@ -1,8 +1,9 @@
 //===- SelectTier.cpp - attn-select-tier ----------------------------------===//
 //
-// Few query rows per K/V head (decode) go to the split-K SIMT tier, where
-// K/V bandwidth is what counts; everything else to the tensor-core tier
-// the pipeline names. Every schedule default is chosen here.
+// Few query rows per K/V head (decode) go to the split-K decode tier
+// (tensor cores, or SIMT for a few rows), where K/V bandwidth is what
+// counts; everything else to the tensor-core tier the pipeline names.
+// Every schedule default is chosen here.
 //
 //===----------------------------------------------------------------------===//
 

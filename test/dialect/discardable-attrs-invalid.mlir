@@ -3,7 +3,7 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
 func.func @string_tier(%n: index) {
-  // expected-error @+1 {{'attn.tier' must be a #attn.tier<wmma|mma|decode>, got "wmma"}}
+  // expected-error @+1 {{'attn.tier' must be a #attn.tier<wmma|mma|wgmma|decode|copy>, got "wmma"}}
   scf.forall (%i) in (%n) {
   } {attn.tier = "wmma"}
   return
