@@ -211,11 +211,24 @@ def flash_call(c, device, gen=None):
 
 
 def flash_facts():
-    """The AttentionFacts and AppendFacts FLASH_CASES compile, found by
-    running attn.flash_attn on CPU tensors with attn.torch's kernels
-    replaced by what attn.torch does to find their facts."""
-    import types
+    """The AttentionFacts and AppendFacts FLASH_CASES compile."""
     import torch
+
+    def calls():
+        from attn import flash_attn
+        for c in FLASH_CASES:
+            fn, args, kw, _ = flash_call(c, "cpu",
+                                         torch.Generator().manual_seed(0))
+            getattr(flash_attn, fn)(*args, **kw)
+    return recorded_facts(calls)
+
+
+def recorded_facts(calls):
+    """The AttentionFacts and AppendFacts that `calls()` asks for, found by
+    running it (attn.flash_attn and attn.hf on CPU tensors) with
+    attn.torch's kernels replaced by what attn.torch does to find their
+    facts; it computes nothing."""
+    import types
     from attn import _torch_facts as tf
     from attn import flash_attn
     found = []
@@ -257,10 +270,7 @@ def flash_facts():
     flash_attn._ops, flash_attn._require_cuda = (lambda: ops), \
         (lambda **t: None)
     try:
-        for c in FLASH_CASES:
-            fn, args, kw, _ = flash_call(c, "cpu",
-                                         torch.Generator().manual_seed(0))
-            getattr(flash_attn, fn)(*args, **kw)
+        calls()
     finally:
         flash_attn._ops, flash_attn._require_cuda = saved
     return found
