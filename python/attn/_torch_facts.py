@@ -11,6 +11,15 @@ _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
                 torch.float32: "f32"}
 
 
+def _check_dtypes(fn, q, k, v):
+    if q.dtype not in (torch.float16, torch.bfloat16):
+        raise TypeError(f"{fn}: q is {q.dtype}; attn's GPU kernels take "
+                        "torch.float16 or torch.bfloat16")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"{fn}: {name} is {t.dtype} but q is {q.dtype}")
+
+
 def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
               align="bottom_right", window_left=-1, window_right=-1,
               scale=0.0, softcap=0.0, return_lse=False, o=None,
@@ -22,13 +31,7 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
         if t.dim() != 4:
             raise ValueError(f"attention: {name} must be 4-D "
                              f"[B, H, S, D], got shape {tuple(t.shape)}")
-    if q.dtype not in (torch.float16, torch.bfloat16):
-        raise TypeError(f"attention: q is {q.dtype}; attn's GPU kernels take "
-                        "torch.float16 or torch.bfloat16")
-    for name, t in (("k", k), ("v", v)):
-        if t.dtype != q.dtype:
-            raise TypeError(f"attention: {name} is {t.dtype} but q is "
-                            f"{q.dtype}")
+    _check_dtypes("attention", q, k, v)
     if block_table is not None and kv_lens is None:
         raise ValueError("attention: a paged K/V cache (block_table) needs "
                          "kv_lens")
@@ -82,13 +85,7 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
         if t.dim() != want:
             raise ValueError(f"attention_varlen: {name} must be {form}, got "
                              f"shape {tuple(t.shape)}")
-    if q.dtype not in (torch.float16, torch.bfloat16):
-        raise TypeError(f"attention_varlen: q is {q.dtype}; attn's GPU "
-                        "kernels take torch.float16 or torch.bfloat16")
-    for name, t in (("k", k), ("v", v)):
-        if t.dtype != q.dtype:
-            raise TypeError(f"attention_varlen: {name} is {t.dtype} but q "
-                            f"is {q.dtype}")
+    _check_dtypes("attention_varlen", q, k, v)
     # FlashAttention's contract: the offsets are int32 device tensors; they
     # are never read on the host (no synchronization).
     for name, t in (("cu_seqlens_q", cu_seqlens_q),
