@@ -27,7 +27,7 @@ ceiling, a torch copy_ of the same bytes (half of them read, half
 written), and the same append as PyTorch advanced-index assignment (what
 an engine without a kernel does). attn's cache is checked against the new
 tokens after the timing runs. (Written without a GPU at hand: untested
-until a GPU run; see README "Appending to a K/V cache".)
+until a GPU run; see docs/Specs.md, "Appending to a K/V cache".)
 """
 import argparse
 import json

@@ -25,8 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 8192)
     return 0;
   llvm::StringRef spec(reinterpret_cast<const char *>(data), size);
-  // MLIR 22's parser crashes on dense arrays of `index` (README, "Known
-  // issues"); no attn code is involved, so such inputs are not findings.
+  // MLIR 22's parser crashes on dense arrays of `index` (docs/Testing.md,
+  // "Known issues"); no attn code is involved, so such inputs are not
+  // findings.
   std::string squeezed;
   for (char c : spec)
     if (!llvm::isSpace(c))

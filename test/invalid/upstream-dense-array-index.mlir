@@ -1,8 +1,8 @@
-// A known upstream crash (README, "Known issues"): MLIR 22's parser aborts
+// A known upstream crash (docs/Testing.md, "Known issues"): MLIR 22's parser aborts
 // in Parser::parseDenseArrayAttr on a dense array of `index` elements, as in
 // `operandSegmentSizes = array<index: ...>`. Upstream mlir-opt crashes the
 // same way; no attn code runs before the crash. This test expects the crash,
-// so it fails once upstream fixes it, and the README entry can go. Under
+// so it fails once upstream fixes it, and the docs/Testing.md entry can go. Under
 // ASan the SEGV becomes an ASan report with exit code 1, not a crash.
 // UNSUPPORTED: sanitizer
 // RUN: not --crash mlir-opt -allow-unregistered-dialect %s 2>&1 | FileCheck %s
