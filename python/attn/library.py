@@ -17,6 +17,7 @@ packed Q without a fixed max_q_len also takes the size `max_q_len` (the
 most queries a sequence has; 0: not known), which no tensor's shape
 gives: pass sizes={"max_q_len": n}.
 """
+import contextlib
 import ctypes
 import json
 import os
@@ -100,6 +101,11 @@ class Kernel:
         self.sizes = spec["sizes"]
         self.inputs = [o for o in self.operands if o["name"] not in OUTPUTS]
         self.outputs = [o for o in self.operands if o["name"] in OUTPUTS]
+        # Each operand's dims parsed once (size_values runs every call):
+        # a static int, or the (size name, offset) it reads.
+        self._dims = {o["name"]: [d if isinstance(d, int) else
+                                  _size_of_dim(d) for d in o["shape"]]
+                      for o in self.operands}
         lib, symbol = library.lib, f"{library.prefix}_{self.name}"
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
         # The _splits entry points: _run and _workspace_bytes with the count
@@ -153,7 +159,7 @@ class Kernel:
             if dtype_name(t.dtype) != operand["dtype"]:
                 raise ValueError(f"{self.name}: {name} is {t.dtype}, the "
                                  f"kernel takes {operand['dtype']}")
-            for dim, size in enumerate(shape):
+            for dim, size in enumerate(self._dims[name]):
                 actual = t.shape[dim]
                 if isinstance(size, int):
                     if actual != size:
@@ -162,7 +168,7 @@ class Kernel:
                             f"the kernel is built for {size}")
                     continue
                 # The offsets: [batch + 1].
-                size, offset = _size_of_dim(size)
+                size, offset = size
                 if size not in values:
                     values[size] = actual - offset
                 elif values[size] != actual - offset:
@@ -308,7 +314,10 @@ class Kernel:
                     raise ValueError(f"{self.name}: {operand['name']} is on "
                                      f"{t.device}, {self.operands[0]['name']} "
                                      f"on {device}")
-            with torch.cuda.device(device):
+            switch = (torch.cuda.device(device)
+                      if torch.cuda.current_device() != device.index
+                      else contextlib.nullcontext())
+            with switch:
                 nbytes = self.workspace_bytes(size_list, num_splits)
                 ws = (torch.empty(nbytes, dtype=torch.uint8, device=device)
                       if nbytes and workspace is None else None)
@@ -363,7 +372,12 @@ class Call:
                 *self.args, ctypes.c_void_p(int(self.stream or 0))))
             return
         import torch
-        with torch.cuda.device(self.device):
+        # The runtime launches in the calling thread's current context:
+        # the tensors' device's, switched to only when it is not current.
+        switch = (torch.cuda.device(self.device)
+                  if torch.cuda.current_device() != self.device.index
+                  else contextlib.nullcontext())
+        with switch:
             stream = (self.stream if self.stream is not None else
                       torch.cuda.current_stream(self.device).cuda_stream)
             self.kernel.check(
