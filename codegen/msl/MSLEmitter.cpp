@@ -294,6 +294,10 @@ struct Spec {
   /// where some dim is dynamic.
   SmallVector<MemRefType> captureTypes;
   int captures = -1, captureSizes = -1;
+  /// The attention sinks' buffer, after every other (-1: none), and its
+  /// element type.
+  int sinks = -1;
+  Type sinkElt;
   /// The inline functions the mod regions became (attn-fold-mods may have
   /// turned a region into attributes): empty when none.
   std::string scoreMod, maskMod;
@@ -343,10 +347,6 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
-  if (op.hasSinks())
-    return op.emitError() << "attention sinks are built for the CPU lowering "
-                             "only so far; the msl tier does not take "
-                             "`sinks`";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "
@@ -359,7 +359,7 @@ LogicalResult checkSupported(AttentionOp op) {
       {"v", op.getV()},           {"o", op.getO()},
       {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
       {"kv_lens", op.getKvLens()}, {"cu_seqlens_q", op.getCuSeqlensQ()},
-      {"cu_seqlens_k", op.getCuSeqlensK()}};
+      {"cu_seqlens_k", op.getCuSeqlensK()}, {"sinks", op.getSinks()}};
   if (failed(checkBuffers(op, operands, {"q", "k", "v", "o"})))
     return failure();
   for (auto [i, capture] : llvm::enumerate(op.getCaptures())) {
@@ -625,6 +625,10 @@ private:
   /// o[row, c] = ar / lr and, for c == 0, lse[row], for the merged state
   /// (mr, lr, ar) of tile element (r, c) with flat row f.
   void emitStoreElement();
+  /// Query head `head`'s sink in the state's base-2 units.
+  std::string sinkLogit(StringRef head) const {
+    return ("float(sinks[" + head + "]) * M_LOG2E_F").str();
+  }
   void emitMergeKeyBlocks();
   void emitPartialFromFragments();
   /// Element offset of row (query, head) of a [B, H, Sq, width] buffer.
@@ -1068,9 +1072,21 @@ void MSLKernelEmitter::emitFinalizeFromFragments() {
           "from the fragments.\n";
   body << "  const int f = " << row0 << " + my_row;\n";
   body << "  if (f < q_rows) {\n";
-  body << "    const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;\n";
   std::string head = "kv_head * " + std::to_string(s.group) + " + f % " +
                      std::to_string(s.group);
+  std::string m = "m", l = "l";
+  if (s.sinks >= 0) {
+    // The sink's state merged into the row's: acc takes sink_scale.
+    body << "    float m_fin = m, l_fin = l, sink_scale = 1.0f;\n";
+    body << "    attn_merge(m_fin, l_fin, sink_scale, " << sinkLogit(head)
+         << ", 1.0f, 0.0f);\n";
+    body << "    const float inv_l = l_fin > 0.0f ? sink_scale / l_fin : "
+            "0.0f;\n";
+    m = "m_fin";
+    l = "l_fin";
+  } else {
+    body << "    const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;\n";
+  }
   std::string query = "f / " + std::to_string(s.group);
   body << "    const ulong o_row = "
        << qRowOffset("o", n.storeO.getO(), query, head, s.hq, p.dv) << ";\n";
@@ -1083,7 +1099,7 @@ void MSLKernelEmitter::emitFinalizeFromFragments() {
     body << "    if ((lane & 9) == 0) // one lane per row\n";
     body << "      lse["
          << qRowOffset("lse", n.storeLse.getLse(), query, head, s.hq, 1)
-         << "] = attn_lse(m, l);\n";
+         << "] = attn_lse(" << m << ", " << l << ");\n";
   }
   body << "  }\n";
 }
@@ -1155,6 +1171,10 @@ void MSLKernelEmitter::emitStoreElement() {
   std::string head = "kv_head * " + std::to_string(s.group) + " + f % " +
                      std::to_string(s.group);
   std::string query = "f / " + std::to_string(s.group);
+  if (s.sinks >= 0)
+    body << "    // attention sink: one more score, of no value, in the "
+            "state.\n    attn_merge(mr, lr, ar, "
+         << sinkLogit(head) << ", 1.0f, 0.0f);\n";
   body << "    o[" << qRowOffset("o", n.storeO.getO(), query, head, s.hq, p.dv)
        << " + c] = " << outElt() << "(lr > 0.0f ? ar / lr : 0.0f);\n";
   if (n.storeLse) {
@@ -1213,6 +1233,8 @@ LaunchFacts MSLKernelEmitter::finishKernel(StringRef name, KernelKind kind,
   }
   if (s.captureSizes >= 0)
     buffer("capture_sizes", s.captureSizes, "constant int *capture_sizes");
+  if (s.sinks >= 0 && !partial) // a split's partial state has no sink
+    buffer("sinks", s.sinks, "device const " + mslType(s.sinkElt) + " *sinks");
   params.push_back("threadgroup uchar *smem [[threadgroup(0)]]");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   if (gridTiles())
@@ -1526,6 +1548,16 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
          << qRowOffset("o", n.storeO.getO(), "query", "head", s.hq, p.dv)
          << ";\n";
   }
+  // The sink's state merged into the row's: the output takes sink_scale.
+  std::string mAll = "m_all", lAll = "l_all", oScale = "a / l_all";
+  if (s.sinks >= 0 && !partial) {
+    body << "  float m_fin = m_all, l_fin = l_all, sink_scale = 1.0f;\n";
+    body << "  attn_merge(m_fin, l_fin, sink_scale, " << sinkLogit("head")
+         << ", 1.0f, 0.0f);\n";
+    mAll = "m_fin";
+    lAll = "l_fin";
+    oScale = "a * sink_scale / l_fin";
+  }
   body << "  for (int r = 0; r < " << rounds << "; ++r) {\n";
   body << "    if (lane < " << lanes << ") { // one copy of the accumulator\n";
   body << "      " << unroll << "      for (int i = 0; i < " << ev
@@ -1544,8 +1576,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   if (partial)
     body << "      partials[record + e] = a;\n";
   else
-    body << "      o[o_row + e] = " << outElt()
-         << "(l_all > 0.0f ? a / l_all : 0.0f);\n";
+    body << "      o[o_row + e] = " << outElt() << "(" << lAll
+         << " > 0.0f ? " << oScale << " : 0.0f);\n";
   body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
   body << "  }\n";
   if (partial) {
@@ -1556,7 +1588,7 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
     body << "  if (simd == 0 && lane == 0)\n";
     body << "    lse["
          << qRowOffset("lse", n.storeLse.getLse(), "query", "head", s.hq, 1)
-         << "] = attn_lse(m_all, l_all);\n";
+         << "] = attn_lse(" << mAll << ", " << lAll << ");\n";
   }
 
   return finishKernel(name, kind, partial, /*withTid=*/false);
@@ -1607,6 +1639,8 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitMergeKernel(StringRef name) {
   buffer("partials", s.partials, "device const float *partials");
   if (s.strides >= 0)
     buffer("strides", s.strides, "constant AttnStrides &strides");
+  if (s.sinks >= 0)
+    buffer("sinks", s.sinks, "device const " + mslType(s.sinkElt) + " *sinks");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   if (gridTiles())
     params.push_back("uint3 grid [[threadgroups_per_grid]]");
@@ -1811,6 +1845,10 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
           return !t.hasStaticShape();
         }))
       s.captureSizes = ++lastBuffer;
+  }
+  if (Value sinks = op.getSinks()) {
+    s.sinks = ++lastBuffer;
+    s.sinkElt = cast<MemRefType>(sinks.getType()).getElementType();
   }
 
   // Tile sizes: the largest K/V tile whose threadgroup memory fits; row
@@ -2458,6 +2496,8 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
        << ", \"lse\": " << (s.hasLse ? "true" : "false")
        << ", \"kv_lens\": " << (s.hasKvLens ? "true" : "false")
        << ", \"splits\": " << s.splits << ",\n";
+    if (s.sinks >= 0) // the sinks buffer's element type
+      os << "      \"sinks\": \"" << dtypeName(s.sinkElt) << "\",\n";
     os << "      \"sizes\": {\"buffer\": " << s.sizes
        << ", \"fields\": [\"B\", \"Sq\", \"Sk\", \"max_blocks\"], "
           "\"type\": \"int32\"},\n";

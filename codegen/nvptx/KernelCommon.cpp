@@ -21,8 +21,9 @@ FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
   if (succeeded(nest) && nest->loadSink)
     return forall.emitError()
                << pass
-               << ": attention sinks are built for the CPU lowering only so "
-                  "far; the NVIDIA tiers do not take `sinks`",
+               << ": attention sinks are built for the CPU and Metal "
+                  "lowerings only so far; the NVIDIA tiers do not take "
+                  "`sinks`",
            failure();
   if (succeeded(nest) && nest->splitForall)
     return forall.emitError()

@@ -141,8 +141,8 @@ struct AttnSelectTierPass
         return WalkResult::interrupt();
       }
       if (op.hasSinks()) {
-        op.emitOpError() << "attention sinks are built for the CPU lowering "
-                            "only so far; the "
+        op.emitOpError() << "attention sinks are built for the CPU and "
+                            "Metal lowerings only so far; the "
                          << stringifyTier(tier)
                          << " tier does not take `sinks`";
         return WalkResult::interrupt();

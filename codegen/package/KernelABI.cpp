@@ -183,9 +183,9 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     kernel.op = ops.front();
     if (kernel.op.hasSinks())
       return kernel.op.emitError(
-          "attn-compile: attention sinks are built for the CPU lowering only "
-          "so far; the C ABI and the NVIDIA tiers it packages do not take "
-          "`sinks`");
+          "attn-compile: attention sinks are built for the CPU and Metal "
+          "lowerings only so far; the C ABI and the NVIDIA tiers it packages "
+          "do not take `sinks`");
     if (failed(describeCaptures(kernel)))
       return failure();
     Value given[] = {kernel.op.getQ(),          kernel.op.getK(),

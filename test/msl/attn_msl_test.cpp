@@ -47,6 +47,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -562,6 +563,17 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
     problem.maskMod = regions.mask;
   }
 
+  // Attention sinks ("sinks": their dtype): one logit a query head, drawn
+  // in [-2, 4) so that some rows put most of their weight on the sink.
+  std::optional<DeviceArray> sinks;
+  std::vector<double> sinkRef;
+  if (f["sinks"].kind == Json::String) {
+    sinks.emplace(f["sinks"].text, size_t(hq));
+    for (long h = 0; h < hq; ++h)
+      sinkRef.push_back(sinks->set(size_t(h), uniform(-2, 4)));
+    problem.sinks = sinkRef.data();
+  }
+
   const long kvOuter = blockSize ? numBlocks : batch,
              kvInner = blockSize ? blockSize : sk;
   View qView(batch, hq, sq, d), kView(kvOuter, hkv, kvInner, d),
@@ -677,6 +689,8 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
       else if (role.rfind("capture", 0) == 0 && role != "capture_sizes" &&
                std::stoul(role.substr(7)) < captures.size())
         buffers.push_back(captures[std::stoul(role.substr(7))].bind(at));
+      else if (role == "sinks" && sinks)
+        buffers.push_back(sinks->bind(at));
       else if (role == "capture_sizes")
         buffers.push_back(attn_msl::bind_buffer(at, captureSizes.data(),
                                                 captureSizes.size()));
