@@ -88,16 +88,11 @@ def calls(device):
 
 
 def fill_cache(cache_dir, targets, compiler):
-    import attn
     import gpu_cases
     facts = gpu_cases.recorded_facts(
         lambda: [fn() for fn, _, _ in calls("cpu")[0].values()])
     for f in dict.fromkeys(facts):
-        kernel = ("cache_append" if isinstance(f, attn.spec.AppendFacts)
-                  else "attention")
-        attn.compile(f.spec_text(kernel), targets=targets,
-                     cache_dir=cache_dir, compiler=compiler,
-                     name=f.library_name())
+        f.compile(targets=targets, cache_dir=cache_dir, compiler=compiler)
         print(f, flush=True)
 
 

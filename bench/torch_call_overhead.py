@@ -44,12 +44,10 @@ def main():
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     if args.fill_cache:
-        import attn
         import gpu_cases
         for f in gpu_cases.recorded_facts(lambda: call("cpu")()):
-            attn.compile(f.spec_text("attention"),
-                         targets=args.targets.split(","),
-                         cache_dir=args.fill_cache, name=f.library_name())
+            f.compile(targets=args.targets.split(","),
+                      cache_dir=args.fill_cache)
             print(f)
         return 0
     f = call("cuda")

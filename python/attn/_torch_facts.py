@@ -20,6 +20,16 @@ def _check_dtypes(fn, q, k, v):
             raise TypeError(f"{fn}: {name} is {t.dtype} but q is {q.dtype}")
 
 
+def _check_paging(fn, block_table, kv_lens):
+    if block_table is not None and kv_lens is None:
+        raise ValueError(f"{fn}: a paged K/V cache (block_table) needs "
+                         "kv_lens")
+    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
+        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
+            raise TypeError(f"{fn}: {name} must be an integer tensor, got "
+                            f"{t.dtype}")
+
+
 def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
               align="bottom_right", window_left=-1, window_right=-1,
               scale=0.0, softcap=0.0, return_lse=False, o=None,
@@ -32,13 +42,7 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
             raise ValueError(f"attention: {name} must be 4-D "
                              f"[B, H, S, D], got shape {tuple(t.shape)}")
     _check_dtypes("attention", q, k, v)
-    if block_table is not None and kv_lens is None:
-        raise ValueError("attention: a paged K/V cache (block_table) needs "
-                         "kv_lens")
-    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
-        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
-            raise TypeError(f"attention: {name} must be an integer tensor, "
-                            f"got {t.dtype}")
+    _check_paging("attention", block_table, kv_lens)
     return facts_from_shapes(
         _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
         paged=block_table is not None, kv_lens=kv_lens is not None,
@@ -96,13 +100,7 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
             raise TypeError(f"attention_varlen: {name} must be a 1-D "
                             f"torch.int32 tensor [B + 1], got {t.dtype} "
                             f"{tuple(t.shape)}")
-    if paged and kv_lens is None:
-        raise ValueError("attention_varlen: a paged K/V cache (block_table) "
-                         "needs kv_lens")
-    for name, t in (("block_table", block_table), ("kv_lens", kv_lens)):
-        if t is not None and (t.dtype.is_floating_point or t.is_complex()):
-            raise TypeError(f"attention_varlen: {name} must be an integer "
-                            f"tensor, got {t.dtype}")
+    _check_paging("attention_varlen", block_table, kv_lens)
     return varlen_facts_from_shapes(
         _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
         packed_kv=cu_seqlens_k is not None, paged=paged,

@@ -111,15 +111,13 @@ def main(argv=None):
         for f in specs:
             print(f)
         return 0
-    from .compiler import compile
     targets = (args.targets.split(",") if args.targets
                else list(default_targets()))
     folder = os.path.abspath(args.dir or package_dir())
     start = time.time()
     for i, f in enumerate(specs):
         t = time.time()
-        compile(f.spec_text("attention"), targets=targets, cache_dir=folder,
-                compiler=args.compiler, name=f.library_name())
+        f.compile(targets=targets, cache_dir=folder, compiler=args.compiler)
         print(f"[{i + 1}/{len(specs)}] {time.time() - t:5.1f}s {f}",
               flush=True)
     print(f"{len(specs)} kernels for {','.join(targets)} in {folder} "

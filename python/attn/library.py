@@ -85,6 +85,16 @@ def _size_of_dim(name):
     return (match.group(1), int(match.group(2))) if match else (name, 0)
 
 
+def _on_device(device):
+    """`device` made current for a block: libattnrt works in the calling
+    thread's current context. Entered only where it is not current already
+    (torch.cuda.device costs host time on every call)."""
+    import torch
+    if torch.cuda.current_device() == device.index:
+        return contextlib.nullcontext()
+    return torch.cuda.device(device)
+
+
 def _is_torch_tensor(t):
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(t, torch.Tensor)
@@ -314,10 +324,7 @@ class Kernel:
                     raise ValueError(f"{self.name}: {operand['name']} is on "
                                      f"{t.device}, {self.operands[0]['name']} "
                                      f"on {device}")
-            switch = (torch.cuda.device(device)
-                      if torch.cuda.current_device() != device.index
-                      else contextlib.nullcontext())
-            with switch:
+            with _on_device(device):
                 nbytes = self.workspace_bytes(size_list, num_splits)
                 ws = (torch.empty(nbytes, dtype=torch.uint8, device=device)
                       if nbytes and workspace is None else None)
@@ -372,12 +379,7 @@ class Call:
                 *self.args, ctypes.c_void_p(int(self.stream or 0))))
             return
         import torch
-        # The runtime launches in the calling thread's current context:
-        # the tensors' device's, switched to only when it is not current.
-        switch = (torch.cuda.device(self.device)
-                  if torch.cuda.current_device() != self.device.index
-                  else contextlib.nullcontext())
-        with switch:
+        with _on_device(self.device):
             stream = (self.stream if self.stream is not None else
                       torch.cuda.current_stream(self.device).cuda_stream)
             self.kernel.check(

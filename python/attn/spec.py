@@ -164,6 +164,9 @@ class AttentionFacts:
             return f"<window {self.window[0]}, {self.window[1]}{br}>"
         return None
 
+    # The kernel's name in the library compile() makes.
+    KERNEL = "attention"
+
     def library_name(self):
         """The library attn.torch.attention() compiles these facts into."""
         digest = hashlib.sha256(self.spec_text().encode()).hexdigest()[:12]
@@ -171,10 +174,10 @@ class AttentionFacts:
 
     def compile(self, **kwargs):
         """attn.compile of this spec under library_name(); the kernel is
-        `attention`. kwargs: targets, cache_dir, compiler."""
+        KERNEL. kwargs: targets, cache_dir, compiler."""
         from .compiler import compile
-        return compile(self.spec_text("attention"), name=self.library_name(),
-                       **kwargs)
+        return compile(self.spec_text(self.KERNEL),
+                       name=self.library_name(), **kwargs)
 
     def spec_text(self, name="attention"):
         """The spec: one func.func @name around one attn.attention."""
@@ -361,14 +364,16 @@ class AppendFacts:
     def value_dim(self):
         return self.dv if self.dv is not None else self.d
 
+    KERNEL = "cache_append"
+
     def library_name(self):
         digest = hashlib.sha256(self.spec_text().encode()).hexdigest()[:12]
         return f"cache_append_{digest}"
 
     def compile(self, **kwargs):
-        """attn.compile of this spec; the kernel is `cache_append`."""
+        """attn.compile of this spec; the kernel is KERNEL."""
         from .compiler import compile
-        return compile(self.spec_text("cache_append"),
+        return compile(self.spec_text(self.KERNEL),
                        name=self.library_name(), **kwargs)
 
     def spec_text(self, name="cache_append"):

@@ -75,8 +75,8 @@ def default_targets():
 
 
 def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
-    """The compiled kernel for AttentionFacts (compiled once per process,
-    and once per cache)."""
+    """The compiled kernel for AttentionFacts or AppendFacts (compiled once
+    per process, and once per cache)."""
     targets = tuple(targets or default_targets())
     key = (facts, targets, cache_dir)
     kernel = _kernels.get(key)
@@ -86,7 +86,7 @@ def kernel_for(facts, cache_dir=None, targets=None, compiler_path=None):
             if kernel is None:
                 lib = facts.compile(targets=targets, cache_dir=cache_dir,
                                     compiler=compiler_path)
-                kernel = _kernels[key] = lib.kernels["attention"]
+                kernel = _kernels[key] = lib.kernels[facts.KERNEL]
     return kernel
 
 
@@ -293,9 +293,6 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
 
 
 # -- cache appends ------------------------------------------------------------
-_append_kernels = {}
-
-
 @torch.library.custom_op("attn::cache_append",
                          mutates_args=("k_cache", "v_cache"),
                          device_types="cuda")
@@ -305,15 +302,7 @@ def _cache_append(k_new: torch.Tensor, v_new: torch.Tensor,
     facts = append_facts_for(k_new, v_new, k_cache, v_cache, block_table)
     if k_new.numel() == 0:
         return
-    targets = default_targets()
-    key = (facts, targets)
-    kernel = _append_kernels.get(key)
-    if kernel is None:
-        with _lock:
-            kernel = _append_kernels.get(key)
-            if kernel is None:
-                kernel = _append_kernels[key] = facts.compile(
-                    targets=targets).kernels["cache_append"]
+    kernel = kernel_for(facts)
     tensors = {"k_new": k_new, "v_new": v_new,
                "kv_lens": kv_lens.to(torch.int32).contiguous(),
                "k_cache": k_cache, "v_cache": v_cache}

@@ -48,9 +48,7 @@ def main():
     except ImportError as e:
         print(f"skipping attn.flash_attn's kernels: {e}", file=sys.stderr)
     for facts in facts_list:
-        kernel = ("cache_append" if isinstance(facts, attn.spec.AppendFacts)
-                  else "attention")
-        jobs.append((repr(facts), dict(spec=facts.spec_text(kernel),
+        jobs.append((repr(facts), dict(spec=facts.spec_text(facts.KERNEL),
                                        name=facts.library_name())))
     start = time.time()
     for label, job in jobs:
