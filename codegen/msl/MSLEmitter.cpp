@@ -629,6 +629,16 @@ private:
   std::string sinkLogit(StringRef head) const {
     return ("float(sinks[" + head + "]) * M_LOG2E_F").str();
   }
+  /// The row state (m, l) with the sink merged in, as m_fin and l_fin,
+  /// and the factor the accumulator takes, sink_scale: the sink is a
+  /// state of one score and no value (attn_merge of (t, 1, 0)).
+  void emitSinkMerge(StringRef indent, StringRef m, StringRef l,
+                     StringRef head) {
+    body << indent << "float m_fin = " << m << ", l_fin = " << l
+         << ", sink_scale = 1.0f;\n";
+    body << indent << "attn_merge(m_fin, l_fin, sink_scale, "
+         << sinkLogit(head) << ", 1.0f, 0.0f);\n";
+  }
   void emitMergeKeyBlocks();
   void emitPartialFromFragments();
   /// Element offset of row (query, head) of a [B, H, Sq, width] buffer.
@@ -1076,10 +1086,7 @@ void MSLKernelEmitter::emitFinalizeFromFragments() {
                      std::to_string(s.group);
   std::string m = "m", l = "l";
   if (s.sinks >= 0) {
-    // The sink's state merged into the row's: acc takes sink_scale.
-    body << "    float m_fin = m, l_fin = l, sink_scale = 1.0f;\n";
-    body << "    attn_merge(m_fin, l_fin, sink_scale, " << sinkLogit(head)
-         << ", 1.0f, 0.0f);\n";
+    emitSinkMerge("    ", "m", "l", head);
     body << "    const float inv_l = l_fin > 0.0f ? sink_scale / l_fin : "
             "0.0f;\n";
     m = "m_fin";
@@ -1551,9 +1558,7 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   // The sink's state merged into the row's: the output takes sink_scale.
   std::string mAll = "m_all", lAll = "l_all", oScale = "a / l_all";
   if (s.sinks >= 0 && !partial) {
-    body << "  float m_fin = m_all, l_fin = l_all, sink_scale = 1.0f;\n";
-    body << "  attn_merge(m_fin, l_fin, sink_scale, " << sinkLogit("head")
-         << ", 1.0f, 0.0f);\n";
+    emitSinkMerge("  ", "m_all", "l_all", "head");
     mAll = "m_fin";
     lAll = "l_fin";
     oScale = "a * sink_scale / l_fin";
