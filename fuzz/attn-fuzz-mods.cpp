@@ -341,25 +341,19 @@ std::string RegionGen::convert(const std::string &v, const std::string &from,
           to);
     return def("arith.trunci " + v + " : " + from + " to " + to, to);
   }
-  if (isInt(from) && isFloatType(to)) {
-    if (isIndex(from))
+  // Integer to float or back: index through i64, the bits now and then at
+  // equal widths, else the signed or unsigned conversion.
+  if ((isInt(from) && isFloatType(to)) || (isFloatType(from) && isInt(to))) {
+    const bool toFloat = isFloatType(to);
+    if (isIndex(toFloat ? from : to))
       return convert(convert(v, from, "i64"), "i64", to);
-    if (width(from) == width(to) && to != "f8E4M3FN" && oneIn(in, 3))
+    if (width(from) == width(to) && (toFloat ? to : from) != "f8E4M3FN" &&
+        oneIn(in, 3))
       return def("arith.bitcast " + v + " : " + from + " to " + to, to);
-    return def(
-        std::string(in.ConsumeBool() ? "arith.sitofp " : "arith.uitofp ") + v +
-            " : " + from + " to " + to,
-        to);
-  }
-  if (isFloatType(from) && isInt(to)) {
-    if (isIndex(to))
-      return convert(convert(v, from, "i64"), "i64", to);
-    if (width(from) == width(to) && from != "f8E4M3FN" && oneIn(in, 3))
-      return def("arith.bitcast " + v + " : " + from + " to " + to, to);
-    return def(
-        std::string(in.ConsumeBool() ? "arith.fptosi " : "arith.fptoui ") + v +
-            " : " + from + " to " + to,
-        to);
+    const bool isSigned = in.ConsumeBool();
+    const char *op = toFloat ? (isSigned ? "arith.sitofp " : "arith.uitofp ")
+                             : (isSigned ? "arith.fptosi " : "arith.fptoui ");
+    return def(op + v + " : " + from + " to " + to, to);
   }
   if (isFloatType(from) && isFloatType(to)) {
     unsigned wf = width(from), wt = width(to);
