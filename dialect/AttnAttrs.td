@@ -176,7 +176,8 @@ def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
     I32EnumAttrCase<"NewLens", 9, "new_lens">,
     I32EnumAttrCase<"SlotMapping", 10, "slot_mapping">,
     I32EnumAttrCase<"CuSeqlensQ", 11, "cu_seqlens_q">,
-    I32EnumAttrCase<"CuSeqlensK", 12, "cu_seqlens_k">]> {
+    I32EnumAttrCase<"CuSeqlensK", 12, "cu_seqlens_k">,
+    I32EnumAttrCase<"Sinks", 13, "sinks">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }

@@ -45,8 +45,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     so the LSE counts the sink. The sink is in the scores' natural-log
     units (it is not multiplied by `scale`). A row that sees no key gets
     `O = 0` and `LSE = sinks[h]`. Under split-K the sink joins once, when
-    the partial states are finalized. The CPU and Metal lowerings take
-    `sinks`; the NVIDIA tiers and attn-compile refuse it so far.
+    the partial states are finalized (the NVIDIA split-K combine, the
+    attn.merge that ends attn-split-kv). Every backend and tier takes
+    `sinks`: CPU, Metal, and NVIDIA's wmma, mma, wgmma and decode.
 
     Operands (all memrefs, destination style, nothing returned):
 
@@ -240,7 +241,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 
   let extraClassDeclaration = [{
     bool isPaged() { return getBlockTable() != nullptr; }
-    /// Whether the op has attention sinks (CPU and Metal so far).
+    /// Whether the op has attention sinks.
     bool hasSinks() { return getSinks() != nullptr; }
     bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }

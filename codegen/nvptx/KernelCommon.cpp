@@ -18,13 +18,6 @@ using namespace mlir::attn::nvptx;
 
 FailureOr<L1Nest> nvptx::matchNest(scf::ForallOp forall, StringRef pass) {
   FailureOr<L1Nest> nest = matchL1Nest(forall, pass);
-  if (succeeded(nest) && nest->loadSink)
-    return forall.emitError()
-               << pass
-               << ": attention sinks are built for the CPU and Metal "
-                  "lowerings only so far; the NVIDIA tiers do not take "
-                  "`sinks`",
-           failure();
   if (succeeded(nest) && nest->splitForall)
     return forall.emitError()
                << pass
@@ -223,6 +216,29 @@ Value KernelEmitter::safeMax(Value m) {
   Value isEmpty = arith::CmpFOp::create(*b, arith::CmpFPredicate::OEQ, m,
                                         f32(-INFINITY));
   return arith::SelectOp::create(*b, isEmpty, f32(0), m);
+}
+
+Value KernelEmitter::loadSink(Value sinks, Value head) {
+  Value sink = memref::LoadOp::create(*b, sinks, ValueRange{head});
+  if (!sink.getType().isF32())
+    sink = arith::ExtFOp::create(*b, b->getF32Type(), sink);
+  return sink;
+}
+
+KernelEmitter::SinkFold KernelEmitter::foldSink(Value m, Value l, Value sink) {
+  // Each builder call in a statement of its own: the IR must not depend
+  // on the C++ compiler's argument order.
+  Value unit = f32(kLog2E);
+  Value t = arith::MulFOp::create(*b, sink, unit);
+  Value merged = arith::MaxNumFOp::create(*b, m, t);
+  Value shift = safeMax(merged);
+  Value fromM = arith::SubFOp::create(*b, m, shift);
+  Value r = exp2(fromM);
+  Value fromT = arith::SubFOp::create(*b, t, shift);
+  Value sinkWeight = exp2(fromT);
+  Value scaled = arith::MulFOp::create(*b, l, r);
+  Value sum = arith::AddFOp::create(*b, scaled, sinkWeight);
+  return {merged, sum, r};
 }
 
 FailureOr<Value> KernelEmitter::mapSplitBlock() {

@@ -139,6 +139,19 @@ public:
   Value xorReduce(Value x, ArrayRef<int64_t> offsets, bool isMax);
   /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
   Value safeMax(Value m);
+  /// Query head `head`'s attention sink from the kernel's `sinks` ([Hq],
+  /// any float type) as f32, in natural units.
+  Value loadSink(Value sinks, Value head);
+  /// A row's softmax state with its sink folded in (attn.finalize's
+  /// `sink`): from (m, l) in log2 units and the sink in natural units,
+  /// m' = max(m, t) with t = log2(e) * sink, l' = l 2^(m - m') + 2^(t -
+  /// m'), and the factor r = 2^(m - m') that scales the accumulator, so
+  /// that O = acc * r / l' and the LSE is (m', l')'s. A row with neither
+  /// a key nor a finite sink keeps l' = 0.
+  struct SinkFold {
+    Value max, sum, accScale;
+  };
+  SinkFold foldSink(Value m, Value l, Value sink);
 
   /// Clones the L1 computation of `v` (pure ops and memref loads) into the
   /// kernel, through `map`.

@@ -18,6 +18,7 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   operands.cuSeqlensQ = n.cuSeqlensQ != nullptr;
   operands.cuSeqlensK = n.cuSeqlensK != nullptr;
   operands.lse = n.storeLse != nullptr;
+  operands.sinks = n.loadSink != nullptr;
   operands.captures = n.captures.size();
   return operands;
 }
@@ -40,8 +41,11 @@ static void addInputs(SmallVectorImpl<LaunchParam> &params,
     params.push_back(LaunchParam::capture(i));
 }
 
+// [sinks], o, [lse]: what a launch that normalizes O reads and writes.
 static void addOutputs(SmallVectorImpl<LaunchParam> &params,
                        LaunchOperands operands) {
+  if (operands.sinks)
+    params.push_back(LaunchParam::memref(LaunchOperand::Sinks));
   params.push_back(LaunchParam::memref(LaunchOperand::O));
   if (operands.lse)
     params.push_back(LaunchParam::memref(LaunchOperand::Lse));

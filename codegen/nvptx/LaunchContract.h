@@ -25,7 +25,7 @@ inline constexpr llvm::StringLiteral kLaunchAttrName = "attn.launch";
 /// Which of attn.attention's optional operands a kernel takes.
 struct LaunchOperands {
   bool blockTable = false, kvLens = false, lse = false, cuSeqlensQ = false,
-       cuSeqlensK = false;
+       cuSeqlensK = false, sinks = false;
   unsigned captures = 0; // the mod regions' memrefs, passed last
 
   /// The operands of `nest`'s attention, as inputOperands() and the
@@ -36,7 +36,8 @@ struct LaunchOperands {
 /// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
 /// head, batch), or, for a packed Q, per (packed Q tile, K/V head); params
 /// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
-/// [capture(0) ...], o, [lse].
+/// [capture(0) ...], [sinks], o, [lse]: the launches that normalize O
+/// read the sinks, just before it.
 /// With `blockMask` (whether the block mask has a row per batch and per
 /// K/V head), the block mask is the workspace, the last param. The
 /// tensor maps of `tensorMaps` (tensor_map(q), tensor_map(k), ...) come
@@ -74,7 +75,7 @@ LaunchAttr decodeSplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,
                              int64_t group, MemRefType workspace);
 
 /// Split-K decode, second launch: one block per `rowsPerBlock` query rows;
-/// params workspace, o, [lse]. `programmatic`: it may start while the
+/// params workspace, [sinks], o, [lse]. `programmatic`: it may start while the
 /// split launch runs (its kernel waits for the split kernel's writes).
 LaunchAttr decodeCombineLaunch(const L1Nest &nest, int64_t threads,
                                int64_t sharedBytes, int64_t rowsPerBlock,

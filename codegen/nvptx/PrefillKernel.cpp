@@ -431,11 +431,14 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // would take too: the decode tier never builds both.
   assert(!(p.splitKV && p.blockMask) && "a split kernel has no block mask");
   // Kernel arguments: the attention operands, in a fixed order; the
-  // split-K form writes the workspace instead of O and the LSE.
+  // split-K form writes the workspace instead of O and the LSE (its
+  // combine reads the sinks).
   SmallVector<Value> operands = inputOperands(n);
   if (p.splitKV) {
     operands.push_back(hostWorkspace);
   } else {
+    if (n.loadSink)
+      operands.push_back(n.loadSink.getSinks());
     operands.push_back(n.storeO.getO());
     if (n.storeLse)
       operands.push_back(n.storeLse.getLse());

@@ -536,13 +536,29 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
                                     bool kvDone) {
   const int64_t nState = 4 * p.mTiles, dv16 = p.dv / 16;
   Value lse = n.storeLse ? map.lookup(n.storeLse.getLse()) : Value();
-  SmallVector<Value> inverse; // 1 / l of the thread's rows, 0 for empty
+  // O = acc * inverse (1 / l of the thread's rows, 0 for empty; with
+  // sinks r / l' of foldSink).
+  SmallVector<Value> inverse;
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
       // l summed over the quad that holds the row's columns.
       Value l = xorReduce(state[4 * mt + 2 + h], {1, 2},
                           /*isMax=*/false);
-      inverse.push_back(inverseOrZero(l));
+      Value m = state[4 * mt + h];
+      if (n.loadSink) {
+        Value laneRow = tiles.laneRow();
+        Value rowInTile = add(laneRow, idx(16 * mt + 8 * h));
+        Value row = add(warpRow, rowInTile);
+        Value head = outputIndices(out, row)[1];
+        Value sink = loadSink(map.lookup(n.loadSink.getSinks()), head);
+        SinkFold folded = foldSink(m, l, sink);
+        m = folded.max;
+        l = folded.sum;
+        Value inv = inverseOrZero(l);
+        inverse.push_back(arith::MulFOp::create(*b, inv, folded.accScale));
+      } else {
+        inverse.push_back(inverseOrZero(l));
+      }
       if (!lse)
         continue;
       Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
@@ -553,7 +569,7 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
       auto writer = scf::IfOp::create(*b, writes, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(*b);
       b->setInsertionPointToStart(writer.thenBlock());
-      Value value = logSumExp(state[4 * mt + h], l);
+      Value value = logSumExp(m, l);
       SmallVector<Value> at = outputIndices(out, row);
       memref::StoreOp::create(*b, value, lse, at);
     }

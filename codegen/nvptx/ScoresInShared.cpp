@@ -178,7 +178,17 @@ void SharedScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
     SmallVector<Value> at = outputIndices(out, r);
     Value m = memref::LoadOp::create(*b, ml, ValueRange{r, idx(0)});
     Value l = memref::LoadOp::create(*b, ml, ValueRange{r, idx(1)});
-    Value inv = inverseOrZero(l);
+    Value inv;
+    if (n.loadSink) {
+      Value sink = loadSink(map.lookup(n.loadSink.getSinks()), at[1]);
+      SinkFold folded = foldSink(m, l, sink);
+      m = folded.max;
+      l = folded.sum;
+      Value inverse = inverseOrZero(l);
+      inv = arith::MulFOp::create(*b, inverse, folded.accScale);
+    } else {
+      inv = inverseOrZero(l);
+    }
     Value x = vector::LoadOp::create(*b, f32x8, os, ValueRange{r, col});
     x = arith::MulFOp::create(*b, x,
                               vector::BroadcastOp::create(*b, f32x8, inv));

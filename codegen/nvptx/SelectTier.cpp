@@ -140,13 +140,6 @@ struct AttnSelectTierPass
                             "wgmma or decode";
         return WalkResult::interrupt();
       }
-      if (op.hasSinks()) {
-        op.emitOpError() << "attention sinks are built for the CPU and "
-                            "Metal lowerings only so far; the "
-                         << stringifyTier(tier)
-                         << " tier does not take `sinks`";
-        return WalkResult::interrupt();
-      }
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
       if (tier == Tier::Decode) {

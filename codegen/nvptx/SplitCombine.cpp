@@ -52,8 +52,11 @@ private:
 
 void CombineKernel::build(gpu::GPUFuncOp kernel) {
   ImplicitLocOpBuilder &kb = *b;
-  Value ws = kernel.getArgument(0), o = kernel.getArgument(1);
-  Value lse = n.storeLse ? kernel.getArgument(2) : Value();
+  // Params: workspace, [sinks], o, [lse].
+  const unsigned oArg = n.loadSink ? 2 : 1;
+  Value ws = kernel.getArgument(0), o = kernel.getArgument(oArg);
+  Value sinks = n.loadSink ? kernel.getArgument(1) : Value();
+  Value lse = n.storeLse ? kernel.getArgument(oArg + 1) : Value();
   Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
   Value row = gpu::BlockIdOp::create(kb, gpu::Dimension::x);
   Value splits = memref::DimOp::create(kb, ws, 1);
@@ -132,26 +135,41 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
     scf::YieldOp::create(kb, next);
   }
   Value m = rounds.getResult(0), l = rounds.getResult(1);
-  Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
-  Value inverse = arith::DivFOp::create(kb, f32(1), l);
-  Value inv = arith::SelectOp::create(kb, seen, inverse, f32(0));
   // row = (b * Hq + head) * Sq + query, or packed token * Hq + head: the
   // indices of O's row and of its LSE.
-  const int64_t heads = cast<MemRefType>(o.getType()).getDimSize(1);
-  SmallVector<Value> at;
-  if (cast<MemRefType>(o.getType()).getRank() == 3) {
-    Value hq = idx(heads);
-    at = {arith::DivUIOp::create(kb, row, hq),
-          arith::RemUIOp::create(kb, row, hq)};
-  } else {
+  auto rowIndices = [&]() -> SmallVector<Value> {
+    const int64_t heads = cast<MemRefType>(o.getType()).getDimSize(1);
+    if (cast<MemRefType>(o.getType()).getRank() == 3) {
+      Value hq = idx(heads);
+      Value token = arith::DivUIOp::create(kb, row, hq);
+      Value head = arith::RemUIOp::create(kb, row, hq);
+      return {token, head};
+    }
     Value qLen = memref::DimOp::create(kb, o, 2);
     Value hq = idx(heads);
     Value query = arith::RemUIOp::create(kb, row, qLen);
     Value bh = arith::DivUIOp::create(kb, row, qLen);
     Value head = arith::RemUIOp::create(kb, bh, hq);
     Value batch = arith::DivUIOp::create(kb, bh, hq);
-    at = {batch, head, query};
+    return {batch, head, query};
+  };
+  // The sink joins once, here, after every split's state (attn.finalize).
+  SmallVector<Value> at;
+  Value accScale;
+  if (sinks) {
+    at = rowIndices();
+    SinkFold folded = foldSink(m, l, loadSink(sinks, at[1]));
+    m = folded.max;
+    l = folded.sum;
+    accScale = folded.accScale;
   }
+  Value seen = arith::CmpFOp::create(kb, arith::CmpFPredicate::OGT, l, f32(0));
+  Value inverse = arith::DivFOp::create(kb, f32(1), l);
+  Value inv = arith::SelectOp::create(kb, seen, inverse, f32(0));
+  if (accScale)
+    inv = mulf(inv, accScale);
+  if (!sinks)
+    at = rowIndices();
   for (int64_t k = 0; k < perThread; ++k) {
     OpBuilder::InsertionGuard g(kb);
     if (inside[k]) {
@@ -199,7 +217,10 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
   MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
   auto wsType = cast<MemRefType>(ws.getType());
-  SmallVector<Value> operands{ws, n.storeO.getO()};
+  SmallVector<Value> operands{ws};
+  if (n.loadSink)
+    operands.push_back(n.loadSink.getSinks());
+  operands.push_back(n.storeO.getO());
   if (n.storeLse)
     operands.push_back(n.storeLse.getLse());
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());

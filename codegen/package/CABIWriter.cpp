@@ -452,6 +452,11 @@ extern "C" {
     std::string fn = p + "_" + kernel.name;
     os << "\n/* @" << kernel.name << "\n" << describeSpec(kernel);
     os << packedText(kernel);
+    if (kernel.operands[ATTNRT_SINKS].type)
+      os << " * sinks: one logit per query head (natural-log units, not "
+            "scaled) that joins\n * each row's softmax denominator and "
+            "carries no value; the LSE counts it, and\n * a row that sees "
+            "no key gets O = 0 and LSE = its head's sink.\n";
     if (!kernel.decodeCode.empty() && kernel.packedQ())
       os << " * max_q_len 1 to " << kernel.decodeCode.front().maxQLen
          << " runs split-K decode code, which may need a workspace\n"

@@ -13,7 +13,7 @@ using namespace mlir::attn::package;
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
     "q",     "k",     "v",        "block_table",  "kv_lens",
     "o",     "lse",   "k_new",    "v_new",        "new_lens",
-    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k"};
+    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k", "sinks"};
 
 const char *const package::kSizeNames[NumSizes] = {
     "batch",      "q_heads",    "kv_heads",   "q_len",
@@ -45,6 +45,8 @@ std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
   case ATTNRT_CU_SEQLENS_Q:
   case ATTNRT_CU_SEQLENS_K:
     return {Batch}; // batch + 1 offsets
+  case ATTNRT_SINKS:
+    return {QHeads};
   case ATTNRT_Q:
   case ATTNRT_O:
   case ATTNRT_LSE:
@@ -181,11 +183,6 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
     kernel.op = ops.front();
-    if (kernel.op.hasSinks())
-      return kernel.op.emitError(
-          "attn-compile: attention sinks are built for the CPU and Metal "
-          "lowerings only so far; the C ABI and the NVIDIA tiers it packages "
-          "do not take `sinks`");
     if (failed(describeCaptures(kernel)))
       return failure();
     Value given[] = {kernel.op.getQ(),          kernel.op.getK(),
@@ -195,6 +192,7 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     std::copy(std::begin(given), std::end(given), values);
     values[ATTNRT_CU_SEQLENS_Q] = kernel.op.getCuSeqlensQ();
     values[ATTNRT_CU_SEQLENS_K] = kernel.op.getCuSeqlensK();
+    values[ATTNRT_SINKS] = kernel.op.getSinks();
     if (kernel.op.isPackedQ())
       kernel.staticMaxQLen = kernel.op.getMaxQLen().value_or(0);
   } else {

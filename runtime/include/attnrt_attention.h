@@ -82,7 +82,11 @@ const char *attnrt_attention_status_string(int status);
    index (total_q, total_k), every sequence's keys within K/V (kv_lens,
    block_table as for a padded batch), and, where a max_q_len is given,
    no sequence with more queries (rows past it may stay unwritten).
-   B = 0 and total_q = 0 are allowed: nothing is launched. */
+   B = 0 and total_q = 0 are allowed: nothing is launched.
+
+   Attention sinks (SINKS, [Hq] f16, bf16 or f32, appended after the
+   offsets): one logit per query head in the denominator, with no value;
+   the LSE counts it. Only the launches that normalize O read it. */
 enum {
   ATTNRT_Q,
   ATTNRT_K,
@@ -97,6 +101,7 @@ enum {
   ATTNRT_SLOT_MAPPING,
   ATTNRT_CU_SEQLENS_Q,
   ATTNRT_CU_SEQLENS_K,
+  ATTNRT_SINKS,
   ATTNRT_NUM_OPERANDS
 };
 
@@ -177,7 +182,7 @@ typedef enum attnrt_param_kind {
 
 typedef struct attnrt_launch_param {
   int kind;    /* attnrt_param_kind */
-  int operand; /* ATTNRT_Q ... ATTNRT_CU_SEQLENS_K; a capture's index;
+  int operand; /* ATTNRT_Q ... ATTNRT_SINKS; a capture's index;
                   unused for the workspace */
 } attnrt_launch_param;
 
@@ -301,11 +306,11 @@ enum {
    of its own layout, or the link fails; never to a runtime that would
    misread its tables. Raise it with every change to attnrt_launch_facts,
    attnrt_device_code, attnrt_attention_kernel, attnrt_attention_call or
-   the launch roles (3: decode_unsplit). */
-#define ATTNRT_ATTENTION_ABI 3
-#define attnrt_attention_can_implement attnrt_attention_can_implement_abi3
-#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi3
-#define attnrt_attention_run attnrt_attention_run_abi3
+   the launch roles (3: decode_unsplit; 4: the sinks operand). */
+#define ATTNRT_ATTENTION_ABI 4
+#define attnrt_attention_can_implement attnrt_attention_can_implement_abi4
+#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi4
+#define attnrt_attention_run attnrt_attention_run_abi4
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never

@@ -23,7 +23,7 @@
 static const char *const operand_names[ATTNRT_NUM_OPERANDS] = {
     "q",   "k",     "v",     "block_table", "kv_lens",      "o",
     "lse", "k_new", "v_new", "new_lens",    "slot_mapping", "cu_seqlens_q",
-    "cu_seqlens_k"};
+    "cu_seqlens_k", "sinks"};
 
 const char *attnrt_attention_status_string(int status) {
 #define DESCRIBE(name, value, text)                                            \
