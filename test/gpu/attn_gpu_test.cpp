@@ -56,6 +56,10 @@ struct Case {
   // Benchmark: packed lengths drawn from [64, sq] with a fixed seed, the
   // same for Q and K/V (a prefill batch), instead of the check's pattern.
   bool benchLengths = false;
+  // Attention sinks ([Hq] of `sinkType`: f32, f16 or bf16; a last
+  // column "sinks:TYPE"), drawn from [-2, 4).
+  bool sinks = false;
+  std::string sinkType;
 };
 
 struct LaunchFacts {
@@ -164,8 +168,9 @@ bool loadModule(const std::string &path, Module &m) {
 
 /// Device buffers of one case, filled with fresh random inputs.
 struct Problem {
-  Arg q, k, v, cuQ, cuK, blockTable, kvLens, o, lse, workspace;
+  Arg q, k, v, cuQ, cuK, blockTable, kvLens, sinks, o, lse, workspace;
   std::vector<double> hq, hk, hv; // the inputs as the kernel sees them
+  std::vector<double> hsinks;
   std::vector<int32_t> table, lens, offsetsQ, offsetsK;
   int64_t numBlocks = 0, maxBlocks = 0, splits = 1;
   int64_t totalQ = 0, totalK = 0; // packed rows
@@ -255,6 +260,30 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   };
   if (!random(p.q, p.hq) || !random(p.k, p.hk) || !random(p.v, p.hv))
     return false;
+  if (c.sinks) {
+    // Past the scores' usual range, so that a sink sometimes dominates.
+    std::uniform_real_distribution<double> sinkValue(-2.0, 4.0);
+    p.sinks.sizes = {c.hq};
+    p.sinks.elementBytes = c.sinkType == "f32" ? 4 : 2;
+    p.hsinks.resize(c.hq);
+    std::vector<float> f32(c.hq);
+    std::vector<uint16_t> bits(c.hq);
+    for (int64_t h = 0; h < c.hq; ++h) {
+      double x = sinkValue(rng);
+      if (c.sinkType == "f32") {
+        f32[h] = float(x);
+        p.hsinks[h] = f32[h];
+      } else {
+        bool bf = c.sinkType == "bf16";
+        bits[h] = bf ? toBF16(x) : toHalf(x);
+        p.hsinks[h] = bf ? fromBF16(bits[h]) : fromHalf(bits[h]);
+      }
+    }
+    if (!upload(p.sinks, c.sinkType == "f32" ? static_cast<const void *>(
+                                                  f32.data())
+                                            : bits.data()))
+      return false;
+  }
   if (paged || c.lens) {
     p.lens.resize(c.batch);
     for (int64_t b = 0; b < c.batch; ++b)
@@ -288,7 +317,7 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   p.workspace.elementBytes = 4;
   CHECK_RT(attnrt_malloc(&p.workspace.ptr, p.workspace.count() * 4));
   for (Arg *a : {&p.q, &p.k, &p.v, &p.cuQ, &p.cuK, &p.blockTable, &p.kvLens,
-                 &p.o, &p.lse, &p.workspace})
+                 &p.sinks, &p.o, &p.lse, &p.workspace})
     if (a->ptr)
       a->describe();
   return true;
@@ -309,7 +338,7 @@ struct Params {
 
 void tearDown(Problem &p) {
   for (Arg *a : {&p.q, &p.k, &p.v, &p.cuQ, &p.cuK, &p.blockTable, &p.kvLens,
-                 &p.o, &p.lse, &p.workspace})
+                 &p.sinks, &p.o, &p.lse, &p.workspace})
     if (a->ptr)
       attnrt_free(a->ptr);
 }
@@ -348,8 +377,9 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
                                       c.batch);
         gridZ = 1;
       }
-      Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
-                    &p.blockTable, &p.kvLens, &p.o, &p.lse};
+      Params params{&p.q,      &p.k,     &p.v,     &p.cuQ,
+                    &p.cuK,    &p.blockTable, &p.kvLens, &p.sinks,
+                    &p.o,      &p.lse};
       // The contract's [tensor_map(q),] tensor_map(k), tensor_map(v)
       // [, tensor_map(o)] first, encoded as libattnrt does (AttnAttrs.td).
       attnrt_tensor_map maps[4];
@@ -387,7 +417,7 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
               perBlock = std::max<int64_t>(1, f.rowsPerBlock);
       if (rows == 0)
         continue;
-      Params params{&p.workspace, &p.o, &p.lse};
+      Params params{&p.workspace, &p.sinks, &p.o, &p.lse};
       CHECK_RT((f.programmatic ? attnrt_launch_programmatic : attnrt_launch)(
           f.kernel, (rows + perBlock - 1) / perBlock, 1, 1, f.threads, 1, 1,
           f.smem, stream, params.pointers.data()));
@@ -437,6 +467,8 @@ bool check(const Case &c, Problem &p, Result &r) {
     rp.cuSeqlensQ = p.offsetsQ.data();
   if (c.packedKV)
     rp.cuSeqlensK = p.offsetsK.data();
+  if (c.sinks)
+    rp.sinks = p.hsinks.data();
   std::vector<double> refO, refLse;
   attn::reference::attention(rp, p.hq, p.hk, p.hv, refO, refLse);
   double num = 0, den = 0;
@@ -482,7 +514,13 @@ std::vector<Case> readCases(const char *path) {
       c.bf16 = dtype.rfind("bf16", 0) == 0;
       c.f32Out = dtype.size() > 4 && dtype.substr(dtype.size() - 4) == ":f32";
     }
-    if (w >> form) {
+    // Then the form and "sinks:TYPE", each optional.
+    while (w >> form) {
+      if (form.rfind("sinks:", 0) == 0) {
+        c.sinks = true;
+        c.sinkType = form.substr(6);
+        continue;
+      }
       c.packedQ = form == "packed_q" || form == "packed_qkv";
       c.packedKV = form == "packed_kv" || form == "packed_qkv";
     }

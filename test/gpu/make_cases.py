@@ -273,6 +273,11 @@ BENCH_KERNELS = {
                                            (64, 1, 4096), (64, 1, 32768)]),
 }
 
+# The benchmark shapes run again with sinks: name -> BENCH_KERNELS' name.
+SINK_BENCH = {"bench_snk_h16_d128_causal": "bench_h16_d128_causal",
+              "bench_snk_dec_paged16_h32_kv8_d128":
+                  "bench_dec_paged16_h32_kv8_d128"}
+
 # attn.cache_append kernels: name -> (Hkv, D, Dv, dtype, S_new (None:
 # dynamic), block_size (0: contiguous), new_lens[, "slots"]). The
 # slot-mapping form ("slots") takes packed tokens [T, Hkv, D] and
@@ -357,9 +362,39 @@ SIZES = [(1, 113, 203), (2, 1, 239), (1, 799, 3), (1, 1023, 1024),
          (2, 64, 64), (1, 203, 113), (3, 17, 300), (1, 257, 129)]
 
 
+# Attention sinks (a last column "sinks" in the case line; one logit per
+# query head, drawn from [-2, 4) so that a sink sometimes dominates its
+# row): name -> (kernel as in KERNELS, sinks dtype, dict of spec()'s
+# keywords, sizes). Every tier: the mma prefill (and, through pack-gpu's
+# variants, wmma and wgmma), the tensor-core and SIMT split-K decode with
+# their combine, packed Q; empty rows (kv_lens 0, windows) get the sink's
+# LSE.
+SINK_KERNELS = {
+    "snk_gqa4_d64_causal": ((8, 2, 64, 64, (-1, 0, False), None, None, True),
+                            "f32", {}, [(b, sq, sk, 0) for b, sq, sk in SIZES]),
+    "snk_bf16_gqa8_d128_causal_br_lens": (
+        (8, 1, 128, 128, (-1, 0, True), None, None, True), "bf16",
+        {"lens": True, "dtype": "bf16"},
+        [(2, 64, 300, 0), (3, 17, 77, 0), (1, 300, 200, 0), (2, 1, 33, 0)]),
+    "snk_mha_d128_window_softcap": (
+        (4, 4, 128, 128, (32, 0, True), 0.1, 30.0, True), "f16", {},
+        [(1, 113, 203, 0), (2, 64, 64, 0), (1, 257, 129, 0)]),
+    "snk_dec_paged16_gqa4_d128_lens": (
+        (8, 2, 128, 128, None, None, None, True), "f32",
+        {"sq": 1, "block_size": 16, "lens": True},
+        [(b, 1, sk, splits) for b, sk, splits in DECODE_SIZES]),
+    "snk_specdec4_gqa4_d64_causal": (
+        (8, 2, 64, 64, (-1, 0, True), None, None, True), "f32", {"sq": 4},
+        [(2, 4, 239, 1), (2, 4, 239, 3), (3, 4, 777, 0)]),
+    "snk_vl_gqa4_d128_causal_br": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "f32",
+        {"form": "packed_qkv"}, [(b, sq, sk, 0) for b, sq, sk in VARLEN_SIZES]),
+}
+
+
 def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
          block_size=0, lens=False, schedule=None, dtype="f16", form=None,
-         max_q_len=None):
+         max_q_len=None, sinks=None):
     s = sq or "?"
     dtype, _, out_type = dtype.partition(":")  # "f16:f32": O in f32
     packed_q = form in ("packed_q", "packed_qkv")
@@ -391,6 +426,9 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
     if block_size or lens:
         args.append("%lens: memref<?xi32>")
         op += " kv_lens(%lens : memref<?xi32>)"
+    if sinks:
+        args.append(f"%sinks: memref<{hq}x{sinks}>")
+        op += f" sinks(%sinks : memref<{hq}x{sinks}>)"
     args.append(f"%o: {o}")
     op += f"\n      -> o(%o : {o})"
     if lse:
@@ -419,7 +457,8 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
 def main(out):
     os.makedirs(os.path.join(out, "specs"), exist_ok=True)
     lines = ["# spec ptx hq hkv d dv left right bottom_right scale softcap "
-             "lse batch sq sk block_size lens splits [dtype]"]
+             "lse batch sq sk block_size lens splits [dtype [form "
+             "[sinks:TYPE]]]"]
     prefill = [(name, kernel, "f16") for name, kernel in KERNELS.items()]
     prefill += [("bf16_" + name, KERNELS[name], "bf16")
                 for name in BF16_KERNELS]
@@ -478,6 +517,21 @@ def main(out):
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} {bs} {int(lens)} {splits} {dtype} "
                          f"{form}")
+    for name, (kernel, sink_type, extra, sizes) in SINK_KERNELS.items():
+        hq, hkv, d, dv, mask, scale, softcap, lse = kernel
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, *kernel, sinks=sink_type, **extra))
+        left, right, br = mask if mask else (-1, -1, False)
+        sc = scale if scale else d ** -0.5
+        bs = extra.get("block_size", 0)
+        lens = int(extra.get("lens", False))
+        dtype = extra.get("dtype", "f16")
+        form = extra.get("form", "padded")
+        for b, sq, sk, splits in sizes:
+            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
+                         f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
+                         f"{b} {sq} {sk} {bs} {lens} {splits} {dtype} {form} "
+                         f"sinks:{sink_type}")
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     bench = lines[:1]
@@ -494,6 +548,16 @@ def main(out):
             bench.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {d ** -0.5!r} 0 0 {b} {sq} {sk} "
                          f"{bs} 0 0 {dtype}{form}")
+    # Attention sinks' cost: the same shapes with sinks (f32).
+    for name, base in SINK_BENCH.items():
+        kernel, sizes = BENCH_KERNELS[base]
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, *kernel[:13],
+                         form=kernel[13] if len(kernel) > 13 else None,
+                         sinks="f32"))
+        bench += [line.replace(f"{base} {base}.ptx ", f"{name} {name}.ptx ")
+                  + " sinks:f32" for line in bench
+                  if line.startswith(f"{base} {base}.ptx ")]
     # The decode split count against a fixed one, to see the heuristic's cost.
     bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
@@ -515,7 +579,7 @@ def main(out):
                                  for name, size in APPEND_BENCH]
     with open(os.path.join(out, "append_bench.txt"), "w") as f:
         f.write("\n".join(append_bench) + "\n")
-    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS) + len(VARLEN_KERNELS)}"
+    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS) + len(VARLEN_KERNELS) + len(SINK_KERNELS)}"
           f" kernels, {len(lines) - 1} cases in {out}; {len(APPEND_KERNELS)} "
           f"append kernels, {len(append) - 1} cases")
 
