@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """transformers' continuous batching as a client of attn: a random-weight
-Llama generates greedily with attention routed to attn (`paged|attn`, from
-attn.hf) and with transformers' own `paged|sdpa`, on the same prompts; the
-tokens are compared request by request, and the generation rates timed.
-Then the ordinary model.generate path: `attn` against `sdpa`, on a padded
-batch and on one prompt.
+model generates greedily with attention routed to attn (`paged|attn`, from
+attn.hf) and with one of transformers' own paged implementations, on the
+same prompts; the tokens are compared request by request, and the
+generation rates timed. Then the ordinary model.generate path: `attn`
+against transformers' own, on a padded batch and on one prompt.
 
     ATTN_CACHE_DIR=... PYTHONPATH=python python3 bench/transformers_client.py
+    ... bench/transformers_client.py --model gpt-oss
+
+--model llama (default): a Llama against `paged|sdpa` and `sdpa`.
+--model gpt-oss: a GPT-OSS-style model (attention sinks, which its layers
+pass as s_aux; layers alternating a 128-token sliding window with full
+attention; GQA; a small mixture of experts) against `paged|eager` and
+`eager`: transformers' GPT-OSS takes no SDPA (its _supports_sdpa is
+False), and its eager paths are the ones that apply the sinks.
 
 Kernels come from attn.compile's cache (no attn-compile on a GPU machine):
 a miss saves its request under $ATTN_CACHE_DIR/missing for
 python/tools/prefill_cache.py --missing. Prints one line per check and a
 table; exits 1 when a check fails.
-
-Not covered: the GPT-OSS-style model (attention sinks, s_aux), which attn's
-GPU kernels do not take yet.
 """
 import argparse
 import copy
@@ -38,6 +43,32 @@ def llama(dtype, layers):
                          pad_token_id=0)
     torch.manual_seed(0)
     return LlamaForCausalLM(config).to("cuda", dtype).eval()
+
+
+def gpt_oss(dtype, layers):
+    """GPT-OSS's attention at a small size: 16 query heads over 4 K/V heads
+    of 64, sinks, sliding (128) and full layers in turn, 4 experts (2 a
+    token). The sinks are drawn from [-1, 2) rather than left near 0, so
+    that they matter."""
+    from transformers import GptOssConfig, GptOssForCausalLM
+    config = GptOssConfig(vocab_size=32000, hidden_size=1024,
+                          intermediate_size=1024, num_hidden_layers=layers,
+                          num_local_experts=4, num_experts_per_tok=2,
+                          num_attention_heads=16, num_key_value_heads=4,
+                          head_dim=64, sliding_window=128,
+                          layer_types=["sliding_attention",
+                                       "full_attention"] * (layers // 2),
+                          max_position_embeddings=8192, eos_token_id=None,
+                          bos_token_id=None, pad_token_id=0)
+    torch.manual_seed(0)
+    model = GptOssForCausalLM(config)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.sinks.uniform_(-1.0, 2.0)
+    return model.to("cuda", dtype).eval()
+
+
+MODELS = {"llama": (llama, "sdpa"), "gpt-oss": (gpt_oss, "eager")}
 
 
 def prompts(count, lo, hi, seed):
@@ -64,17 +95,18 @@ def generate_batch(model, implementation, inputs, new_tokens):
     return tokens, seconds, errors
 
 
-def check_logits(model, reference, batch):
-    """Each prompt's last-position logits through `attn` and `sdpa` against
-    the float32 eager `reference`: the worst rel_err of each, how often the
-    top token agrees with float32's, and the rounding noise of one logit
-    (the RMS of its error), which ties() measures divergences against."""
+def check_logits(model, reference, batch, theirs):
+    """Each prompt's last-position logits through `attn` and `theirs`
+    (transformers' sdpa or eager) against the float32 eager `reference`:
+    the worst rel_err of each, how often the top token agrees with
+    float32's, and the rounding noise of one logit (the RMS of its error),
+    which ties() measures divergences against."""
     errors = {}
     with torch.no_grad():
         for prompt in batch:
             ids = torch.tensor([prompt], device="cuda")
             ref = reference(ids).logits[0, -1].double()
-            for name in ("sdpa", "attn"):
+            for name in (theirs, "attn"):
                 model.set_attn_implementation(name)
                 got = model(ids).logits[0, -1].double()
                 diff = got - ref
@@ -87,10 +119,10 @@ def check_logits(model, reference, batch):
         print(f"logits {name} vs float32 eager: worst rel_err {err:.2e} "
               f"(RMS {rms:.2e} a logit), top token agrees on "
               f"{top}/{len(batch)}", flush=True)
-    ok = errors["attn"][0] <= 1.5 * errors["sdpa"][0] + 1e-3
+    ok = errors["attn"][0] <= 1.5 * errors[theirs][0] + 1e-3
     print(f"{'PASS' if ok else 'FAIL'} logits: attn's error within 1.5x "
-          f"SDPA's", flush=True)
-    return ok, max(errors["attn"][1], errors["sdpa"][1])
+          f"{theirs}'s", flush=True)
+    return ok, max(errors["attn"][1], errors[theirs][1])
 
 
 def ties(label, reference, prompts_, a, b, noise, factor=6.0):
@@ -131,6 +163,7 @@ def compare(label, a, b):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default="llama")
     parser.add_argument("--dtype", default="bfloat16")
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--requests", type=int, default=64)
@@ -141,7 +174,10 @@ def main():
     print(f"transformers {transformers.__version__}, torch "
           f"{torch.__version__}, {torch.cuda.get_device_name()}", flush=True)
     attn.hf.register()
-    model = llama(dtype, args.layers)
+    build, theirs = MODELS[args.model]
+    print(f"model {args.model}, {args.layers} layers, {args.dtype}; "
+          f"against transformers' {theirs}", flush=True)
+    model = build(dtype, args.layers)
     reference = copy.deepcopy(model).float()
     reference.set_attn_implementation("eager")
     inputs = prompts(args.requests, 16, 700, seed=1)
@@ -151,7 +187,7 @@ def main():
     # Continuous batching: paged|sdpa then paged|attn, each once to warm up
     # (and to compare), then timed.
     results = {}
-    for name in ("paged|sdpa", "paged|attn"):
+    for name in (f"paged|{theirs}", "paged|attn"):
         try:
             tokens, _, errors = generate_batch(model, name, inputs,
                                                args.new_tokens)
@@ -170,13 +206,15 @@ def main():
             ok = False
     # One forward pass, logits against float32 eager attention: attn's
     # error should be SDPA's (the same rounding), whatever the tokens do.
-    good, noise = check_logits(model, reference, prompts(8, 8, 300, seed=3))
+    good, noise = check_logits(model, reference, prompts(8, 8, 300, seed=3),
+                               theirs)
     ok &= good
     if len(results) == 2:
-        label = "generate_batch paged|attn vs paged|sdpa"
-        ok &= compare(label, results["paged|attn"], results["paged|sdpa"])
+        label = f"generate_batch paged|attn vs paged|{theirs}"
+        ok &= compare(label, results["paged|attn"],
+                      results[f"paged|{theirs}"])
         ok &= ties(label, reference, inputs, results["paged|attn"],
-                   results["paged|sdpa"], noise)
+                   results[f"paged|{theirs}"], noise)
 
     # model.generate: a left-padded batch and one prompt.
     short = prompts(8, 8, 300, seed=2)
@@ -191,7 +229,7 @@ def main():
                           ("one prompt", dict(input_ids=ids[-1:, -len(
                               short[-1]):]))):
         out = {}
-        for name in ("sdpa", "attn"):
+        for name in (theirs, "attn"):
             try:
                 model.set_attn_implementation(name)
                 out[name] = model.generate(
@@ -202,8 +240,8 @@ def main():
                 print(f"FAIL model.generate {name} ({label})", flush=True)
                 ok = False
         if len(out) == 2:
-            label = f"model.generate attn vs sdpa, {label}"
-            ok &= compare(label, out["attn"], out["sdpa"])
+            label = f"model.generate attn vs {theirs}, {label}"
+            ok &= compare(label, out["attn"], out[theirs])
             # Compare the new tokens after each (unpadded) prompt.
             ids_rows = kwargs["input_ids"].tolist()
             starts = [len(r) for r in ids_rows]
@@ -213,7 +251,7 @@ def main():
                 .tolist())]
             ok &= ties(label, reference, prompts_,
                        [o[s:] for o, s in zip(out["attn"], starts)],
-                       [o[s:] for o, s in zip(out["sdpa"], starts)], noise)
+                       [o[s:] for o, s in zip(out[theirs], starts)], noise)
 
     print("\n| implementation | tokens | seconds (median) | tokens/s |")
     print("|---|---|---|---|")

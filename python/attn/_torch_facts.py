@@ -30,10 +30,26 @@ def _check_paging(fn, block_table, kv_lens):
                             f"{t.dtype}")
 
 
+def _sinks_type(fn, sinks, q, hq):
+    """The element type name of attention sinks [Hq] (None: none)."""
+    if sinks is None:
+        return None
+    if sinks.dtype not in _DTYPE_NAMES:
+        raise TypeError(f"{fn}: sinks must be float32, float16 or bfloat16,"
+                        f" got {sinks.dtype}")
+    if tuple(sinks.shape) != (hq,):
+        raise ValueError(f"{fn}: sinks must have shape ({hq},), one logit "
+                         f"per query head, got {tuple(sinks.shape)}")
+    if sinks.device != q.device:
+        raise ValueError(f"{fn}: sinks is on {sinks.device} but q on "
+                         f"{q.device}")
+    return _DTYPE_NAMES[sinks.dtype]
+
+
 def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
               align="bottom_right", window_left=-1, window_right=-1,
               scale=0.0, softcap=0.0, return_lse=False, o=None,
-              alibi_slopes=None):
+              alibi_slopes=None, sinks=None):
     """The AttentionFacts attention() compiles for these tensors/options
     (and the output `o` it writes, where given); raises ValueError/TypeError
     for what no kernel can take."""
@@ -50,7 +66,8 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
                         if t is not None), mask=mask,
         align=align, window_left=window_left, window_right=window_right,
         scale=scale, softcap=softcap, lse=return_lse,
-        alibi=alibi_slopes is not None)
+        alibi=alibi_slopes is not None,
+        sinks=_sinks_type("attention", sinks, q, q.shape[1]))
 
 
 def _outputs(q, v, return_lse, out_bshd=False):
@@ -68,7 +85,7 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      block_table=None, kv_lens=None, mask="none",
                      align="bottom_right", window_left=-1, window_right=-1,
                      scale=0.0, softcap=0.0, return_lse=False,
-                     alibi_slopes=None):
+                     alibi_slopes=None, sinks=None):
     """The AttentionFacts attention_varlen() compiles; raises
     ValueError/TypeError for what no kernel can take."""
     if q.dim() != 3:
@@ -108,7 +125,8 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
         strided=not all(t.is_contiguous() for t in (q, k, v)), mask=mask,
         align=align, window_left=window_left, window_right=window_right,
         scale=scale, softcap=softcap, lse=return_lse,
-        alibi=alibi_slopes is not None)
+        alibi=alibi_slopes is not None,
+        sinks=_sinks_type("attention_varlen", sinks, q, q.shape[1]))
 
 
 def alibi_slopes_for(fn, slopes, batch, heads):

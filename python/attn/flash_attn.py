@@ -30,9 +30,15 @@ batch-invariant too).
 alibi_slopes (float32 (Hq,) or (B, Hq)) adds FlashAttention's ALiBi bias,
 -slope * |i + Sk - Sq - j|, through a score_mod region.
 
+s_aux (vLLM's FlashAttention and FA3's keyword; GPT-OSS's `sinks`): one
+attention-sink logit per query head, a float tensor (Hq,) on q's device,
+joins each row's softmax denominator and carries no value. The returned
+softmax_lse counts it (a row that sees no key has out 0 and the sink's
+LSE).
+
 Not built, refused with an error rather than ignored: dropout (attn is for
-inference), rotary embedding (rotary_cos/rotary_sin),
-cache_batch_idx, cache_leftpad, and attention sinks (`s_aux`). Bad
+inference), rotary embedding (rotary_cos/rotary_sin), cache_batch_idx and
+cache_leftpad. Bad
 shapes, dtypes and devices raise RuntimeError with FlashAttention's
 messages.
 """
@@ -97,15 +103,11 @@ def _check_inputs(q, k, v, q_ndim, kv_ndim=None, **cuda):
               "query")
 
 
-def _refuse(dropout_p=0.0, s_aux=None, **others):
+def _refuse(dropout_p=0.0, **others):
     """What attn does not build: refused, never ignored."""
     if dropout_p:
         raise ValueError(f"dropout_p is {dropout_p}: attn's kernels are for "
                          "inference and apply no dropout; pass 0.0")
-    if s_aux is not None:
-        raise NotImplementedError(
-            "s_aux (attention sinks): attn's GPU kernels do not take sinks "
-            "yet")
     for name, value in others.items():
         if value is not None:
             raise NotImplementedError(f"{name}: not built in "
@@ -133,6 +135,19 @@ def _alibi(alibi_slopes, batch, heads):
         _fail("ALiBi slopes tensor must have shape (nheads) or (batch_size, "
               "nheads)")
     return dict(alibi_slopes=alibi_slopes)
+
+
+def _sinks(s_aux, heads):
+    """Attention sinks (s_aux) as attn.torch takes them."""
+    if s_aux is None:
+        return {}
+    if not isinstance(s_aux, torch.Tensor) or tuple(s_aux.shape) != (heads,):
+        _fail(f"s_aux must be a tensor of shape ({heads},), one sink per "
+              f"query head")
+    if s_aux.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        _fail("s_aux must have dtype float32, float16 or bfloat16")
+    _require_cuda(s_aux=s_aux)
+    return dict(sinks=s_aux)
 
 
 def _block_table(block_table, batch):
@@ -200,7 +215,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
     [B, Sk, Hkv, D] -> out [B, Sq, Hq, Dv]; with return_attn_probs,
     (out, softmax_lse [B, Hq, Sq], None): attn returns no probabilities
     (FlashAttention's third value is the dropout pattern)."""
-    _refuse(dropout_p, s_aux)
+    _refuse(dropout_p)
     _check_inputs(q, k, v, 4)
     if k.shape[0] != q.shape[0] or v.shape[:2] != k.shape[:2]:
         _fail(f"k and v must have shape (batch_size, seqlen_k, num_heads_k, "
@@ -211,6 +226,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
         return_lse=bool(return_attn_probs), out_bshd=True,
         num_splits=_splits(num_splits, deterministic),
         **_alibi(alibi_slopes, q.shape[0], q.shape[2]),
+        **_sinks(s_aux, q.shape[2]),
         **mask_arguments(causal, window_size),
         **_scale_softcap(softmax_scale, softcap)))
     out = o.transpose(1, 2)
@@ -233,7 +249,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     softmax_lse). max_seqlen_q is the most queries a sequence has (a
     promise); max_seqlen_k is not needed. The offsets stay on the GPU:
     nothing here reads them."""
-    _refuse(dropout_p, s_aux)
+    _refuse(dropout_p)
     paged = block_table is not None
     _check_inputs(q, k, v, 3, 4 if paged else 3, cu_seqlens_q=cu_seqlens_q,
                   cu_seqlens_k=cu_seqlens_k, block_table=block_table)
@@ -247,6 +263,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     options = dict(return_lse=want_lse,
                    num_splits=_splits(num_splits, deterministic),
                    **_alibi(alibi_slopes, batch, q.shape[1]),
+                   **_sinks(s_aux, q.shape[1]),
                    **mask_arguments(causal, window_size),
                    **_scale_softcap(softmax_scale, softcap))
     # deterministic: no max_q_len hint, so every batch runs the same
@@ -288,9 +305,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     call) and attended to with the rest. Returns out [B, Sq, Hq, Dv], and
     softmax_lse [B, Hq, Sq] with return_softmax_lse."""
     del rotary_interleaved  # meaningful with rotary_cos/sin only
-    _refuse(s_aux=s_aux, rotary_cos=rotary_cos,
-            rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
-            cache_leftpad=cache_leftpad)
+    _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin,
+            cache_batch_idx=cache_batch_idx, cache_leftpad=cache_leftpad)
     paged = block_table is not None
     _check_inputs(q, k_cache, v_cache, 4, block_table=block_table,
                   cache_seqlens=(cache_seqlens
@@ -340,6 +356,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         return_lse=bool(return_softmax_lse), out_bshd=True,
         num_splits=_splits(num_splits, False),
         **_alibi(alibi_slopes, batch, q.shape[2]),
+        **_sinks(s_aux, q.shape[2]),
         **mask_arguments(causal, window_size),
         **_scale_softcap(softmax_scale, softcap)))
     out = o.transpose(1, 2)

@@ -19,8 +19,9 @@
     model.generate_batch(prompts, ...)    # with attn_implementation="paged|attn"
 
 Sliding-window layers (module.sliding_window) get FlashAttention's window
-(sliding_window - 1, 0). Not built: attention sinks (`s_aux`, GPT-OSS),
-dropout; they raise rather than run without."""
+(sliding_window - 1, 0). GPT-OSS's attention sinks (the `s_aux` its
+layers pass, one logit per query head) go to the kernels' `sinks`. Not
+built: dropout; it raises rather than runs without."""
 import torch
 
 from . import flash_attn
@@ -34,13 +35,16 @@ def _window(module, kwargs):
     return (window - 1, 0) if window else (-1, -1)
 
 
-def _refuse(kwargs, dropout=0.0):
-    if kwargs.get("s_aux") is not None:
-        raise NotImplementedError(
-            "attn.hf: attention sinks (s_aux) are not built in attn's GPU "
-            "kernels yet")
+def _refuse(dropout=0.0):
     if dropout:
         raise NotImplementedError("attn.hf: dropout is not built")
+
+
+def _sinks(kwargs):
+    """GPT-OSS's s_aux (a parameter, one logit per query head) as the
+    kernels read it: {} without sinks."""
+    s_aux = kwargs.get("s_aux")
+    return {} if s_aux is None else {"sinks": s_aux.detach()}
 
 
 def attention_forward(module, query, key, value, attention_mask,
@@ -48,13 +52,15 @@ def attention_forward(module, query, key, value, attention_mask,
     """transformers' attention interface: query [B, Hq, S, D], key/value
     [B, Hkv, S_kv, D], attention_mask None (no padding) or the 2-D [B, S_kv]
     padding mask of flash_attention_mask. Returns ([B, S, Hq, Dv], None)."""
-    _refuse(kwargs, dropout)
+    _refuse(dropout)
     ops = flash_attn._ops()
+    sinks = _sinks(kwargs)
     causal = getattr(module, "is_causal", True)
     mask = flash_attn.mask_arguments(causal, _window(module, kwargs))
     if attention_mask is None:
         out = ops.attention(query, key, value, scale=scaling,
-                            softcap=softcap or None, out_bshd=True, **mask)
+                            softcap=softcap or None, out_bshd=True, **mask,
+                            **sinks)
         return out.transpose(1, 2), None
     if attention_mask.dim() != 2:
         raise ValueError(f"attn.hf: expected no mask or a 2-D padding mask "
@@ -76,7 +82,7 @@ def attention_forward(module, query, key, value, attention_mask,
     o = ops.attention_varlen(packed(query, q_rows), packed(key, kv_rows),
                              packed(value, kv_rows), cu_q, cu_k,
                              int(q_lens.max()), scale=scaling,
-                             softcap=softcap or None, **mask)
+                             softcap=softcap or None, **mask, **sinks)
     out = o.new_zeros(b * sq, hq, value.shape[3])
     out[q_rows] = o
     return out.view(b, sq, hq, value.shape[3]), None
@@ -91,7 +97,7 @@ def paged_attention_forward(module, q, k, v, attention_mask, cache,
     and attention reads it, in one flash_attn_with_kvcache call. Without:
     the cache writes the new K/V and gathers each sequence's (read_index,
     write_index), attended packed. Returns ([total_q, Hq, Dv], None)."""
-    _refuse(kwargs)
+    s_aux = _sinks(kwargs).get("sinks")
     window = _window(module, kwargs)
     if isinstance(cu_seq_lens_k, dict):
         layer_type = ("full_attention" if window == (-1, -1)
@@ -109,7 +115,7 @@ def paged_attention_forward(module, q, k, v, attention_mask, cache,
             v.contiguous(),
             cu_seq_lens_q.to(torch.int32), cu_seq_lens_k.to(torch.int32),
             max_seqlen_q, max_seqlen_k, softmax_scale=module.scaling,
-            causal=True, window_size=window)
+            causal=True, window_size=window, s_aux=s_aux)
         return out, None
     group, index_in_group = cache.layer_index_to_group_indices[
         module.layer_idx]
@@ -126,7 +132,7 @@ def paged_attention_forward(module, q, k, v, attention_mask, cache,
         k=k.permute(2, 0, 1, 3).contiguous(),
         v=v.permute(2, 0, 1, 3).contiguous(), cache_seqlens=lens,
         block_table=block_table[group], softmax_scale=module.scaling,
-        causal=True, window_size=window)
+        causal=True, window_size=window, s_aux=s_aux)
     return out.squeeze(1), None
 
 

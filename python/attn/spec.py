@@ -64,7 +64,9 @@ class AttentionFacts:
     LSE packed by cu_seqlens_q ([total_q, H, D]); `packed_kv`: K, V packed
     by cu_seqlens_k ([total_k, Hkv, D]; no block_size or kv_lens);
     `max_q_len`: a packed Q's most queries a sequence, fixed in the
-    kernel (None: given per call)."""
+    kernel (None: given per call). `sinks`: the element type of attention
+    sinks [Hq] (one logit per query head in the softmax denominator; the
+    LSE counts it), None for none."""
     dtype: str
     hq: int
     hkv: int
@@ -84,12 +86,16 @@ class AttentionFacts:
     packed_kv: bool = False
     max_q_len: Optional[int] = None
     alibi: bool = False
+    sinks: Optional[str] = None
 
     def __post_init__(self):
         def bad(msg):
             raise ValueError(f"attention: {msg}")
         if self.dtype not in DTYPES:
             bad(f"dtype {self.dtype!r} is not one of {DTYPES}")
+        if self.sinks is not None and self.sinks not in DTYPES:
+            bad(f"sinks {self.sinks!r} (their element type) is not one of "
+                f"{DTYPES}")
         for name in ("hq", "hkv", "d"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -142,7 +148,8 @@ class AttentionFacts:
     # first line and library_name()) while they have their defaults: the
     # specs, and cached libraries, of padded facts stay as they were.
     _PACKED_DEFAULTS = (("packed_q", False), ("packed_kv", False),
-                        ("max_q_len", None), ("alibi", False))
+                        ("max_q_len", None), ("alibi", False),
+                        ("sinks", None))
 
     def __repr__(self):
         skip = {name for name, default in self._PACKED_DEFAULTS
@@ -210,6 +217,8 @@ class AttentionFacts:
             operands.append(("block_table", "memref<?x?xi32>"))
         if self.kv_lens:
             operands.append(("kv_lens", "memref<?xi32>"))
+        if self.sinks:
+            operands.append(("sinks", f"memref<{self.hq}x{self.sinks}>"))
         operands.append(("o", ty(q_dims + [self.value_dim], self.dtype,
                                  q_layout)))
         if self.lse:
@@ -221,7 +230,8 @@ class AttentionFacts:
         args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
         op = ["attn.attention " + " ".join(
             f"{n}(%{n} : {types[n]})" for n in ("q", "k", "v"))]
-        for n in ("cu_seqlens_q", "cu_seqlens_k", "block_table", "kv_lens"):
+        for n in ("cu_seqlens_q", "cu_seqlens_k", "block_table", "kv_lens",
+                  "sinks"):
             if n in types:
                 op.append(f"{n}(%{n} : {types[n]})")
         if self.alibi:
@@ -293,7 +303,8 @@ def mask_options(causal=False, window=None, align="bottom_right"):
 def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
                       kv_lens=False, strided=False, mask="none",
                       align="bottom_right", window_left=-1, window_right=-1,
-                      scale=None, softcap=None, lse=False, alibi=False):
+                      scale=None, softcap=None, lse=False, alibi=False,
+                      sinks=None):
     """The AttentionFacts attn.torch.attention() compiles for tensors of
     these shapes ([B, H, S, D]; K/V [num_blocks, Hkv, block_size, D] when
     paged) and options (mask_options' result; scale/softcap 0 or None:
@@ -307,7 +318,7 @@ def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
         scale=scale or None, softcap=softcap or None,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
-        alibi=bool(alibi))
+        alibi=bool(alibi), sinks=sinks)
 
 
 def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
@@ -315,7 +326,7 @@ def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
                              strided=False, mask="none", align="bottom_right",
                              window_left=-1, window_right=-1, scale=None,
                              softcap=None, lse=False, max_q_len=None,
-                             alibi=False):
+                             alibi=False, sinks=None):
     """The AttentionFacts attn.torch.attention_varlen() compiles: a packed
     Q [total_q, Hq, D] over packed K/V [total_k, Hkv, D] (`packed_kv`), a
     paged cache [num_blocks, Hkv, block_size, D] (`paged`, with kv_lens) or
@@ -331,7 +342,7 @@ def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
         packed_q=True, packed_kv=packed_kv, max_q_len=max_q_len,
-        alibi=bool(alibi))
+        alibi=bool(alibi), sinks=sinks)
 
 
 @dataclasses.dataclass(frozen=True)

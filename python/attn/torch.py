@@ -98,19 +98,25 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                window_left: int, window_right: int, scale: float,
                softcap: float, return_lse: bool, out_bshd: bool = False,
                num_splits: int = 0,
-               alibi_slopes: Optional[torch.Tensor] = None
+               alibi_slopes: Optional[torch.Tensor] = None,
+               sinks: Optional[torch.Tensor] = None
                ) -> Tuple[torch.Tensor, torch.Tensor]:
     o, lse = _outputs(q, v, return_lse, out_bshd)
     facts = facts_for(q, k, v, block_table, kv_lens, mask, align,
                       window_left, window_right, scale, softcap, return_lse,
-                      o=o, alibi_slopes=alibi_slopes)
+                      o=o, alibi_slopes=alibi_slopes, sinks=sinks)
     if o.numel() == 0:
         return o, lse
     if block_table is None and k.shape[2] == 0:
-        o.zero_()  # no keys: O = 0, LSE = -inf
-        lse.fill_(-math.inf)
+        o.zero_()  # no keys: O = 0, LSE = -inf (the sink's with sinks)
+        if sinks is not None and return_lse:
+            lse.copy_(sinks.float().view(1, -1, 1).expand_as(lse))
+        else:
+            lse.fill_(-math.inf)
         return o, lse
     tensors = {"q": q, "k": k, "v": v, "o": o}
+    if sinks is not None:
+        tensors["sinks"] = sinks.contiguous()
     if block_table is not None:
         tensors["block_table"] = block_table.to(torch.int32).contiguous()
     if kv_lens is not None:
@@ -140,7 +146,7 @@ def _alibi_captures(slopes, shift):
 @_attention.register_fake
 def _attention_fake(q, k, v, block_table, kv_lens, mask, align, window_left,
                     window_right, scale, softcap, return_lse, out_bshd=False,
-                    num_splits=0, alibi_slopes=None):
+                    num_splits=0, alibi_slopes=None, sinks=None):
     return _outputs(q, v, return_lse, out_bshd)
 
 
@@ -154,7 +160,7 @@ def _splits_for(kernel, num_splits):
 def attention(q, k, v, *, causal=False, window=None, softcap=None,
               scale=None, block_table=None, kv_lens=None,
               align="bottom_right", return_lse=False, num_splits=0,
-              out_bshd=False, alibi_slopes=None):
+              out_bshd=False, alibi_slopes=None, sinks=None):
     """Scaled dot-product attention with attn's kernels.
 
     q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D] (Hq a multiple of Hkv: GQA), or
@@ -174,7 +180,12 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
     without split-K. `out_bshd`: O is a [B, Hq, Sq, Dv] view of
     [B, Sq, Hq, Dv] memory (FlashAttention's layout). `alibi_slopes`:
     float32 (Hq,) or (B, Hq), FlashAttention's ALiBi: the bias
-    -slope * |i + Sk - Sq - j| (a score_mod region over the slopes)."""
+    -slope * |i + Sk - Sq - j| (a score_mod region over the slopes).
+    `sinks`: attention sinks (GPT-OSS's `sinks`, FlashAttention's
+    `s_aux`), a float tensor (Hq,) on q's device: one logit per query head
+    that joins each row's softmax denominator and carries no value; the
+    LSE counts it, and a row that sees no key gets O = 0, LSE = its
+    sink."""
     mask, left, right = mask_options(causal, window, align)
     if int(num_splits) < 0:
         raise ValueError(f"attention: num_splits must be >= 0 (0: the "
@@ -187,7 +198,7 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
                         right, float(scale or 0.0), float(softcap or 0.0),
                         bool(return_lse), bool(out_bshd), int(num_splits),
                         alibi_slopes_for("attention", alibi_slopes,
-                                         q.shape[0], q.shape[1]))
+                                         q.shape[0], q.shape[1]), sinks)
     return (o, lse) if return_lse else o
 
 
@@ -202,15 +213,18 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       mask: str, align: str, window_left: int,
                       window_right: int, scale: float, softcap: float,
                       return_lse: bool, num_splits: int = 0,
-                      alibi_slopes: Optional[torch.Tensor] = None
+                      alibi_slopes: Optional[torch.Tensor] = None,
+                      sinks: Optional[torch.Tensor] = None
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     facts = varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k,
                              block_table, kv_lens, mask, align, window_left,
                              window_right, scale, softcap, return_lse,
-                             alibi_slopes=alibi_slopes)
+                             alibi_slopes=alibi_slopes, sinks=sinks)
     o, lse = _varlen_outputs(q, v, return_lse)
     tensors = {"q": q, "k": k, "v": v, "o": o,
                "cu_seqlens_q": cu_seqlens_q.contiguous()}
+    if sinks is not None:
+        tensors["sinks"] = sinks.contiguous()
     if cu_seqlens_k is not None:
         tensors["cu_seqlens_k"] = cu_seqlens_k.contiguous()
     if block_table is not None:
@@ -239,7 +253,7 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, block_table,
                            kv_lens, max_seqlen_q, mask, align, window_left,
                            window_right, scale, softcap, return_lse,
-                           num_splits=0, alibi_slopes=None):
+                           num_splits=0, alibi_slopes=None, sinks=None):
     return _varlen_outputs(q, v, return_lse)
 
 
@@ -247,7 +261,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      max_seqlen_q=0, max_seqlen_k=None, *, causal=False,
                      window=None, softcap=None, scale=None, block_table=None,
                      kv_lens=None, align="bottom_right", return_lse=False,
-                     num_splits=0, alibi_slopes=None):
+                     num_splits=0, alibi_slopes=None, sinks=None):
     """Attention over a packed (varlen) batch, like FlashAttention's
     flash_attn_varlen_func.
 
@@ -267,8 +281,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
     align="bottom_right": query i of a sequence with q_len Lq and kv_len Lk
     sees keys j <= i + Lk - Lq). Returns O [total_q, Hq, Dv], and with
     return_lse=True also LSE [total_q, Hq] (f32; -inf for a row that sees
-    no key). `num_splits` and `alibi_slopes` as attention()'s, per
-    sequence."""
+    no key). `num_splits`, `alibi_slopes` and `sinks` as attention()'s,
+    per sequence."""
     del max_seqlen_k  # FlashAttention's; the kernels do not need it
     mask, left, right = mask_options(causal, window, align)
     for name, value in (("scale", scale), ("softcap", softcap)):
@@ -288,7 +302,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                                int(num_splits),
                                alibi_slopes_for(
                                    "attention_varlen", alibi_slopes,
-                                   cu_seqlens_q.shape[0] - 1, q.shape[1]))
+                                   cu_seqlens_q.shape[0] - 1, q.shape[1]),
+                               sinks)
     return (o, lse) if return_lse else o
 
 

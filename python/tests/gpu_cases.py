@@ -129,6 +129,20 @@ FLASH_CASES = [
          B=2, Sq=1, new=0, cap=256, Hq=8, Hkv=8, D=64, lens=[200, 9],
          causal=False, window=(32, 0), softcap=0.0, lse=False, block=None,
          num_splits=0),
+    # Attention sinks (s_aux, GPT-OSS): one logit per query head drawn from
+    # [-2, 4), so that a sink sometimes dominates its row; rows with no
+    # key get O 0 and the sink's LSE.
+    dict(name="func sinks gqa causal lse", fn="func", dtype="f16", B=2,
+         Sq=200, Sk=260, Hq=8, Hkv=2, D=64, causal=True, window=(-1, -1),
+         softcap=0.0, scale=None, lse=True, sinks="f32"),
+    dict(name="varlen sinks window bf16", fn="varlen", dtype="bf16", Hq=8,
+         Hkv=2, D=64, lens_q=[300, 1, 7, 40], lens_k=[300, 1, 0, 200],
+         causal=True, window=(127, 0), softcap=0.0, lse=True, block=None,
+         sinks="bf16"),
+    dict(name="kvcache paged decode sinks", fn="kvcache", dtype="bf16", B=3,
+         Sq=1, new=1, cap=256, Hq=16, Hkv=4, D=64, lens=[50, 0, 200],
+         causal=True, window=(127, 0), softcap=0.0, lse=True, block=16,
+         num_splits=0, sinks="f32"),
 ]
 
 
@@ -154,6 +168,10 @@ def flash_call(c, device, gen=None):
         shape = (Hq,) if c["alibi"] == "heads" else (batch, Hq)
         kw["alibi_slopes"] = torch.rand(*shape, generator=gen,
                                         device=device) * 0.5
+    if c.get("sinks"):
+        kw["s_aux"] = (torch.rand(Hq, generator=gen, device=device) * 6 -
+                       2).to({"f32": torch.float32, "bf16": torch.bfloat16,
+                              "f16": torch.float16}[c["sinks"]])
     extra = {}
     if c["fn"] == "func":
         q, k, v = (rand(c["B"], c["Sq"], Hq, D), rand(c["B"], c["Sk"], Hkv, D),
@@ -236,25 +254,26 @@ def recorded_facts(calls):
     def attention(q, k, v, *, causal=False, window=None, softcap=None,
                   scale=None, block_table=None, kv_lens=None,
                   align="bottom_right", return_lse=False, num_splits=0,
-                  out_bshd=False, alibi_slopes=None):
+                  out_bshd=False, alibi_slopes=None, sinks=None):
         mask, left, right = mask_options(causal, window, align)
         o, lse = tf._outputs(q, v, return_lse, out_bshd)
         found.append(tf.facts_for(q, k, v, block_table, kv_lens, mask, align,
                                   left, right, float(scale or 0.0),
                                   float(softcap or 0.0), return_lse, o=o,
-                                  alibi_slopes=alibi_slopes))
+                                  alibi_slopes=alibi_slopes, sinks=sinks))
         return (o, lse) if return_lse else o
 
     def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                          max_seqlen_q=0, *, causal=False, window=None,
                          softcap=None, scale=None, block_table=None,
                          kv_lens=None, align="bottom_right",
-                         return_lse=False, num_splits=0, alibi_slopes=None):
+                         return_lse=False, num_splits=0, alibi_slopes=None,
+                         sinks=None):
         mask, left, right = mask_options(causal, window, align)
         found.append(tf.varlen_facts_for(
             q, k, v, cu_seqlens_q, cu_seqlens_k, block_table, kv_lens, mask,
             align, left, right, float(scale or 0.0), float(softcap or 0.0),
-            return_lse, alibi_slopes=alibi_slopes))
+            return_lse, alibi_slopes=alibi_slopes, sinks=sinks))
         o, lse = tf._varlen_outputs(q, v, return_lse)
         return (o, lse) if return_lse else o
 
@@ -280,29 +299,38 @@ def recorded_facts(calls):
 # heads of 64, scale 1/8) under attn.hf: the kernels its calls compile.
 HF_LLAMA = dict(dtypes=("bf16", "f16"), Hq=16, Hkv=4, D=64, scale=0.125,
                 block=256)
+# ... and its GPT-OSS-style model: sinks (a bf16 parameter, s_aux), layers
+# alternating a 128-token sliding window ((127, 0)) with full attention.
+HF_GPT_OSS = dict(dtypes=("bf16",), Hq=16, Hkv=4, D=64, scale=0.125,
+                  block=256, windows=((-1, -1), (127, 0)), sinks=True)
 
 
 def hf_client_facts():
     """The AttentionFacts and AppendFacts attn.hf asks for when
-    transformers runs HF_LLAMA: continuous batching's packed prefill and
+    transformers runs HF_LLAMA and HF_GPT_OSS: continuous batching's packed prefill and
     its decode over the paged cache (append, then attention), and
     model.generate's prefill ([B, S, H, D] views), decode (one query) and
     padded batches (packed). Worked out from the layouts transformers
     passes, with attn.torch's own facts functions."""
     import torch
     from attn import _torch_facts as tf
-    c = HF_LLAMA
-    return [f for name in c["dtypes"] for f in _hf_facts(
-        tf, {"f16": torch.float16, "bf16": torch.bfloat16}[name], c)]
+    dtypes = {"f16": torch.float16, "bf16": torch.bfloat16}
+    return [f for c in (HF_LLAMA, HF_GPT_OSS) for name in c["dtypes"]
+            for window in c.get("windows", ((-1, -1),))
+            for f in _hf_facts(tf, dtypes[name], c, window)]
 
 
-def _hf_facts(tf, dtype, c):
+def _hf_facts(tf, dtype, c, window):
     import torch
     Hq, Hkv, D, bs = c["Hq"], c["Hkv"], c["D"], c["block"]
 
     def empty(*shape):
         return torch.empty(*shape, dtype=dtype)
-    common = dict(mask="causal", scale=c["scale"])
+    mask, left, right = mask_options(window == (-1, -1),
+                                     None if window == (-1, -1) else window)
+    common = dict(mask=mask, window_left=left, window_right=right,
+                  scale=c["scale"],
+                  sinks=empty(Hq) if c.get("sinks") else None)
     packed = tf.varlen_facts_for(
         empty(9, Hq, D), empty(30, Hkv, D), empty(30, Hkv, D),
         torch.zeros(3, dtype=torch.int32), torch.zeros(3, dtype=torch.int32),

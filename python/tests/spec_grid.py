@@ -34,5 +34,11 @@ def grid():
                        mask="causal"),
         AttentionFacts("f16", 8, 2, 64, q_len=1, strided=True,
                        mask="window", window=(128, 0)),
+        # Attention sinks: prefill, paged decode, bf16 sinks.
+        AttentionFacts("f16", 8, 2, 64, mask="causal", lse=True,
+                       sinks="f32"),
+        AttentionFacts("bf16", 64, 8, 64, q_len=1, block_size=16,
+                       kv_lens=True, mask="window", window=(127, 0),
+                       sinks="bf16"),
     ]
     return cases

@@ -238,6 +238,34 @@ def test_alibi_slopes(rec):
            flash_attn.flash_attn_func, q, k, k, alibi_slopes=torch.rand(4))
 
 
+def test_sinks_reach_every_function(rec):
+    # s_aux (Hq,) goes to attn.torch as `sinks`, the caller's tensor.
+    q, k = rand(2, 4, 8, 64), rand(2, 4, 2, 64)
+    sinks = torch.randn(8)
+    flash_attn.flash_attn_func(q, k, k, causal=True, s_aux=sinks)
+    assert rec.calls[-1][2]["sinks"] is sinks
+    cq = offsets(4, 4)
+    flash_attn.flash_attn_varlen_func(q.flatten(0, 1), k.flatten(0, 1),
+                                      k.flatten(0, 1), cq, cq, 4, 4,
+                                      s_aux=sinks.bfloat16())
+    assert rec.calls[-1][2]["sinks"].dtype == torch.bfloat16
+    flash_attn.flash_attn_with_kvcache(q, k, k, cache_seqlens=3,
+                                       s_aux=sinks)
+    assert rec.calls[-1][2]["sinks"] is sinks
+    # Without s_aux no `sinks` keyword at all (the kernels without sinks).
+    flash_attn.flash_attn_func(q, k, k)
+    assert "sinks" not in rec.calls[-1][2]
+    raises(RuntimeError, r"s_aux must be a tensor of shape \(8,\)",
+           flash_attn.flash_attn_func, q, k, k, s_aux=torch.randn(4))
+    raises(RuntimeError, r"s_aux must be a tensor of shape \(8,\)",
+           flash_attn.flash_attn_with_kvcache, q, k, k, cache_seqlens=3,
+           s_aux=torch.randn(1, 8))
+    raises(RuntimeError, "s_aux must have dtype float32",
+           flash_attn.flash_attn_varlen_func, q.flatten(0, 1),
+           k.flatten(0, 1), k.flatten(0, 1), cq, cq, 4, 4,
+           s_aux=torch.ones(8, dtype=torch.float64))
+
+
 # -- refusals -------------------------------------------------------------------
 def raises(kind, match, fn, *args, **kw):
     with pytest.raises(kind, match=match):
@@ -248,15 +276,14 @@ def test_refusals_of_what_is_not_built():
     q, k = rand(1, 4, 2, 64), rand(1, 4, 2, 64)
     f = flash_attn.flash_attn_func
     raises(ValueError, "dropout", f, q, k, k, dropout_p=0.1)
-    raises(NotImplementedError, "sinks", f, q, k, k, s_aux=torch.ones(2))
     kv = flash_attn.flash_attn_with_kvcache
     for name in ("rotary_cos", "rotary_sin", "cache_batch_idx",
                  "cache_leftpad"):
         raises(NotImplementedError, name, kv, q, k, k,
                **{name: torch.ones(1)})
     cq = offsets(4)
-    raises(NotImplementedError, "sinks", flash_attn.flash_attn_varlen_func,
-           q[0], k[0], k[0], cq, cq, 4, 4, s_aux=torch.ones(2))
+    raises(ValueError, "dropout", flash_attn.flash_attn_varlen_func,
+           q[0], k[0], k[0], cq, cq, 4, 4, dropout_p=0.5)
 
 
 def test_refusals_as_flash_attention_raises():
@@ -369,5 +396,12 @@ def test_hf_forward_routes_and_packs_padding(rec):
     assert torch.equal(out[0, 0], torch.zeros(4, 8, dtype=F16))
     assert torch.equal(out[0, 1], q[0, :, 1])
     assert torch.equal(out[1, 2], q[1, :, 2])
-    raises(NotImplementedError, "sinks", hf.attention_forward, module, q, k,
-           k, None, s_aux=torch.ones(4))
+    # GPT-OSS's s_aux reaches the kernels as `sinks`; dropout is refused.
+    rec.calls.clear()
+    sinks = torch.randn(4)
+    hf.attention_forward(module, q, k, k, None, s_aux=sinks)
+    assert torch.equal(rec.calls[-1][2]["sinks"], sinks)
+    hf.attention_forward(module, q, k, k, mask, s_aux=sinks)
+    assert torch.equal(rec.calls[-1][2]["sinks"], sinks)
+    raises(NotImplementedError, "dropout", hf.attention_forward, module, q,
+           k, k, None, dropout=0.1)

@@ -37,11 +37,14 @@ def need_cuda():
 
 
 def reference(q, k, v, kv_lens=None, mask="none", align="bottom_right",
-              left=-1, right=-1, scale=None, softcap=None, alibi=None):
+              left=-1, right=-1, scale=None, softcap=None, alibi=None,
+              sinks=None):
     """float64 attention of [B, H, S, D] tensors; GQA by head groups; key j
     visible from query i when i + shift - left <= j <= i + shift + right
     (-1: unbounded; causal: right 0) and j < the sequence's length, with
-    shift = len - Sq (bottom_right) or 0. Rows with no key: O 0, LSE -inf."""
+    shift = len - Sq (bottom_right) or 0. Rows with no key: O 0, LSE -inf.
+    `sinks` [Hq]: one more logit per head in each row's denominator, with
+    no value (a row with no key: O 0, LSE its sink)."""
     b, hq, sq, d = q.shape
     group = hq // k.shape[1]
     k = k.double().repeat_interleave(group, dim=1)
@@ -67,6 +70,11 @@ def reference(q, k, v, kv_lens=None, mask="none", align="bottom_right",
         if left >= 0:
             hidden = hidden | (j < diag - left)
     s = s.masked_fill(hidden, -math.inf)
+    if sinks is not None:
+        column = sinks.double().view(1, hq, 1, 1).expand(b, hq, sq, 1)
+        lse = torch.logsumexp(torch.cat([s, column], dim=-1), dim=-1)
+        p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
+        return p @ v, lse
     lse = torch.logsumexp(s, dim=-1)
     p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
     return p @ v, lse
@@ -251,10 +259,14 @@ def flash_reference_mask(c):
     return "window", max(left, -1), right if right >= 0 else 10**9
 
 
-def seq_reference(c, qb, kb, vb, alibi=None):
+def seq_reference(c, qb, kb, vb, alibi=None, sinks=None):
     """Reference of one sequence: qb [Sq, Hq, D], kb/vb [Sk, Hkv, D] ->
-    O [Sq, Hq, D] and LSE [Hq, Sq] (float64); `alibi` its slopes [Hq]."""
+    O [Sq, Hq, D] and LSE [Hq, Sq] (float64); `alibi` its slopes [Hq],
+    `sinks` the call's s_aux [Hq]."""
     mask, left, right = flash_reference_mask(c)
+    if kb.shape[0] == 0 and sinks is not None:
+        return (torch.zeros(qb.shape, dtype=torch.float64, device="cuda"),
+                sinks.double().view(-1, 1).expand(qb.shape[1], qb.shape[0]))
     if kb.shape[0] == 0:
         return (torch.zeros(qb.shape, dtype=torch.float64, device="cuda"),
                 torch.full((qb.shape[1], qb.shape[0]), -math.inf,
@@ -262,7 +274,7 @@ def seq_reference(c, qb, kb, vb, alibi=None):
     o, lse = reference(qb.transpose(0, 1)[None], kb.transpose(0, 1)[None],
                        vb.transpose(0, 1)[None], None, mask, "bottom_right",
                        left, right, c.get("scale"), c["softcap"] or None,
-                       None if alibi is None else alibi.view(1, -1))
+                       None if alibi is None else alibi.view(1, -1), sinks)
     return o[0].transpose(0, 1), lse[0]
 
 
@@ -294,11 +306,13 @@ def test_flash_attn_cases():
                 q, k, v = args
                 for b in range(q.shape[0]):
                     ref_o, ref_lse = seq_reference(c, q[b], k[b], v[b],
-                                                   slopes(kw, b))
+                                                   slopes(kw, b),
+                                                   kw.get("s_aux"))
                     check_close(f"{c['name']} batch {b}", o[b], ref_o,
                                 None if lse is None else lse[b],
                                 None if lse is None else ref_lse, tol)
-                if c["causal"] and q.shape[1] == k.shape[1]:
+                if (c["causal"] and q.shape[1] == k.shape[1] and
+                        "s_aux" not in kw):  # SDPA has no sinks
                     # SDPA's own error on the same inputs bounds attn's.
                     g = q.shape[2] // k.shape[2]
                     sdpa = torch.nn.functional.scaled_dot_product_attention(
@@ -328,7 +342,8 @@ def test_flash_attn_cases():
                         continue
                     ref_o, ref_lse = seq_reference(c, q[rows], extra["ks"][b],
                                                    extra["vs"][b],
-                                                   slopes(kw, b))
+                                                   slopes(kw, b),
+                                                   kw.get("s_aux"))
                     check_close(f"{c['name']} sequence {b}", o[rows], ref_o,
                                 None if lse is None else lse[:, rows],
                                 None if lse is None else ref_lse, tol)
@@ -375,7 +390,8 @@ def test_flash_attn_cases():
                     vb = torch.stack([v_cache[i, r] for i, r in idx]) \
                         if idx else v_cache[0, :0]
                     ref_o, ref_lse = seq_reference(c, q[b], kb, vb,
-                                                   slopes(kw, b))
+                                                   slopes(kw, b),
+                                                   kw.get("s_aux"))
                     check_close(f"{c['name']} batch {b}", o[b], ref_o,
                                 None if lse is None else lse[b],
                                 None if lse is None else ref_lse, tol)

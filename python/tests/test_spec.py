@@ -37,6 +37,18 @@ def test_decode_paged_strided_lse_text():
     assert "memref<?x4x?x32xf16, strided<[?, ?, ?, 1]>>" in strided
 
 
+def test_sinks_text():
+    text = AttentionFacts("bf16", 8, 2, 64, q_len=1, block_size=16,
+                          kv_lens=True, sinks="bf16").spec_text("s")
+    assert "%sinks: memref<8xbf16>" in text
+    assert ("kv_lens(%kv_lens : memref<?xi32>) "
+            "sinks(%sinks : memref<8xbf16>)") in text
+    # Facts without sinks keep their spec (and cached library) unchanged.
+    assert "sinks" not in AttentionFacts("f16", 8, 2, 64).spec_text()
+    with pytest.raises(ValueError, match="sinks 'f64'"):
+        AttentionFacts("f16", 8, 2, 64, sinks="f64")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(dtype="f64"), "dtype"),
     (dict(hq=6, hkv=4), "multiple of K/V heads"),
@@ -80,6 +92,7 @@ def test_grid_compiles(compiler, tmp_path):
         want = ["q", "k", "v"]
         want += ["block_table"] if facts.block_size else []
         want += ["kv_lens"] if facts.kv_lens else []
+        want += ["sinks"] if facts.sinks else []
         want += ["o"] + (["lse"] if facts.lse else [])
         assert names == want, (facts, names)
         q = kernel["operands"][0]
