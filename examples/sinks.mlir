@@ -3,8 +3,8 @@
 // and carries no value, so a head can put weight on "nothing"; the LSE
 // counts it. GQA 64/8, head dim 64, bf16, the sliding-window layer (the
 // query and the 127 keys before it, bottom-right aligned for chunked
-// prefill). The CPU lowering and the Metal emitter take it; attn-compile
-// (the NVIDIA tiers) refuses `sinks` with a message so far.
+// prefill). Every backend takes it: the CPU lowering, the Metal emitter
+// and attn-compile (the NVIDIA tiers; its C functions take `sinks`).
 func.func @gpt_oss_sinks(%q: memref<?x64x?x64xbf16>,
                          %k: memref<?x8x?x64xbf16>,
                          %v: memref<?x8x?x64xbf16>,

@@ -301,7 +301,7 @@ HF_LLAMA = dict(dtypes=("bf16", "f16"), Hq=16, Hkv=4, D=64, scale=0.125,
                 block=256)
 # ... and its GPT-OSS-style model: sinks (a bf16 parameter, s_aux), layers
 # alternating a 128-token sliding window ((127, 0)) with full attention.
-HF_GPT_OSS = dict(dtypes=("bf16",), Hq=16, Hkv=4, D=64, scale=0.125,
+HF_GPT_OSS = dict(dtypes=("bf16", "f16"), Hq=16, Hkv=4, D=64, scale=0.125,
                   block=256, windows=((-1, -1), (127, 0)), sinks=True)
 
 

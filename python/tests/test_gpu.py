@@ -602,6 +602,42 @@ class Layer(torch.nn.Module if torch else object):
         return x + self.mlp(self.norm2(x))
 
 
+def test_hf_padded_window_sinks():
+    """attn.hf's forward on a left-padded batch (transformers' 2-D padding
+    mask, as model.generate passes it) with GPT-OSS's sinks (s_aux), full
+    and 128-token sliding-window layers: each row's valid tokens against
+    the float64 reference of that row alone."""
+    need_cuda()
+    import types
+    from attn import hf
+    c = gpu_cases.HF_GPT_OSS
+    Hq, Hkv, D, scale = c["Hq"], c["Hkv"], c["D"], c["scale"]
+    gen = torch.Generator(device="cuda").manual_seed(4000)
+    lens, S = [200, 150, 20], 200
+    q = rand(gen, 3, Hq, S, D)
+    k, v = rand(gen, 3, Hkv, S, D), rand(gen, 3, Hkv, S, D)
+    mask = (torch.arange(S, device="cuda")[None, :] >=
+            torch.tensor([S - n for n in lens], device="cuda")[:, None])
+    sinks = (torch.rand(Hq, generator=gen, device="cuda") * 6 - 2).half()
+    for window in (None, 128):
+        module = types.SimpleNamespace(is_causal=True, sliding_window=window)
+        out, _ = hf.attention_forward(module, q, k, v, mask.long(),
+                                      scaling=scale, sliding_window=window,
+                                      s_aux=sinks)
+        torch.cuda.synchronize()
+        for b, n in enumerate(lens):
+            rows = slice(S - n, S)
+            mode, left = ("window", window - 1) if window else ("causal", -1)
+            ref_o, _ = reference(q[b:b + 1, :, rows], k[b:b + 1, :, rows],
+                                 v[b:b + 1, :, rows], None, mode,
+                                 "bottom_right", left, 0, scale, None, None,
+                                 sinks)
+            check_close(f"hf padded window={window} row {b}",
+                        out[b, rows].transpose(0, 1).unsqueeze(0), ref_o,
+                        tol=2e-3)
+        print(f"PASS hf padded batch, sinks, window={window}")
+
+
 def test_transformer_layer_compiled():
     need_cuda()
     import torch._dynamo
