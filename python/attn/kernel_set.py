@@ -18,7 +18,8 @@ The forms, per model and per dtype (f16, bf16): prefill over [B, H, S, D]
 views (flash_attn_func), packed varlen prefill (flash_attn_varlen_func,
 attention_varlen), and one-query decode over a paged cache of 16-row
 pages (attn.torch.attention with block_table). Sliding-window models also
-get their window's forms; a call with other facts (another scale, an LSE,
+get their window's forms, models with sinks (GPT-OSS) sinks of their
+dtype in every form; a call with other facts (another scale, an LSE,
 a page size) compiles as usual. `list` prints each spec's facts.
 """
 import argparse
@@ -30,7 +31,8 @@ from .spec import AttentionFacts
 
 # Query heads, K/V heads, head dim; `window`: a sliding window's left
 # extent (FlashAttention's window_size[0]) for the model's local layers;
-# `softcap`: the logit soft-cap.
+# `softcap`: the logit soft-cap; `sinks`: attention sinks of the model's
+# dtype (GPT-OSS's parameter, which transformers passes as s_aux).
 MODELS = {
     "llama3-8b": dict(hq=32, hkv=8, d=128),
     "llama3-70b": dict(hq=64, hkv=8, d=128),
@@ -38,7 +40,7 @@ MODELS = {
     "qwen3-32b": dict(hq=64, hkv=8, d=128),
     "gemma2-9b": dict(hq=16, hkv=8, d=256, softcap=50.0, window=4095),
     "gemma3-12b": dict(hq=16, hkv=8, d=256, window=1023),
-    "gpt-oss-20b": dict(hq=64, hkv=8, d=64, window=127),
+    "gpt-oss-20b": dict(hq=64, hkv=8, d=64, window=127, sinks=True),
 }
 DTYPES = ("f16", "bf16")
 PAGE = 16
@@ -51,13 +53,15 @@ def facts(models=None, dtypes=DTYPES):
     for name in models or MODELS:
         m = dict(MODELS[name])
         softcap, window = m.pop("softcap", None), m.pop("window", None)
+        sinks = m.pop("sinks", False)
         masks = [("causal", None)]
         if window is not None:
             masks.append(("window", (window, 0)))
         for dtype in dtypes:
             for mask, win in masks:
                 common = dict(dtype=dtype, mask=mask, window=win,
-                              softcap=softcap, **m)
+                              softcap=softcap,
+                              sinks=dtype if sinks else None, **m)
                 out += [
                     AttentionFacts(**common),
                     AttentionFacts(strided=True, **common),
