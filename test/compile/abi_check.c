@@ -536,6 +536,87 @@ static void check_decode(void) {
   expect_written("decode_run(valid)", o);
 }
 
+// The paged decode with attention sinks: a bad sinks argument is refused
+// like any operand, and the combine (the launch that normalizes O) gets
+// the sinks' descriptor between the workspace and o.
+static void check_sinks(void) {
+  const int64_t B = 2, max_blocks = 8, num_blocks = B * max_blocks + 1;
+  struct buffer q = make(B * 8 * 64 * 2, 0),
+                k = make(num_blocks * 2 * 16 * 64 * 2, 0),
+                v = make(num_blocks * 2 * 16 * 64 * 2, 0),
+                table = make(B * max_blocks * 4, 0), lens = make(B * 4, 0),
+                sinks = make(8 * 4, 0), o = make(B * 8 * 64 * 2, 0xFF);
+  fill_random(q, 1);
+  fill_random(k, 1);
+  fill_random(v, 1);
+  int32_t host_table[2 * 8], host_lens[2] = {100, 3};
+  for (int i = 0; i < B * max_blocks; ++i)
+    host_table[i] = i;
+  float host_sinks[8] = {-2, -1, 0, 0.5f, 1, 2, 3, 4};
+  if (mode == FAKE || mode == GPU) {
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)table.ptr, host_table,
+                       sizeof host_table);
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)lens.ptr, host_lens,
+                       sizeof host_lens);
+    attnrt_memcpy_htod((attnrt_deviceptr)(uintptr_t)sinks.ptr, host_sinks,
+                       sizeof host_sinks);
+  }
+  size_t bytes = 0;
+  expect("sinks_decode_workspace_bytes",
+         attn_sinks_decode_workspace_bytes(B, num_blocks, max_blocks, &bytes),
+         valid_code(), NULL);
+  struct buffer workspace = make(bytes ? bytes : 16, 0);
+  expect("sinks_decode_run(sinks NULL)",
+         attn_sinks_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL,
+                               table.ptr, NULL, lens.ptr, NULL, NULL, NULL,
+                               o.ptr, NULL, B, num_blocks, max_blocks,
+                               workspace.ptr, bytes, NULL),
+         ATTN_ERROR_NULL_POINTER, "sinks is NULL");
+  expect("sinks_decode_run(sinks + 2 bytes)",
+         attn_sinks_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL,
+                               table.ptr, NULL, lens.ptr, NULL, sinks.ptr + 2,
+                               NULL, o.ptr, NULL, B, num_blocks, max_blocks,
+                               workspace.ptr, bytes, NULL),
+         ATTN_ERROR_MISALIGNED, "sinks (");
+  const int64_t every_other[1] = {2};
+  expect("sinks_decode_run(sinks stride 2)",
+         attn_sinks_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL,
+                               table.ptr, NULL, lens.ptr, NULL, sinks.ptr,
+                               every_other, o.ptr, NULL, B, num_blocks,
+                               max_blocks, workspace.ptr, bytes, NULL),
+         ATTN_ERROR_UNSUPPORTED_STRIDE, "sinks stride 0 is 2");
+  expect_untouched("sinks_decode_run(bad sinks)", o);
+  int launches = mode == FAKE ? fake()->launches : 0;
+  expect("sinks_decode_run(valid)",
+         attn_sinks_decode_run(q.ptr, NULL, k.ptr, NULL, v.ptr, NULL,
+                               table.ptr, NULL, lens.ptr, NULL, sinks.ptr,
+                               NULL, o.ptr, NULL, B, num_blocks, max_blocks,
+                               workspace.ptr, bytes, NULL),
+         valid_code(), NULL);
+  if (mode == FAKE) {
+    const struct fake_cuda_state *s = fake();
+    attnrt_device_info info;
+    attnrt_get_device_info(&info, 0);
+    long long splits =
+        attnrt_decode_splits(info.multiprocessor_count, B * 2, max_blocks * 16);
+    const long long ws_sizes[3] = {16, splits, 66},
+                    ws_strides[3] = {splits * 66, 66, 1},
+                    sink_sizes[1] = {8}, sink_strides[1] = {1},
+                    o_sizes[4] = {B, 8, 1, 64}, o_strides[4] = {512, 64, 64, 1};
+    char line[256];
+    snprintf(line, sizeof line,
+             "sinks_decode launched split + combine (%d), the combine with "
+             "workspace, sinks, o (%d parameters)",
+             s->launches - launches, s->last_param_count);
+    check(s->launches == launches + 2 && s->last_param_count == 9 + 5 + 11 &&
+              is_memref(s, 0, workspace.ptr, 3, ws_sizes, ws_strides) &&
+              is_memref(s, 9, sinks.ptr, 1, sink_sizes, sink_strides) &&
+              is_memref(s, 14, o.ptr, 4, o_sizes, o_strides),
+          line, NULL);
+  }
+  expect_written("sinks_decode_run(valid)", o);
+}
+
 // Whether bytes [offset, offset + n) of `a` equal the first n of `b`.
 static int same_range(struct buffer a, size_t offset, struct buffer b,
                       size_t n) {
@@ -942,6 +1023,7 @@ int main(int argc, char **argv) {
   check_fixed_splits();
   check_strided();
   check_captures();
+  check_sinks();
   printf("%d passed, %d failed\n", passed, failed);
   release_all();
   return failed ? 1 : 0;

@@ -19,6 +19,20 @@ func.func @decode(%q: memref<?x8x1x64xf16>, %k: memref<?x2x16x64xf16>,
   return
 }
 
+// The paged decode again with attention sinks: the C functions take
+// `sinks` before o, and the combine reads it.
+func.func @sinks_decode(%q: memref<?x8x1x64xf16>, %k: memref<?x2x16x64xf16>,
+                        %v: memref<?x2x16x64xf16>, %table: memref<?x?xi32>,
+                        %lens: memref<?xi32>, %sinks: memref<8xf32>,
+                        %o: memref<?x8x1x64xf16>) {
+  attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x16x64xf16>)
+                 v(%v : memref<?x2x16x64xf16>)
+                 block_table(%table : memref<?x?xi32>)
+                 kv_lens(%lens : memref<?xi32>) sinks(%sinks : memref<8xf32>)
+              -> o(%o : memref<?x8x1x64xf16>)
+  return
+}
+
 func.func @strided(%o: memref<?x4x?x64xf16, strided<[?, 64, 256, 1]>>,
                    %q: memref<?x4x?x64xf16, strided<[?, 64, 256, 1]>>,
                    %k: memref<?x4x?x64xf16, strided<[?, 64, 256, 1]>>,
