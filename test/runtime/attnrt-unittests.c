@@ -1694,7 +1694,7 @@ static void check_q_view_map(int mapped) {
         box[2], box[3], box[4]);
 }
 
-// Which prefill alternative runs (prefill_choice in attention.c): 128-row
+// Which prefill alternative runs (attnrt_internal_prefill_choice in attention_contract.c): 128-row
 // tiles (384 threads), then 64-row ones preferred up to a K/V length of 512
 // (max_kv_len, 128 threads), then 64 rows on 8 warps (256 threads), the
 // last resort of small grids. The fake GPU has 108 multiprocessors; group 1.
