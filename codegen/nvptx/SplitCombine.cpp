@@ -8,6 +8,8 @@
 //   o = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m), and the LSE.
 // Every thread computes m and l itself, so the row costs one round of
 // loads (per kCombineUnroll splits), with no block reduction between.
+// With attention sinks the row's head's sink joins the merged state once,
+// here (KernelEmitter::foldSink), before O and the LSE are written.
 //
 //===----------------------------------------------------------------------===//
 
