@@ -2,7 +2,7 @@
 """Times decode kernels of an attn-compile library at fixed K/V split
 counts (the C ABI's num_splits; 0 is libattnrt's own choice), against
 SDPA's cuDNN backend on the same tensors, to check the runtime's split
-policy (runtime/lib/attnrt.c, attnrt_decode_split_count):
+policy (runtime/lib/attention_contract.c, attnrt_decode_split_count):
 
     python3 bench/split_sweep.py lib/libkernels.so
 

@@ -621,3 +621,61 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
       return checked;
   return ATTN_SUCCESS;
 }
+
+//===----------------------------------------------------------------------===//
+// The K/V split policy (attnrt.h): attnrt_internal_splits_of's, and the
+// GPU suite's and the benchmarks' entry points to it
+//===----------------------------------------------------------------------===//
+
+long long attnrt_decode_split_count(int multiprocessor_count,
+                                    long long blocks_per_split,
+                                    long long kv_len,
+                                    long long rows_per_block) {
+  return attnrt_decode_split_count_resident(
+      multiprocessor_count, 4, blocks_per_split, kv_len, rows_per_block);
+}
+
+long long attnrt_decode_split_count_resident(int multiprocessor_count,
+                                             int resident_blocks,
+                                             long long blocks_per_split,
+                                             long long kv_len,
+                                             long long rows_per_block) {
+  const long long kMinKeysPerSplit = 128, kKeysPerRow = 16,
+                  kMinKeysToCover = 256;
+  // Without the driver's count, the SIMT split kernel's 4 blocks an SM
+  // (116 registers a thread). The tensor-core one holds 1-2 (its 4
+  // stages of 64-key tiles): one wave (8 splits at spec-decode B8) ran 8%
+  // faster than two (16: bench/split_sweep.py, 2026-11-24), and GQA-4 B1
+  // decode on 16 splits (one block an SM) 5-15% faster than on 33-49
+  // (bench/RESULTS.md, 2026-11-26).
+  long long kBlocksPerSM = resident_blocks > 0 ? resident_blocks : 4;
+  long long sms = multiprocessor_count > 0 ? multiprocessor_count : 1;
+  long long blocks = blocks_per_split > 0 ? blocks_per_split : 1;
+  long long keys = kv_len > 0 ? kv_len : 1;
+  long long least = kMinKeysPerSplit;
+  if (rows_per_block > least / kKeysPerRow)
+    least = rows_per_block < (1LL << 40) ? kKeysPerRow * rows_per_block
+                                         : (1LL << 44);
+  // Whole waves: on an H100, 9 splits x 64 blocks of the SIMT kernel (576
+  // > 528 slots) ran at 1.68 TB/s where 8 splits (512 blocks) ran at 2.50.
+  long long fill = kBlocksPerSM * sms / blocks;
+  long long most = (keys + least - 1) / least;
+  // But a block for every SM where 256-key splits allow it: MQA at B1
+  // Sk16k (one block a split) ran in 29.9 us on 16 splits of 1024 keys,
+  // 21.3 us on 64 of 256 and 26.7 us on 128 of 128 (bench/split_sweep.py,
+  // 2026-11-24: the combine's cost grows with the splits).
+  long long cover = (sms + blocks - 1) / blocks;
+  long long coverable = (keys + kMinKeysToCover - 1) / kMinKeysToCover;
+  if (cover > coverable)
+    cover = coverable;
+  if (most < cover)
+    most = cover;
+  long long splits = fill < most ? fill : most;
+  return splits > 0 ? splits : 1;
+}
+
+long long attnrt_decode_splits(int multiprocessor_count,
+                               long long blocks_per_split, long long kv_len) {
+  return attnrt_decode_split_count(multiprocessor_count, blocks_per_split,
+                                   kv_len, 0);
+}

@@ -77,6 +77,40 @@ static int add_tensor_map(struct params *params,
   return ATTN_SUCCESS;
 }
 
+// The tensor-map views of the attention kernels' operands (attnrt.h): a
+// [B, H, S, D] tensor in 64 x 64 boxes, or Q's and O's rows in GQA order.
+attnrt_status attnrt_encode_attention_tensor_map(
+    attnrt_tensor_map *map, attnrt_deviceptr data, int element_bytes,
+    const long long *sizes, const long long *strides, int q_view, int block_q,
+    int group) {
+  if (!q_view) {
+    const unsigned box[4] = {1, 1, 64, 64};
+    return attnrt_encode_tensor_map(map, data, 4, element_bytes, sizes, strides,
+                                    box, 1);
+  }
+  attnrt_internal_clear_error();
+  if (!sizes || !strides) {
+    attnrt_internal_set_error(__func__, "sizes and strides must not be NULL");
+    return ATTNRT_INVALID_ARGUMENT;
+  }
+  if (!attnrt_internal_q_view_box(block_q, group) || sizes[1] % group != 0) {
+    attnrt_internal_set_error(
+        __func__, "block_q %d and group %d make no box of %lld heads", block_q,
+        group, sizes[1]);
+    return ATTNRT_INVALID_ARGUMENT;
+  }
+  // [B, H / group, S, group, D]: a box of block_q rows is block_q / heads
+  // queries of `heads` heads.
+  const long long view_sizes[5] = {sizes[0], sizes[1] / group, sizes[2], group,
+                                   sizes[3]};
+  const long long view_strides[5] = {strides[0], strides[1] * group, strides[2],
+                                     strides[1], strides[3]};
+  unsigned heads = (unsigned)(group < block_q ? group : block_q);
+  const unsigned box[5] = {1, 1, (unsigned)block_q / heads, heads, 64};
+  return attnrt_encode_tensor_map(map, data, 5, element_bytes, view_sizes,
+                                  view_strides, box, 1);
+}
+
 int attnrt_attention_run(const attnrt_attention_kernel *kernel,
                          const attnrt_attention_call *call) {
   attnrt_internal_clear_error();
