@@ -105,10 +105,10 @@ int64_t toInteger(double x, unsigned width, bool isSigned) {
                                   : -(int64_t(1) << (bits - 1)))
                     : 0;
   if (x >= hi)
-    return isSigned ? (bits == 64 ? std::numeric_limits<int64_t>::max()
-                                  : (int64_t(1) << (bits - 1)) - 1)
-                    : int64_t(bits == 64 ? ~uint64_t(0)
-                                         : (uint64_t(1) << bits) - 1);
+    return isSigned
+               ? (bits == 64 ? std::numeric_limits<int64_t>::max()
+                             : (int64_t(1) << (bits - 1)) - 1)
+               : int64_t(bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1);
   return isSigned ? int64_t(x) : int64_t(uint64_t(x));
 }
 /// Rounds `x` to the float type `t`.
@@ -233,8 +233,8 @@ std::optional<Slot> Program::eval(const Inst &in,
   // float type of the same width (f16 <-> bf16).
   if (n == "arith.bitcast") {
     const bool fromFloat = isFloat(in.operandType);
-    const uint64_t bits = fromFloat ? floatBits(a(0).f, in.operandType)
-                                    : unsignedOf(a(0).i, ow);
+    const uint64_t bits =
+        fromFloat ? floatBits(a(0).f, in.operandType) : unsignedOf(a(0).i, ow);
     if (isFloat(in.type))
       return fl(fromFloatBits(bits, in.type));
     return in_(int64_t(bits));
@@ -444,14 +444,14 @@ double Program::run(const double *positions) const {
   for (const Inst &inst : insts) {
     slots[inst.result] = *eval(inst, slots);
     if (outOfBounds && fault.empty()) {
-      std::string text = "a load from capture #" +
-                         std::to_string(inst.capture) + " at (";
+      std::string text =
+          "a load from capture #" + std::to_string(inst.capture) + " at (";
       for (size_t d = 0; d < inst.args.size(); ++d)
         text += (d ? ", " : "") + std::to_string(slots[inst.args[d]].i);
       text += ") is outside its shape (";
       for (size_t d = 0; d < captures[inst.capture].shape.size(); ++d)
-        text += (d ? ", " : "") +
-                std::to_string(captures[inst.capture].shape[d]);
+        text +=
+            (d ? ", " : "") + std::to_string(captures[inst.capture].shape[d]);
       text += ") at positions (";
       for (unsigned k = 0; k < numPositions; ++k) {
         text += k ? ", " : "";

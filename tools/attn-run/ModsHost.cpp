@@ -31,8 +31,7 @@ struct Loaded {
 } // namespace
 
 bool load(const std::string &path, const std::string &function,
-          const std::vector<Capture> &captures, Mods &out,
-          std::string &error) {
+          const std::vector<Capture> &captures, Mods &out, std::string &error) {
   auto loaded = std::make_shared<Loaded>();
   MLIRContext &context = loaded->context;
   context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect,
@@ -81,8 +80,7 @@ bool load(const std::string &path, const std::string &function,
   }
   out = Mods();
   if (loaded->score)
-    out.score = [loaded](double s, int64_t b, int64_t h, int64_t i,
-                         int64_t j) {
+    out.score = [loaded](double s, int64_t b, int64_t h, int64_t i, int64_t j) {
       double args[] = {s, double(b), double(h), double(i), double(j)};
       return (*loaded->score)(args);
     };

@@ -1,0 +1,429 @@
+//===- AttentionRun.cpp - attn.attention: run and compare -----------------===//
+//
+// attn.attention through the CPU pipeline: fresh random inputs (and
+// lengths, offsets, block tables, sinks, captures), O and the LSE compared
+// with the float64 reference, every element checked written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/attn-run/Run.h"
+
+#include "dialect/AttnMods.h"
+#include "tools/attn-run/ModEval.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+namespace attn_run {
+
+int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
+                 mlir::attn::AttentionOp op) {
+  // Each operand of the op must be an argument of the kernel. A read-only
+  // argument may be two operands (the verifier keeps outputs apart): K and
+  // V, or an operand and a capture; the buffer is made for its first role.
+  DenseMap<unsigned, Role> roles;
+  SmallVector<std::pair<unsigned, Role>> aliases;
+  auto bind = [&](Value v, Role role, StringRef name) -> LogicalResult {
+    if (!v)
+      return success();
+    FailureOr<unsigned> arg = argumentOf(func, v, name);
+    if (failed(arg))
+      return failure();
+    auto [it, first] = roles.try_emplace(*arg, role);
+    if (first)
+      return success();
+    if (!(it->second == Role::K && role == Role::V) && role != Role::Capture)
+      return fail("argument " + Twine(*arg) + " is operand '" + name +
+                  "' and another operand; attn-run checks one buffer as "
+                  "two operands only for k and v, or as a capture"),
+             failure();
+    aliases.push_back({*arg, role});
+    return success();
+  };
+  if (failed(bind(op.getQ(), Role::Q, "q")) ||
+      failed(bind(op.getK(), Role::K, "k")) ||
+      failed(bind(op.getV(), Role::V, "v")) ||
+      failed(bind(op.getBlockTable(), Role::BlockTable, "block_table")) ||
+      failed(bind(op.getKvLens(), Role::KVLens, "kv_lens")) ||
+      failed(bind(op.getCuSeqlensQ(), Role::CuSeqlensQ, "cu_seqlens_q")) ||
+      failed(bind(op.getCuSeqlensK(), Role::CuSeqlensK, "cu_seqlens_k")) ||
+      failed(bind(op.getSinks(), Role::Sinks, "sinks")) ||
+      failed(bind(op.getO(), Role::O, "o")) ||
+      failed(bind(op.getLse(), Role::LSE, "lse")))
+    return 1;
+  for (auto [i, capture] : llvm::enumerate(op.getCaptures()))
+    if (failed(bind(capture, Role::Capture, ("capture #" + Twine(i)).str())))
+      return 1;
+  if (roles.size() != func.getNumArguments())
+    return fail("every argument of @" + func.getSymName() +
+                " must be an operand of its attn.attention");
+
+  // Sizes.
+  auto qType = cast<MemRefType>(op.getQ().getType());
+  auto kType = cast<MemRefType>(op.getK().getType());
+  const bool packedQ = op.isPackedQ(), packedKV = op.isPackedKV();
+  ref::Problem p;
+  auto batch = packedQ ? FailureOr<int64_t>(batchOpt)
+                       : resolve(qType, 0, batchOpt, "batch (--batch)");
+  // Packed Q: --q-len bounds the random lengths (and max_q_len).
+  auto qLen = packedQ ? FailureOr<int64_t>(qLenOpt)
+                      : resolve(qType, 2, qLenOpt, "query length (--q-len)");
+  if (failed(batch) || failed(qLen))
+    return 1;
+  if (*batch < 1 || *qLen < 1 || *batch > 4096 || *qLen > 65536)
+    return fail("--batch and --q-len must be in [1, 4096] and [1, 65536]");
+  p.batch = *batch;
+  p.qLen = *qLen;
+  if (std::optional<int64_t> maxQLen = op.getMaxQLen()) {
+    p.qLen = std::min(p.qLen, *maxQLen);
+    // The CPU nest walks the tiles of the promised longest sequence, as
+    // the decode tier's grid does: a promise far past every generated
+    // length (2^31-1 is legal) would take minutes. The tighter promise
+    // holds for this run's lengths and gives the same results.
+    if (*maxQLen > p.qLen) {
+      op.setMaxQLenAttr(Builder(&context).getI64IntegerAttr(p.qLen));
+      llvm::errs() << "attn-run: note: max_q_len " << *maxQLen
+                   << " is past the longest generated sequence; the run "
+                      "promises "
+                   << p.qLen << " (--q-len)\n";
+    }
+  }
+  p.qHeads = op.getNumQueryHeads();
+  p.kvHeads = op.getNumKVHeads();
+  p.headDim = op.getHeadDim();
+  p.valueHeadDim = op.getValueHeadDim();
+  setScoreTerms(p, op);
+
+  if (op.isPaged() || packedKV) {
+    if (kvLenOpt < 1 || kvLenOpt > 1 << 20)
+      return fail("paged or packed K/V needs --kv-len (the longest "
+                  "sequence) in [1, 2^20]");
+    p.kvLen = kvLenOpt;
+  } else {
+    auto kvLen = resolveRows(kType, "key length (--kv-len)");
+    if (failed(kvLen))
+      return 1;
+    p.kvLen = *kvLen;
+  }
+  if (op.isPaged()) {
+    p.blockSize = op.getBlockSize();
+    auto blocks = pagedBlocks(kType, p.batch, p.kvLen, p.blockSize);
+    if (failed(blocks))
+      return 1;
+    std::tie(p.maxBlocks, p.numBlocks) = *blocks;
+  }
+
+  uint64_t seed = runSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+
+  std::vector<int32_t> kvLens, blockTable, cuQ, cuK;
+  if (op.getKvLens() || packedKV) {
+    auto lens = lengthsFrom(kvLensOpt, "kv-lens", p.batch, 0, p.kvLen,
+                            /*anyInList=*/false, rng);
+    if (failed(lens))
+      return 1;
+    kvLens = *lens;
+    if (packedKV) {
+      cuK.push_back(0);
+      for (int32_t len : kvLens)
+        cuK.push_back(cuK.back() + len);
+      p.cuSeqlensK = cuK.data();
+    } else {
+      p.kvLens = kvLens.data();
+    }
+  }
+  if (packedQ) {
+    auto lens = lengthsFrom(qLensOpt, "q-lens", p.batch, 0, p.qLen,
+                            /*anyInList=*/false, rng);
+    if (failed(lens))
+      return 1;
+    cuQ.push_back(0);
+    for (int32_t len : *lens)
+      cuQ.push_back(cuQ.back() + len);
+    p.cuSeqlensQ = cuQ.data();
+  }
+  if (op.isPaged()) {
+    blockTable = shuffledBlocks(p.numBlocks, p.batch * p.maxBlocks, rng);
+    p.blockTable = blockTable.data();
+  }
+
+  // The reference's work, checked before anything is allocated: static
+  // head counts and head dims are not bounded like --batch and the lengths.
+  const double work = double(p.batch) * p.qHeads * p.qLen * p.kvLen *
+                      double(p.headDim + p.valueHeadDim);
+  if (work > maxWork)
+    return fail("the run needs " + shortDouble(work) +
+                " multiply-adds (B*Hq*Sq*Sk*(D+Dv)), more than --max-work=" +
+                shortDouble(maxWork));
+
+  // Buffers, in argument order.
+  const int64_t B = p.batch, Hq = p.qHeads, Hkv = p.kvHeads;
+  const int64_t kvRows = op.isPaged() ? p.blockSize : p.kvLen;
+  const int64_t kvOuter = op.isPaged() ? p.numBlocks : B;
+  // Packed operands have exactly their sequences' rows (an unwritten row
+  // of O would show as poison).
+  const int64_t totalQ = packedQ ? cuQ.back() : 0;
+  const int64_t totalK = packedKV ? cuK.back() : 0;
+  auto qShape = [&](int64_t width) -> SmallVector<int64_t> {
+    if (packedQ)
+      return width ? SmallVector<int64_t>{totalQ, Hq, width}
+                   : SmallVector<int64_t>{totalQ, Hq};
+    return width ? SmallVector<int64_t>{B, Hq, p.qLen, width}
+                 : SmallVector<int64_t>{B, Hq, p.qLen};
+  };
+  auto kvShape = [&](int64_t width) -> SmallVector<int64_t> {
+    if (packedKV)
+      return {totalK, Hkv, width};
+    return {kvOuter, Hkv, kvRows, width};
+  };
+  Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr,
+         *sinks = nullptr;
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    SmallVector<int64_t> &shape = shapes.emplace_back();
+    switch (roles[i]) {
+    case Role::Q:
+      shape = qShape(p.headDim);
+      break;
+    case Role::K:
+      shape = kvShape(p.headDim);
+      break;
+    case Role::V:
+      shape = kvShape(p.valueHeadDim);
+      break;
+    case Role::BlockTable:
+      shape = {B, p.maxBlocks};
+      break;
+    case Role::KVLens:
+      shape = {B};
+      break;
+    case Role::CuSeqlensQ:
+    case Role::CuSeqlensK:
+      shape = {B + 1};
+      break;
+    case Role::O:
+      shape = qShape(p.valueHeadDim);
+      break;
+    case Role::LSE:
+      shape = qShape(0);
+      break;
+    case Role::Sinks:
+      shape = {Hq};
+      break;
+    case Role::Capture: {
+      auto type = cast<MemRefType>(func.getArgument(i).getType());
+      int64_t dynamic =
+          captureDim > 0 ? int64_t(captureDim) : std::max(p.qLen, p.kvLen);
+      for (int64_t d : type.getShape())
+        shape.push_back(ShapedType::isDynamic(d) ? dynamic : d);
+      break;
+    }
+    }
+  }
+  SmallVector<Extent> extents;
+  std::optional<int64_t> totalBytes;
+  if (failed(measureArguments(func, shapes, extents, totalBytes)))
+    return 1;
+  // Checked before allocating: a static size or stride can ask for far
+  // more memory than a CPU check should take.
+  const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
+  if (!totalBytes || *totalBytes > limit)
+    return fail("the run's buffers need " +
+                (totalBytes ? Twine(*totalBytes >> 20) + " MiB"
+                            : Twine("more than 2^63 bytes")) +
+                ", more than --max-memory-mib=" + Twine(maxMemoryMiB));
+  SmallVector<Buffer> buffers = allocateArguments(func, shapes, extents);
+  for (unsigned i = 0; i < buffers.size(); ++i) {
+    Buffer &buf = buffers[i];
+    switch (roles[i]) {
+    case Role::Q:
+      q = &buf;
+      break;
+    case Role::K:
+      k = &buf;
+      break;
+    case Role::V:
+      v = &buf;
+      break;
+    case Role::O:
+      o = &buf;
+      break;
+    case Role::LSE:
+      lse = &buf;
+      break;
+    case Role::BlockTable:
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, blockTable[x]);
+      continue;
+    case Role::KVLens:
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, kvLens[x]);
+      continue;
+    case Role::Sinks: {
+      // Past the scores' usual range too, so that a sink sometimes
+      // dominates its row.
+      std::uniform_real_distribution<double> logits(-2.0, 4.0);
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, logits(rng));
+      sinks = &buf;
+      continue;
+    }
+    case Role::Capture:
+      if (buf.elt.isInteger()) {
+        // Values the element type holds: [0, 2) for i1, below 2^(w-1).
+        const unsigned bits = buf.elt.getIntOrFloatBitWidth();
+        int64_t top = std::max<int64_t>(captureIntMax, 1);
+        if (bits < 64)
+          top =
+              std::min<int64_t>(top, bits == 1 ? 2 : int64_t(1) << (bits - 1));
+        std::uniform_int_distribution<int64_t> ints(0, top - 1);
+        for (int64_t x = 0; x < buf.numElements(); ++x)
+          buf.set(x, double(ints(rng)));
+      } else {
+        for (int64_t x = 0; x < buf.numElements(); ++x)
+          buf.set(x, uniform(rng));
+      }
+      continue;
+    case Role::CuSeqlensQ:
+    case Role::CuSeqlensK: {
+      const std::vector<int32_t> &offsets =
+          roles[i] == Role::CuSeqlensQ ? cuQ : cuK;
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, offsets[x]);
+      continue;
+    }
+    }
+    bool output = roles[i] == Role::O || roles[i] == Role::LSE;
+    for (int64_t x = 0; x < buf.numElements(); ++x)
+      buf.set(x, output ? kNaN : uniform(rng)); // poison outputs
+  }
+  for (auto [arg, role] : aliases)
+    if (role == Role::V)
+      v = &buffers[arg];
+
+  // The regions, as the reference evaluates them (before the pipeline
+  // replaces the op), reading the captures' contents.
+  // In the op's capture order, which need not be the arguments'.
+  std::vector<::attn::modeval::Capture> captures;
+  for (Value capture : op.getCaptures()) {
+    const Buffer &buf = buffers[cast<BlockArgument>(capture).getArgNumber()];
+    captures.push_back(
+        {std::vector<int64_t>(buf.shape.begin(), buf.shape.end()),
+         buf.toDense()});
+  }
+  std::unique_ptr<::attn::modeval::Evaluator> scoreMod, maskMod;
+  for (auto [region, kind, eval] :
+       {std::tuple<Region *, mlir::attn::ModKind,
+                   std::unique_ptr<::attn::modeval::Evaluator> *>{
+            &op.getScoreMod(), mlir::attn::ModKind::Score, &scoreMod},
+        {&op.getMaskMod(), mlir::attn::ModKind::Mask, &maskMod}}) {
+    if (region->empty())
+      continue;
+    std::string error;
+    *eval = ::attn::modeval::Evaluator::compile(
+        *region, mlir::attn::numPositionArgs(kind), captures, error);
+    if (!*eval)
+      return fail(Twine(mlir::attn::modName(kind)) + ": " + error);
+  }
+  if (scoreMod)
+    p.scoreMod = [&](double s, int64_t b, int64_t h, int64_t i, int64_t j) {
+      double args[] = {s, double(b), double(h), double(i), double(j)};
+      return (*scoreMod)(args);
+    };
+  if (maskMod)
+    p.maskMod = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+      double args[] = {double(b), double(h), double(i), double(j)};
+      return (*maskMod)(args) != 0;
+    };
+  const int64_t numCaptures = captures.size();
+  // As the buffer holds them (rounded to its element type).
+  std::vector<double> sinkValues;
+  if (sinks) {
+    sinkValues = sinks->toDense();
+    p.sinks = sinkValues.data();
+  }
+
+  // The reference first: a region load outside its capture is refused
+  // before the kernel makes the same load.
+  std::vector<double> refO, refLse;
+  ref::attention(p, q->toDense(), k->toDense(), v->toDense(), refO, refLse);
+  for (auto [eval, kind] : {std::pair{&scoreMod, mlir::attn::ModKind::Score},
+                            std::pair{&maskMod, mlir::attn::ModKind::Mask}})
+    if (*eval && !(*eval)->fault().empty())
+      return fail(Twine(mlir::attn::modName(kind)) + ": " + (*eval)->fault() +
+                  "; the region's loads must stay inside its captures");
+
+  // Compile. The pipeline replaces `func` and `op`: keep what is needed.
+  const std::string kernelName = func.getSymName().str();
+  const bool paged = op.isPaged();
+  Type elt = qType.getElementType();
+  if (failed(compileAndCall(context, module, func, buffers)))
+    return 1;
+
+  if (!saveOutputs.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(saveOutputs, ec);
+    if (ec)
+      return fail("--save-outputs: " + ec.message());
+    out.write(o->bytes.data(), o->bytes.size());
+    if (lse)
+      out.write(lse->bytes.data(), lse->bytes.size());
+  }
+
+  // Check.
+  int64_t unwritten = 0;
+  double relErr = relativeError(o->toDense(), refO, unwritten);
+  double lseErr = 0;
+  int64_t emptyRows = 0, lseWrong = 0;
+  if (lse) {
+    std::vector<double> gotLse = lse->toDense();
+    // A row that sees no key has its sink's LSE exactly in the reference
+    // (one with keys has more); LSE is [B, Hq, Sq] or packed [total_q, Hq].
+    auto sinkOf = [&](size_t i) {
+      return sinkValues[packedQ ? i % Hq : i / p.qLen % Hq];
+    };
+    for (size_t i = 0; i < gotLse.size(); ++i) {
+      if (std::isnan(gotLse[i])) {
+        ++unwritten;
+      } else if (refLse[i] == -kInf) {
+        ++emptyRows;
+        lseWrong += gotLse[i] != -kInf;
+      } else {
+        emptyRows += sinks && refLse[i] == sinkOf(i);
+        // Relative to the LSE's size: at a huge scale the LSE is huge too,
+        // and f32 carries it to about 7 digits, however exact O is.
+        lseErr = std::max(lseErr, std::abs(gotLse[i] - refLse[i]) /
+                                      std::max(1.0, std::abs(refLse[i])));
+      }
+    }
+  }
+  // O is only as precise as the narrowest of the inputs and O itself.
+  const bool allF32 = elt.isF32() && o->elt.isF32();
+  double tol = tolerance > 0 ? double(tolerance) : allF32 ? 1e-4 : 1e-2;
+  const double lseTol = 1e-3;
+  bool pass =
+      relErr <= tol && unwritten == 0 && lseErr <= lseTol && lseWrong == 0;
+  llvm::outs()
+      << "@" << kernelName << " B=" << B << " Hq=" << Hq << " Hkv=" << Hkv
+      << " Sq=" << p.qLen << " Sk=" << p.kvLen << " D=" << p.headDim
+      << " Dv=" << p.valueHeadDim << " " << elt
+      << (paged ? " paged bs=" + std::to_string(p.blockSize) : std::string())
+      << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
+      << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
+      << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
+      << (sinks ? " sinks" : "")
+      << (numCaptures ? " captures=" + std::to_string(numCaptures)
+                      : std::string())
+      << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
+      << " (tol " << tol << ")";
+  if (lse)
+    llvm::outs() << " lse_err=" << llvm::format("%.3e", lseErr)
+                 << " empty_rows=" << emptyRows;
+  llvm::outs() << " unwritten=" << unwritten << (pass ? " PASS" : " FAIL")
+               << "\n";
+  return pass ? 0 : 1;
+}
+
+} // namespace attn_run
