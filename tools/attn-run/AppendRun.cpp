@@ -268,13 +268,8 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     }
   }
   SmallVector<Extent> extents;
-  std::optional<int64_t> totalBytes;
-  if (failed(measureArguments(func, shapes, extents, totalBytes)))
+  if (failed(measureWithinLimit(func, shapes, extents)))
     return 1;
-  const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
-  if (!totalBytes || *totalBytes > limit)
-    return fail("the run's buffers need more than --max-memory-mib=" +
-                Twine(maxMemoryMiB));
   if (attention) {
     const double work = double(B) * ap.qHeads * ap.qLen * ap.kvLen *
                         double(ap.headDim + ap.valueHeadDim);

@@ -223,17 +223,8 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     }
   }
   SmallVector<Extent> extents;
-  std::optional<int64_t> totalBytes;
-  if (failed(measureArguments(func, shapes, extents, totalBytes)))
+  if (failed(measureWithinLimit(func, shapes, extents)))
     return 1;
-  // Checked before allocating: a static size or stride can ask for far
-  // more memory than a CPU check should take.
-  const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
-  if (!totalBytes || *totalBytes > limit)
-    return fail("the run's buffers need " +
-                (totalBytes ? Twine(*totalBytes >> 20) + " MiB"
-                            : Twine("more than 2^63 bytes")) +
-                ", more than --max-memory-mib=" + Twine(maxMemoryMiB));
   SmallVector<Buffer> buffers = allocateArguments(func, shapes, extents);
   for (unsigned i = 0; i < buffers.size(); ++i) {
     Buffer &buf = buffers[i];

@@ -227,6 +227,12 @@ LogicalResult measureArguments(func::FuncOp func,
                                SmallVectorImpl<Extent> &extents,
                                std::optional<int64_t> &totalBytes);
 
+/// measureArguments, and an error (false) where the buffers would need
+/// more than --max-memory-mib.
+LogicalResult measureWithinLimit(func::FuncOp func,
+                                 ArrayRef<SmallVector<int64_t>> shapes,
+                                 SmallVectorImpl<Extent> &extents);
+
 /// One buffer per argument of `func`, as measureArguments measured them.
 SmallVector<Buffer> allocateArguments(func::FuncOp func,
                                       ArrayRef<SmallVector<int64_t>> shapes,

@@ -139,6 +139,24 @@ LogicalResult measureArguments(func::FuncOp func,
   return success();
 }
 
+LogicalResult measureWithinLimit(func::FuncOp func,
+                                 ArrayRef<SmallVector<int64_t>> shapes,
+                                 SmallVectorImpl<Extent> &extents) {
+  std::optional<int64_t> totalBytes;
+  if (failed(measureArguments(func, shapes, extents, totalBytes)))
+    return failure();
+  // Checked before allocating: a static size or stride can ask for far
+  // more memory than a CPU check should take.
+  const int64_t limit = maxMemoryMiB * (int64_t(1) << 20);
+  if (!totalBytes || *totalBytes > limit)
+    return fail("the run's buffers need " +
+                (totalBytes ? Twine(*totalBytes >> 20) + " MiB"
+                            : Twine("more than 2^63 bytes")) +
+                ", more than --max-memory-mib=" + Twine(maxMemoryMiB)),
+           failure();
+  return success();
+}
+
 /// One buffer per argument of `func`, as measureArguments measured them.
 SmallVector<Buffer> allocateArguments(func::FuncOp func,
                                       ArrayRef<SmallVector<int64_t>> shapes,

@@ -52,7 +52,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
-
 namespace cl = llvm::cl;
 
 namespace attn_run {
