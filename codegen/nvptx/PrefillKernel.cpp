@@ -392,6 +392,16 @@ Value PrefillKernel::inverseOrZero(Value l) {
   Value zero = f32(0);
   return arith::SelectOp::create(*b, seen, inverse, zero);
 }
+PrefillKernel::RowNormal
+PrefillKernel::normalizeRow(Value m, Value l, function_ref<Value()> head) {
+  if (!n.loadSink)
+    return {inverseOrZero(l), m, l};
+  Value sink = loadSink(map.lookup(n.loadSink.getSinks()), head());
+  SinkFold folded = foldSink(m, l, sink);
+  Value inverse = inverseOrZero(folded.sum);
+  Value factor = arith::MulFOp::create(*b, inverse, folded.accScale);
+  return {factor, folded.max, folded.sum};
+}
 Value PrefillKernel::logSumExp(Value m, Value l) {
   // m is in log2 units; an empty row (l = 0) has LSE -inf.
   Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));

@@ -138,6 +138,14 @@ protected:
   void storeOTma(const Output &out);
   /// 1 / l, or 0 for a row that saw no key (l = 0).
   Value inverseOrZero(Value l);
+  /// A row's normalization: the factor O = acc * factor, and the (m, l)
+  /// its LSE comes from. Without sinks 1 / l (inverseOrZero) and (m, l);
+  /// with them head `head`'s sink folded in (KernelEmitter::foldSink), r /
+  /// l' and (m', l'). `head` is only called with sinks.
+  struct RowNormal {
+    Value factor, max, sum;
+  };
+  RowNormal normalizeRow(Value m, Value l, function_ref<Value()> head);
   /// The LSE of a row, in natural-log units, from its m and l.
   Value logSumExp(Value m, Value l);
   /// Calls `body(row, col)` inside a guard for each chunk of `perChunk`

@@ -544,21 +544,12 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
       // l summed over the quad that holds the row's columns.
       Value l = xorReduce(state[4 * mt + 2 + h], {1, 2},
                           /*isMax=*/false);
-      Value m = state[4 * mt + h];
-      if (n.loadSink) {
-        Value laneRow = tiles.laneRow();
-        Value rowInTile = add(laneRow, idx(16 * mt + 8 * h));
+      RowNormal normal = normalizeRow(state[4 * mt + h], l, [&] {
+        Value rowInTile = add(tiles.laneRow(), idx(16 * mt + 8 * h));
         Value row = add(warpRow, rowInTile);
-        Value head = outputIndices(out, row)[1];
-        Value sink = loadSink(map.lookup(n.loadSink.getSinks()), head);
-        SinkFold folded = foldSink(m, l, sink);
-        m = folded.max;
-        l = folded.sum;
-        Value inv = inverseOrZero(l);
-        inverse.push_back(arith::MulFOp::create(*b, inv, folded.accScale));
-      } else {
-        inverse.push_back(inverseOrZero(l));
-      }
+        return outputIndices(out, row)[1];
+      });
+      inverse.push_back(normal.factor);
       if (!lse)
         continue;
       Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
@@ -569,7 +560,7 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
       auto writer = scf::IfOp::create(*b, writes, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g(*b);
       b->setInsertionPointToStart(writer.thenBlock());
-      Value value = logSumExp(m, l);
+      Value value = logSumExp(normal.max, normal.sum);
       SmallVector<Value> at = outputIndices(out, row);
       memref::StoreOp::create(*b, value, lse, at);
     }

@@ -178,17 +178,8 @@ void SharedScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
     SmallVector<Value> at = outputIndices(out, r);
     Value m = memref::LoadOp::create(*b, ml, ValueRange{r, idx(0)});
     Value l = memref::LoadOp::create(*b, ml, ValueRange{r, idx(1)});
-    Value inv;
-    if (n.loadSink) {
-      Value sink = loadSink(map.lookup(n.loadSink.getSinks()), at[1]);
-      SinkFold folded = foldSink(m, l, sink);
-      m = folded.max;
-      l = folded.sum;
-      Value inverse = inverseOrZero(l);
-      inv = arith::MulFOp::create(*b, inverse, folded.accScale);
-    } else {
-      inv = inverseOrZero(l);
-    }
+    RowNormal normal = normalizeRow(m, l, [&] { return at[1]; });
+    Value inv = normal.factor;
     Value x = vector::LoadOp::create(*b, f32x8, os, ValueRange{r, col});
     x = arith::MulFOp::create(*b, x,
                               vector::BroadcastOp::create(*b, f32x8, inv));
@@ -204,7 +195,7 @@ void SharedScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
           /*withElseRegion=*/false);
       b->setInsertionPointToStart(first.thenBlock());
       at.pop_back();
-      memref::StoreOp::create(*b, logSumExp(m, l),
+      memref::StoreOp::create(*b, logSumExp(normal.max, normal.sum),
                               map.lookup(n.storeLse.getLse()), at);
     }
   });
