@@ -46,13 +46,19 @@ void attnrt_internal_append_error(const char *format, ...) {
   va_end(args);
 }
 
+// Sets the message to "function: <format>".
+static void set_message_v(const char *function, const char *format,
+                          va_list args) {
+  snprintf(last_error, sizeof last_error, "%s: ", function);
+  append_error_v(format, args);
+}
+
 // Sets the message to "function: <format>" and returns `status`.
 attnrt_status attnrt_internal_fail(attnrt_status status, const char *function,
                                    const char *format, ...) {
-  snprintf(last_error, sizeof last_error, "%s: ", function);
   va_list args;
   va_start(args, format);
-  append_error_v(format, args);
+  set_message_v(function, format, args);
   va_end(args);
   return status;
 }
@@ -61,10 +67,9 @@ void attnrt_internal_clear_error(void) { attnrt_internal_begin_call(); }
 
 void attnrt_internal_set_error(const char *context, const char *format, ...) {
   attnrt_internal_begin_call();
-  snprintf(last_error, sizeof last_error, "%s: ", context);
   va_list args;
   va_start(args, format);
-  append_error_v(format, args);
+  set_message_v(context, format, args);
   va_end(args);
 }
 
@@ -178,10 +183,9 @@ attnrt_status attnrt_internal_status_from_result(CUresult result) {
 attnrt_status attnrt_internal_fail_driver(attnrt_status status, CUresult result,
                                           const char *function,
                                           const char *format, ...) {
-  snprintf(last_error, sizeof last_error, "%s: ", function);
   va_list args;
   va_start(args, format);
-  append_error_v(format, args);
+  set_message_v(function, format, args);
   va_end(args);
 
   const char *name = NULL;
