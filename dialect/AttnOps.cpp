@@ -99,8 +99,10 @@ public:
   static constexpr int64_t kMaxSpan = int64_t(1) << 48;
   static constexpr double kMaxScale = 18446744073709551616.0; // 2^64
 
+  /// `unitInner`: the innermost dim must have stride 1 (rows read as
+  /// vectors); per-row scalars (a merge's LSEs) may have any stride.
   LogicalResult checkRank(StringRef name, Value v, int64_t rank,
-                          StringRef layout) {
+                          StringRef layout, bool unitInner = true) {
     MemRefType type = memrefOf(v);
     if (type.getRank() != rank)
       return op.emitOpError() << "operand '" << name << "' must have rank "
@@ -117,7 +119,7 @@ public:
     if (failed(type.getStridesAndOffset(strides, offset)))
       return op.emitOpError() << "operand '" << name
                               << "' must have a strided layout";
-    if (strides.back() != 1)
+    if (unitInner && strides.back() != 1)
       return op.emitOpError() << "operand '" << name
                               << "' must have unit stride in its innermost dim";
     return checkStrideRange(name, type, strides);
@@ -795,4 +797,84 @@ private:
 
 LogicalResult CacheAppendOp::verify() {
   return CacheAppendVerifier(*this).verify();
+}
+
+//===----------------------------------------------------------------------===//
+// MergeStatesOp
+//===----------------------------------------------------------------------===//
+
+int64_t MergeStatesOp::getNumHeads() {
+  return memrefOf(getOParts()).getDimSize(2);
+}
+int64_t MergeStatesOp::getValueHeadDim() {
+  return memrefOf(getOParts()).getDimSize(3);
+}
+
+void MergeStatesOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addOperandEffects(getOperation(), {getO(), getLse()}, effects);
+}
+
+namespace {
+/// Shape checks for MergeStatesOp.
+class MergeStatesVerifier : public OperandChecks<MergeStatesOp> {
+public:
+  using OperandChecks::OperandChecks;
+
+  LogicalResult verify() {
+    Value oParts = op.getOParts(), lseParts = op.getLseParts(), o = op.getO(),
+          lse = op.getLse();
+    if (failed(checkRank("o_parts", oParts, 4, "[N, T, H, Dv]")) ||
+        failed(checkRank("lse_parts", lseParts, 3, "[N, T, H]",
+                         /*unitInner=*/false)) ||
+        failed(checkRank("o", o, 3, "[T, H, Dv]")) ||
+        (lse &&
+         failed(checkRank("lse", lse, 2, "[T, H]", /*unitInner=*/false))))
+      return failure();
+    Builder b(op.getContext());
+    if (failed(checkFloatElement("o_parts", oParts)) ||
+        failed(checkFloatElement("o", o)) ||
+        failed(checkElementType("lse_parts", lseParts, b.getF32Type())) ||
+        failed(checkElementType("lse", lse, b.getF32Type())))
+      return failure();
+    // Heads and the head dim fix the kernel's shape.
+    if (failed(checkStatic("o_parts", oParts, 2, "head count (H)")) ||
+        failed(checkStatic("o_parts", oParts, 3, "value head dim (Dv)")))
+      return failure();
+    if (int64_t dv = op.getValueHeadDim(); dv > kMaxHeadDim)
+      return op.emitOpError() << "operand 'o_parts' value head dim (dim 3) "
+                                 "must be <= "
+                              << kMaxHeadDim << ", got " << dv;
+    if (failed(checkSame("lse_parts", lseParts, 0, "o_parts", oParts, 0,
+                         "part count (N)")) ||
+        failed(checkSame("lse_parts", lseParts, 1, "o_parts", oParts, 1,
+                         "row count (T)")) ||
+        failed(checkSame("lse_parts", lseParts, 2, "o_parts", oParts, 2,
+                         "head count (H)")) ||
+        failed(checkSame("o", o, 0, "o_parts", oParts, 1, "row count (T)")) ||
+        failed(checkSame("o", o, 1, "o_parts", oParts, 2, "head count (H)")) ||
+        failed(checkSame("o", o, 2, "o_parts", oParts, 3,
+                         "value head dim (Dv)")) ||
+        (lse &&
+         (failed(checkSame("lse", lse, 0, "o_parts", oParts, 1,
+                           "row count (T)")) ||
+          failed(checkSame("lse", lse, 1, "o_parts", oParts, 2,
+                           "head count (H)")))))
+      return failure();
+    // o and lse cannot be the parts (their ranks differ); that they share
+    // no memory with them is the runtime's check.
+    if (failed(checkNoAliasing("o", o)) ||
+        (lse && failed(checkNoAliasing("lse", lse))))
+      return failure();
+    return checkNoZeroDims({{"o_parts", oParts},
+                            {"lse_parts", lseParts},
+                            {"o", o},
+                            {"lse", lse}});
+  }
+};
+} // namespace
+
+LogicalResult MergeStatesOp::verify() {
+  return MergeStatesVerifier(*this).verify();
 }

@@ -377,6 +377,77 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
   }];
 }
 
+def Attn_MergeStatesOp : Attn_Op<"merge_states", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "merge partial attention states over disjoint keys (L0)";
+  let description = [{
+    Attention over a key set split into N disjoint parts is the merge of the
+    parts' results through their log-sum-exps: with `L_n = lse_parts[n,t,h]`
+    (natural log, as `attn.attention` writes it) and `M = max_n L_n`,
+
+        w_n    = exp(L_n - M)                     (0 where L_n = -inf)
+        o[t,h,:] = sum_n w_n * o_parts[n,t,h,:] / sum_n w_n
+        lse[t,h] = M + log(sum_n w_n)
+
+    A row whose parts are all empty (every `L_n = -inf`) gets `o = 0` and
+    `lse = -inf`, as `attn.attention` writes a row that sees no key. The O
+    of an empty part is never used, so it may hold anything (NaN
+    included). This is how cascade (shared-prefix) attention joins the
+    prefix's result to each request's own, and how context parallelism
+    joins the results of the sequence's slices.
+
+    Operands (memrefs, destination style, nothing returned):
+
+    | operand     | shape                         | element type   |
+    |-------------|-------------------------------|----------------|
+    | `o_parts`   | [N, T, H, Dv]                 | f16, bf16, f32 |
+    | `lse_parts` | [N, T, H]                     | f32            |
+    | `o`         | [T, H, Dv]                    | f16, bf16, f32 |
+    | `lse`       | [T, H] (optional)             | f32            |
+
+    `T` and `H` are any two row dims: packed tokens and heads
+    (`[total_q, Hq, Dv]`, FlashAttention's varlen layout), or the batch's
+    heads and queries of a `[B, Hq, Sq, Dv]` O seen as `[B * Hq, Sq, Dv]`.
+    Strides may be any the attention op's operands take, so parts written
+    in place by earlier attention ops (`[N, ...]` views of one buffer, or
+    FlashInfer's `[T, N, H, Dv]`) are read where they are; the LSEs may
+    have any strides, the innermost too (vLLM's `[H, T]`). `N` and `T` may
+    be dynamic; `H` and `Dv` are static. `o`'s element type may differ
+    from the parts' (f32 partials into an f16 result). `o` and `lse` are
+    written, so their layouts must not alias, and they must be other
+    buffers than the parts.
+
+    ```mlir
+    attn.merge_states o_parts(%op : memref<2x?x32x128xf32>)
+                      lse_parts(%lp : memref<2x?x32xf32>)
+                   -> o(%o : memref<?x32x128xf16>) lse(%l : memref<?x32xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyMemRef:$o_parts,
+    AnyMemRef:$lse_parts,
+    AnyMemRef:$o,
+    Optional<AnyMemRef>:$lse);
+
+  let assemblyFormat = [{
+    `o_parts` `(` $o_parts `:` type($o_parts) `)`
+    `lse_parts` `(` $lse_parts `:` type($lse_parts) `)`
+    `->` `o` `(` $o `:` type($o) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    attr-dict
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// H: the heads (the second row dim), static.
+    int64_t getNumHeads();
+    /// Dv: the value head dim, static.
+    int64_t getValueHeadDim();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // L1: the tiled online-softmax algorithm
 //

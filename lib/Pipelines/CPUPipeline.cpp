@@ -12,9 +12,10 @@ LogicalResult mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                            const CPUPipelineOptions &options) {
   pm.addPass(createAttnCheckKernels());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  // Cache appends first: loops over memrefs, before the attention they
-  // may feed is tiled.
+  // Cache appends and merges first: loops over memrefs, before the
+  // attention they may feed (or be fed by) is tiled.
   fpm.addPass(createAttnLowerAppend());
+  fpm.addPass(createAttnLowerMergeStates());
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
   tile.blockKV = options.blockKV;

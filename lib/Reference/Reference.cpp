@@ -150,4 +150,34 @@ int64_t cacheAppend(const AppendProblem &p, const std::vector<double> &kNew,
   return written;
 }
 
+void mergeStates(int64_t parts, int64_t rows, int64_t valueHeadDim,
+                 const std::vector<double> &oParts,
+                 const std::vector<double> &lseParts, std::vector<double> &o,
+                 std::vector<double> &lse) {
+  const double negInf = -std::numeric_limits<double>::infinity();
+  o.assign(rows * valueHeadDim, 0.0);
+  lse.assign(rows, negInf);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = negInf;
+    for (int64_t n = 0; n < parts; ++n)
+      m = std::max(m, lseParts[n * rows + r]);
+    if (m == negInf)
+      continue; // every part empty: o = 0, lse = -inf
+    double sum = 0.0;
+    for (int64_t n = 0; n < parts; ++n) {
+      const double l = lseParts[n * rows + r];
+      if (l == negInf)
+        continue;
+      const double w = std::exp(l - m);
+      sum += w;
+      for (int64_t x = 0; x < valueHeadDim; ++x)
+        o[r * valueHeadDim + x] +=
+            w * oParts[(n * rows + r) * valueHeadDim + x];
+    }
+    for (int64_t x = 0; x < valueHeadDim; ++x)
+      o[r * valueHeadDim + x] /= sum;
+    lse[r] = m + std::log(sum);
+  }
+}
+
 } // namespace attn::reference

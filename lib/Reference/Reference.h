@@ -88,6 +88,15 @@ int64_t cacheAppend(const AppendProblem &p, const std::vector<double> &kNew,
                     const std::vector<double> &vNew,
                     std::vector<double> &kCache, std::vector<double> &vCache);
 
+/// attn.merge_states over dense row-major parts: oParts [N, rows, Dv] and
+/// lseParts [N, rows] (a row is one (token, head) pair) into o [rows, Dv]
+/// and lse [rows]. A part with LSE -inf contributes nothing (its O is not
+/// read); a row with no other part gets o = 0, lse = -inf.
+void mergeStates(int64_t parts, int64_t rows, int64_t valueHeadDim,
+                 const std::vector<double> &oParts,
+                 const std::vector<double> &lseParts, std::vector<double> &o,
+                 std::vector<double> &lse);
+
 } // namespace attn::reference
 
 #endif // ATTN_LIB_REFERENCE_REFERENCE_H

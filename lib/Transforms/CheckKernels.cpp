@@ -20,14 +20,22 @@ bool mlir::attn::isCIdentifier(StringRef name) {
                       [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-// The attn ops anywhere in `func`.
-static std::pair<int64_t, int64_t> countAttnOps(func::FuncOp func) {
-  int64_t attentions = 0, appends = 0;
+// The L0 attn ops anywhere in `func`, by kind.
+namespace {
+struct AttnOpCounts {
+  int64_t attentions = 0, appends = 0, merges = 0;
+  bool any() const { return attentions || appends || merges; }
+};
+} // namespace
+
+static AttnOpCounts countAttnOps(func::FuncOp func) {
+  AttnOpCounts counts;
   func.walk([&](Operation *op) {
-    attentions += isa<AttentionOp>(op);
-    appends += isa<CacheAppendOp>(op);
+    counts.attentions += isa<AttentionOp>(op);
+    counts.appends += isa<CacheAppendOp>(op);
+    counts.merges += isa<MergeStatesOp>(op);
   });
-  return {attentions, appends};
+  return counts;
 }
 
 LogicalResult mlir::attn::checkKernelFunction(func::FuncOp func) {
@@ -41,20 +49,20 @@ LogicalResult mlir::attn::checkKernelFunction(func::FuncOp func) {
                             << "' must return nothing (it returns "
                             << func.getNumResults()
                             << " values); the kernels write their outputs";
-  auto [attentions, appends] = countAttnOps(func);
-  if (attentions > 1 || appends > 1)
+  AttnOpCounts counts = countAttnOps(func);
+  if (counts.attentions > 1 || counts.appends > 1 || counts.merges > 1)
     return func.emitError() << "kernel function '" << func.getSymName()
-                            << "' holds " << attentions
-                            << " attn.attention and " << appends
-                            << " attn.cache_append; a kernel function holds "
+                            << "' holds " << counts.attentions
+                            << " attn.attention, " << counts.appends
+                            << " attn.cache_append and " << counts.merges
+                            << " attn.merge_states; a kernel function holds "
                                "at most one of each";
   return success();
 }
 
 LogicalResult mlir::attn::checkKernelFunctions(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>())
-    if (countAttnOps(func) != std::pair<int64_t, int64_t>(0, 0) &&
-        failed(checkKernelFunction(func)))
+    if (countAttnOps(func).any() && failed(checkKernelFunction(func)))
       return failure();
   return success();
 }

@@ -102,4 +102,20 @@ def AttnLowerAppend : Pass<"attn-lower-append", "func::FuncOp"> {
                            "scf::SCFDialect"];
 }
 
+def AttnLowerMergeStates : Pass<"attn-lower-merge-states", "func::FuncOp"> {
+  let summary = "lower attn.merge_states to loops of memref loads and stores";
+  let description = [{
+    Each `attn.merge_states` becomes an `scf.for` nest over (row, head):
+    the parts' largest LSE `M`, the weights `exp(L_n - M)` (0 for an empty
+    part, whose O is never used), their sum `S`, then for each value
+    element the weighted sum of the parts' O times `1 / S`, and `M +
+    log(S)` for the LSE; a row with no non-empty part gets `o = 0` and
+    `lse = -inf`. Arithmetic is f32 whatever the element types. The CPU
+    pipeline runs it first; the NVIDIA and MSL backends build their own
+    kernels from the op.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

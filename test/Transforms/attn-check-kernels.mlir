@@ -12,7 +12,7 @@
 // PTX: kernel function name 'my kernel-1.x' must be a C identifier
 // PTX: kernel function name 'k{{.*}}rnel_{{.*}}' must be a C identifier
 // PTX: kernel function 'returns' must return nothing (it returns 1 values)
-// PTX: kernel function 'two' holds 2 attn.attention and 0 attn.cache_append
+// PTX: kernel function 'two' holds 2 attn.attention, 0 attn.cache_append and 0 attn.merge_states
 
 // expected-error @+1 {{kernel function name 'my kernel-1.x' must be a C identifier ([A-Za-z_][A-Za-z0-9_]*): the kernels and their C functions are named after it}}
 func.func @"my kernel-1.x"(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
@@ -45,7 +45,7 @@ func.func @returns(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
 
 // -----
 
-// expected-error @+1 {{kernel function 'two' holds 2 attn.attention and 0 attn.cache_append; a kernel function holds at most one of each}}
+// expected-error @+1 {{kernel function 'two' holds 2 attn.attention, 0 attn.cache_append and 0 attn.merge_states; a kernel function holds at most one of each}}
 func.func @two(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>,
                %v: memref<?x2x?x64xf16>, %o: memref<?x8x?x64xf16>,
                %o2: memref<?x8x?x64xf16>) {

@@ -7,6 +7,7 @@
 //                     call, the error measure
 //   AttentionRun.cpp  attn.attention: run, compare with the reference
 //   AppendRun.cpp     attn.cache_append: run, check every cache element
+//   MergeRun.cpp      attn.merge_states: run, compare with the reference
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,6 +259,10 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
 /// (AppendRun.cpp).
 int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
               mlir::attn::CacheAppendOp op);
+/// attn.merge_states: runs it on fresh parts (some empty) and compares O
+/// and the LSE with the float64 reference merge (MergeRun.cpp).
+int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
+             mlir::attn::MergeStatesOp op);
 
 } // namespace attn_run
 

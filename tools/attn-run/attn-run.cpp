@@ -162,12 +162,14 @@ int main(int argc, char **argv) {
   func::FuncOp func;
   mlir::attn::AttentionOp op;
   mlir::attn::CacheAppendOp append;
+  mlir::attn::MergeStatesOp merge;
   module->walk([&](func::FuncOp f) {
     if (func || (!funcName.empty() && f.getSymName() != funcName))
       return;
     f.walk([&](mlir::attn::CacheAppendOp a) { append = append ? append : a; });
     f.walk([&](mlir::attn::AttentionOp a) { op = op ? op : a; });
-    if (op || append)
+    f.walk([&](mlir::attn::MergeStatesOp m) { merge = merge ? merge : m; });
+    if (op || append || merge)
       func = f;
   });
   // Names, results and op counts, as every path checks them: attn-run's
@@ -176,11 +178,18 @@ int main(int argc, char **argv) {
     return 1;
   if (append)
     return runAppend(context, *module, func, append);
+  if (merge && op)
+    return fail("@" + func.getSymName() +
+                ": attn-run runs an attn.merge_states alone, not with an "
+                "attn.attention in the same function");
+  if (merge)
+    return runMerge(context, *module, func, merge);
   if (!func)
     return fail(funcName.empty()
-                    ? "no func.func with an attn.attention or "
-                      "attn.cache_append"
+                    ? "no func.func with an attn.attention, "
+                      "attn.cache_append or attn.merge_states"
                     : "no func.func @" + funcName +
-                          " with an attn.attention or attn.cache_append");
+                          " with an attn.attention, attn.cache_append or "
+                          "attn.merge_states");
   return runAttention(context, *module, func, op);
 }

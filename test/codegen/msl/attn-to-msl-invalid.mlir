@@ -85,7 +85,7 @@ func.func @decode_block_q(%q: memref<?x4x1x32xf16>, %k: memref<?x4x?x32xf16>,
 
 // -----
 
-// expected-error @+1 {{kernel function 'two_ops' holds 2 attn.attention and 0 attn.cache_append; a kernel function holds at most one of each}}
+// expected-error @+1 {{kernel function 'two_ops' holds 2 attn.attention, 0 attn.cache_append and 0 attn.merge_states; a kernel function holds at most one of each}}
 func.func @two_ops(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>,
                    %v: memref<?x4x?x32xf16>, %o: memref<?x4x?x32xf16>) {
   attn.attention q(%q : memref<?x4x?x32xf16>) k(%k : memref<?x4x?x32xf16>)
