@@ -422,7 +422,7 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
   if (!role) {
     parser.emitError(loc) << "unknown launch role '" << roleName
                           << "'; expected prefill, decode_split, "
-                             "decode_combine, decode_unsplit, append or "
+                             "decode_combine, decode_unsplit, append, merge or "
                              "block_mask";
     return {};
   }

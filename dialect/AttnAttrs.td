@@ -88,8 +88,9 @@ def Attn_TierAttr : EnumAttr<Attn_Dialect, Attn_Tier, "tier"> {
       read from shared memory through matrix descriptors, P from registers,
       and the register score stage (sm_90a only);
     - `decode`: split-K SIMT kernels for few query rows per K/V head;
-    - `copy`: the vector-copy kernel of `attn.cache_append` (the tier of
-      its launch contract; no attention op is lowered by it).
+    - `copy`: the memory-bound vector kernels of `attn.cache_append` and
+      `attn.merge_states` (the tier of their launch contracts; no attention
+      op is lowered by it).
 
     ```mlir
     attn.attention ... {attn.tier = #attn.tier<mma>}
@@ -138,7 +139,8 @@ def Attn_LaunchRole : I32EnumAttr<"LaunchRole",
     I32EnumAttrCase<"DecodeCombine", 2, "decode_combine">,
     I32EnumAttrCase<"Append", 3, "append">,
     I32EnumAttrCase<"BlockMask", 4, "block_mask">,
-    I32EnumAttrCase<"DecodeUnsplit", 5, "decode_unsplit">]> {
+    I32EnumAttrCase<"DecodeUnsplit", 5, "decode_unsplit">,
+    I32EnumAttrCase<"Merge", 6, "merge">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -177,7 +179,9 @@ def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
     I32EnumAttrCase<"SlotMapping", 10, "slot_mapping">,
     I32EnumAttrCase<"CuSeqlensQ", 11, "cu_seqlens_q">,
     I32EnumAttrCase<"CuSeqlensK", 12, "cu_seqlens_k">,
-    I32EnumAttrCase<"Sinks", 13, "sinks">]> {
+    I32EnumAttrCase<"Sinks", 13, "sinks">,
+    I32EnumAttrCase<"OParts", 14, "o_parts">,
+    I32EnumAttrCase<"LseParts", 15, "lse_parts">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -208,12 +212,13 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       split and the code has a `decode_unsplit` launch: that kernel (the
       split kernel's tile, writing O and the LSE itself) then runs alone,
       in place of both; `append` is the one launch of an
-      `attn.cache_append` kernel; `block_mask` classifies the (Q block,
+      `attn.cache_append` kernel, `merge` the one launch of an
+      `attn.merge_states` kernel; `block_mask` classifies the (Q block,
       K/V block) pairs of a `mask_mod` into the workspace, which the
       prefill launch then reads (it runs first, or alone, when the caller
       computes the block mask once for several calls).
     - `tier`: the tier that built the kernel (`wmma`, `mma`, `wgmma`,
-      `decode`, or `copy` for an append; informational: headers and logs
+      `decode`, or `copy` for an append or a merge; informational: headers and logs
       name it).
     - `threads` per block (x; y = z = 1) and `shared`: the dynamic shared
       memory in bytes.
@@ -222,7 +227,7 @@ def Attn_LaunchAttr : Attn_Attr<"Launch", "launch"> {
       `kv_heads`, `q_len`, `kv_len` (paged: the longest sequence the block
       table can name), `group_rows` = q_len * q_heads / kv_heads,
       `rows` = batch * q_heads * q_len (O's rows: total_q * q_heads for a
-      packed Q), `splits`, the count of K/V splits the runtime picks for
+      packed Q; T * H for a merge), `splits`, the count of K/V splits the runtime picks for
       the GPU (1 for code that has none), `new_len`, the new tokens per
       sequence of an append (S_new), and `packed_q_tiles`, the Q tiles of
       a packed batch: `ceildiv(packed_q_tiles, N)` is

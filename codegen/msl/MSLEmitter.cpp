@@ -2663,6 +2663,14 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
     func.walk([&](AttentionOp op) { specs.push_back({func, op}); });
     func.walk([&](CacheAppendOp op) { appendSpecs.push_back({func, op}); });
   }
+  // Not built for Metal yet: refused by name rather than skipped.
+  WalkResult merges = module.walk([](MergeStatesOp op) {
+    op.emitOpError("has no Metal kernel yet (the CPU and NVIDIA backends "
+                   "build it)");
+    return WalkResult::interrupt();
+  });
+  if (merges.wasInterrupted())
+    return failure();
   if (specs.empty() && appendSpecs.empty())
     return emitError(module.getLoc(),
                      "--attn-to-msl found no attn.attention or "

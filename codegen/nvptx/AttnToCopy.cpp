@@ -1,4 +1,6 @@
-//===- AttnToCopy.cpp - attn-to-copy: attn.cache_append's kernel ----------===//
+//===- AttnToCopy.cpp - attn-to-copy: the memory-bound kernels -----------===//
+//
+// attn.cache_append's kernel here; attn.merge_states's in MergeStates.cpp.
 //
 // A memory-bound copy: new K/V rows [B, Hkv, S_new, D] to their cache rows.
 //
@@ -19,6 +21,7 @@
 
 #include "codegen/nvptx/KernelCommon.h"
 #include "codegen/nvptx/LaunchContract.h"
+#include "codegen/nvptx/MergeStates.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/MathExtras.h"
@@ -360,7 +363,11 @@ struct AttnToCopyPass : mlir::attn::impl::AttnToCopyBase<AttnToCopyPass> {
     module.walk([&](CacheAppendOp op) {
       appends.push_back({op->getParentOfType<func::FuncOp>(), op});
     });
-    if (appends.empty())
+    SmallVector<std::pair<func::FuncOp, MergeStatesOp>> merges;
+    module.walk([&](MergeStatesOp op) {
+      merges.push_back({op->getParentOfType<func::FuncOp>(), op});
+    });
+    if (appends.empty() && merges.empty())
       return;
     gpu::GPUModuleOp kernels = getKernelModule(module);
     for (auto [func, op] : appends) {
@@ -371,6 +378,14 @@ struct AttnToCopyPass : mlir::attn::impl::AttnToCopyBase<AttnToCopyPass> {
       if (failed(kernel.plan()) ||
           failed(kernel.build(kernels,
                               (func.getSymName() + "_append").str())))
+        return signalPassFailure();
+    }
+    for (auto [func, op] : merges) {
+      if (!func)
+        return op.emitOpError("must be inside a func.func"),
+               signalPassFailure();
+      if (failed(buildMergeStatesKernel(kernels, op,
+                                        (func.getSymName() + "_merge").str())))
         return signalPassFailure();
     }
   }

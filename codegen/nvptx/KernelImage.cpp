@@ -24,6 +24,8 @@ std::string KernelLaunch::tierName() const {
     return "decode-unsplit";
   case LaunchRole::Append:
     return "append";
+  case LaunchRole::Merge:
+    return "merge";
   case LaunchRole::BlockMask:
     return "block-mask";
   }

@@ -218,6 +218,21 @@ LaunchAttr mlir::attn::appendLaunch(CacheAppendOp op, int64_t threads,
                          /*maxKvLen=*/0);
 }
 
+LaunchAttr mlir::attn::mergeLaunch(MergeStatesOp op, int64_t threads,
+                                   int64_t rowsPerBlock) {
+  SmallVector<LaunchParam> params{LaunchParam::memref(LaunchOperand::OParts),
+                                  LaunchParam::memref(LaunchOperand::LseParts),
+                                  LaunchParam::memref(LaunchOperand::O)};
+  if (op.getLse())
+    params.push_back(LaunchParam::memref(LaunchOperand::Lse));
+  LaunchTerm grid[] = {LaunchTerm::of(0, LaunchSize::Rows, rowsPerBlock),
+                       LaunchTerm::constant(1, 1), LaunchTerm::constant(2, 1)};
+  return LaunchAttr::get(op.getContext(), LaunchRole::Merge, Tier::Copy,
+                         threads, /*shared=*/0, grid, params, {}, Type(),
+                         /*blockQ=*/0, /*group=*/0, /*programmatic=*/false,
+                         /*maxKvLen=*/0);
+}
+
 void mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,
                                    LaunchAttr contract) {
   launch->setAttr(kLaunchAttrName, contract);

@@ -89,6 +89,11 @@ LaunchAttr decodeCombineLaunch(const L1Nest &nest, int64_t threads,
 LaunchAttr appendLaunch(CacheAppendOp op, int64_t threads,
                         int64_t tokensPerBlock);
 
+/// attn.merge_states's kernel: one block per `rowsPerBlock` of its T * H
+/// rows (the contract's `rows`); params o_parts, lse_parts, o, [lse].
+LaunchAttr mergeLaunch(MergeStatesOp op, int64_t threads,
+                       int64_t rowsPerBlock);
+
 /// Attaches `contract` to `launch` as kLaunchAttrName. The dialect verifies
 /// it against the launch (params against the kernel operands, threads and
 /// shared memory against the launch's constants).

@@ -246,7 +246,8 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
 }
 
 def AttnToCopy : Pass<"attn-to-copy", "ModuleOp"> {
-  let summary = "lower attn.cache_append to a vector-copy kernel (copy tier)";
+  let summary = "lower attn.cache_append and attn.merge_states to vector "
+                "kernels (copy tier)";
   let description = [{
     Each `attn.cache_append` becomes a kernel `@<function>_append` in
     `gpu.module @attn_kernels` and its `gpu.launch_func`, with a
@@ -259,10 +260,22 @@ def AttnToCopy : Pass<"attn-to-copy", "ModuleOp"> {
     numbered outside the cache, are skipped as the op says. The kernel
     arguments are k_new, v_new, [block_table], kv_lens, [new_lens],
     k_cache, v_cache, each an MLIR memref descriptor.
+
+    Each `attn.merge_states` becomes a kernel `@<function>_merge` with a
+    `#attn.launch<merge, tier = copy, ...>` contract: one block per group
+    of (t, h) rows, one thread per 16-byte piece of a row's Dv values
+    (f32 arithmetic; 16 bytes of the wider of the parts' and O's element
+    types). A thread takes the row's largest LSE M, then sums the parts'
+    pieces weighted by 2^((L_n - M) log2 e) (0 for an empty part, whose O
+    it never uses) and divides by the weights' sum; an empty row is O = 0,
+    LSE = -inf. A static part count of at most 8 is unrolled with every
+    load issued first. The kernel arguments are o_parts, lse_parts, o,
+    [lse].
   }];
   let dependentDialects = ["gpu::GPUDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
-                           "arith::ArithDialect"];
+                           "arith::ArithDialect", "math::MathDialect",
+                           "LLVM::LLVMDialect"];
 }
 
 def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",

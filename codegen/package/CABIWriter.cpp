@@ -398,9 +398,9 @@ std::string package::headerText(const Library &library) {
  * Arguments of _run:
  *  - device pointers, one per operand, in the spec function's order, each
  *    followed by its strides in elements (NULL: row-major). Q, K, V and O
- *    (an append's k_new, v_new, k_cache and v_cache) must be 16-byte
- *    aligned, as must their strides in bytes (all but the last, which is
- *    1); the layout's static strides must match.
+ *    (an append's k_new, v_new, k_cache and v_cache; a merge's o_parts
+ *    and o) must be 16-byte aligned, as must their strides in bytes (all
+ *    but the last, which is 1); the layout's static strides must match.
  *  - a spec whose score_mod / mask_mod regions read memrefs (captures)
  *    takes them in the same way, named capture0, capture1, ... (device
  *    pointers aligned to their element size); their dynamic dims are sizes
@@ -416,6 +416,11 @@ std::string package::headerText(const Library &library) {
  * else new_len; tokens past the capacity or the block table, and blocks
  * outside the cache, are skipped. It does not update kv_lens: the caller
  * adds the new counts before an attention reads the new tokens.
+ * A merge kernel (attn.merge_states) merges num_parts partial attention
+ * states over disjoint key sets: for each (token, head) row,
+ * o = sum_n w_n o_parts[n] / sum_n w_n with w_n = exp(lse_parts[n] - max),
+ * lse = max + log(sum_n w_n); a part with LSE -inf is skipped (its O is
+ * never read) and a row with no other part gets o = 0, lse = -inf.
  * The kernel runs on the GPU of the CUDA context current on the calling
  * thread (the CUDA runtime's current device; device 0 if none is current);
  * its code is loaded on first use per device, thread-safely. A call

@@ -13,13 +13,15 @@ using namespace mlir::attn::package;
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
     "q",     "k",     "v",        "block_table",  "kv_lens",
     "o",     "lse",   "k_new",    "v_new",        "new_lens",
-    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k", "sinks"};
+    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k", "sinks",
+    "o_parts", "lse_parts"};
 
 const char *const package::kSizeNames[NumSizes] = {
     "batch",      "q_heads",    "kv_heads",   "q_len",
     "kv_len",     "head_dim",   "v_head_dim", "num_blocks",
     "block_size", "max_blocks", "new_len",    "capacity",
-    "num_tokens", "total_q",    "total_k",    "max_q_len"};
+    "num_tokens", "total_q",    "total_k",    "max_q_len",
+    "num_parts"};
 
 int64_t package::sizeOffset(int operand) {
   return operand == ATTNRT_CU_SEQLENS_Q || operand == ATTNRT_CU_SEQLENS_K;
@@ -40,7 +42,20 @@ bool package::isOutput(const Kernel &kernel, int operand) {
 }
 
 std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
-                                  bool slotted, bool packedQ, bool packedKV) {
+                                  bool slotted, bool packedQ, bool packedKV,
+                                  bool merge) {
+  if (merge) {
+    switch (operand) {
+    case ATTNRT_O_PARTS:
+      return {NumParts, NumTokens, QHeads, VHeadDim};
+    case ATTNRT_LSE_PARTS:
+      return {NumParts, NumTokens, QHeads};
+    case ATTNRT_O:
+      return {NumTokens, QHeads, VHeadDim};
+    default: // ATTNRT_LSE
+      return {NumTokens, QHeads};
+    }
+  }
   switch (operand) {
   case ATTNRT_CU_SEQLENS_Q:
   case ATTNRT_CU_SEQLENS_K:
@@ -174,11 +189,14 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     return failure();
   auto ops = llvm::to_vector(func.getOps<AttentionOp>());
   auto appends = llvm::to_vector(func.getOps<CacheAppendOp>());
-  if (ops.size() + appends.size() != 1)
+  auto merges = llvm::to_vector(func.getOps<MergeStatesOp>());
+  if (ops.size() + appends.size() + merges.size() != 1)
     return func.emitError("attn-compile: a kernel function holds exactly one "
-                          "attn.attention or attn.cache_append, this one has ")
-           << ops.size() << " attn.attention and " << appends.size()
-           << " attn.cache_append";
+                          "attn.attention, attn.cache_append or "
+                          "attn.merge_states, this one has ")
+           << ops.size() << " attn.attention, " << appends.size()
+           << " attn.cache_append and " << merges.size()
+           << " attn.merge_states";
   kernel.numArguments = func.getNumArguments();
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
@@ -195,6 +213,12 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     values[ATTNRT_SINKS] = kernel.op.getSinks();
     if (kernel.op.isPackedQ())
       kernel.staticMaxQLen = kernel.op.getMaxQLen().value_or(0);
+  } else if (!merges.empty()) {
+    MergeStatesOp merge = kernel.merge = merges.front();
+    values[ATTNRT_O_PARTS] = merge.getOParts();
+    values[ATTNRT_LSE_PARTS] = merge.getLseParts();
+    values[ATTNRT_O] = merge.getO();
+    values[ATTNRT_LSE] = merge.getLse();
   } else {
     CacheAppendOp append = kernel.append = appends.front();
     values[ATTNRT_K] = append.getKCache();
@@ -227,7 +251,8 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     operand.roles = rolesOf(i, paged, isAppend,
                             values[ATTNRT_SLOT_MAPPING] != nullptr,
                             values[ATTNRT_CU_SEQLENS_Q] != nullptr,
-                            values[ATTNRT_CU_SEQLENS_K] != nullptr);
+                            values[ATTNRT_CU_SEQLENS_K] != nullptr,
+                            kernel.isMerge());
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)

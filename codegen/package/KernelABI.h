@@ -47,6 +47,7 @@ enum Size {
   QTokens,  // total_q: a packed Q's (and O's, LSE's) rows
   KVTokens, // total_k: packed K/V's rows
   MaxQLen,  // a packed Q's max_q_len hint (no operand's dimension)
+  NumParts, // a merge's partial states (N)
   NumSizes
 };
 /// The sizes before the packed forms': the C of a kernel that takes none
@@ -56,13 +57,15 @@ inline constexpr int kPaddedSizes = NumTokens + 1;
 extern const char *const kSizeNames[NumSizes];
 
 /// Which size each dimension of libattnrt's `operand` is, in an attention
-/// kernel or (`append`) a cache-append kernel.
+/// kernel, (`append`) a cache-append kernel or (`merge`) a merge kernel:
+/// parts [num_parts, num_tokens, q_heads, v_head_dim], O [num_tokens,
+/// q_heads, v_head_dim].
 /// `slotted`: the slot-mapping form (packed tokens, caches named by slots).
 /// `packedQ` / `packedKV`: Q, O, LSE by cu_seqlens_q / K, V by
 /// cu_seqlens_k ([total, H, D]); the offsets are [batch + 1] (sizeOffset).
 std::vector<Size> rolesOf(int operand, bool paged, bool append = false,
                           bool slotted = false, bool packedQ = false,
-                          bool packedKV = false);
+                          bool packedKV = false, bool merge = false);
 
 /// What `operand`'s dimensions add to their size role: 1 for the offsets
 /// cu_seqlens_q/k ([batch + 1]), else 0.
@@ -109,8 +112,9 @@ struct DeviceCode {
 
 struct Kernel {
   func::FuncOp func;
-  AttentionOp op;        // null for a cache-append kernel
-  CacheAppendOp append;  // null for an attention kernel
+  AttentionOp op;        // null for a cache-append or merge kernel
+  CacheAppendOp append;  // null for an attention or merge kernel
+  MergeStatesOp merge;   // null for an attention or cache-append kernel
   std::string name;
   Operand operands[ATTNRT_NUM_OPERANDS];
   int64_t staticSize[NumSizes];
@@ -137,6 +141,7 @@ struct Kernel {
     return operands[ATTNRT_CU_SEQLENS_K].type != nullptr;
   }
   bool isAppend() const { return static_cast<bool>(append); }
+  bool isMerge() const { return static_cast<bool>(merge); }
   /// Whether some target's code classifies a mask_mod's tiles first.
   bool hasBlockMask() const {
     for (const DeviceCode &c : code)
@@ -149,7 +154,11 @@ struct Kernel {
   Operation *specOp() const {
     AttentionOp attention = op;
     CacheAppendOp cacheAppend = append;
-    return attention ? attention.getOperation() : cacheAppend.getOperation();
+    MergeStatesOp mergeStates = merge;
+    if (attention)
+      return attention.getOperation();
+    return cacheAppend ? cacheAppend.getOperation()
+                       : mergeStates.getOperation();
   }
 };
 

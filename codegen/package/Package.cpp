@@ -41,7 +41,7 @@ std::string alternativeName(const Kernel &kernel,
 SmallVector<AlternativeSchedule>
 addAlternatives(ModuleOp module, const Kernel &kernel, StringRef chip, int sm) {
   if (!kernel.op)
-    return {}; // a cache append has one kernel
+    return {}; // a cache append or a merge has one kernel
   SmallVector<AlternativeSchedule> schedules =
       smallGridSchedules(kernel.op, sm, defaultPrefillTier(chip));
   if (schedules.empty())
@@ -208,6 +208,17 @@ std::string package::describeChoices(const Kernel &kernel,
         tokens = term.value;
     os << "copy " << tokens << " tokens x " << launch.contract.getThreads()
        << " threads per block (attn.cache_append)";
+    return text;
+  }
+  if (kernel.isMerge()) {
+    // The merge's one launch: its rows per block and threads.
+    const KernelLaunch &launch = code.launches.front();
+    int64_t rows = 0;
+    for (const LaunchTerm &term : launch.contract.getGrid())
+      if (term.size == LaunchSize::Rows)
+        rows = term.value;
+    os << "copy " << rows << " rows x " << launch.contract.getThreads()
+       << " threads per block (attn.merge_states)";
     return text;
   }
   if (code.choices.empty())

@@ -86,7 +86,12 @@ const char *attnrt_attention_status_string(int status);
 
    Attention sinks (SINKS, [Hq] f16, bf16 or f32, appended after the
    offsets): one logit per query head in the denominator, with no value;
-   the LSE counts it. Only the launches that normalize O read it. */
+   the LSE counts it. Only the launches that normalize O read it.
+
+   A merge kernel (attn.merge_states) reads O_PARTS [N, T, H, Dv] and
+   LSE_PARTS [N, T, H] (f32), the partial states of N disjoint key sets,
+   and writes O [T, H, Dv] and, optionally, LSE [T, H]; it has no Q, K or
+   V. */
 enum {
   ATTNRT_Q,
   ATTNRT_K,
@@ -102,6 +107,8 @@ enum {
   ATTNRT_CU_SEQLENS_Q,
   ATTNRT_CU_SEQLENS_K,
   ATTNRT_SINKS,
+  ATTNRT_O_PARTS,
+  ATTNRT_LSE_PARTS,
   ATTNRT_NUM_OPERANDS
 };
 
@@ -139,6 +146,7 @@ typedef enum attnrt_launch_role {
                                      before the prefill launch that reads it */
   ATTNRT_ROLE_DECODE_UNSPLIT = 6, /* the split kernel's tile writing O
                                      itself: a call of one split */
+  ATTNRT_ROLE_MERGE = 7,          /* the one launch of a merge kernel */
 } attnrt_launch_role;
 
 /* The problem sizes grids and workspaces are functions of. */
@@ -153,7 +161,7 @@ typedef enum attnrt_size {
                              packed K/V: total_k */
   ATTNRT_SIZE_GROUP_ROWS, /* q_len * q_heads / kv_heads */
   ATTNRT_SIZE_ROWS,       /* batch * q_heads * q_len (O's rows: packed,
-                             total_q * q_heads) */
+                             total_q * q_heads; a merge's T * H) */
   ATTNRT_SIZE_SPLITS,     /* K/V splits, chosen per GPU (attnrt.h) */
   ATTNRT_SIZE_NEW_LEN,    /* an append's new tokens per sequence (S_new),
                              or its packed tokens (T) */
@@ -182,7 +190,7 @@ typedef enum attnrt_param_kind {
 
 typedef struct attnrt_launch_param {
   int kind;    /* attnrt_param_kind */
-  int operand; /* ATTNRT_Q ... ATTNRT_SINKS; a capture's index;
+  int operand; /* ATTNRT_Q ... ATTNRT_LSE_PARTS; a capture's index;
                   unused for the workspace */
 } attnrt_launch_param;
 
@@ -306,11 +314,12 @@ enum {
    of its own layout, or the link fails; never to a runtime that would
    misread its tables. Raise it with every change to attnrt_launch_facts,
    attnrt_device_code, attnrt_attention_kernel, attnrt_attention_call or
-   the launch roles (3: decode_unsplit; 4: the sinks operand). */
-#define ATTNRT_ATTENTION_ABI 4
-#define attnrt_attention_can_implement attnrt_attention_can_implement_abi4
-#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi4
-#define attnrt_attention_run attnrt_attention_run_abi4
+   the launch roles (3: decode_unsplit; 4: the sinks operand; 5: the
+   merge's operands and role). */
+#define ATTNRT_ATTENTION_ABI 5
+#define attnrt_attention_can_implement attnrt_attention_can_implement_abi5
+#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi5
+#define attnrt_attention_run attnrt_attention_run_abi5
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never

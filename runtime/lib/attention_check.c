@@ -30,7 +30,9 @@ const char *const attnrt_internal_operand_names[ATTNRT_NUM_OPERANDS] = {
     "slot_mapping",
     "cu_seqlens_q",
     "cu_seqlens_k",
-    "sinks"};
+    "sinks",
+    "o_parts",
+    "lse_parts"};
 
 const char *attnrt_attention_status_string(int status) {
 #define DESCRIBE(name, value, text)                                            \
@@ -45,8 +47,8 @@ const char *attnrt_attention_status_string(int status) {
 // Pointers, strides, alignment
 //===----------------------------------------------------------------------===//
 
-// Q, K, V and O rows (and an append's new rows) are copied with 16-byte
-// loads and stores.
+// Q, K, V and O rows (and an append's new rows, a merge's parts) are
+// copied with 16-byte loads and stores.
 static size_t alignment_of(int operand, const attnrt_operand_type *type) {
   switch (operand) {
   case ATTNRT_Q:
@@ -55,6 +57,7 @@ static size_t alignment_of(int operand, const attnrt_operand_type *type) {
   case ATTNRT_O:
   case ATTNRT_K_NEW:
   case ATTNRT_V_NEW:
+  case ATTNRT_O_PARTS:
     return 16;
   default:
     return (size_t)type->element_bytes;

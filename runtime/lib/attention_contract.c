@@ -60,7 +60,11 @@ struct problem attnrt_internal_problem_of(const attnrt_attention_kernel *kernel,
                           : packed_kv(kernel) ? k[0]
                                               : k[2];
   s[ATTNRT_SIZE_GROUP_ROWS] = q_len * p.group;
-  s[ATTNRT_SIZE_ROWS] = packed_q(kernel) ? q[0] * q[1] : q[0] * q[1] * q[2];
+  // A merge's rows are its T * H (parts [N, T, H, Dv]).
+  const long long *parts = call->sizes[ATTNRT_O_PARTS];
+  s[ATTNRT_SIZE_ROWS] = is_merge(kernel)   ? parts[1] * parts[2]
+                        : packed_q(kernel) ? q[0] * q[1]
+                                           : q[0] * q[1] * q[2];
   s[ATTNRT_SIZE_SPLITS] = 1;
   // [B, Hkv, S_new, D], or packed [T, Hkv, D].
   s[ATTNRT_SIZE_NEW_LEN] =
@@ -141,8 +145,7 @@ static int check_terms(const attnrt_attention_kernel *kernel,
 
 int attnrt_internal_check_launch(const attnrt_attention_kernel *kernel,
                                  const attnrt_launch_facts *launch) {
-  if (launch->role < ATTNRT_ROLE_PREFILL ||
-      launch->role > ATTNRT_ROLE_DECODE_UNSPLIT)
+  if (launch->role < ATTNRT_ROLE_PREFILL || launch->role > ATTNRT_ROLE_MERGE)
     return REJECT(ATTN_ERROR_RUNTIME, kernel, "kernel %s: unknown role %d",
                   launch->kernel, launch->role);
   // Only the decode combine follows a launch of the same call it may
@@ -606,7 +609,8 @@ int attnrt_attention_can_implement(const attnrt_attention_kernel *kernel,
   if ((checked = check_packed_sizes(kernel, call)) != ATTN_SUCCESS)
     return checked;
   struct problem p = attnrt_internal_problem_of(kernel, call);
-  if (p.size[ATTNRT_SIZE_Q_HEADS] % p.size[ATTNRT_SIZE_KV_HEADS] != 0)
+  if (!is_merge(kernel) &&
+      p.size[ATTNRT_SIZE_Q_HEADS] % p.size[ATTNRT_SIZE_KV_HEADS] != 0)
     return REJECT(ATTN_ERROR_UNSUPPORTED_SIZE, kernel,
                   "%lld query heads are not a multiple of %lld K/V heads",
                   p.size[ATTNRT_SIZE_Q_HEADS], p.size[ATTNRT_SIZE_KV_HEADS]);

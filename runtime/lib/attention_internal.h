@@ -40,6 +40,11 @@ static inline int is_append(const attnrt_attention_kernel *kernel) {
   return present(kernel, ATTNRT_K_NEW);
 }
 
+// A merge kernel: it reads O_PARTS and LSE_PARTS and writes O (and LSE).
+static inline int is_merge(const attnrt_attention_kernel *kernel) {
+  return present(kernel, ATTNRT_O_PARTS);
+}
+
 // The operand's name in messages: an append's K and V are its caches.
 static inline const char *operand_name(const attnrt_attention_kernel *kernel,
                                        int operand) {

@@ -2,7 +2,7 @@
 // and the rule; attn.launch on an op must be one and fit the launch.
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{unknown launch role 'split'; expected prefill, decode_split, decode_combine, decode_unsplit, append or block_mask}}
+// expected-error @+1 {{unknown launch role 'split'; expected prefill, decode_split, decode_combine, decode_unsplit, append, merge or block_mask}}
 func.func @f() attributes {l = #attn.launch<split, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q]>} { return }
 
 // -----

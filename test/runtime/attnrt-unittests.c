@@ -1180,9 +1180,9 @@ static void run_launch_contracts(void) {
   launch.role = ATTNRT_ROLE_BLOCK_MASK;
   expect_contract("a block_mask launch", &launch, 100, ATTN_SUCCESS, "");
   launch = good;
-  launch.role = 7;
+  launch.role = 8;
   expect_contract("an unknown role", &launch, 100, ATTN_ERROR_RUNTIME,
-                  "kernel k: unknown role 7");
+                  "kernel k: unknown role 8");
 }
 
 // Device addresses of calls whose kernels the fake driver never runs (it
