@@ -3,9 +3,12 @@ its tensors and options, and the outputs it allocates. Apart from
 attn.torch's custom ops, so that they also run on a PyTorch without
 torch.library.custom_op (older than 2.4): tools that fill a kernel cache
 for a GPU machine compute the very facts the GPU tests will ask for."""
+import math
+
 import torch
 
-from .spec import (AppendFacts, facts_from_shapes, varlen_facts_from_shapes)
+from .spec import (AppendFacts, MergeFacts, facts_from_shapes,
+                   varlen_facts_from_shapes)
 
 _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
                 torch.float32: "f32"}
@@ -172,3 +175,75 @@ def append_facts_for(k_new, v_new, k_cache, v_cache, block_table=None):
         block_size=int(k_cache.shape[2]) if block_table is not None else None,
         strided=not all(t.is_contiguous()
                         for t in (k_new, v_new, k_cache, v_cache)))
+
+
+def _row_views(o_parts, lse_parts, rows_shape, dv):
+    """o_parts [N, *rows_shape, Dv] and lse_parts [N, *rows_shape] as
+    [N, T, H, Dv] and [N, T, H] without a copy: (T, H) = (rows, 1) where
+    the row dims collapse into one stride in both, else
+    (prod(rows_shape[:-1]), rows_shape[-1]); None if neither view exists."""
+    n = o_parts.shape[0]
+    rows = math.prod(rows_shape)
+    last = rows_shape[-1] if rows_shape else 1
+    for t_dim, h_dim in ((rows, 1), (rows // max(last, 1), last)):
+        try:
+            return (o_parts.view(n, t_dim, h_dim, dv),
+                    lse_parts.view(n, t_dim, h_dim))
+        except RuntimeError:
+            continue
+    return None
+
+
+# Part counts up to this get a kernel with N fixed (attn-to-copy unrolls
+# up to 8 parts).
+STATIC_MERGE_PARTS = 8
+
+
+def merge_views(o_parts, lse_parts, out_dtype=None, return_lse=True):
+    """The MergeFacts of stacked partial states o_parts [N, ..., Dv] and
+    lse_parts [N, ...] (float32), and their [N, T, H, Dv] / [N, T, H]
+    views: H = 1 where the row dims collapse (one kernel a dtype and Dv),
+    else the last row dim. Copies (reshape) only where no view exists."""
+    fn = "merge_states"
+    if o_parts.dim() < 3:
+        raise ValueError(f"{fn}: o_parts must be [N, ..., Dv] with at least "
+                         f"one row dim, got shape {tuple(o_parts.shape)}")
+    if tuple(lse_parts.shape) != tuple(o_parts.shape[:-1]):
+        raise ValueError(f"{fn}: lse_parts must be o_parts' shape without "
+                         f"Dv, {tuple(o_parts.shape[:-1])}; got "
+                         f"{tuple(lse_parts.shape)}")
+    if o_parts.dtype not in _DTYPE_NAMES:
+        raise TypeError(f"{fn}: o_parts is {o_parts.dtype}; attn takes "
+                        "float16, bfloat16 or float32")
+    if lse_parts.dtype != torch.float32:
+        raise TypeError(f"{fn}: lse_parts must be float32, got "
+                        f"{lse_parts.dtype}")
+    out_dtype = out_dtype or o_parts.dtype
+    if out_dtype not in _DTYPE_NAMES:
+        raise TypeError(f"{fn}: out_dtype {out_dtype} is not float16, "
+                        "bfloat16 or float32")
+    if o_parts.device != lse_parts.device:
+        raise ValueError(f"{fn}: o_parts is on {o_parts.device}, lse_parts "
+                         f"on {lse_parts.device}")
+    rows_shape = list(o_parts.shape[1:-1])
+    dv = int(o_parts.shape[-1])
+    views = _row_views(o_parts, lse_parts, rows_shape, dv)
+    if views is None:
+        # Rows no view can index: copies in the last view's shape.
+        h = rows_shape[-1]
+        views = (o_parts.reshape(o_parts.shape[0], -1, h, dv),
+                 lse_parts.reshape(lse_parts.shape[0], -1, h))
+    o4, l3 = views
+    if o4.stride(-1) != 1:
+        o4 = o4.contiguous()
+    # A few parts (vLLM's two, a ring's N GPUs) get a kernel of their own
+    # that loads them all at once; more loop.
+    n = int(o_parts.shape[0])
+    facts = MergeFacts(dtype=_DTYPE_NAMES[o_parts.dtype],
+                       heads=int(o4.shape[2]), dv=dv,
+                       out_dtype=(None if out_dtype == o_parts.dtype
+                                  else _DTYPE_NAMES[out_dtype]),
+                       lse=bool(return_lse),
+                       parts=n if n <= STATIC_MERGE_PARTS else None)
+    return facts, o4, l3, rows_shape, out_dtype
+

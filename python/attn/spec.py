@@ -413,3 +413,70 @@ class AppendFacts:
                 f"func.func @{name}(\n    {args}) {{\n"
                 f"  attn.cache_append {ins}\n      -> {outs}\n"
                 f"  return\n}}\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class MergeFacts:
+    """What a merge kernel (attn.merge_states) is built for: N partial
+    states o_parts [N, T, H, Dv] (`dtype`) and lse_parts [N, T, H] (f32)
+    merged into o [T, H, Dv] (`out_dtype`) and, with `lse`, lse [T, H].
+    N and T are dynamic and every stride but the last is a run-time one,
+    so one kernel takes any layout whose rows it can index. `parts` fixes
+    N in the kernel, which then loads every part's state at once (a
+    dynamic N loops over them)."""
+    dtype: str
+    heads: int
+    dv: int
+    out_dtype: Optional[str] = None
+    lse: bool = True
+    parts: Optional[int] = None  # a static N (None: given per call)
+
+    def __post_init__(self):
+        for name in ("dtype", "out_dtype"):
+            value = getattr(self, name)
+            if value is not None and value not in DTYPES:
+                raise ValueError(f"merge_states: {name} {value!r} is not one "
+                                 f"of {DTYPES}")
+        for name in ("heads", "dv", "parts"):
+            value = getattr(self, name)
+            if (value is not None or name != "parts") and (
+                    not isinstance(value, int) or value < 1):
+                raise ValueError(f"merge_states: {name} must be a positive "
+                                 f"int, got {value!r}")
+
+    KERNEL = "merge_states"
+
+    def library_name(self):
+        digest = hashlib.sha256(self.spec_text().encode()).hexdigest()[:12]
+        return f"merge_states_{digest}"
+
+    def compile(self, **kwargs):
+        """attn.compile of this spec; the kernel is KERNEL."""
+        from .compiler import compile
+        return compile(self.spec_text(self.KERNEL),
+                       name=self.library_name(), **kwargs)
+
+    def spec_text(self, name="merge_states"):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"merge_states: kernel name {name!r} is not a "
+                             "C identifier")
+        out = self.out_dtype or self.dtype
+        h, dv = self.heads, self.dv
+        n = self.parts or "?"
+        operands = [
+            ("o_parts",
+             f"memref<{n}x?x{h}x{dv}x{self.dtype}, strided<[?, ?, ?, 1]>>"),
+            ("lse_parts", f"memref<{n}x?x{h}xf32, strided<[?, ?, ?]>>"),
+            ("o", f"memref<?x{h}x{dv}x{out}, strided<[?, ?, 1]>>")]
+        if self.lse:
+            operands.append(("lse", f"memref<?x{h}xf32, strided<[?, ?]>>"))
+        types = dict(operands)
+        args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
+        ins = " ".join(f"{n}(%{n} : {types[n]})"
+                       for n in ("o_parts", "lse_parts"))
+        outs = " ".join(f"{n}(%{n} : {types[n]})" for n, _ in operands[2:])
+        return (f"// Written by attn.spec from {self!r}\n"
+                f"func.func @{name}(\n    {args}) {{\n"
+                f"  attn.merge_states {ins}\n      -> {outs}\n"
+                f"  return\n}}\n")
+

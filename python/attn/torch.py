@@ -38,7 +38,8 @@ import torch
 from . import compiler
 from .library import AttnError  # noqa: F401  (re-exported)
 from ._torch_facts import (_outputs, _varlen_outputs, alibi_slopes_for,
-                           append_facts_for, facts_for, varlen_facts_for)
+                           append_facts_for, facts_for, merge_views,
+                           varlen_facts_for)
 from .spec import AttentionFacts, mask_options  # noqa: F401
 
 _TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16,
@@ -344,6 +345,64 @@ def cache_append(k_new, v_new, k_cache, v_cache, kv_lens, block_table=None):
                         f"tensor [B], got {kv_lens.dtype} "
                         f"{tuple(kv_lens.shape)}")
     _cache_append(k_new, v_new, kv_lens, block_table, k_cache, v_cache)
+
+
+# -- merging partial states ---------------------------------------------------
+@torch.library.custom_op("attn::merge_states", mutates_args=(),
+                         device_types="cuda")
+def _merge_states(o_parts: torch.Tensor, lse_parts: torch.Tensor,
+                  out_dtype: torch.dtype,
+                  return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    facts, o4, l3, rows_shape, out_dtype = merge_views(
+        o_parts, lse_parts, out_dtype, return_lse)
+    dv = o4.shape[-1]
+    o = torch.empty(rows_shape + [dv], dtype=out_dtype,
+                    device=o_parts.device)
+    lse = torch.empty(rows_shape if return_lse else [0],
+                      dtype=torch.float32, device=o_parts.device)
+    if POISON_OUTPUTS:
+        o.fill_(float("nan"))
+        lse.fill_(float("nan"))
+    if o.numel() == 0:
+        return o, lse
+    tensors = {"o_parts": o4, "lse_parts": l3,
+               "o": o.view(o4.shape[1], o4.shape[2], dv)}
+    if return_lse:
+        tensors["lse"] = lse.view(l3.shape[1], l3.shape[2])
+    kernel_for(facts)(**tensors)
+    return o, lse
+
+
+@_merge_states.register_fake
+def _merge_states_fake(o_parts, lse_parts, out_dtype, return_lse):
+    rows = list(o_parts.shape[1:-1])
+    return (o_parts.new_empty(rows + [o_parts.shape[-1]], dtype=out_dtype),
+            lse_parts.new_empty(rows if return_lse else [0]))
+
+
+def merge_states(o_parts, lse_parts, *, out_dtype=None, return_lse=True):
+    """Merges N partial attention states over disjoint key sets into the
+    exact result (attn.merge_states), as vLLM's merge_attn_states and
+    FlashInfer's merge_states do:
+
+        o   = sum_n exp(lse_n - M) o_n / sum_n exp(lse_n - M)
+        lse = M + log(sum_n exp(lse_n - M)),  M = max_n lse_n
+
+    o_parts [N, ..., Dv] (float16, bfloat16 or float32) and lse_parts
+    [N, ...] (float32, natural log, as attention(return_lse=True) returns
+    it), stacked, or lists of N tensors (stacked here, a copy). Any row
+    layout: [B, H, S, Dv] outputs of attention(), packed [total, H, Dv],
+    FlashInfer's parts as a permuted view. A part whose LSE is -inf is
+    skipped (its O may hold anything); a row with no other part gets
+    o = 0, lse = -inf. Returns (o [..., Dv] of out_dtype, default the
+    parts', lse [...] float32), or o alone with return_lse=False."""
+    if isinstance(o_parts, (list, tuple)):
+        o_parts = torch.stack(list(o_parts))
+    if isinstance(lse_parts, (list, tuple)):
+        lse_parts = torch.stack(list(lse_parts))
+    o, lse = _merge_states(o_parts, lse_parts, out_dtype or o_parts.dtype,
+                           bool(return_lse))
+    return (o, lse) if return_lse else o
 
 
 # -- the kernels of a compiled library as custom ops ------------------------

@@ -282,16 +282,34 @@ def recorded_facts(calls):
         found.append(tf.append_facts_for(k_new, v_new, k_cache, v_cache,
                                          block_table))
 
+    def merge_states(o_parts, lse_parts, *, out_dtype=None, return_lse=True):
+        import torch
+        if isinstance(o_parts, (list, tuple)):
+            o_parts = torch.stack(list(o_parts))
+        if isinstance(lse_parts, (list, tuple)):
+            lse_parts = torch.stack(list(lse_parts))
+        facts, _, _, rows, out_dtype = tf.merge_views(
+            o_parts, lse_parts, out_dtype, return_lse)
+        found.append(facts)
+        o = o_parts.new_empty(rows + [o_parts.shape[-1]], dtype=out_dtype)
+        lse = lse_parts.new_empty(rows)
+        return (o, lse) if return_lse else o
+
     ops = types.SimpleNamespace(attention=attention,
                                 attention_varlen=attention_varlen,
-                                cache_append=cache_append)
-    saved = flash_attn._ops, flash_attn._require_cuda
+                                cache_append=cache_append,
+                                merge_states=merge_states)
+    # attn.flash_attn, attn.cascade and attn.context_parallel reach
+    # attn.torch through _ops().
+    from attn import cascade
+    saved = (flash_attn._ops, flash_attn._require_cuda, cascade._ops)
     flash_attn._ops, flash_attn._require_cuda = (lambda: ops), \
         (lambda **t: None)
+    cascade._ops = lambda: ops
     try:
         calls()
     finally:
-        flash_attn._ops, flash_attn._require_cuda = saved
+        flash_attn._ops, flash_attn._require_cuda, cascade._ops = saved
     return found
 
 
@@ -351,6 +369,148 @@ def _hf_facts(tf, dtype, c, window):
     decode = tf.facts_for(empty(1, 1, Hq, D).transpose(1, 2), kv, kv,
                           o=empty(1, 1, Hq, D).transpose(1, 2), **common)
     return [packed, append, decode_paged, prefill, decode]
+
+
+# attn.merge_states, cascade and context parallelism (test_gpu.py's
+# test_merge_states / test_cascade, test_context_parallel.py, the
+# benchmarks in bench/compose.py): heads, dims, page size, dtypes.
+COMPOSE = dict(dtypes=("f16", "bf16"), Hq=8, Hkv=2, D=128, block=16,
+               chunk_tokens=64)
+CASCADE_BENCH = dict(dtype="f16", Hq=32, Hkv=8, D=128, block=16,
+                     prefix=32768, batches=(64, 128), max_suffix=256)
+CP = dict(dtype="bf16", Hq=32, Hkv=8, D=128)
+
+
+def cascade_calls(device, dtype, Hq, Hkv, D, block, B, prefix, suffixes,
+                  q_per_request=1, causal=False, chunk_tokens=2048,
+                  gen=None):
+    """A two-level cascade over one paged cache: a shared prefix of
+    `prefix` tokens, then request b's own suffixes[b] tokens; q has
+    q_per_request queries a request. Returns (cascade, q, k_cache,
+    v_cache, pages) where pages = (the prefix's pages, each request's
+    suffix pages)."""
+    import torch
+    from attn.cascade import MultiLevelCascadeAttention
+    torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    n_prefix = -(-prefix // block)
+    own = [-(-s // block) for s in suffixes]
+    num_pages = n_prefix + sum(own) + 2
+    perm = torch.randperm(num_pages, generator=gen).tolist()
+    prefix_pages = perm[:n_prefix]
+    suffix_pages, at = [], n_prefix
+    for n in own:
+        suffix_pages.append(perm[at:at + n])
+        at += n
+
+    def rand(*shape):
+        x = torch.rand(*shape, generator=gen) * 2 - 1
+        return x.to(torch_dtype).to(device)
+    k_cache = rand(num_pages, Hkv, block, D)
+    v_cache = rand(num_pages, Hkv, block, D)
+    total_q = B * q_per_request
+    q = rand(total_q, Hq, D)
+    last = lambda n: n - (-(-n // block) - 1) * block if n else 0  # noqa
+    qo = [[0, total_q], [b * q_per_request for b in range(B + 1)]]
+    kv_indptr = [[0, n_prefix], [0]]
+    for n in own:
+        kv_indptr[1].append(kv_indptr[1][-1] + n)
+    indices = [prefix_pages, [p for ps in suffix_pages for p in ps]]
+    last_len = [[last(prefix)], [last(s) for s in suffixes]]
+    cascade = MultiLevelCascadeAttention(2, chunk_tokens=chunk_tokens,
+                                         device=device)
+    cascade.plan([torch.tensor(x, dtype=torch.int32) for x in qo],
+                 [torch.tensor(x, dtype=torch.int32) for x in kv_indptr],
+                 [torch.tensor(x, dtype=torch.int32) for x in indices],
+                 [torch.tensor(x, dtype=torch.int32) for x in last_len],
+                 Hq, Hkv, D, block, causal=causal)
+    return cascade, q, k_cache, v_cache, (prefix_pages, suffix_pages)
+
+
+def compose_facts():
+    """The facts test_merge_states, test_cascade, test_context_parallel
+    and bench/compose.py compile: cascades run on CPU tensors with
+    attn.torch's calls recorded; the merge and context-parallel calls
+    worked out from their tensors."""
+    import torch
+    from attn import _torch_facts as tf
+    dtypes = {"f16": torch.float16, "bf16": torch.bfloat16}
+    C = COMPOSE
+
+    def calls():
+        from attn import cascade
+        attn_torch = cascade._ops()  # the recording ops, in calls()
+        gen = torch.Generator().manual_seed(0)
+        for name in C["dtypes"]:
+            for causal, qpr in ((False, 1), (True, 3)):
+                cascade, q, kc, vc, _ = cascade_calls(
+                    "cpu", name, C["Hq"], C["Hkv"], C["D"], C["block"], 3,
+                    100, [3 if causal else 0, 5, 40], qpr, causal,
+                    C["chunk_tokens"], gen)
+                cascade.run(q, (kc, vc))
+            # The merge tests: parts [3, 2, Hq, 37, D] (contiguous: H = 1),
+            # f32 parts into this dtype, vLLM's [T, H, D] with LSE [H, T].
+            parts = torch.empty(3, 2, C["Hq"], 37, C["D"], dtype=dtypes[name])
+            attn_torch.merge_states(parts, torch.empty(3, 2, C["Hq"], 37))
+            attn_torch.merge_states(parts.float(),
+                                    torch.empty(3, 2, C["Hq"], 37),
+                                    out_dtype=dtypes[name], return_lse=False)
+            # More parts than a kernel fixes: the loop over a dynamic N.
+            attn_torch.merge_states(
+                torch.empty(11, 2, C["Hq"], 37, C["D"], dtype=dtypes[name]),
+                torch.empty(11, 2, C["Hq"], 37))
+            t = torch.empty(2, 29, C["Hq"], C["D"], dtype=dtypes[name])
+            attn_torch.merge_states(
+                t, torch.empty(2, C["Hq"], 29).transpose(1, 2))
+        B = CASCADE_BENCH
+        for b in B["batches"]:
+            cascade, q, kc, vc, _ = cascade_calls(
+                "cpu", B["dtype"], B["Hq"], B["Hkv"], B["D"], B["block"], b,
+                B["prefix"], [1] * b, gen=gen)
+            cascade.run(q, (kc, vc))
+        # bench/compose.py's merges: f16 and f32 parts [N, T, 32, 128].
+        for dtype in (torch.float16, torch.float32):
+            for n in (2, 4, 12):
+                attn_torch.merge_states(
+                    torch.empty(n, 4, 32, 128, dtype=dtype),
+                    torch.empty(n, 4, 32))
+    facts = recorded_facts(calls)
+    # test_merge_states' attention over three key sets (kv_lens, LSE).
+    for name in C["dtypes"]:
+        q = torch.empty(2, C["Hq"], 64, C["D"], dtype=dtypes[name])
+        kv = torch.empty(2, C["Hkv"], 100, C["D"], dtype=dtypes[name])
+        facts.append(tf.facts_for(
+            q, kv, kv, kv_lens=torch.zeros(2, dtype=torch.int32),
+            return_lse=True, o=q))
+    # Context parallelism: the ring's three attention calls a step (the
+    # local causal block, a key half, a query half), and its merge; the
+    # tests' small heads and the benchmark's (CP).
+    for name, Hq, Hkv, D in ((C["dtypes"][1], C["Hq"], C["Hkv"], C["D"]),
+                             (CP["dtype"], CP["Hq"], CP["Hkv"], CP["D"])):
+        q = torch.empty(1, Hq, 64, D, dtype=dtypes[name])
+        kv = torch.empty(1, Hkv, 64, D, dtype=dtypes[name])
+        for qq, k, mask in ((q, kv, "causal"), (q, kv[:, :, :32], "none"),
+                            (q[:, :, 32:], kv, "none"), (q, kv, "none")):
+            facts.append(tf.facts_for(qq, k, k, mask=mask, return_lse=True,
+                                      o=tf._outputs(qq, k, True)[0]))
+        # The one-GPU attention the ring is checked and timed against.
+        for mask in ("causal", "none"):
+            facts.append(tf.facts_for(q, kv, kv, mask=mask, o=q))
+        facts.append(tf.merge_views(torch.empty(2, 1, Hq, 64, D,
+                                                dtype=dtypes[name]),
+                                    torch.empty(2, 1, Hq, 64))[0])
+    # The paged decode baseline of the cascade benchmark.
+    B = CASCADE_BENCH
+    q1 = torch.empty(2, B["Hq"], 1, B["D"], dtype=dtypes[B["dtype"]])
+    cache = torch.empty(4, B["Hkv"], B["block"], B["D"],
+                        dtype=dtypes[B["dtype"]])
+    facts.append(tf.facts_for(q1, cache, cache,
+                              torch.zeros(2, 3, dtype=torch.int32),
+                              torch.zeros(2, dtype=torch.int32), o=q1))
+    unique = []
+    for f in facts:
+        if f not in unique:
+            unique.append(f)
+    return unique
 
 
 # The transformer layer under torch.compile: heads, dims.

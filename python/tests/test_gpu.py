@@ -402,6 +402,136 @@ def test_flash_attn_cases():
     assert not failures, "\n".join(failures)
 
 
+def merge_reference(o_parts, lse_parts):
+    """float64 merge of stacked partial states: parts with LSE -inf are
+    skipped (their O is not read); a row with none left is O 0, LSE -inf."""
+    lse = lse_parts.double()
+    m = lse.max(0).values
+    empty = lse == -math.inf
+    w = torch.exp(lse - torch.where(torch.isfinite(m), m,
+                                    torch.zeros_like(m)))
+    w = torch.where(empty, torch.zeros_like(w), w)
+    o = torch.where(empty.unsqueeze(-1), torch.zeros_like(o_parts.double()),
+                    o_parts.double())
+    total = w.sum(0)
+    ref_o = (w.unsqueeze(-1) * o).sum(0) / total.clamp_min(1e-300).unsqueeze(
+        -1)
+    ref_lse = torch.where(total > 0, m + torch.log(total),
+                          torch.full_like(m, -math.inf))
+    return ref_o, ref_lse
+
+
+def test_merge_states():
+    """attn.torch.merge_states against the float64 merge: random parts with
+    empty ones (LSE -inf, NaN O) and all-empty rows, three parts (a kernel
+    with N fixed) and eleven (the loop over a dynamic N), f32 partials into
+    f16/bf16, vLLM's [T, H, D] parts with [H, T] LSEs; and exactness: the
+    merge of attention over three disjoint key sets is the attention over
+    all of them (float64 reference)."""
+    at = need_cuda()
+    C = gpu_cases.COMPOSE
+    Hq, Hkv, D = C["Hq"], C["Hkv"], C["D"]
+    for n, name in enumerate(C["dtypes"]):
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[name]
+        gen = torch.Generator(device="cuda").manual_seed(3000 + n)
+        parts = rand(gen, 3, 2, Hq, 37, D, dtype=dtype)
+        lse = rand(gen, 3, 2, Hq, 37, dtype=torch.float32) * 6
+        empty = torch.rand(3, 2, Hq, 37, generator=gen, device="cuda") < 0.3
+        empty[:, :, :, 5] = True  # rows empty in every part
+        lse[empty] = -math.inf
+        parts[empty] = math.nan
+        ref_o, ref_lse = merge_reference(parts, lse)
+        o, out_lse = at.merge_states(parts, lse)
+        check_close(f"merge {name}", o, ref_o, out_lse, ref_lse)
+        assert bool((o[:, :, 5] == 0).all()), "empty rows: O = 0"
+        # Eleven parts: more than a kernel fixes, so the loop over N.
+        many = rand(gen, 11, 2, Hq, 37, D, dtype=dtype)
+        many_lse = rand(gen, 11, 2, Hq, 37, dtype=torch.float32) * 6
+        none = torch.rand(11, 2, Hq, 37, generator=gen, device="cuda") < 0.3
+        none[:, :, :, 7] = True
+        many_lse[none] = -math.inf
+        many[none] = math.nan
+        ref_o, ref_lse = merge_reference(many, many_lse)
+        o, out_lse = at.merge_states(many, many_lse)
+        check_close(f"merge of 11 parts {name}", o, ref_o, out_lse, ref_lse)
+        ref_o, ref_lse = merge_reference(parts, lse)
+        o32 = at.merge_states(parts.float(), lse, out_dtype=dtype,
+                              return_lse=False)
+        assert o32.dtype == dtype
+        check_close(f"merge f32->{name}", o32, ref_o)
+        # vLLM's merge_attn_states layout: O [T, H, D], LSE [H, T].
+        t_parts = [rand(gen, 29, Hq, D, dtype=dtype) for _ in range(2)]
+        h_lse = [rand(gen, Hq, 29, dtype=torch.float32) * 4
+                 for _ in range(2)]
+        o, out_lse = at.merge_states(t_parts,
+                                     [x.transpose(0, 1) for x in h_lse])
+        ref_o, ref_lse = merge_reference(
+            torch.stack(t_parts), torch.stack(h_lse).transpose(1, 2))
+        check_close(f"merge vllm {name}", o, ref_o, out_lse, ref_lse)
+
+        # Exactness: keys split three ways (the last part empty for one
+        # sequence), merged, against attention over all of them.
+        q = rand(gen, 2, Hq, 64, D, dtype=dtype)
+        k = rand(gen, 2, Hkv, 300, D, dtype=dtype)
+        v = rand(gen, 2, Hkv, 300, D, dtype=dtype)
+        cuts = (0, 100, 220, 300)
+        os_, lses = [], []
+        for a, b in zip(cuts, cuts[1:]):
+            lens = torch.tensor([b - a, min(b - a, max(0, 150 - a))],
+                                device="cuda").int()
+            o_i, l_i = at.attention(q, k[:, :, a:b].contiguous(),
+                                    v[:, :, a:b].contiguous(),
+                                    kv_lens=lens, return_lse=True)
+            os_.append(o_i)
+            lses.append(l_i)
+        o, out_lse = at.merge_states(os_, lses)
+        lens = torch.tensor([300, 150], device="cuda").int()
+        ref_o, ref_lse = reference(q, k, v, kv_lens=lens)
+        check_close(f"merge of split attention {name}", o, ref_o, out_lse,
+                    ref_lse)
+
+
+def test_cascade():
+    """Two-level cascade attention (a shared prefix, then each request's
+    own suffix, both paged) against float64 attention over the request's
+    whole sequence: decode, and three causal queries a request; suffixes
+    of 0 tokens and a prefix cut into chunks."""
+    need_cuda()
+    C = gpu_cases.COMPOSE
+    for n, name in enumerate(C["dtypes"]):
+        for causal, qpr in ((False, 1), (True, 3)):
+            gen = torch.Generator().manual_seed(4000 + n)
+            # Causal queries are a request's last tokens, in its suffix.
+            suffixes = [3, 5, 40] if causal else [0, 5, 40]
+            cascade, q, kc, vc, pages = gpu_cases.cascade_calls(
+                "cuda", name, C["Hq"], C["Hkv"], C["D"], C["block"], 3, 100,
+                suffixes, qpr, causal, C["chunk_tokens"], gen)
+            o, lse = cascade.run(q, (kc, vc), return_lse=True)
+            torch.cuda.synchronize()
+            prefix_pages, suffix_pages = pages
+
+            def tokens(cache, page_list, count):
+                if not page_list:
+                    return cache.new_empty(C["Hkv"], 0, C["D"])
+                idx = torch.tensor(page_list, device="cuda", dtype=torch.long)
+                return cache[idx].permute(1, 0, 2, 3).reshape(
+                    C["Hkv"], -1, C["D"])[:, :count]
+            for b in range(len(suffixes)):
+                k = torch.cat([tokens(kc, prefix_pages, 100),
+                               tokens(kc, suffix_pages[b], suffixes[b])],
+                              dim=1).unsqueeze(0)
+                v = torch.cat([tokens(vc, prefix_pages, 100),
+                               tokens(vc, suffix_pages[b], suffixes[b])],
+                              dim=1).unsqueeze(0)
+                rows = slice(b * qpr, (b + 1) * qpr)
+                qb = q[rows].transpose(0, 1).unsqueeze(0)
+                ref_o, ref_lse = reference(
+                    qb, k, v, mask="causal" if causal else "none")
+                check_close(f"cascade {name} causal={causal} request {b}",
+                            o[rows].transpose(0, 1).unsqueeze(0), ref_o,
+                            lse[rows].transpose(0, 1).unsqueeze(0), ref_lse)
+
+
 def test_library_kernels_and_ops():
     """attn.compile'd example libraries: the llama3 prefill as a custom op
     (torch.ops), the strided gemma2 and paged decode kernels called

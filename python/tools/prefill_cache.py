@@ -44,7 +44,8 @@ def main():
     facts_list = gpu_cases.all_facts()
     try:  # attn.flash_attn's cases and the transformers client's kernels
         # need PyTorch (any version) here
-        facts_list += gpu_cases.flash_facts() + gpu_cases.hf_client_facts()
+        facts_list += (gpu_cases.flash_facts() + gpu_cases.hf_client_facts()
+                       + gpu_cases.compose_facts())
     except ImportError as e:
         print(f"skipping attn.flash_attn's kernels: {e}", file=sys.stderr)
     for facts in facts_list:
