@@ -30,6 +30,8 @@
 // (tools/attn-run/ModsHost.h, ModEval: the region itself, not the EmitC
 // text the kernels call).
 //
+// A case `merge:FUNCTION:N:T` runs an attn.merge_states kernel
+// (runMergeCase) against the float64 reference merge.
 // A case `append:FUNCTION:B:S_new:KV_LEN` runs an attn.cache_append kernel
 // instead (runAppendCase): poisoned caches, every element checked exactly
 // (slot-mapping form: N blocks, T packed tokens, R rows per block).
@@ -988,6 +990,145 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
   return ok;
 }
 
+//===----------------------------------------------------------------------===//
+// A merge case: merge:FUNCTION:N:T
+//===----------------------------------------------------------------------===//
+
+// N parts of T rows (a static N or T must match the spec): about one
+// (part, row) in four is empty (LSE -inf, its O NaN, which must not be
+// read) and every part of the rows r % 11 == 5 is. O and the LSE are NaN
+// poison with a poisoned tail; O and the LSE must match the float64
+// reference merge, an empty row must be O = 0, LSE = -inf exactly, and the
+// tails must stay poison.
+bool runMergeCase(const Json &facts, const KernelTable &table,
+                  const std::vector<std::string> &parts,
+                  const std::string &label) {
+  if (parts.size() != 4) {
+    std::printf("FAIL bad case '%s' (want merge:FUNCTION:N:T)\n",
+                label.c_str());
+    return false;
+  }
+  const Json *fn = nullptr;
+  for (const Json &f : facts["merges"].items)
+    if (f["name"].text == parts[1])
+      fn = &f;
+  if (!fn) {
+    std::printf("FAIL %s: no merge '%s' in the launch facts\n", label.c_str(),
+                parts[1].c_str());
+    return false;
+  }
+  const Json &f = *fn;
+  const long n = std::atol(parts[2].c_str()), t = std::atol(parts[3].c_str());
+  const long heads = f["heads"].integer(), dv = f["value_head_dim"].integer();
+  if (n < 1 || t < 1 || (f["parts"].integer() && f["parts"].integer() != n) ||
+      (f["rows"].integer() && f["rows"].integer() != t)) {
+    std::printf("FAIL %s: N and T must be at least 1 and match the spec's "
+                "static dims\n",
+                label.c_str());
+    return false;
+  }
+  const long rows = t * heads, tail = 64;
+  DeviceArray oParts(f["dtype"].text, n * rows * dv),
+      o(f["out_dtype"].text, rows * dv + tail);
+  std::vector<float> lseParts(n * rows), lse(rows + tail, NAN);
+  std::vector<double> partsRef(oParts.size()), lseRef(lseParts.size());
+  auto empty = [&](long r) {
+    return r % 11 == 5 || std::uniform_int_distribution<int>(0, 3)(rng()) == 0;
+  };
+  for (long p = 0; p < n; ++p)
+    for (long r = 0; r < rows; ++r) {
+      const bool none = empty(r);
+      lseParts[p * rows + r] = none ? -INFINITY : float(uniform(-6, 6));
+      lseRef[p * rows + r] = lseParts[p * rows + r];
+      for (long x = 0; x < dv; ++x) {
+        const size_t i = (p * rows + r) * dv + x;
+        partsRef[i] = oParts.set(i, none ? NAN : uniform(-1, 1));
+      }
+    }
+  std::vector<double> oWant, lseWant;
+  attn::reference::mergeStates(n, rows, dv, partsRef, lseRef, oWant, lseWant);
+
+  const std::string name = f["kernel"].text;
+  auto found = table.find(name);
+  if (found == table.end()) {
+    std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
+                name.c_str());
+    return false;
+  }
+  int32_t sizes[2] = {int32_t(n), int32_t(t)};
+  std::vector<attn_msl::Buffer> buffers;
+  for (const auto &[role, index] : f["buffers"].fields) {
+    unsigned at = unsigned(index.integer());
+    if (role == "o_parts")
+      buffers.push_back(oParts.bind(at));
+    else if (role == "lse_parts")
+      buffers.push_back(
+          attn_msl::bind_buffer(at, lseParts.data(), lseParts.size()));
+    else if (role == "o")
+      buffers.push_back(o.bind(at));
+    else if (role == "lse")
+      buffers.push_back(attn_msl::bind_buffer(at, lse.data(), lse.size()));
+    else if (role == "sizes")
+      buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
+    else {
+      std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
+                  role.c_str());
+      return false;
+    }
+  }
+  const long perGroup = f["rows_per_threadgroup"].integer();
+  bool ok = true;
+  attn_msl::LaunchResult result = attn_msl::launch(
+      found->second, {unsigned((rows + perGroup - 1) / perGroup), 1, 1},
+      {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
+      buffers, {});
+  EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
+  double num = 0, den = 0, lseErr = 0;
+  long unwritten = 0, emptyRows = 0, emptyWrong = 0, clobbered = 0;
+  const bool withLse = f["lse"].boolean;
+  for (long r = 0; r < rows; ++r) {
+    const bool none = std::isinf(lseWant[r]);
+    emptyRows += none;
+    for (long x = 0; x < dv; ++x) {
+      const double got = o.get(r * dv + x), want = oWant[r * dv + x];
+      if (std::isnan(got))
+        ++unwritten;
+      else if (none)
+        emptyWrong += got != 0.0;
+      num += (got - want) * (got - want);
+      den += want * want;
+    }
+    if (!withLse)
+      continue;
+    if (std::isnan(lse[r]))
+      ++unwritten;
+    else if (none)
+      emptyWrong += !(std::isinf(lse[r]) && lse[r] < 0);
+    else
+      lseErr = std::max(lseErr, std::abs(lse[r] - lseWant[r]) /
+                                    std::max(1.0, std::abs(lseWant[r])));
+  }
+  for (long i = 0; i < tail; ++i)
+    clobbered += !std::isnan(o.get(rows * dv + i)) ||
+                 (withLse && !std::isnan(lse[rows + i]));
+  const double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+  const double tol = f["dtype"].text == "f32" && f["out_dtype"].text == "f32"
+                         ? 1e-5
+                         : 1e-2;
+  EXPECT(unwritten == 0, "%ld outputs never written", unwritten);
+  EXPECT(emptyWrong == 0, "%ld empty-row outputs not O = 0, LSE = -inf",
+         emptyWrong);
+  EXPECT(clobbered == 0, "%ld elements written past the outputs", clobbered);
+  EXPECT(rel <= tol, "O rel err %.3g > %.0e", rel, tol);
+  EXPECT(lseErr <= 1e-5, "LSE err %.3g", lseErr);
+  EXPECT(rows <= 5 || emptyRows > 0, "no empty row among %ld", rows);
+  std::printf("%s %s: rel %.3g (tol %.0e), lse err %.3g, %ld empty rows\n",
+              ok ? "PASS" : "FAIL", label.c_str(), rel, tol, lseErr,
+              emptyRows);
+  std::fflush(stdout);
+  return ok;
+}
+
 int runAll(int argc, char **argv, const KernelTable &table) {
   if (argc < 3) {
     std::fprintf(stderr,
@@ -1002,7 +1143,8 @@ int runAll(int argc, char **argv, const KernelTable &table) {
   JsonReader reader{json};
   Json facts = reader.value();
   if (!reader.ok ||
-      (facts["functions"].items.empty() && facts["appends"].items.empty())) {
+      (facts["functions"].items.empty() && facts["appends"].items.empty() &&
+       facts["merges"].items.empty())) {
     std::printf("FAIL cannot read launch facts from %s\n", argv[1]);
     return 1;
   }
@@ -1013,13 +1155,16 @@ int runAll(int argc, char **argv, const KernelTable &table) {
       specPath() = argv[i] + 7;
       continue;
     }
-    if (std::string(argv[i]).rfind("append:", 0) == 0) {
+    const bool append = std::string(argv[i]).rfind("append:", 0) == 0;
+    const bool merge = std::string(argv[i]).rfind("merge:", 0) == 0;
+    if (append || merge) {
       std::vector<std::string> parts;
       std::stringstream in(argv[i]);
       std::string part;
       while (std::getline(in, part, ':'))
         parts.push_back(part);
-      if (runAppendCase(facts, table, parts, argv[i]))
+      if (append ? runAppendCase(facts, table, parts, argv[i])
+                 : runMergeCase(facts, table, parts, argv[i]))
         ++passed;
       else
         ++failed;

@@ -97,7 +97,7 @@ func.func @two_ops(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>,
 
 // -----
 
-// expected-error @+1 {{--attn-to-msl found no attn.attention or attn.cache_append: it takes an L0 spec (func.func holding one of them)}}
+// expected-error @+1 {{--attn-to-msl found no attn.attention, attn.cache_append or attn.merge_states: it takes an L0 spec (func.func holding one of them)}}
 module {
   func.func @empty() {
     return
