@@ -1,5 +1,5 @@
 // attn.merge_states becomes the copy tier's merge kernel: two 16-byte
-// pieces of a row a thread, rows packed into blocks of 256 threads, and a
+// pieces of a row a thread, rows packed into blocks of 128 threads, and a
 // launch whose #attn.launch<merge, tier = copy> contract libattnrt
 // follows. A static N of at most 8 is unrolled (every load first); a
 // dynamic N loops.
@@ -11,11 +11,11 @@
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_75" | attn-translate --attn-ptx -o %t75.ptx
 // RUN: %ptxas -arch=sm_75 %t75.ptx -o %t75.cubin
 
-// f16 D128: 8 halves a piece, two pieces a thread, 8 threads a row, 32
+// f16 D128: 8 halves a piece, two pieces a thread, 8 threads a row, 16
 // rows a block.
 // CHECK-LABEL: func.func @two_parts
-// CHECK: gpu.launch_func @attn_kernels::@two_parts_merge blocks in (%{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c256,
-// CHECK-SAME: {attn.launch = #attn.launch<merge, tier = copy, threads = 256, shared = 0, grid = [ceildiv(rows, 32), 1, 1], params = [o_parts, lse_parts, o, lse]>}
+// CHECK: gpu.launch_func @attn_kernels::@two_parts_merge blocks in (%{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c128,
+// CHECK-SAME: {attn.launch = #attn.launch<merge, tier = copy, threads = 128, shared = 0, grid = [ceildiv(rows, 16), 1, 1], params = [o_parts, lse_parts, o, lse]>}
 // CHECK-NOT: attn.merge_states
 func.func @two_parts(%op: memref<2x?x32x128xf16>, %lp: memref<2x?x32xf32>,
                      %o: memref<?x32x128xf16>, %l: memref<?x32xf32>) {
@@ -25,10 +25,10 @@ func.func @two_parts(%op: memref<2x?x32x128xf16>, %lp: memref<2x?x32xf32>,
 }
 
 // f32 parts into bf16, no LSE: 4 floats a piece (the wider type's 16
-// bytes), two a thread, 16 threads a row, 16 rows a block; N dynamic: a
+// bytes), two a thread, 16 threads a row, 8 rows a block; N dynamic: a
 // loop of two parts a trip, each part's loads under a guard.
 // CHECK-LABEL: func.func @dynamic_parts
-// CHECK: #attn.launch<merge, tier = copy, threads = 256, shared = 0, grid = [ceildiv(rows, 16), 1, 1], params = [o_parts, lse_parts, o]>
+// CHECK: #attn.launch<merge, tier = copy, threads = 128, shared = 0, grid = [ceildiv(rows, 8), 1, 1], params = [o_parts, lse_parts, o]>
 func.func @dynamic_parts(%op: memref<?x?x4x128xf32, strided<[?, ?, ?, 1]>>,
                          %lp: memref<?x?x4xf32, strided<[?, ?, ?]>>,
                          %o: memref<?x4x128xbf16>) {
