@@ -113,14 +113,8 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   operands.push_back(op.getKCache());
   operands.push_back(op.getVCache());
 
-  SymbolTable symbols(module);
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto type = FunctionType::get(ctx, ValueRange(operands).getTypes(), {});
-  auto kernel = gpu::GPUFuncOp::create(mb, loc, name, type);
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  kernel.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
-  symbols.insert(kernel);
+  auto kernel = createKernel(module, loc, name,
+                             ValueRange(operands).getTypes(), threads);
 
   IRMapping map;
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))

@@ -489,15 +489,9 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   SmallVector<Value> splitOperands = inputOperands(n);
   SmallVector<Value> splitArgs(splitOperands);
   splitArgs.push_back(*ws);
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto type = FunctionType::get(ctx, ValueRange(splitArgs).getTypes(), {});
   auto splitKernel =
-      gpu::GPUFuncOp::create(mb, loc, (name + "_split").str(), type);
-  splitKernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                       UnitAttr::get(ctx));
-  splitKernel.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {int32_t(kThreads), 1, 1}));
-  SymbolTable(module).insert(splitKernel);
+      createKernel(module, loc, (name + "_split").str(),
+                   ValueRange(splitArgs).getTypes(), kThreads);
 
   ImplicitLocOpBuilder kb(loc, ctx);
   b = &kb; // KernelEmitter's helpers build here

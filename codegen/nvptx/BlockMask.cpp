@@ -199,18 +199,12 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
                                     gpu::GPUModuleOp module, StringRef name,
                                     Value mask) {
   L1Nest n = nest;
-  MLIRContext *ctx = module.getContext();
   Location loc = n.forall.getLoc();
   SmallVector<Value> operands = inputOperands(n);
   operands.push_back(mask);
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto type = FunctionType::get(ctx, ValueRange(operands).getTypes(), {});
   auto kernel =
-      gpu::GPUFuncOp::create(mb, loc, (name + "_block_mask").str(), type);
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  kernel.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {int32_t(kBlockMaskThreads), 1, 1}));
-  SymbolTable(module).insert(kernel);
+      createKernel(module, loc, (name + "_block_mask").str(),
+                   ValueRange(operands).getTypes(), kBlockMaskThreads);
   if (failed(BlockMaskKernel(n).build(kernel, operands)))
     return failure();
   // attn-compile's small-grid alternatives are copies of one spec with

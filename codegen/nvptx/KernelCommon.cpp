@@ -49,6 +49,20 @@ gpu::GPUModuleOp nvptx::getKernelModule(ModuleOp module) {
   return gpu::GPUModuleOp::create(builder, module.getLoc(), "attn_kernels");
 }
 
+gpu::GPUFuncOp nvptx::createKernel(gpu::GPUModuleOp module, Location loc,
+                                   StringRef name, TypeRange args,
+                                   int64_t threads) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(builder, loc, name,
+                                       FunctionType::get(ctx, args, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  kernel.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+  SymbolTable(module).insert(kernel);
+  return kernel;
+}
+
 Value KernelEmitter::f32(double v) {
   return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
 }

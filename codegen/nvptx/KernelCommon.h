@@ -45,6 +45,12 @@ SmallVector<std::pair<func::FuncOp, scf::ForallOp>> findNests(ModuleOp module);
 /// module as a GPU container.
 gpu::GPUModuleOp getKernelModule(ModuleOp module);
 
+/// A kernel `gpu.func @name(args)` at the end of `module`, run by `threads`
+/// threads a block (its known block size), its name made unique in the
+/// module's symbol table.
+gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, Location loc,
+                            StringRef name, TypeRange args, int64_t threads);
+
 /// Helpers for building one kernel from one nest.
 class KernelEmitter {
 public:

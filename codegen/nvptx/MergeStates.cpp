@@ -19,6 +19,7 @@
 
 #include "codegen/nvptx/MergeStates.h"
 
+#include "codegen/nvptx/KernelCommon.h"
 #include "codegen/nvptx/LaunchContract.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -27,7 +28,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -108,14 +108,8 @@ LogicalResult MergeKernel::build(gpu::GPUModuleOp module, StringRef name) {
   if (Value l = op.getLse())
     operands.push_back(l);
 
-  SymbolTable symbols(module);
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto type = FunctionType::get(ctx, ValueRange(operands).getTypes(), {});
-  auto kernel = gpu::GPUFuncOp::create(mb, loc, name, type);
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  kernel.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
-  symbols.insert(kernel);
+  auto kernel = nvptx::createKernel(module, loc, name,
+                                    ValueRange(operands).getTypes(), threads);
   oParts = kernel.getArgument(0);
   lseParts = kernel.getArgument(1);
   o = kernel.getArgument(2);

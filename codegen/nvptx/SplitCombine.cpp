@@ -225,14 +225,8 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
   operands.push_back(n.storeO.getO());
   if (n.storeLse)
     operands.push_back(n.storeLse.getLse());
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto type = FunctionType::get(ctx, ValueRange(operands).getTypes(), {});
-  auto kernel = gpu::GPUFuncOp::create(mb, loc, (name + "_combine").str(),
-                                       type);
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  kernel.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {int32_t(kCombineThreads), 1, 1}));
-  SymbolTable(module).insert(kernel);
+  auto kernel = createKernel(module, loc, (name + "_combine").str(),
+                             ValueRange(operands).getTypes(), kCombineThreads);
 
   CombineKernel combine(
       n, wsType.getDimSize(2) - 2,
