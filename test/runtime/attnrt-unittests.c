@@ -2238,6 +2238,84 @@ static void run_split_limits_no_driver(void) {
 static void run_q_tensor_map(void) { check_q_view_map(ATTNRT_Q); }
 static void run_o_tensor_map(void) { check_q_view_map(ATTNRT_O); }
 
+//===----------------------------------------------------------------------===//
+// A merge kernel (attn.merge_states): its sizes, grid and written operands
+//===----------------------------------------------------------------------===//
+
+// o_parts [N, T, 4, 64] f16, lse_parts [N, T, 4] f32 -> o [T, 4, 64] f16,
+// lse [T, 4] f32; one merge launch of ceil(T * 4 / 16) blocks.
+static attnrt_attention_kernel merge_kernel(void) {
+  static attnrt_launch_facts launch[1];
+  launch[0] = (attnrt_launch_facts){
+      .kernel = "fake_noop",
+      .role = ATTNRT_ROLE_MERGE,
+      .threads = 128,
+      .num_grid_terms = 3,
+      .grid = {{0, ATTNRT_SIZE_ROWS, 16},
+               {1, ATTNRT_SIZE_CONSTANT, 1},
+               {2, ATTNRT_SIZE_CONSTANT, 1}},
+      .num_params = 4,
+      .params = {{ATTNRT_PARAM_MEMREF, ATTNRT_O_PARTS},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_LSE_PARTS},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_O},
+                 {ATTNRT_PARAM_MEMREF, ATTNRT_LSE}}};
+  static const attnrt_device_code code = {80, 0, 0, tiny_ptx, sizeof tiny_ptx,
+                                          launch, 1};
+  static void *loaded[ATTNRT_MAX_DEVICES];
+  attnrt_attention_kernel k = {"merge", {{0}}, 0, &code, 1, loaded, 0, 0,
+                               NULL};
+  k.operands[ATTNRT_O_PARTS] = (attnrt_operand_type){4, 2, 1, {0}};
+  k.operands[ATTNRT_LSE_PARTS] = (attnrt_operand_type){3, 4, 1, {0}};
+  k.operands[ATTNRT_O] = (attnrt_operand_type){3, 2, 1, {0}};
+  k.operands[ATTNRT_LSE] = (attnrt_operand_type){2, 4, 1, {0}};
+  return k;
+}
+
+static attnrt_attention_call merge_call(long long parts, long long rows) {
+  attnrt_attention_call call;
+  memset(&call, 0, sizeof call);
+  const long long o_parts[4] = {parts, rows, 4, 64},
+                  lse_parts[3] = {parts, rows, 4}, o[3] = {rows, 4, 64},
+                  lse[2] = {rows, 4};
+  memcpy(call.sizes[ATTNRT_O_PARTS], o_parts, sizeof o_parts);
+  memcpy(call.sizes[ATTNRT_LSE_PARTS], lse_parts, sizeof lse_parts);
+  memcpy(call.sizes[ATTNRT_O], o, sizeof o);
+  memcpy(call.sizes[ATTNRT_LSE], lse, sizeof lse);
+  const int operands[4] = {ATTNRT_O_PARTS, ATTNRT_LSE_PARTS, ATTNRT_O,
+                           ATTNRT_LSE};
+  for (int i = 0; i < 4; ++i)
+    call.data[operands[i]] = fake_address(i);
+  return call;
+}
+
+// With the fake driver: a merge of 3 parts of 100 rows of 4 heads is one
+// launch of ceil(400 / 16) = 25 blocks, with no Q, K or V (no query or
+// K/V heads to divide); a zero row count, and an O written over the
+// parts, are refused before the driver.
+static void run_merge(void) {
+  if (!attach_fake_driver())
+    return;
+  attnrt_attention_kernel k = merge_kernel();
+  attnrt_attention_call call = merge_call(3, 100);
+  int launches = fake->launches;
+  EXPECT(attnrt_attention_can_implement(&k, &call), ATTN_SUCCESS);
+  EXPECT(attnrt_attention_run(&k, &call), ATTN_SUCCESS);
+  check(fake->launches == launches + 1 && fake->last_grid[0] == 25 &&
+            fake->last_grid[1] == 1 && fake->last_grid[2] == 1,
+        "merge grid (%u, %u, %u) is (25, 1, 1)", fake->last_grid[0],
+        fake->last_grid[1], fake->last_grid[2]);
+  attnrt_attention_call empty = merge_call(3, 0);
+  EXPECT(attnrt_attention_run(&k, &empty), ATTN_ERROR_UNSUPPORTED_SIZE);
+  expect_message("o dimension 0 is 0");
+  attnrt_attention_call over = merge_call(3, 100);
+  over.data[ATTNRT_O] = over.data[ATTNRT_O_PARTS];
+  EXPECT(attnrt_attention_run(&k, &over), ATTN_ERROR_UNSUPPORTED_STRIDE);
+  expect_message("o overlaps o_parts");
+  check(fake->launches == launches + 1,
+        "the refused merges launched nothing (%d launches after the first)",
+        fake->launches - launches - 1);
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -2263,6 +2341,7 @@ int main(int argc, char **argv) {
       {"overlap-no-driver", run_overlap_no_driver},
       {"split-limits", run_split_limits},
       {"split-limits-no-driver", run_split_limits_no_driver},
+      {"merge", run_merge},
   };
   size_t count = sizeof scenarios / sizeof scenarios[0];
   for (size_t i = 0; argc == 2 && i < count; ++i) {
