@@ -280,6 +280,32 @@ double uniform(double lo, double hi) {
 
 using KernelTable = std::map<std::string, attn_msl::Kernel>;
 
+// The entry of facts[member] named `name` (an append's or a merge's
+// facts); prints a FAIL line for `label` and returns null if none is.
+const Json *factsNamed(const Json &facts, const char *member,
+                       const std::string &name, const std::string &label) {
+  for (const Json &f : facts[member].items)
+    if (f["name"].text == name)
+      return &f;
+  std::printf("FAIL %s: no %.*s '%s' in the launch facts\n", label.c_str(),
+              int(std::strlen(member) - 1), member, name.c_str());
+  return nullptr;
+}
+
+// Kernel `name` of the compiled .metal; prints a FAIL line for `label` and
+// returns null if the file has none.
+const attn_msl::Kernel *kernelNamed(const KernelTable &table,
+                                    const std::string &name,
+                                    const std::string &label) {
+  auto found = table.find(name);
+  if (found != table.end())
+    return &found->second;
+  std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
+              name.c_str());
+  return nullptr;
+}
+
+
 struct Case {
   std::string function;
   long batch = 1, qLen = 1, kvLen = 1;
@@ -649,12 +675,9 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   for (const Json *kernelPtr : kernels) {
     const Json &kernelFacts = *kernelPtr;
     const std::string name = kernelFacts["name"].text;
-    auto found = table.find(name);
-    if (found == table.end()) {
-      std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
-                  name.c_str());
+    const attn_msl::Kernel *entry = kernelNamed(table, name, label);
+    if (!entry)
       return false;
-    }
     const long br = kernelFacts["block_q"].integer();
     const long kernelSplits = kernelFacts["splits"].integer();
     const unsigned gridX =
@@ -706,7 +729,7 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
     for (const Json &bytes : kernelFacts["threadgroup_memory_bytes"].items)
       smem.push_back(size_t(bytes.integer()));
     attn_msl::LaunchResult result = attn_msl::launch(
-        found->second, {gridX, unsigned(hkv), unsigned(batch)},
+        *entry, {gridX, unsigned(hkv), unsigned(batch)},
         {unsigned(kernelFacts["threads_per_threadgroup"].items[0].integer()), 1,
          1},
         buffers, smem);
@@ -808,15 +831,9 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
                 label.c_str());
     return false;
   }
-  const Json *fn = nullptr;
-  for (const Json &f : facts["appends"].items)
-    if (f["name"].text == parts[1])
-      fn = &f;
-  if (!fn) {
-    std::printf("FAIL %s: no append '%s' in the launch facts\n", label.c_str(),
-                parts[1].c_str());
+  const Json *fn = factsNamed(facts, "appends", parts[1], label);
+  if (!fn)
     return false;
-  }
   const Json &f = *fn;
   const long batch = std::atol(parts[2].c_str()),
              sNew = std::atol(parts[3].c_str()),
@@ -921,12 +938,9 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
   int32_t sizes[5] = {int32_t(batch), int32_t(sNew), int32_t(p.capacity),
                       int32_t(maxBlocks), int32_t(numBlocks)};
   const std::string name = f["kernel"].text;
-  auto found = table.find(name);
-  if (found == table.end()) {
-    std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
-                name.c_str());
+  const attn_msl::Kernel *entry = kernelNamed(table, name, label);
+  if (!entry)
     return false;
-  }
   std::vector<attn_msl::Buffer> buffers;
   for (const auto &[role, index] : f["buffers"].fields) {
     unsigned at = unsigned(index.integer());
@@ -959,7 +973,7 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
   const long tokens = f["tokens_per_threadgroup"].integer();
   bool ok = true;
   attn_msl::LaunchResult result = attn_msl::launch(
-      found->second,
+      *entry,
       {unsigned((sNew + tokens - 1) / tokens), unsigned(hkv),
        unsigned(slotted ? 1 : batch)},
       {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
@@ -1008,15 +1022,9 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
                 label.c_str());
     return false;
   }
-  const Json *fn = nullptr;
-  for (const Json &f : facts["merges"].items)
-    if (f["name"].text == parts[1])
-      fn = &f;
-  if (!fn) {
-    std::printf("FAIL %s: no merge '%s' in the launch facts\n", label.c_str(),
-                parts[1].c_str());
+  const Json *fn = factsNamed(facts, "merges", parts[1], label);
+  if (!fn)
     return false;
-  }
   const Json &f = *fn;
   const long n = std::atol(parts[2].c_str()), t = std::atol(parts[3].c_str());
   const long heads = f["heads"].integer(), dv = f["value_head_dim"].integer();
@@ -1049,12 +1057,9 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
   attn::reference::mergeStates(n, rows, dv, partsRef, lseRef, oWant, lseWant);
 
   const std::string name = f["kernel"].text;
-  auto found = table.find(name);
-  if (found == table.end()) {
-    std::printf("FAIL %s: kernel %s is not in the .metal\n", label.c_str(),
-                name.c_str());
+  const attn_msl::Kernel *entry = kernelNamed(table, name, label);
+  if (!entry)
     return false;
-  }
   int32_t sizes[2] = {int32_t(n), int32_t(t)};
   std::vector<attn_msl::Buffer> buffers;
   for (const auto &[role, index] : f["buffers"].fields) {
@@ -1079,7 +1084,7 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
   const long perGroup = f["rows_per_threadgroup"].integer();
   bool ok = true;
   attn_msl::LaunchResult result = attn_msl::launch(
-      found->second, {unsigned((rows + perGroup - 1) / perGroup), 1, 1},
+      *entry, {unsigned((rows + perGroup - 1) / perGroup), 1, 1},
       {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
       buffers, {});
   EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
