@@ -8,6 +8,8 @@
 //   AttentionRun.cpp  attn.attention: run, compare with the reference
 //   AppendRun.cpp     attn.cache_append: run, check every cache element
 //   MergeRun.cpp      attn.merge_states: run, compare with the reference
+//   CascadeRun.cpp    two attention levels and a merge: cascade attention
+//                     from attn's kernels, compared with the reference
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,9 @@ extern llvm::cl::opt<uint64_t> seedOpt;
 extern llvm::cl::opt<int64_t> maxMemoryMiB;
 extern llvm::cl::opt<double> maxWork;
 extern llvm::cl::opt<double> tolerance;
+extern llvm::cl::list<std::string> cascadeKernels;
+extern llvm::cl::opt<int64_t> prefixLen;
+extern llvm::cl::opt<int64_t> prefixChunks;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -263,6 +268,13 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
 /// and the LSE with the float64 reference merge (MergeRun.cpp).
 int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
              mlir::attn::MergeStatesOp op);
+
+/// Cascade attention: a prefix level, a suffix level and a merge, each a
+/// kernel of `module` (names: prefix, suffix, merge), composed on fresh
+/// inputs and compared with float64 attention over each request's whole
+/// sequence (CascadeRun.cpp).
+int runCascade(MLIRContext &context, ModuleOp module,
+               ArrayRef<std::string> names);
 
 } // namespace attn_run
 

@@ -30,6 +30,13 @@
 //   attn-run append.mlir --batch=3 --new-len=5 --kv-len=40
 //            [--kv-lens=...] [--new-lens=...] [--invalid-blocks=N]
 //
+// --cascade=prefix,suffix,merge composes cascade attention from three
+// kernels of the spec (runCascade): a shared prefix's level, each
+// request's suffix level and the merge of their states.
+//
+//   attn-run cascade.mlir --cascade=prefix,suffix,merge --batch=4
+//            --prefix-len=100 --kv-len=30 --q-len=3 [--prefix-chunks=3]
+//
 //===----------------------------------------------------------------------===//
 
 #include "tools/attn-run/Run.h"
@@ -126,6 +133,17 @@ cl::opt<double> tolerance(
     "tolerance",
     cl::desc("max ||o - ref|| / ||ref|| (default 1e-4 for f32, 1e-2 else)"),
     cl::init(0));
+cl::list<std::string> cascadeKernels(
+    "cascade", cl::CommaSeparated,
+    cl::desc("prefix,suffix,merge: run cascade attention from these three "
+             "kernels (CascadeRun.cpp); --kv-len bounds the suffixes"));
+cl::opt<int64_t> prefixLen("prefix-len",
+                           cl::desc("--cascade: the shared prefix's tokens"),
+                           cl::init(0));
+cl::opt<int64_t>
+    prefixChunks("prefix-chunks",
+                 cl::desc("--cascade: sequences the prefix level is cut into"),
+                 cl::init(1));
 } // namespace attn_run
 
 using namespace attn_run;
@@ -156,6 +174,11 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1; // the parser printed why
+
+  if (!cascadeKernels.empty())
+    return runCascade(context, *module,
+                      SmallVector<std::string>(cascadeKernels.begin(),
+                                               cascadeKernels.end()));
 
   // The kernel and its attention op (or its cache append, which has a run
   // of its own).
