@@ -2704,6 +2704,8 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
   os << kPrelude;
   if (!merges.empty())
     os << kMergeSizesDecl << "\n";
+  if (llvm::any_of(merges, [](const MergeFacts &m) { return m.dynamicStrides; }))
+    os << kMergeStridesDecl << "\n";
   os << kernels;
   if (launchFacts)
     writeJsonFacts(*launchFacts, functions, appends, merges);

@@ -10,7 +10,12 @@
 // Metal compiles with fast math, which may fold a comparison with an
 // infinity: an empty part's LSE (-inf) is recognized by its bits, M
 // starts from the finite ATTN_NO_SCORE, and the LSE's -inf is stored from
-// its bits, never computed. Buffers are row-major.
+// its bits, never computed.
+//
+// Row-major operands are addressed by row; strided ones (any strides, the
+// LSEs' innermost too, O's innermost 1) through their strides at (t, h),
+// static ones as constants and dynamic ones from an AttnMergeStrides
+// buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +52,41 @@ inline bool attn_no_key(float lse) {
 }
 )";
 
+const char *const msl::kMergeStridesDecl = R"(
+// Run-time strides, in elements, of a merge's strided operands whose
+// layout has dynamic strides: every dim but O's unit innermost. Fields of
+// row-major operands and static strides are ignored.
+struct AttnMergeStrides {
+  long o_parts[3]; // [N, T, H]
+  long lse_parts[3]; // [N, T, H]
+  long o[2]; // [T, H]
+  long lse[2]; // [T, H]
+};
+)";
+
+namespace {
+/// How the kernel addresses operand `role`: null for row-major, else its
+/// strides as text (a constant, or its field of AttnMergeStrides).
+std::optional<SmallVector<std::string>> strideText(StringRef role,
+                                                   Value value,
+                                                   bool &dynamic) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getLayout().isIdentity())
+    return std::nullopt;
+  auto [strides, offset] = type.getStridesAndOffset();
+  SmallVector<std::string> text;
+  for (auto [i, stride] : llvm::enumerate(strides)) {
+    if (!ShapedType::isDynamic(stride)) {
+      text.push_back(std::to_string(stride));
+      continue;
+    }
+    dynamic = true;
+    text.push_back(("strides." + role + "[" + Twine(i) + "]").str());
+  }
+  return text;
+}
+} // namespace
+
 FailureOr<MergeFacts> msl::emitMergeStates(func::FuncOp func,
                                            MergeStatesOp op,
                                            raw_ostream &os) {
@@ -63,10 +103,14 @@ FailureOr<MergeFacts> msl::emitMergeStates(func::FuncOp func,
                                "buffer; operand '"
                             << name << "' must be an argument of the function";
     auto type = cast<MemRefType>(value.getType());
-    if (!type.getLayout().isIdentity() || type.getMemorySpace())
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    if (type.getMemorySpace() ||
+        failed(type.getStridesAndOffset(strides, offset)) || offset != 0)
       return op.emitError()
-             << "the msl tier's merge takes contiguous row-major buffers in "
-                "the default memory space; operand '"
+             << "the msl tier's merge takes buffers in the default memory "
+                "space that start at their first element (offset 0); "
+                "operand '"
              << name << "' is " << type;
   }
   MergeFacts m;
@@ -97,6 +141,26 @@ FailureOr<MergeFacts> msl::emitMergeStates(func::FuncOp func,
   if (m.lse)
     buffer("lse", "device float *lse");
   buffer("sizes", "constant AttnMergeSizes &sizes");
+  bool dynamicStrides = false;
+  auto partStrides = strideText("o_parts", op.getOParts(), dynamicStrides);
+  auto lsePartStrides =
+      strideText("lse_parts", op.getLseParts(), dynamicStrides);
+  auto oStrides = strideText("o", op.getO(), dynamicStrides);
+  std::optional<SmallVector<std::string>> lseStrides;
+  if (m.lse)
+    lseStrides = strideText("lse", op.getLse(), dynamicStrides);
+  for (auto [role, value] : operands) {
+    if (!value)
+      continue;
+    auto type = cast<MemRefType>(value.getType());
+    if (type.getLayout().isIdentity())
+      continue;
+    m.strided.push_back(role.str());
+    m.strideValues.push_back(type.getStridesAndOffset().first);
+  }
+  m.dynamicStrides = dynamicStrides;
+  if (dynamicStrides)
+    buffer("strides", "constant AttnMergeStrides &strides");
   params.push_back("uint3 group_id [[threadgroup_position_in_grid]]");
   params.push_back("uint tid [[thread_index_in_threadgroup]]");
 
@@ -119,15 +183,34 @@ FailureOr<MergeFacts> msl::emitMergeStates(func::FuncOp func,
      << " || row >= rows)\n    return;\n";
   os << "  const int first = int(tid % " << m.threadsPerRow << ") * "
      << m.vec << ";\n";
+  // Where the operands are: by row when row-major, else by (t, h).
+  if (!m.strided.empty())
+    os << "  const long t = row / " << m.heads << ", h = row % " << m.heads
+       << ";\n";
+  auto at = [](const std::optional<SmallVector<std::string>> &strides,
+               StringRef rowMajor, StringRef part) -> std::string {
+    if (!strides)
+      return rowMajor.str();
+    const SmallVector<std::string> &s = *strides;
+    std::string text = part.empty() ? "" : (part + " * " + s[0] + " + ").str();
+    size_t outer = part.empty() ? 0 : 1;
+    return text + "t * " + s[outer] + " + h * " + s[outer + 1];
+  };
+  const std::string lsePartAt =
+      at(lsePartStrides, "long(n) * rows + row", "long(n)");
+  const std::string partAt =
+      at(partStrides, "(long(n) * rows + row) * " + dv, "long(n)");
+  const std::string oAt = at(oStrides, "row * " + dv, "");
+  const std::string lseAt = at(lseStrides, "row", "");
   os << "  // M: the largest LSE of the parts that saw a key.\n";
   os << "  float m = ATTN_NO_SCORE;\n";
   os << "  for (int n = 0; n < parts; ++n) {\n";
-  os << "    const float l = lse_parts[long(n) * rows + row];\n";
+  os << "    const float l = lse_parts[" << lsePartAt << "];\n";
   os << "    if (!attn_no_key(l))\n      m = max(m, l);\n";
   os << "  }\n";
   os << "  float sum = 0.0f;\n";
   os << "  for (int n = 0; n < parts; ++n) {\n";
-  os << "    const float l = lse_parts[long(n) * rows + row];\n";
+  os << "    const float l = lse_parts[" << lsePartAt << "];\n";
   os << "    if (!attn_no_key(l))\n";
   os << "      sum += fast::exp2((l - m) * M_LOG2E_F);\n";
   os << "  }\n";
@@ -135,20 +218,21 @@ FailureOr<MergeFacts> msl::emitMergeStates(func::FuncOp func,
   os << "  for (int c = first; c < " << dv << "; c += " << stride << ") {\n";
   os << "    float acc[" << m.vec << "] = {};\n";
   os << "    for (int n = 0; n < parts; ++n) {\n";
-  os << "      const float l = lse_parts[long(n) * rows + row];\n";
+  os << "      const float l = lse_parts[" << lsePartAt << "];\n";
   os << "      // An empty part's O is never read (it may hold anything).\n";
   os << "      if (attn_no_key(l))\n        continue;\n";
   os << "      const float w = fast::exp2((l - m) * M_LOG2E_F);\n";
-  os << "      const long at = (long(n) * rows + row) * " << dv << " + c;\n";
+  os << "      const long at = " << partAt << " + c;\n";
   os << "      for (int j = 0; j < " << m.vec << "; ++j)\n";
   os << "        acc[j] += w * float(o_parts[at + j]);\n";
   os << "    }\n";
   os << "    for (int j = 0; j < " << m.vec << "; ++j)\n";
-  os << "      o[row * " << dv << " + c + j] = " << ot << "(acc[j] * inv);\n";
+  os << "      o[" << oAt << " + c + j] = " << ot << "(acc[j] * inv);\n";
   os << "  }\n";
   if (m.lse) {
     os << "  if (first == 0)\n";
-    os << "    lse[row] = as_type<float>(sum > 0.0f ? as_type<uint>(m + "
+    os << "    lse[" << lseAt
+       << "] = as_type<float>(sum > 0.0f ? as_type<uint>(m + "
           "M_LN2_F * log2(sum))\n"
           "                                         : 0xff800000u);\n";
   }
@@ -171,6 +255,22 @@ void msl::writeMergeCommentFacts(raw_ostream &os,
   }
 }
 
+/// The strides of the strided operands (-1: dynamic, in AttnMergeStrides),
+/// as the launch facts' "strides" member; empty when all are row-major.
+static std::string stridesJson(const MergeFacts &m) {
+  if (m.strided.empty())
+    return "";
+  std::string text = "     \"strides\": {";
+  for (auto [i, role] : llvm::enumerate(m.strided)) {
+    text += (i ? ", \"" : "\"") + role + "\": [";
+    for (auto [j, stride] : llvm::enumerate(m.strideValues[i]))
+      text += (j ? ", " : "") +
+              std::to_string(ShapedType::isDynamic(stride) ? -1 : stride);
+    text += "]";
+  }
+  return text + "},\n";
+}
+
 void msl::writeMergeJsonFacts(raw_ostream &os, ArrayRef<MergeFacts> merges) {
   os << ",\n  \"merges\": [";
   for (auto [i, m] : llvm::enumerate(merges)) {
@@ -187,6 +287,7 @@ void msl::writeMergeJsonFacts(raw_ostream &os, ArrayRef<MergeFacts> merges) {
        << ",\n     \"threadgroups_per_grid\": [\"ceil(T * " << m.heads
        << " / " << m.rowsPerGroup << ")\", \"1\", \"1\"],\n"
        << "     \"sizes\": {\"fields\": [\"N\", \"T\"], \"type\": \"int32\"},\n"
+       << stridesJson(m)
        << "     \"buffers\": {";
     for (auto [bi, buffer] : llvm::enumerate(m.buffers))
       os << (bi ? ", " : "") << "\"" << buffer.first << "\": " << buffer.second;

@@ -27,6 +27,11 @@ struct MergeFacts {
   int64_t rows = 0;                     // T, 0 where dynamic
   int64_t vec = 1, threadsPerRow = 1, rowsPerGroup = 1;
   bool lse = false;
+  /// Operands that are not row-major, with their strides (dynamic ones
+  /// in the AttnMergeStrides buffer when dynamicStrides).
+  std::vector<std::string> strided;
+  std::vector<SmallVector<int64_t>> strideValues;
+  bool dynamicStrides = false;
   std::vector<std::pair<std::string, int>> buffers;
   /// __METAL_VERSION__ the kernel needs (bfloat: 310).
   int version() const;
@@ -34,6 +39,8 @@ struct MergeFacts {
 
 /// The run-time sizes struct the merge kernels take (the file's prelude).
 extern const char *const kMergeSizesDecl;
+/// The run-time strides struct, for merges with dynamic strides.
+extern const char *const kMergeStridesDecl;
 
 /// Writes `op`'s kernel `<function>_merge`; diagnostics on `op` for what
 /// the tier cannot take.

@@ -32,6 +32,9 @@
 //
 // A case `merge:FUNCTION:N:T` runs an attn.merge_states kernel
 // (runMergeCase) against the float64 reference merge.
+// A case `cascade:PREFIX:SUFFIX:MERGE:B:P:S:Q:C` composes cascade
+// attention from two attention functions and a merge (runCascadeCase) and
+// compares it with attention over each request's whole sequence.
 // A case `append:FUNCTION:B:S_new:KV_LEN` runs an attn.cache_append kernel
 // instead (runAppendCase): poisoned caches, every element checked exactly
 // (slot-mapping form: N blocks, T packed tokens, R rows per block).
@@ -46,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -259,6 +263,51 @@ struct View {
   }
 };
 
+// An N-d buffer as a merge kernel sees it: row-major, or the launch
+// facts' strides (every dim's; -1 for a dynamic one, which gets the span
+// of the dims inside it plus a gap of 8 elements, innermost first). Gaps
+// stay NaN.
+struct Layout {
+  std::vector<long> dims, strides;
+
+  Layout(std::vector<long> shape, const Json &given)
+      : dims(std::move(shape)), strides(dims.size(), 1) {
+    for (int i = int(dims.size()) - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * dims[i + 1];
+    if (given.kind != Json::Array)
+      return;
+    long span = 1;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (given.items[i].integer() >= 0) {
+        strides[i] = given.items[i].integer();
+        span += (dims[i] - 1) * strides[i];
+      }
+    for (int i = int(dims.size()) - 1; i >= 0; --i)
+      if (given.items[i].integer() < 0) {
+        strides[i] = (span + 7) / 8 * 8 + 8;
+        span = strides[i] * dims[i];
+      }
+  }
+  long size() const {
+    return std::accumulate(dims.begin(), dims.end(), 1L,
+                           std::multiplies<long>());
+  }
+  long span() const {
+    long last = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      last += (dims[i] - 1) * strides[i];
+    return last + 1;
+  }
+  long at(long i) const {
+    long offset = 0;
+    for (int d = int(dims.size()) - 1; d >= 0; --d) {
+      offset += i % dims[d] * strides[d];
+      i /= dims[d];
+    }
+    return offset;
+  }
+};
+
 std::mt19937 &rng() {
   static std::mt19937 generator = [] {
     unsigned seed = std::random_device{}();
@@ -449,6 +498,148 @@ struct CaptureArray {
     }                                                                          \
   } while (0)
 
+// The buffers of one attention function's kernels. A packed Q's grid
+// covers sq rows a sequence (the host's max_q_len bound); sk picks a
+// one-pass or two-pass variant and fills the sizes buffer.
+struct AttentionArgs {
+  long batch = 1, sq = 1, sk = 0, maxBlocks = 0;
+  DeviceArray *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+  std::vector<float> *lse = nullptr;
+  std::vector<int32_t> *blockTable = nullptr, *lens = nullptr, *cuQ = nullptr,
+                       *cuK = nullptr, *qLens = nullptr;
+  int32_t *strides = nullptr; // 12: q, k, v, o's three outer strides
+  std::vector<CaptureArray> *captures = nullptr;
+  std::vector<int32_t> *captureSizes = nullptr;
+  DeviceArray *sinks = nullptr;
+};
+
+// Launches attention function `f`'s kernels (the dispatch variant by Sk,
+// the split-K partials NaN-poisoned and checked all written). A failed
+// check clears `ok`; false when the case cannot go on (a FAIL line was
+// printed).
+bool launchAttention(const Json &f, const KernelTable &table,
+                     const std::string &label, const AttentionArgs &a,
+                     bool &ok, std::string &variant) {
+  const long batch = a.batch, sq = a.sq, sk = a.sk;
+  const long hkv = f["kv_heads"].integer(), group = f["group"].integer(),
+             dv = f["value_head_dim"].integer();
+  const bool packedQ = f["packed"]["q"].boolean;
+  int32_t sizes[4] = {int32_t(batch), int32_t(sq), int32_t(sk),
+                      int32_t(a.maxBlocks)};
+  // A function with one-pass and two-pass variants: the dispatch rule of
+  // the launch facts picks by Sk.
+  std::vector<const Json *> kernels;
+  if (f["dispatch"].kind == Json::Object)
+    variant = sk >= f["dispatch"]["two_pass_from_sk"].integer() ? "two_pass"
+                                                                 : "one_pass";
+  long splits = 0;
+  for (const Json &kernelFacts : f["kernels"].items)
+    if (variant.empty() || kernelFacts["variant"].text == variant) {
+      kernels.push_back(&kernelFacts);
+      if (kernelFacts["kind"].text.rfind("partial", 0) == 0)
+        splits = kernelFacts["splits"].integer();
+    }
+  // Q tiles per (batch, K/V head): a packed Q's rows are the host's
+  // max_q_len bound's, Sq.
+  const long maxQ = sq;
+  std::vector<float> partials;
+  long recordFloats = 0, tilesQ = 0;
+  if (splits > 0) {
+    const long br = kernels[0]->operator[]("block_q").integer();
+    tilesQ = (group * maxQ + br - 1) / br;
+    recordFloats = br * (dv + 2);
+    partials.assign(batch * hkv * tilesQ * splits * recordFloats, NAN);
+  }
+
+  for (const Json *kernelPtr : kernels) {
+    const Json &kernelFacts = *kernelPtr;
+    const std::string name = kernelFacts["name"].text;
+    const attn_msl::Kernel *entry = kernelNamed(table, name, label);
+    if (!entry)
+      return false;
+    const long br = kernelFacts["block_q"].integer();
+    const long kernelSplits = kernelFacts["splits"].integer();
+    const unsigned gridX =
+        unsigned((group * maxQ + br - 1) / br * kernelSplits);
+    std::vector<attn_msl::Buffer> buffers;
+    for (const auto &[role, index] : kernelFacts["buffers"].fields) {
+      unsigned at = unsigned(index.integer());
+      if (role == "q")
+        buffers.push_back(a.q->bind(at));
+      else if (role == "k")
+        buffers.push_back(a.k->bind(at));
+      else if (role == "v")
+        buffers.push_back(a.v->bind(at));
+      else if (role == "o")
+        buffers.push_back(a.o->bind(at));
+      else if (role == "lse")
+        buffers.push_back(attn_msl::bind_buffer(at, a.lse->data(), a.lse->size()));
+      else if (role == "block_table")
+        buffers.push_back(
+            attn_msl::bind_buffer(at, a.blockTable->data(),
+                                a.blockTable->size()));
+      else if (role == "kv_lens")
+        buffers.push_back(attn_msl::bind_buffer(at, a.lens->data(), a.lens->size()));
+      else if (role == "cu_seqlens_q")
+        buffers.push_back(attn_msl::bind_buffer(at, a.cuQ->data(), a.cuQ->size()));
+      else if (role == "cu_seqlens_k")
+        buffers.push_back(attn_msl::bind_buffer(at, a.cuK->data(), a.cuK->size()));
+      else if (role == "sizes")
+        buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
+      else if (role == "strides")
+        buffers.push_back(attn_msl::bind_bytes(at, a.strides, 12 * sizeof(int32_t)));
+      else if (role == "partials")
+        buffers.push_back(
+            attn_msl::bind_buffer(at, partials.data(), partials.size()));
+      else if (role.rfind("capture", 0) == 0 && role != "capture_sizes" &&
+               std::stoul(role.substr(7)) < a.captures->size())
+        buffers.push_back((*a.captures)[std::stoul(role.substr(7))].bind(at));
+      else if (role == "sinks" && a.sinks)
+        buffers.push_back(a.sinks->bind(at));
+      else if (role == "capture_sizes")
+        buffers.push_back(attn_msl::bind_buffer(at, a.captureSizes->data(),
+                                                a.captureSizes->size()));
+      else {
+        std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
+                    role.c_str());
+        return false;
+      }
+    }
+    std::vector<size_t> smem;
+    for (const Json &bytes : kernelFacts["threadgroup_memory_bytes"].items)
+      smem.push_back(size_t(bytes.integer()));
+    attn_msl::LaunchResult result = attn_msl::launch(
+        *entry, {gridX, unsigned(hkv), unsigned(batch)},
+        {unsigned(kernelFacts["threads_per_threadgroup"].items[0].integer()), 1,
+         1},
+        buffers, smem);
+    EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
+    if (!result.ok)
+      break;
+  }
+  if (ok && splits > 0) {
+    // Every record the merge reads: all of them, but a packed Q's tiles
+    // past their sequence's rows, which exit early.
+    long unwritten = 0;
+    const long br = kernels[0]->operator[]("block_q").integer();
+    for (long b = 0; b < batch; ++b)
+      for (long t = 0; t < tilesQ; ++t) {
+        if (packedQ && t * br >= group * (*a.qLens)[b])
+          continue;
+        for (long h = 0; h < hkv; ++h) {
+          const float *at =
+              partials.data() + ((b * hkv + h) * tilesQ + t) * splits *
+                                    recordFloats;
+          unwritten += std::count_if(at, at + splits * recordFloats,
+                                     [](float x) { return std::isnan(x); });
+        }
+      }
+    EXPECT(unwritten == 0, "%ld workspace floats never written", unwritten);
+  }
+
+  return true;
+}
+
 bool runCase(const Json &facts, const KernelTable &table, const Case &c,
              const std::string &label) {
   const Json *fn = nullptr;
@@ -463,8 +654,7 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   const Json &f = *fn;
   const std::string dtype = f["dtype"].text, outType = f["out_dtype"].text;
   const long hq = f["q_heads"].integer(), hkv = f["kv_heads"].integer();
-  const long group = f["group"].integer(), d = f["head_dim"].integer(),
-             dv = f["value_head_dim"].integer();
+  const long d = f["head_dim"].integer(), dv = f["value_head_dim"].integer();
   const long blockSize = f["block_size"].integer();
   const bool hasLse = f["lse"].boolean, hasLens = f["kv_lens"].boolean;
   const long batch = c.batch, sq = c.qLen, sk = c.kvLen;
@@ -643,119 +833,29 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   std::vector<double> oRef, lseRef;
   attn::reference::attention(problem, qRef, kRef, vRef, oRef, lseRef);
 
-  int32_t sizes[4] = {int32_t(batch), int32_t(sq), int32_t(sk),
-                      int32_t(maxBlocks)};
-  // A function with one-pass and two-pass variants: the dispatch rule of
-  // the launch facts picks by Sk.
-  std::vector<const Json *> kernels;
+  AttentionArgs args;
+  args.batch = batch;
+  args.sq = sq;
+  args.sk = sk;
+  args.maxBlocks = maxBlocks;
+  args.q = &q;
+  args.k = &k;
+  args.v = &v;
+  args.o = &o;
+  args.lse = &lse;
+  args.blockTable = &blockTable;
+  args.lens = &lens;
+  args.cuQ = &cuQ;
+  args.cuK = &cuK;
+  args.qLens = &qLens;
+  args.strides = strides;
+  args.captures = &captures;
+  args.captureSizes = &captureSizes;
+  args.sinks = sinks ? &*sinks : nullptr;
   std::string variant;
-  if (f["dispatch"].kind == Json::Object)
-    variant = sk >= f["dispatch"]["two_pass_from_sk"].integer() ? "two_pass"
-                                                                 : "one_pass";
-  long splits = 0;
-  for (const Json &kernelFacts : f["kernels"].items)
-    if (variant.empty() || kernelFacts["variant"].text == variant) {
-      kernels.push_back(&kernelFacts);
-      if (kernelFacts["kind"].text.rfind("partial", 0) == 0)
-        splits = kernelFacts["splits"].integer();
-    }
-  // Q tiles per (batch, K/V head): a packed Q's rows are the host's
-  // max_q_len bound's, Sq.
-  const long maxQ = sq;
-  std::vector<float> partials;
-  long recordFloats = 0, tilesQ = 0;
-  if (splits > 0) {
-    const long br = kernels[0]->operator[]("block_q").integer();
-    tilesQ = (group * maxQ + br - 1) / br;
-    recordFloats = br * (dv + 2);
-    partials.assign(batch * hkv * tilesQ * splits * recordFloats, NAN);
-  }
-
   bool ok = true;
-  for (const Json *kernelPtr : kernels) {
-    const Json &kernelFacts = *kernelPtr;
-    const std::string name = kernelFacts["name"].text;
-    const attn_msl::Kernel *entry = kernelNamed(table, name, label);
-    if (!entry)
-      return false;
-    const long br = kernelFacts["block_q"].integer();
-    const long kernelSplits = kernelFacts["splits"].integer();
-    const unsigned gridX =
-        unsigned((group * maxQ + br - 1) / br * kernelSplits);
-    std::vector<attn_msl::Buffer> buffers;
-    for (const auto &[role, index] : kernelFacts["buffers"].fields) {
-      unsigned at = unsigned(index.integer());
-      if (role == "q")
-        buffers.push_back(q.bind(at));
-      else if (role == "k")
-        buffers.push_back(k.bind(at));
-      else if (role == "v")
-        buffers.push_back(v.bind(at));
-      else if (role == "o")
-        buffers.push_back(o.bind(at));
-      else if (role == "lse")
-        buffers.push_back(attn_msl::bind_buffer(at, lse.data(), lse.size()));
-      else if (role == "block_table")
-        buffers.push_back(
-            attn_msl::bind_buffer(at, blockTable.data(), blockTable.size()));
-      else if (role == "kv_lens")
-        buffers.push_back(attn_msl::bind_buffer(at, lens.data(), lens.size()));
-      else if (role == "cu_seqlens_q")
-        buffers.push_back(attn_msl::bind_buffer(at, cuQ.data(), cuQ.size()));
-      else if (role == "cu_seqlens_k")
-        buffers.push_back(attn_msl::bind_buffer(at, cuK.data(), cuK.size()));
-      else if (role == "sizes")
-        buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
-      else if (role == "strides")
-        buffers.push_back(attn_msl::bind_bytes(at, strides, sizeof(strides)));
-      else if (role == "partials")
-        buffers.push_back(
-            attn_msl::bind_buffer(at, partials.data(), partials.size()));
-      else if (role.rfind("capture", 0) == 0 && role != "capture_sizes" &&
-               std::stoul(role.substr(7)) < captures.size())
-        buffers.push_back(captures[std::stoul(role.substr(7))].bind(at));
-      else if (role == "sinks" && sinks)
-        buffers.push_back(sinks->bind(at));
-      else if (role == "capture_sizes")
-        buffers.push_back(attn_msl::bind_buffer(at, captureSizes.data(),
-                                                captureSizes.size()));
-      else {
-        std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
-                    role.c_str());
-        return false;
-      }
-    }
-    std::vector<size_t> smem;
-    for (const Json &bytes : kernelFacts["threadgroup_memory_bytes"].items)
-      smem.push_back(size_t(bytes.integer()));
-    attn_msl::LaunchResult result = attn_msl::launch(
-        *entry, {gridX, unsigned(hkv), unsigned(batch)},
-        {unsigned(kernelFacts["threads_per_threadgroup"].items[0].integer()), 1,
-         1},
-        buffers, smem);
-    EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
-    if (!result.ok)
-      break;
-  }
-  if (ok && splits > 0) {
-    // Every record the merge reads: all of them, but a packed Q's tiles
-    // past their sequence's rows, which exit early.
-    long unwritten = 0;
-    const long br = kernels[0]->operator[]("block_q").integer();
-    for (long b = 0; b < batch; ++b)
-      for (long t = 0; t < tilesQ; ++t) {
-        if (packedQ && t * br >= group * qLens[b])
-          continue;
-        for (long h = 0; h < hkv; ++h) {
-          const float *at =
-              partials.data() + ((b * hkv + h) * tilesQ + t) * splits *
-                                    recordFloats;
-          unwritten += std::count_if(at, at + splits * recordFloats,
-                                     [](float x) { return std::isnan(x); });
-        }
-      }
-    EXPECT(unwritten == 0, "%ld workspace floats never written", unwritten);
-  }
+  if (!launchAttention(f, table, label, args, ok, variant))
+    return false;
 
   // Every element written; error norms; empty rows.
   double diff = 0, norm = 0, worstLse = 0, maxAbs = 0;
@@ -1004,6 +1104,51 @@ bool runAppendCase(const Json &facts, const KernelTable &table,
   return ok;
 }
 
+// Launches merge `f`'s kernel over n parts of t rows. A failed launch
+// clears `ok`; false when the case cannot go on (a FAIL line was printed).
+// `strides` (AttnMergeStrides: o_parts, lse_parts 3, o, lse 2 each) is
+// bound where the kernel takes it.
+bool launchMerge(const Json &f, const KernelTable &table,
+                 const std::string &label, long n, long t, DeviceArray &oParts,
+                 std::vector<float> &lseParts, DeviceArray &o,
+                 std::vector<float> &lse, int64_t (&strides)[10], bool &ok) {
+  const long rows = t * f["heads"].integer();
+  const std::string name = f["kernel"].text;
+  const attn_msl::Kernel *entry = kernelNamed(table, name, label);
+  if (!entry)
+    return false;
+  int32_t sizes[2] = {int32_t(n), int32_t(t)};
+  std::vector<attn_msl::Buffer> buffers;
+  for (const auto &[role, index] : f["buffers"].fields) {
+    unsigned at = unsigned(index.integer());
+    if (role == "o_parts")
+      buffers.push_back(oParts.bind(at));
+    else if (role == "lse_parts")
+      buffers.push_back(
+          attn_msl::bind_buffer(at, lseParts.data(), lseParts.size()));
+    else if (role == "o")
+      buffers.push_back(o.bind(at));
+    else if (role == "lse")
+      buffers.push_back(attn_msl::bind_buffer(at, lse.data(), lse.size()));
+    else if (role == "sizes")
+      buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
+    else if (role == "strides")
+      buffers.push_back(attn_msl::bind_bytes(at, strides, sizeof(strides)));
+    else {
+      std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
+                  role.c_str());
+      return false;
+    }
+  }
+  const long perGroup = f["rows_per_threadgroup"].integer();
+  attn_msl::LaunchResult result = attn_msl::launch(
+      *entry, {unsigned((rows + perGroup - 1) / perGroup), 1, 1},
+      {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
+      buffers, {});
+  EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // A merge case: merge:FUNCTION:N:T
 //===----------------------------------------------------------------------===//
@@ -1036,58 +1181,47 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
     return false;
   }
   const long rows = t * heads, tail = 64;
-  DeviceArray oParts(f["dtype"].text, n * rows * dv),
-      o(f["out_dtype"].text, rows * dv + tail);
-  std::vector<float> lseParts(n * rows), lse(rows + tail, NAN);
-  std::vector<double> partsRef(oParts.size()), lseRef(lseParts.size());
+  // Each operand row-major or strided as the facts say; a poisoned tail
+  // past each output.
+  const Json &layouts = f["strides"];
+  const Layout partsAt({n, t, heads, dv}, layouts["o_parts"]),
+      lsePartsAt({n, t, heads}, layouts["lse_parts"]),
+      oAt({t, heads, dv}, layouts["o"]), lseAt({t, heads}, layouts["lse"]);
+  DeviceArray oParts(f["dtype"].text, partsAt.span()),
+      o(f["out_dtype"].text, oAt.span() + tail);
+  std::vector<float> lseParts(lsePartsAt.span(), NAN),
+      lse(lseAt.span() + tail, NAN);
+  int64_t strides[10];
+  for (int i = 0; i < 3; ++i) {
+    strides[i] = partsAt.strides[i];
+    strides[3 + i] = lsePartsAt.strides[i];
+  }
+  for (int i = 0; i < 2; ++i) {
+    strides[6 + i] = oAt.strides[i];
+    strides[8 + i] = lseAt.strides[i];
+  }
+  std::vector<double> partsRef(n * rows * dv), lseRef(n * rows);
   auto empty = [&](long r) {
     return r % 11 == 5 || std::uniform_int_distribution<int>(0, 3)(rng()) == 0;
   };
   for (long p = 0; p < n; ++p)
     for (long r = 0; r < rows; ++r) {
       const bool none = empty(r);
-      lseParts[p * rows + r] = none ? -INFINITY : float(uniform(-6, 6));
-      lseRef[p * rows + r] = lseParts[p * rows + r];
+      float &l = lseParts[lsePartsAt.at(p * rows + r)];
+      l = none ? -INFINITY : float(uniform(-6, 6));
+      lseRef[p * rows + r] = l;
       for (long x = 0; x < dv; ++x) {
         const size_t i = (p * rows + r) * dv + x;
-        partsRef[i] = oParts.set(i, none ? NAN : uniform(-1, 1));
+        partsRef[i] = oParts.set(partsAt.at(i), none ? NAN : uniform(-1, 1));
       }
     }
   std::vector<double> oWant, lseWant;
   attn::reference::mergeStates(n, rows, dv, partsRef, lseRef, oWant, lseWant);
 
-  const std::string name = f["kernel"].text;
-  const attn_msl::Kernel *entry = kernelNamed(table, name, label);
-  if (!entry)
-    return false;
-  int32_t sizes[2] = {int32_t(n), int32_t(t)};
-  std::vector<attn_msl::Buffer> buffers;
-  for (const auto &[role, index] : f["buffers"].fields) {
-    unsigned at = unsigned(index.integer());
-    if (role == "o_parts")
-      buffers.push_back(oParts.bind(at));
-    else if (role == "lse_parts")
-      buffers.push_back(
-          attn_msl::bind_buffer(at, lseParts.data(), lseParts.size()));
-    else if (role == "o")
-      buffers.push_back(o.bind(at));
-    else if (role == "lse")
-      buffers.push_back(attn_msl::bind_buffer(at, lse.data(), lse.size()));
-    else if (role == "sizes")
-      buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
-    else {
-      std::printf("FAIL %s: unknown buffer role %s\n", label.c_str(),
-                  role.c_str());
-      return false;
-    }
-  }
-  const long perGroup = f["rows_per_threadgroup"].integer();
   bool ok = true;
-  attn_msl::LaunchResult result = attn_msl::launch(
-      *entry, {unsigned((rows + perGroup - 1) / perGroup), 1, 1},
-      {unsigned(f["threads_per_threadgroup"].items[0].integer()), 1, 1},
-      buffers, {});
-  EXPECT(result.ok, "%s: %s", name.c_str(), result.error.c_str());
+  if (!launchMerge(f, table, label, n, t, oParts, lseParts, o, lse, strides,
+                   ok))
+    return false;
   double num = 0, den = 0, lseErr = 0;
   long unwritten = 0, emptyRows = 0, emptyWrong = 0, clobbered = 0;
   const bool withLse = f["lse"].boolean;
@@ -1095,7 +1229,7 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
     const bool none = std::isinf(lseWant[r]);
     emptyRows += none;
     for (long x = 0; x < dv; ++x) {
-      const double got = o.get(r * dv + x), want = oWant[r * dv + x];
+      const double got = o.get(oAt.at(r * dv + x)), want = oWant[r * dv + x];
       if (std::isnan(got))
         ++unwritten;
       else if (none)
@@ -1105,17 +1239,25 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
     }
     if (!withLse)
       continue;
-    if (std::isnan(lse[r]))
+    const float got = lse[lseAt.at(r)];
+    if (std::isnan(got))
       ++unwritten;
     else if (none)
-      emptyWrong += !(std::isinf(lse[r]) && lse[r] < 0);
+      emptyWrong += !(std::isinf(got) && got < 0);
     else
-      lseErr = std::max(lseErr, std::abs(lse[r] - lseWant[r]) /
+      lseErr = std::max(lseErr, std::abs(got - lseWant[r]) /
                                     std::max(1.0, std::abs(lseWant[r])));
   }
-  for (long i = 0; i < tail; ++i)
-    clobbered += !std::isnan(o.get(rows * dv + i)) ||
-                 (withLse && !std::isnan(lse[rows + i]));
+  // Nothing written in the gaps between strided rows or past the end.
+  std::vector<bool> oCovered(o.size()), lseCovered(lse.size());
+  for (long i = 0; i < oAt.size(); ++i)
+    oCovered[oAt.at(i)] = true;
+  for (long i = 0; i < lseAt.size(); ++i)
+    lseCovered[lseAt.at(i)] = true;
+  for (size_t i = 0; i < o.size(); ++i)
+    clobbered += !oCovered[i] && !std::isnan(o.get(i));
+  for (size_t i = 0; withLse && i < lse.size(); ++i)
+    clobbered += !lseCovered[i] && !std::isnan(lse[i]);
   const double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
   const double tol = f["dtype"].text == "f32" && f["out_dtype"].text == "f32"
                          ? 1e-5
@@ -1130,6 +1272,298 @@ bool runMergeCase(const Json &facts, const KernelTable &table,
   std::printf("%s %s: rel %.3g (tol %.0e), lse err %.3g, %ld empty rows\n",
               ok ? "PASS" : "FAIL", label.c_str(), rel, tol, lseErr,
               emptyRows);
+  std::fflush(stdout);
+  return ok;
+}
+
+//===----------------------------------------------------------------------===//
+// A cascade case: cascade:PREFIX:SUFFIX:MERGE:B:P:S:Q:C
+//===----------------------------------------------------------------------===//
+
+// Cascade attention from the .metal's own kernels, as attn.cascade
+// composes them on GPUs: PREFIX (every request's queries stacked into one
+// sequence, over the shared prefix's pages cut into C chunks of whole
+// pages, each a sequence with the same queries), SUFFIX (each of the B
+// requests over its own pages, suffix lengths in [0, S], the first empty
+// when B > 2) and MERGE over the C + 1 parts, against float64 attention
+// over each request's whole sequence. Both levels are paged attentions
+// over packed queries with kv_lens and an LSE, reading one cache whose
+// pages are shuffled; query counts are in [1, Q] (at most the suffix + 1
+// when SUFFIX is causal). Level outputs and the merge's are NaN poison.
+bool runCascadeCase(const Json &facts, const KernelTable &table,
+                    const std::vector<std::string> &parts,
+                    const std::string &label) {
+  if (parts.size() != 9) {
+    std::printf("FAIL bad case '%s' (want "
+                "cascade:PREFIX:SUFFIX:MERGE:B:P:S:Q:C)\n",
+                label.c_str());
+    return false;
+  }
+  const Json *levels[2] = {factsNamed(facts, "functions", parts[1], label),
+                           factsNamed(facts, "functions", parts[2], label)};
+  const Json *mergeFacts = factsNamed(facts, "merges", parts[3], label);
+  if (!levels[0] || !levels[1] || !mergeFacts)
+    return false;
+  const Json &pf = *levels[0], &sf = *levels[1], &mf = *mergeFacts;
+  const long batch = std::atol(parts[4].c_str()),
+             prefixLen = std::atol(parts[5].c_str()),
+             maxSuffix = std::atol(parts[6].c_str()),
+             maxQ = std::atol(parts[7].c_str()),
+             chunks = std::atol(parts[8].c_str());
+  const std::string dtype = sf["dtype"].text;
+  const long hq = sf["q_heads"].integer(), hkv = sf["kv_heads"].integer(),
+             d = sf["head_dim"].integer(), dv = sf["value_head_dim"].integer(),
+             bs = sf["block_size"].integer();
+  auto plainLevel = [&](const Json &f) {
+    return f["block_size"].integer() == bs && bs > 0 &&
+           f["packed"]["q"].boolean && !f["packed"]["kv"].boolean &&
+           f["lse"].boolean && f["mods"].kind != Json::Object &&
+           f["sinks"].kind != Json::String &&
+           f["strides"].kind != Json::Object && f["dtype"].text == dtype &&
+           f["q_heads"].integer() == hq && f["kv_heads"].integer() == hkv &&
+           f["head_dim"].integer() == d &&
+           f["value_head_dim"].integer() == dv &&
+           f["scale"].number == sf["scale"].number &&
+           f["softcap"].number == sf["softcap"].number;
+  };
+  const long suffixLeft = sf["mask"]["left"].integer(),
+             suffixRight = sf["mask"]["right"].integer();
+  const bool causal = suffixRight == 0;
+  if (!plainLevel(pf) || !plainLevel(sf) ||
+      pf["mask"]["left"].integer() != -1 ||
+      pf["mask"]["right"].integer() != -1 || suffixLeft != -1 ||
+      (suffixRight != -1 &&
+       !(causal && sf["mask"]["bottom_right"].boolean)) ||
+      mf["heads"].integer() != hq || mf["value_head_dim"].integer() != dv) {
+    std::printf("FAIL %s: the levels must be paged attentions of one "
+                "cache over packed queries with kv_lens and an LSE, the "
+                "prefix unmasked, the suffix unmasked or causal, and the "
+                "merge of their heads\n",
+                label.c_str());
+    return false;
+  }
+  const long n = chunks + 1;
+  if (batch < 1 || prefixLen < 0 || maxSuffix < 0 || maxQ < 1 ||
+      chunks < 1 || prefixLen + maxSuffix < 1 ||
+      (mf["parts"].integer() && mf["parts"].integer() != n)) {
+    std::printf("FAIL %s: B, Q and C must be at least 1, P and S at least "
+                "0 (not both), and C + 1 the merge's static part count\n",
+                label.c_str());
+    return false;
+  }
+
+  // Lengths, pages and block tables. Entries past a sequence's pages name
+  // valid blocks the kernels must not read.
+  std::vector<int32_t> suffixLens = drawLens(batch, maxSuffix, {}),
+                       qLens(batch);
+  for (long b = 0; b < batch; ++b)
+    qLens[b] = int32_t(std::uniform_int_distribution<long>(
+        1, causal ? std::min(maxQ, long(suffixLens[b]) + 1) : maxQ)(rng()));
+  const long rowsT = std::accumulate(qLens.begin(), qLens.end(), 0L);
+  auto pages = [&](long tokens) { return (tokens + bs - 1) / bs; };
+  const long prefixPages = pages(prefixLen),
+             chunkPages = std::max(1L, (prefixPages + chunks - 1) / chunks),
+             suffixPages = std::max(1L, pages(maxSuffix));
+  long usedPages = prefixPages;
+  for (int32_t s : suffixLens)
+    usedPages += pages(s);
+  const long numBlocks = usedPages + 3;
+  std::vector<int32_t> order(numBlocks);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng());
+  std::vector<int32_t> prefixCuQ, prefixLens, prefixTable, suffixTable,
+      suffixCuQ = offsetsOf(qLens), noCuK, noQLens;
+  for (long c = 0; c < chunks; ++c) {
+    prefixCuQ.push_back(int32_t(c * rowsT));
+    const long lo = std::min(prefixLen, c * chunkPages * bs),
+               hi = std::min(prefixLen, (c + 1) * chunkPages * bs);
+    prefixLens.push_back(int32_t(hi - lo));
+    for (long j = 0; j < chunkPages; ++j) {
+      const long page = c * chunkPages + j;
+      prefixTable.push_back(order[page < prefixPages ? page
+                                                     : page % usedPages]);
+    }
+  }
+  prefixCuQ.push_back(int32_t(chunks * rowsT));
+  std::vector<std::vector<int32_t>> ownPages(batch);
+  long next = prefixPages;
+  for (long b = 0; b < batch; ++b)
+    for (long j = 0; j < suffixPages; ++j) {
+      const bool used = j < pages(suffixLens[b]);
+      suffixTable.push_back(used ? order[next++] : order[(b + j) % usedPages]);
+      if (used)
+        ownPages[b].push_back(suffixTable.back());
+    }
+
+  // One cache and one Q (the prefix level's is it once per chunk).
+  DeviceArray k(dtype, numBlocks * hkv * bs * d),
+      v(dtype, numBlocks * hkv * bs * dv), q(dtype, rowsT * hq * d),
+      qPrefix(dtype, chunks * rowsT * hq * d);
+  std::vector<double> qRef(q.size()), kRef(k.size()), vRef(v.size());
+  for (size_t i = 0; i < qRef.size(); ++i)
+    qRef[i] = q.set(i, uniform(-2, 2));
+  for (size_t i = 0; i < qPrefix.size(); ++i)
+    qPrefix.set(i, qRef[i % qRef.size()]);
+  for (size_t i = 0; i < kRef.size(); ++i)
+    kRef[i] = k.set(i, uniform(-1, 1));
+  for (size_t i = 0; i < vRef.size(); ++i)
+    vRef[i] = v.set(i, uniform(-1, 1));
+
+  // The reference: each request's prefix then suffix, packed.
+  std::vector<double> kPacked, vPacked;
+  std::vector<int32_t> cuK{0};
+  auto gather = [&](const std::vector<double> &cache, long width,
+                    int32_t block, long row, std::vector<double> &out) {
+    for (long h = 0; h < hkv; ++h)
+      for (long x = 0; x < width; ++x)
+        out.push_back(cache[((block * hkv + h) * bs + row) * width + x]);
+  };
+  for (long b = 0; b < batch; ++b) {
+    for (long j = 0; j < prefixLen; ++j) {
+      gather(kRef, d, order[j / bs], j % bs, kPacked);
+      gather(vRef, dv, order[j / bs], j % bs, vPacked);
+    }
+    for (long j = 0; j < suffixLens[b]; ++j) {
+      gather(kRef, d, ownPages[b][j / bs], j % bs, kPacked);
+      gather(vRef, dv, ownPages[b][j / bs], j % bs, vPacked);
+    }
+    cuK.push_back(cuK.back() + int32_t(prefixLen) + suffixLens[b]);
+  }
+  attn::reference::Problem problem;
+  problem.batch = batch;
+  problem.qHeads = hq;
+  problem.kvHeads = hkv;
+  problem.headDim = d;
+  problem.valueHeadDim = dv;
+  problem.cuSeqlensQ = suffixCuQ.data();
+  problem.cuSeqlensK = cuK.data();
+  problem.scale = sf["scale"].number;
+  problem.softcap = sf["softcap"].number;
+  problem.mask.left = suffixLeft;
+  problem.mask.right = suffixRight;
+  problem.mask.bottomRight = sf["mask"]["bottom_right"].boolean;
+  std::vector<double> oRef, lseRef;
+  attn::reference::attention(problem, qRef, kPacked, vPacked, oRef, lseRef);
+
+  // The two levels.
+  const std::string outType = sf["out_dtype"].text;
+  DeviceArray oPrefix(outType, chunks * rowsT * hq * dv),
+      oSuffix(outType, rowsT * hq * dv);
+  std::vector<float> lsePrefix(chunks * rowsT * hq, NAN),
+      lseSuffix(rowsT * hq, NAN);
+  int32_t noStrides[12] = {};
+  std::vector<CaptureArray> noCaptures;
+  std::vector<int32_t> noCaptureSizes;
+  auto levelArgs = [&](long seqs, long sq, long sk, long maxBlocks,
+                       DeviceArray &qLevel, DeviceArray &o,
+                       std::vector<float> &lse, std::vector<int32_t> &table,
+                       std::vector<int32_t> &lens, std::vector<int32_t> &cuQ,
+                       std::vector<int32_t> &rowsPerSeq) {
+    AttentionArgs a;
+    a.batch = seqs;
+    a.sq = sq;
+    a.sk = sk;
+    a.maxBlocks = maxBlocks;
+    a.q = &qLevel;
+    a.k = &k;
+    a.v = &v;
+    a.o = &o;
+    a.lse = &lse;
+    a.blockTable = &table;
+    a.lens = &lens;
+    a.cuQ = &cuQ;
+    a.cuK = &noCuK;
+    a.qLens = &rowsPerSeq;
+    a.strides = noStrides;
+    a.captures = &noCaptures;
+    a.captureSizes = &noCaptureSizes;
+    return a;
+  };
+  std::vector<int32_t> chunkRows(chunks, int32_t(rowsT));
+  AttentionArgs prefixArgs = levelArgs(
+      chunks, std::max(1L, rowsT), chunkPages * bs, chunkPages, qPrefix,
+      oPrefix, lsePrefix, prefixTable, prefixLens, prefixCuQ, chunkRows);
+  AttentionArgs suffixArgs =
+      levelArgs(batch, maxQ, maxSuffix, suffixPages, q, oSuffix, lseSuffix,
+                suffixTable, suffixLens, suffixCuQ, qLens);
+  bool ok = true;
+  std::string variant;
+  if (!launchAttention(pf, table, label, prefixArgs, ok, variant) ||
+      !launchAttention(sf, table, label, suffixArgs, ok, variant))
+    return false;
+  long levelUnwritten = 0, emptyParts = 0;
+  for (size_t i = 0; i < oPrefix.size(); ++i)
+    levelUnwritten += std::isnan(oPrefix.get(i));
+  for (size_t i = 0; i < oSuffix.size(); ++i)
+    levelUnwritten += std::isnan(oSuffix.get(i));
+  for (const std::vector<float> *lse : {&lsePrefix, &lseSuffix})
+    for (float x : *lse) {
+      levelUnwritten += std::isnan(x);
+      emptyParts += std::isinf(x) && x < 0;
+    }
+
+  // The merge: parts [C + 1, T, Hq, Dv], the chunks then the suffix.
+  const long rows = rowsT * hq, tail = 64;
+  DeviceArray oParts(mf["dtype"].text, n * rows * dv),
+      o(mf["out_dtype"].text, rows * dv + tail);
+  std::vector<float> lseParts(n * rows), lse(rows + tail, NAN);
+  for (size_t i = 0; i < oParts.size(); ++i)
+    oParts.set(i, i < oPrefix.size() ? oPrefix.get(i)
+                                     : oSuffix.get(i - oPrefix.size()));
+  for (size_t i = 0; i < lseParts.size(); ++i)
+    lseParts[i] = i < lsePrefix.size() ? lsePrefix[i]
+                                       : lseSuffix[i - lsePrefix.size()];
+  int64_t rowMajor[10] = {}; // the cascade's merge is row-major
+  if (mf["strides"].kind == Json::Object) {
+    std::printf("FAIL %s: this host's cascade takes a row-major merge\n",
+                label.c_str());
+    return false;
+  }
+  if (!launchMerge(mf, table, label, n, rowsT, oParts, lseParts, o, lse,
+                   rowMajor, ok))
+    return false;
+
+  double num = 0, den = 0, lseErr = 0;
+  long unwritten = 0, clobbered = 0;
+  const bool withLse = mf["lse"].boolean;
+  for (long r = 0; r < rows; ++r) {
+    for (long x = 0; x < dv; ++x) {
+      const double got = o.get(r * dv + x), want = oRef[r * dv + x];
+      if (std::isnan(got)) {
+        ++unwritten;
+        continue;
+      }
+      num += (got - want) * (got - want);
+      den += want * want;
+    }
+    if (!withLse)
+      continue;
+    if (std::isnan(lse[r]))
+      ++unwritten;
+    else if (std::isinf(lseRef[r]) || std::isinf(lse[r]))
+      lseErr = std::max(lseErr, double(lse[r]) == lseRef[r] ? 0.0 : INFINITY);
+    else
+      lseErr = std::max(lseErr, std::abs(lse[r] - lseRef[r]) /
+                                    std::max(1.0, std::abs(lseRef[r])));
+  }
+  for (long i = 0; i < tail; ++i)
+    clobbered += !std::isnan(o.get(rows * dv + i)) ||
+                 (withLse && !std::isnan(lse[rows + i]));
+  const double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+  const bool allF32 = dtype == "f32" && outType == "f32" &&
+                      mf["dtype"].text == "f32" &&
+                      mf["out_dtype"].text == "f32";
+  const double tol = allF32 ? 1e-4 : 1e-2;
+  EXPECT(levelUnwritten == 0, "%ld level outputs never written",
+         levelUnwritten);
+  EXPECT(unwritten == 0, "%ld merged outputs never written", unwritten);
+  EXPECT(clobbered == 0, "%ld elements written past the outputs", clobbered);
+  EXPECT(rel <= tol, "O rel err %.3g > %.0e", rel, tol);
+  EXPECT(lseErr <= 1e-3, "LSE err %.3g", lseErr);
+  std::printf("%s %s: rel %.3g (tol %.0e), lse err %.3g, %ld rows, %ld empty "
+              "parts\n",
+              ok ? "PASS" : "FAIL", label.c_str(), rel, tol, lseErr, rowsT,
+              emptyParts);
   std::fflush(stdout);
   return ok;
 }
@@ -1162,14 +1596,16 @@ int runAll(int argc, char **argv, const KernelTable &table) {
     }
     const bool append = std::string(argv[i]).rfind("append:", 0) == 0;
     const bool merge = std::string(argv[i]).rfind("merge:", 0) == 0;
-    if (append || merge) {
+    const bool cascade = std::string(argv[i]).rfind("cascade:", 0) == 0;
+    if (append || merge || cascade) {
       std::vector<std::string> parts;
       std::stringstream in(argv[i]);
       std::string part;
       while (std::getline(in, part, ':'))
         parts.push_back(part);
-      if (append ? runAppendCase(facts, table, parts, argv[i])
-                 : runMergeCase(facts, table, parts, argv[i]))
+      if (append    ? runAppendCase(facts, table, parts, argv[i])
+          : merge   ? runMergeCase(facts, table, parts, argv[i])
+                    : runCascadeCase(facts, table, parts, argv[i]))
         ++passed;
       else
         ++failed;

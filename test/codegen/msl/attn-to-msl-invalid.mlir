@@ -127,3 +127,13 @@ func.func @packed_dynamic_strides(%q: memref<?x8x64xf16, strided<[?, 64, 1]>>,
                  cu_seqlens_k(%ck : memref<?xi32>) -> o(%o : memref<?x8x64xf16>)
   return
 }
+
+// -----
+
+func.func @merge_offset(%op: memref<2x?x4x64xf16>, %lp: memref<2x?x4xf32>,
+                        %o: memref<?x4x64xf16, strided<[256, 64, 1], offset: 8>>) {
+  // expected-error @+1 {{the msl tier's merge takes buffers in the default memory space that start at their first element (offset 0); operand 'o' is 'memref<?x4x64xf16, strided<[256, 64, 1], offset: 8>>'}}
+  attn.merge_states o_parts(%op : memref<2x?x4x64xf16>) lse_parts(%lp : memref<2x?x4xf32>)
+                 -> o(%o : memref<?x4x64xf16, strided<[256, 64, 1], offset: 8>>)
+  return
+}
