@@ -15,7 +15,8 @@ median_ms):
            attn's own paged decode of the same batch (each request's
            block table naming the shared prefix pages, then its own),
            both replayed from CUDA graphs (the GPU's time) and called
-           eagerly (with attn.torch's host time).
+           eagerly (with attn.torch's host time); then each of the
+           cascade's launches and its merge replayed alone.
 
 Kernels come from attn.compile's cache (gpu_cases.compose_facts, filled by
 python/tools/prefill_cache.py where attn-compile runs)."""
@@ -108,12 +109,35 @@ def bench_cascade(chunk_tokens):
         e_base = median_ms(base_call)
         kv_bytes = 2 * kc.element_size() * B["Hkv"] * B["D"] * (
             B["prefix"] + sum(suffixes))
+        # Where the cascade's time goes: each launch, then the merge of
+        # their parts, replayed alone.
+        parts, lses, steps = [], [], []
+        for level in cascade._levels:
+            q_level = q if level.chunks == 1 else q.repeat(level.chunks, 1, 1)
+
+            def launch(level=level, q_level=q_level):
+                return at.attention_varlen(
+                    q_level, kc, vc, level.cu_seqlens_q, None,
+                    level.max_q_len, causal=level.causal,
+                    block_table=level.block_table, kv_lens=level.kv_lens,
+                    return_lse=True)
+            o, lse = launch()
+            parts.append(o.view(level.chunks, q.shape[0], *o.shape[1:]))
+            lses.append(lse.view(level.chunks, q.shape[0], lse.shape[1]))
+            steps.append((f"launch of {level.cu_seqlens_q.numel() - 1} "
+                          f"sequences", launch))
+        o_all, lse_all = torch.cat(parts), torch.cat(lses)
+        steps.append((f"merge of {o_all.shape[0]} parts",
+                      lambda: at.merge_states(o_all, lse_all)))
+        breakdown = ", ".join(f"{what} {median_ms(graphed(fn)) * 1e3:.1f} us"
+                              for what, fn in steps)
         print(f"  B={b:4d}: CUDA graphs: cascade {t_cascade * 1e3:7.1f} us, "
               f"paged decode {t_base * 1e3:7.1f} us: "
               f"{t_base / t_cascade:5.1f}x; eager calls: "
               f"{e_cascade * 1e3:7.1f} us vs {e_base * 1e3:7.1f} us: "
               f"{e_base / e_cascade:4.1f}x (distinct K/V "
-              f"{kv_bytes / 1e6:.0f} MB; rel diff {rel:.1e})")
+              f"{kv_bytes / 1e6:.0f} MB; rel diff {rel:.1e})\n"
+              f"         alone: {breakdown}")
 
 
 def graphed(fn):
@@ -133,10 +157,13 @@ def graphed(fn):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", nargs="*", default=["merge", "cascade"])
-    parser.add_argument("--chunk-tokens", type=int, default=2048,
-                        help="the cascade's prefix chunks (keys)")
+    parser.add_argument("--chunk-tokens", type=int, nargs="+",
+                        default=[2048],
+                        help="the cascade's prefix chunks (keys); several "
+                             "run one after another")
     args = parser.parse_args()
     if "merge" in args.which:
         bench_merge()
     if "cascade" in args.which:
-        bench_cascade(args.chunk_tokens)
+        for chunk_tokens in args.chunk_tokens:
+            bench_cascade(chunk_tokens)

@@ -29,6 +29,12 @@ last-level group, so that group holds at least as many tokens as it has
 queries. Long unmasked levels are cut into chunks of
 `chunk_tokens` keys, each its own sequence with the group's queries, so
 that a level of one group still fills the GPU.
+
+The unmasked levels run as one launch: every (chunk, group) sequence of
+every unmasked level packs into one attention_varlen call, whose O and
+LSE are already the merge's parts (no concatenation), and whose small
+sequences (a decode's suffixes) fill the tail of the large ones' grid. A
+causal last level runs beside it on a side stream.
 """
 import math
 
@@ -64,8 +70,9 @@ class _no_stream:
 
 
 class _Level:
-    """One level's launch: packed queries repeated `chunks` times, one
-    sequence per (chunk, group), paged K/V through its block table."""
+    """One launch: packed queries repeated `chunks` times, one sequence
+    per (chunk, group) of the levels it holds, paged K/V through its
+    block table."""
 
     def __init__(self, chunks, cu_seqlens_q, block_table, kv_lens,
                  max_q_len, causal):
@@ -75,6 +82,24 @@ class _Level:
         self.kv_lens = kv_lens
         self.max_q_len = max_q_len
         self.causal = causal
+
+
+def _fuse(levels, total_q):
+    """Levels (chunks, cu_seqlens_q, table, kv_lens, max_q, masked) that
+    share a mask, as one launch: their sequences in order, the queries
+    repeated once per chunk of each, block-table rows padded to one
+    width."""
+    if len(levels) == 1:
+        return levels[0]
+    width = max(len(lv[2][0]) for lv in levels)
+    chunks, cu, table, kv_lens = 0, [0], [], []
+    for n, level_cu, level_table, level_lens, _, _ in levels:
+        cu += [chunks * total_q + x for x in level_cu[1:]]
+        table += [row + [0] * (width - len(row)) for row in level_table]
+        kv_lens += level_lens
+        chunks += n
+    return (chunks, cu, table, kv_lens, max(lv[4] for lv in levels),
+            levels[0][5])
 
 
 class MultiLevelCascadeAttention:
@@ -179,15 +204,21 @@ class MultiLevelCascadeAttention:
                                               lens[g] - first * page_size)))
                     cu.append(c * total_q + qo[g + 1])
             max_q = max(b - a for a, b in zip(qo, qo[1:]))
-            dev = self.device
-            levels.append(_Level(
-                chunks,
-                torch.tensor(cu, dtype=torch.int32, device=dev),
-                torch.tensor(table, dtype=torch.int32, device=dev),
-                torch.tensor(kv_lens, dtype=torch.int32, device=dev),
-                max_q, masked))
+            levels.append((chunks, cu, table, kv_lens, max_q, masked))
+        # The unmasked levels as one launch, then a masked one.
+        unmasked = [lv for lv in levels if not lv[5]]
+        launches = [lv for lv in levels if lv[5]]
+        if unmasked:
+            launches.insert(0, _fuse(unmasked, total_q))
+        dev = self.device
         self.total_q = total_q
-        self._levels = levels
+        self._levels = [_Level(
+            chunks,
+            torch.tensor(cu, dtype=torch.int32, device=dev),
+            torch.tensor(table, dtype=torch.int32, device=dev),
+            torch.tensor(kv_lens, dtype=torch.int32, device=dev),
+            max_q, masked)
+            for chunks, cu, table, kv_lens, max_q, masked in launches]
         return self
 
     def run(self, q, paged_kv_cache, return_lse=False):
@@ -206,9 +237,9 @@ class MultiLevelCascadeAttention:
                              f"{self.num_qo_heads}, D] as planned, got "
                              f"{tuple(q.shape)}")
         o_parts, lse_parts = [], []
-        # The levels are independent until the merge: levels after the
-        # first run on side streams, beside it (a decode's small suffix
-        # level under the prefix's), and the merge waits for them all.
+        # The launches are independent until the merge: a causal last
+        # level runs on a side stream, beside the unmasked levels' launch,
+        # and the merge waits for both.
         main = torch.cuda.current_stream() if q.is_cuda else None
         for i, level in enumerate(self._levels):
             side = self._stream(i) if main is not None and i else None
