@@ -133,7 +133,9 @@ private:
     if (rowWidth < width) {
       Value inRow = lt(col, idx(rowWidth));
       at = arith::SelectOp::create(*b, inRow, col, idx(0));
-      srcElements = arith::SelectOp::create(*b, inRow, idx(vec), idx(0));
+      Value whole = idx(vec);
+      Value none = idx(0);
+      srcElements = arith::SelectOp::create(*b, inRow, whole, none);
     }
     indices.push_back(at);
     nvgpu::DeviceAsyncCopyOp::create(*b, dst, dstIndices, src, indices,
@@ -288,7 +290,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     ring = memref::ViewOp::create(kb, ringType, smem, idx(0), ValueRange{});
     // The first stages - 1 trips, one group each (empty past the split).
     for (int64_t s = 0; s + 1 < kStages; ++s) {
-      copyTrip(add(splitLo, idx(s * tripKeys)), idx(s));
+      Value first = add(splitLo, idx(s * tripKeys));
+      copyTrip(first, idx(s));
       NVVM::CpAsyncCommitGroupOp::create(kb);
     }
   }
@@ -303,11 +306,11 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     if (kStages > 1) {
       // Copy trip iter + stages - 1 into the stage this lane read last
       // trip, then wait for this trip's group.
-      Value iter = arith::DivUIOp::create(
-          kb, arith::SubIOp::create(kb, j, splitLo), idx(tripKeys));
+      Value done = arith::SubIOp::create(kb, j, splitLo);
+      Value iter = arith::DivUIOp::create(kb, done, idx(tripKeys));
       stage = arith::RemUIOp::create(kb, iter, idx(kStages));
-      Value ahead = arith::RemUIOp::create(kb, add(iter, idx(kStages - 1)),
-                                           idx(kStages));
+      Value aheadIter = add(iter, idx(kStages - 1));
+      Value ahead = arith::RemUIOp::create(kb, aheadIter, idx(kStages));
       copyTrip(add(j, idx((kStages - 1) * tripKeys)), ahead);
       NVVM::CpAsyncCommitGroupOp::create(kb);
       NVVM::CpAsyncWaitGroupOp::create(kb, kStages - 1);

@@ -76,7 +76,9 @@ private:
     return arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, x, y);
   }
   Value oneIf(Value i1) {
-    return arith::SelectOp::create(*b, i1, idx(1), idx(0));
+    Value one = idx(1);
+    Value zero = idx(0);
+    return arith::SelectOp::create(*b, i1, one, zero);
   }
   Value toI32(Value i1) {
     return arith::ExtUIOp::create(*b, b->getI32Type(), i1);
@@ -126,16 +128,19 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
   int64_t perThread = kMaskBlock * kMaskBlock * heads1 / kBlockMaskThreads;
   // At most the list's length: a kv_lens entry past the cache (a caller's
   // broken promise) must not make this kernel write past its row.
-  Value kvBlocks = arith::MinUIOp::create(
-      kb, arith::CeilDivUIOp::create(kb, *kvLen, idx(kMaskBlock)),
-      memref::DimOp::create(kb, mask, 3));
+  Value kvLenBlocks = arith::CeilDivUIOp::create(kb, *kvLen, idx(kMaskBlock));
+  Value listLength = memref::DimOp::create(kb, mask, 3);
+  Value kvBlocks = arith::MinUIOp::create(kb, kvLenBlocks, listLength);
   Value firstQuery = mul(qBlock, idx(kMaskBlock));
   Value isFirst = eq(tid, idx(0));
   Value none = arith::ConstantIntOp::create(kb, 0, 1);
   Value all = arith::ConstantIntOp::create(kb, 1, 1);
 
-  auto blocks = scf::ForOp::create(kb, idx(0), kvBlocks, idx(1),
-                                   ValueRange{idx(0)});
+  Value zero = idx(0);
+  Value one = idx(1);
+  Value noEntries = idx(0);
+  auto blocks = scf::ForOp::create(kb, zero, kvBlocks, one,
+                                   ValueRange{noEntries});
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(blocks.getBody());
@@ -144,7 +149,11 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
     Value firstKey = mul(kvBlock, idx(kMaskBlock));
     // Keys fastest, so that neighbouring threads read neighbouring
     // entries of a capture indexed by kv_idx.
-    auto positions = scf::ForOp::create(kb, idx(0), idx(perThread), idx(1),
+    Value firstPosition = idx(0);
+    Value numPositions = idx(perThread);
+    Value positionStep = idx(1);
+    auto positions = scf::ForOp::create(kb, firstPosition, numPositions,
+                                        positionStep,
                                         ValueRange{none, all});
     {
       OpBuilder::InsertionGuard g2(kb);
@@ -160,15 +169,16 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
       // here. modPositions keeps the region's capture loads inside the
       // sequence for positions past it, as in the attention kernels.
       Value flatRow = add(mul(query, idx(group)), queryHead);
+      Value queryExists = lt(query, *qLen);
+      Value seen = visible(key, query, *qLen, *kvLen);
+      Value modSeen = modVisible(batch, head, flatRow, key, *qLen, *kvLen);
       Value v = arith::AndIOp::create(
-          kb, lt(query, *qLen),
-          arith::AndIOp::create(
-              kb, visible(key, query, *qLen, *kvLen),
-              modVisible(batch, head, flatRow, key, *qLen, *kvLen)));
-      scf::YieldOp::create(
-          kb, ValueRange{arith::OrIOp::create(kb, positions.getRegionIterArg(0), v),
-                         arith::AndIOp::create(kb, positions.getRegionIterArg(1),
-                                               v)});
+          kb, queryExists, arith::AndIOp::create(kb, seen, modSeen));
+      Value anySoFar =
+          arith::OrIOp::create(kb, positions.getRegionIterArg(0), v);
+      Value allSoFar =
+          arith::AndIOp::create(kb, positions.getRegionIterArg(1), v);
+      scf::YieldOp::create(kb, ValueRange{anySoFar, allSoFar});
     }
     Value any = blockVote(positions.getResult(0), NVVM::BarrierReduction::OR);
     Value full = blockVote(positions.getResult(1), NVVM::BarrierReduction::AND);
@@ -176,10 +186,11 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(append.thenBlock());
-      Value entry = add(mul(kvBlock, idx(2)), oneIf(full));
-      memref::StoreOp::create(
-          kb, arith::IndexCastOp::create(kb, kb.getI32Type(), entry), mask,
-          ValueRange{row, qBlock, idx(0), count});
+      Value twice = mul(kvBlock, idx(2));
+      Value entry = add(twice, oneIf(full));
+      Value entry32 = arith::IndexCastOp::create(kb, kb.getI32Type(), entry);
+      memref::StoreOp::create(kb, entry32, mask,
+                              ValueRange{row, qBlock, idx(0), count});
     }
     scf::YieldOp::create(kb, add(count, oneIf(any)));
   }
@@ -187,9 +198,12 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(last.thenBlock());
-    memref::StoreOp::create(
-        kb, arith::IndexCastOp::create(kb, kb.getI32Type(), blocks.getResult(0)),
-        mask, ValueRange{row, qBlock, idx(1), idx(0)});
+    Value length =
+        arith::IndexCastOp::create(kb, kb.getI32Type(), blocks.getResult(0));
+    Value one = idx(1);
+    Value zero = idx(0);
+    memref::StoreOp::create(kb, length, mask,
+                            ValueRange{row, qBlock, one, zero});
   }
   gpu::ReturnOp::create(kb);
   return success();
@@ -229,12 +243,14 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
   Value q = n.loadQ.getQ(), k = n.loadK.getSrc();
   // A packed Q's blocks: those of the longest sequence, which the
   // workspace's dim 1 counts (Q's dims count every packed row).
-  Value qBlocks =
-      n.loadQ.isPacked()
-          ? Value(memref::DimOp::create(hb, mask, 1))
-          : Value(arith::CeilDivUIOp::create(
-                hb, memref::DimOp::create(hb, q, 2),
-                arith::ConstantIndexOp::create(hb, kMaskBlock)));
+  Value qBlocks;
+  if (n.loadQ.isPacked()) {
+    qBlocks = memref::DimOp::create(hb, mask, 1);
+  } else {
+    Value qLen = memref::DimOp::create(hb, q, 2);
+    Value perBlock = arith::ConstantIndexOp::create(hb, kMaskBlock);
+    qBlocks = arith::CeilDivUIOp::create(hb, qLen, perBlock);
+  }
   // The batch: the nest's own bound (Q's dim 0, or cu_seqlens' length - 1).
   Value batches = getValueOrCreateConstantIndexOp(
       hb, loc, n.forall.getMixedUpperBound()[0]);

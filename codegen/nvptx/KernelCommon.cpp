@@ -161,14 +161,19 @@ SmallVector<Value> KernelEmitter::modPositions(Region &region, Value batch,
   // Flat row f of a K/V head's rows is query f / G of head kvHead * G +
   // f % G (query-major GQA packing, as attn-tile lays the rows out).
   int64_t group = n.loadQ.getGroup();
-  Value head = add(mul(kvHead, idx(group)),
-                   arith::RemUIOp::create(*b, flatRow, idx(group)));
+  Value firstHead = mul(kvHead, idx(group));
+  Value headInGroup = arith::RemUIOp::create(*b, flatRow, idx(group));
+  Value head = add(firstHead, headInGroup);
   Value query = arith::DivUIOp::create(*b, flatRow, idx(group));
   auto [guardQuery, guardKey] = positionGuards(region);
-  if (guardQuery)
-    query = arith::SelectOp::create(*b, lt(query, qLen), query, idx(0));
-  if (guardKey)
-    key = arith::SelectOp::create(*b, lt(key, kvLen), key, idx(0));
+  if (guardQuery) {
+    Value inside = lt(query, qLen);
+    query = arith::SelectOp::create(*b, inside, query, idx(0));
+  }
+  if (guardKey) {
+    Value inside = lt(key, kvLen);
+    key = arith::SelectOp::create(*b, inside, key, idx(0));
+  }
   return {batch, head, query, key};
 }
 
@@ -287,8 +292,8 @@ void KernelEmitter::mapPackedBlock(int64_t blockQ) {
   const int64_t group = n.loadQ.getGroup();
   Value offsets = map.lookup(n.cuSeqlensQ);
   Value x = gpu::BlockIdOp::create(*b, gpu::Dimension::x);
-  Value sequences =
-      arith::SubIOp::create(*b, memref::DimOp::create(*b, offsets, 0), idx(1));
+  Value numOffsets = memref::DimOp::create(*b, offsets, 0);
+  Value sequences = arith::SubIOp::create(*b, numOffsets, idx(1));
   // The last sequence whose first tile is at most x: lo = 0, hi = B keep
   // first(lo) <= x < first(hi) (first(B) is the grid's size).
   Type index = b->getIndexType();

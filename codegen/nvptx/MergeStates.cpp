@@ -150,8 +150,9 @@ LogicalResult MergeKernel::build(gpu::GPUModuleOp module, StringRef name) {
   auto cst = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(hb, v);
   };
-  Value hostRows = arith::MulIOp::create(
-      hb, memref::DimOp::create(hb, op.getOParts(), 1), cst(op.getNumHeads()));
+  Value hostTokens = memref::DimOp::create(hb, op.getOParts(), 1);
+  Value hostRows =
+      arith::MulIOp::create(hb, hostTokens, cst(op.getNumHeads()));
   Value blocks = arith::CeilDivUIOp::create(hb, hostRows, cst(rowsPerBlock));
   Value one = cst(1);
   gpu::KernelDim3 grid{blocks, one, one};
@@ -225,8 +226,8 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
   // (L = -inf) adds nothing, not even its O's NaNs.
   auto accumulate = [&](Value l, const Pieces &xs, Value m, Value &sum,
                         Pieces &acc) {
-    Value d = arith::MulFOp::create(b, arith::SubFOp::create(b, l, m),
-                                    f32(b, kLog2E));
+    Value shifted = arith::SubFOp::create(b, l, m);
+    Value d = arith::MulFOp::create(b, shifted, f32(b, kLog2E));
     Value empty =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, negInf);
     Value w = arith::SelectOp::create(b, empty, zero, exp2(b, d));
@@ -268,7 +269,9 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
     Value parts = memref::DimOp::create(b, oParts, 0);
     SmallVector<Value> init{negInf, zero};
     init.append(acc.begin(), acc.end());
-    auto loop = scf::ForOp::create(b, idx(0), parts, idx(kLoopParts), init);
+    Value firstPart = idx(0);
+    Value partStep = idx(kLoopParts);
+    auto loop = scf::ForOp::create(b, firstPart, parts, partStep, init);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -288,9 +291,9 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
       Value safe = safeMax(mNew);
       // 2^((M_old - M_new) log2 e): 0 while nothing was seen (M_old =
       // -inf), 1 while M stays.
-      Value rescale = exp2(
-          b, arith::MulFOp::create(b, arith::SubFOp::create(b, mOld, safe),
-                                   f32(b, kLog2E)));
+      Value drop = arith::SubFOp::create(b, mOld, safe);
+      Value rescale =
+          exp2(b, arith::MulFOp::create(b, drop, f32(b, kLog2E)));
       Value rescaleVec = vector::BroadcastOp::create(b, f32Vec, rescale);
       Value s = arith::MulFOp::create(b, loop.getRegionIterArg(1), rescale);
       Pieces a;
@@ -325,9 +328,9 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, idx(0)));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(first.thenBlock());
-    Value total = arith::AddFOp::create(
-        b, m,
-        arith::MulFOp::create(b, math::Log2Op::create(b, sum), f32(b, kLn2)));
+    Value log2Sum = math::Log2Op::create(b, sum);
+    Value lnSum = arith::MulFOp::create(b, log2Sum, f32(b, kLn2));
+    Value total = arith::AddFOp::create(b, m, lnSum);
     total = arith::SelectOp::create(b, seen, total, negInf);
     memref::StoreOp::create(b, total, lse, ValueRange{t, h});
   }

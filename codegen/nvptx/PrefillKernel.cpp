@@ -188,7 +188,8 @@ Value PrefillKernel::sharedPointer(Value byteOffset) {
       *b, LLVM::LLVMPointerType::get(b->getContext(), kSharedSpace), at);
 }
 Value PrefillKernel::mbarrier(Value i) {
-  return sharedPointer(add(idx(p.barOff), mul(i, idx(8))));
+  Value first = idx(p.barOff);
+  return sharedPointer(add(first, mul(i, idx(8))));
 }
 void PrefillKernel::initMbarriers() {
   // Full ones (and Q's) wait for one arrival (the copying thread's, with
@@ -196,8 +197,8 @@ void PrefillKernel::initMbarriers() {
   for (int64_t i = 0; i < p.mbarriers(); ++i) {
     int64_t arrivals =
         p.specialized && i >= 2 * p.stages && i < 4 * p.stages ? p.warps : 1;
-    NVVM::MBarrierInitOp::create(*b, mbarrier(idx(i)), i32(arrivals),
-                                 Value());
+    Value barrier = mbarrier(idx(i));
+    NVVM::MBarrierInitOp::create(*b, barrier, i32(arrivals), Value());
   }
   NVVM::FenceMbarrierInitOp::create(*b);
 }
@@ -247,7 +248,8 @@ void PrefillKernel::buildProducer(Value lo, Value hi, int64_t posStep,
     // Use u of a stage waits for the consumers' u-th release, the phase
     // of parity (u - 1) & 1; a fresh mbarrier counts the phase before
     // its first as complete, so the first use goes at once.
-    Value released = arith::XOrIOp::create(*b, parityOf(uses), i32(1));
+    Value parity = parityOf(uses);
+    Value released = arith::XOrIOp::create(*b, parity, i32(1));
     Value j = firstKey(pos);
     for (KVTiles tiles : {KVTiles::K, KVTiles::V}) {
       waitTma(emptyBarrier(tiles, stage), released);
@@ -562,11 +564,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   if (p.splitKV)
     splits = memref::DimOp::create(kb, workspace, 1);
   if (p.splitKV && p.interleavedSplits) {
-    Value length =
-        arith::MaxSIOp::create(kb, arith::SubIOp::create(kb, *hi, *lo), idx(0));
+    Value span = arith::SubIOp::create(kb, *hi, *lo);
+    Value length = arith::MaxSIOp::create(kb, span, idx(0));
     Value tiles = arith::CeilDivSIOp::create(kb, length, idx(p.bc));
-    Value left = arith::MaxSIOp::create(
-        kb, arith::SubIOp::create(kb, tiles, split), idx(0));
+    Value pastSplit = arith::SubIOp::create(kb, tiles, split);
+    Value left = arith::MaxSIOp::create(kb, pastSplit, idx(0));
     splitBase = *lo;
     lo = idx(0);
     hi = Value(arith::CeilDivSIOp::create(kb, left, splits));
@@ -609,9 +611,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // is full: the position itself, but for an interleaved split's and a
   // block mask's positions.
   auto tileAt = [&](Value x) -> std::pair<Value, Value> {
-    if (splitBase)
-      return {add(splitBase, mul(add(split, mul(x, splits)), idx(p.bc))),
-              Value()};
+    if (splitBase) {
+      Value tile = add(split, mul(x, splits));
+      Value offset = mul(tile, idx(p.bc));
+      return {add(splitBase, offset), Value()};
+    }
     if (!p.blockMask)
       return {x, Value()};
     Value entry = memref::LoadOp::create(
@@ -620,12 +624,12 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
                    arith::DivUIOp::create(kb, x, idx(tilesPerBlock))});
     entry = arith::IndexCastUIOp::create(kb, kb.getIndexType(), entry);
     Value block = arith::ShRUIOp::create(kb, entry, idx(1));
-    Value j = add(mul(block, idx(kMaskBlock)),
-                  mul(arith::RemUIOp::create(kb, x, idx(tilesPerBlock)),
-                      idx(p.bc)));
-    Value full = arith::CmpIOp::create(
-        kb, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(kb, entry, idx(1)), idx(0));
+    Value blockKey = mul(block, idx(kMaskBlock));
+    Value tileInBlock = arith::RemUIOp::create(kb, x, idx(tilesPerBlock));
+    Value j = add(blockKey, mul(tileInBlock, idx(p.bc)));
+    Value fullBit = arith::AndIOp::create(kb, entry, idx(1));
+    Value full = arith::CmpIOp::create(kb, arith::CmpIPredicate::ne, fullBit,
+                                       idx(0));
     return {j, full};
   };
   // Loop positions advance by one tile: bc keys, or one position (a list
@@ -636,8 +640,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   auto iteration = [&](Value pos) -> Value {
     if (p.blockMask || splitBase)
       return pos;
-    return arith::DivUIOp::create(kb, arith::SubIOp::create(kb, pos, first),
-                                  idx(p.bc));
+    Value done = arith::SubIOp::create(kb, pos, first);
+    return arith::DivUIOp::create(kb, done, idx(p.bc));
   };
 
   // A producer warpgroup: thread 0 makes the mbarriers (a full one waits
@@ -713,7 +717,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       auto any = scf::IfOp::create(kb, lt(*lo, *hi));
       OpBuilder::InsertionGuard g(kb);
       kb.setInsertionPointToStart(any.thenBlock());
-      copyKVTma(tileAt(*lo).first, idx(0), KVTiles::K);
+      Value loKey = tileAt(*lo).first;
+      copyKVTma(loKey, idx(0), KVTiles::K);
     });
     if (!p.qTma)
       NVVM::CpAsyncWaitGroupOp::create(kb, 0);
@@ -727,7 +732,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       {
         OpBuilder::InsertionGuard g(kb);
         kb.setInsertionPointToStart(any.thenBlock());
-        copyKV(tileAt(start).first, idx(s), /*commit=*/false, first);
+        Value key = tileAt(start).first;
+        copyKV(key, idx(s), /*commit=*/false, first);
       }
       NVVM::CpAsyncCommitGroupOp::create(kb);
     }
@@ -735,8 +741,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   }
   asyncProxyFence();
   computeBarrier();
-  if (p.qTma)
-    waitTma(qBarrier(), i32(0));
+  if (p.qTma) {
+    Value barrier = qBarrier();
+    waitTma(barrier, i32(0));
+  }
   std::unique_ptr<TileMMA> tiles = makeTiles(kb);
   SmallVector<Value> qFrags;
   // wgmma reads Q from shared memory itself.
@@ -756,7 +764,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   Value anyTile = firstKAhead ? lt(*lo, *hi) : Value();
   if (firstKAhead)
     ifThen(anyTile, [&] {
-      waitTma(fullBarrier(KVTiles::K, idx(0)), i32(0));
+      Value barrier = fullBarrier(KVTiles::K, idx(0));
+      waitTma(barrier, i32(0));
     });
   // Ping-pong: consumer warpgroup 0 takes the first turn (1 ends a turn
   // it never had), which tile 0's Q K^T opens.
@@ -784,8 +793,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       auto more = scf::IfOp::create(kb, lt(next, *hi));
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(more.thenBlock());
-      Value nextStage =
-          arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages));
+      Value nextIter = add(iter, idx(1));
+      Value nextStage = arith::RemUIOp::create(kb, nextIter, idx(p.stages));
       body(tileAt(next).first, nextStage);
     };
     if (p.specialized) {
@@ -799,9 +808,10 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
         waitTma(fullBarrier(KVTiles::K, stage), vParity);
       else
         ifNextTile([&](Value, Value nextStage) {
-          Value nextUses = arith::DivUIOp::create(kb, add(iter, idx(1)),
-                                                  idx(p.stages));
-          waitTma(fullBarrier(KVTiles::K, nextStage), parityOf(nextUses));
+          Value nextIter = add(iter, idx(1));
+          Value nextUses = arith::DivUIOp::create(kb, nextIter, idx(p.stages));
+          Value barrier = fullBarrier(KVTiles::K, nextStage);
+          waitTma(barrier, parityOf(nextUses));
         });
     } else if (p.tma) {
       // K_j has landed when its stage's mbarrier completes its use
@@ -810,7 +820,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       // V buffer and K_{j+1} into the other K stage. V_j's parity is
       // iter & 1 (awaitValues).
       Value kUses = arith::DivUIOp::create(kb, iter, idx(p.stages));
-      waitTma(fullBarrier(KVTiles::K, stage), parityOf(kUses));
+      Value kBarrier = fullBarrier(KVTiles::K, stage);
+      waitTma(kBarrier, parityOf(kUses));
       gpu::BarrierOp::create(kb);
       vParity = parityOf(iter);
       vBarrier = fullBarrier(KVTiles::V, stage);
@@ -886,10 +897,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
             : qs;
     // Q K^T a tile ahead reads the next stage's K.
     Value nextKBase;
-    if (p.qkAhead)
-      nextKBase = stageOffset(
-          p.kOff, arith::RemUIOp::create(kb, add(iter, idx(1)), idx(p.stages)),
-          p.kStage);
+    if (p.qkAhead) {
+      Value nextIter = add(iter, idx(1));
+      Value nextStage = arith::RemUIOp::create(kb, nextIter, idx(p.stages));
+      nextKBase = stageOffset(p.kOff, nextStage, p.kStage);
+    }
     Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
               loop.getRegionIterArgs(), out.batch, out.kvHead, full,
               kBase, vBase, nextKBase};
@@ -994,7 +1006,8 @@ void PrefillKernel::computeBarrier() {
     return;
   }
   // Barrier 0 is the whole block's (bar.sync 0, __syncthreads).
-  NVVM::BarrierOp::create(*b, Type(), i32(1), i32(p.threads),
+  Value id = i32(1);
+  NVVM::BarrierOp::create(*b, Type(), id, i32(p.threads),
                           NVVM::BarrierReductionAttr(), Value());
 }
 

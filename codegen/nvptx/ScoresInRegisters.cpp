@@ -49,8 +49,10 @@ private:
   SmallVector<Value> carriedScores() override {
     if (!p.qkAhead)
       return {};
-    return wgmma->productKMajor(idx(p.qOff), p.br, groupRow(tid), idx(p.kOff),
-                                p.bc, p.d);
+    Value qBase = idx(p.qOff);
+    Value rowBase = groupRow(tid);
+    Value kBase = idx(p.kOff);
+    return wgmma->productKMajor(qBase, p.br, rowBase, kBase, p.bc, p.d);
   }
   /// The first row of this thread's warpgroup.
   Value groupRow(Value thread) {
@@ -229,15 +231,17 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   if (wgmma && p.qkAhead) {
     raw[0] = llvm::to_vector(step.state.drop_front(4 * p.mTiles +
                                                    p.mTiles * dv16));
-    nextScores = wgmma->issueKMajor(idx(p.qOff), p.br, groupRow(tid),
+    Value qBase = idx(p.qOff);
+    nextScores = wgmma->issueKMajor(qBase, p.br, groupRow(tid),
                                     step.nextKOffset, p.bc, p.d);
     // Ping-pong: the turn that P V opened in the last step ends once the
     // next tile's Q K^T is issued.
     if (p.pingPong)
       endTurn();
   } else if (wgmma) {
-    raw[0] = wgmma->productKMajor(idx(p.qOff), p.br, groupRow(tid),
-                                  step.kOffset, p.bc, p.d);
+    Value qBase = idx(p.qOff);
+    raw[0] = wgmma->productKMajor(qBase, p.br, groupRow(tid), step.kOffset,
+                                  p.bc, p.d);
   }
   for (int64_t k = 0; !wgmma && k < p.d / 16; ++k) {
     SmallVector<Value> f = qkFragments(k);
@@ -267,11 +271,14 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
       for (int64_t i = 0; i < 8; ++i) {
         Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
                                               ArrayRef<int64_t>{i});
-        if (hasScoreMod())
-          e.push_back(modScore(dot, step.batch, step.kvHead, rowOf(mt, i),
-                               keyOf(nb, i), step.qLen, kvLen));
-        else
+        if (hasScoreMod()) {
+          Value row = rowOf(mt, i);
+          Value key = keyOf(nb, i);
+          e.push_back(modScore(dot, step.batch, step.kvHead, row, key,
+                               step.qLen, kvLen));
+        } else {
           e.push_back(c ? dot : scoreFromDot(dot));
+        }
       }
       flat.push_back(
           vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));

@@ -96,8 +96,9 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
   // not depend on the unroll, the batch or the other rows.
   SmallVector<Value> init{f32(-INFINITY), f32(0)};
   init.append(perThread, f32(0));
-  auto rounds =
-      scf::ForOp::create(kb, idx(0), splits, idx(kCombineUnroll), init);
+  Value firstSplit = idx(0);
+  Value roundStep = idx(kCombineUnroll);
+  auto rounds = scf::ForOp::create(kb, firstSplit, splits, roundStep, init);
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(rounds.getBody());
@@ -108,11 +109,14 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
       Value s = arith::AddIOp::create(kb, s0, idx(u));
       Value split =
           arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, s, splits);
-      ms.push_back(loadIf(split, s, idx(dv), f32(-INFINITY)));
-      ls.push_back(loadIf(split, s, idx(dv + 1), f32(0)));
-      for (int64_t k = 0; k < perThread; ++k)
-        accs[k].push_back(
-            loadIf(both(split, inside[k]), s, columns[k], f32(0)));
+      Value mColumn = idx(dv);
+      ms.push_back(loadIf(split, s, mColumn, f32(-INFINITY)));
+      Value lColumn = idx(dv + 1);
+      ls.push_back(loadIf(split, s, lColumn, f32(0)));
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value read = both(split, inside[k]);
+        accs[k].push_back(loadIf(read, s, columns[k], f32(0)));
+      }
     }
     Value mRun = rounds.getRegionIterArg(0);
     Value m = mRun;

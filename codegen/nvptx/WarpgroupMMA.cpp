@@ -44,11 +44,10 @@ Value WarpgroupMMA::descriptor(Value offset, int64_t leadingBytes) {
   Type i64 = b.getI64Type();
   Value at = arith::AddIOp::create(
       b, base, arith::IndexCastUIOp::create(b, i64, offset));
+  Value sixteens =
+      arith::ShRUIOp::create(b, at, arith::ConstantIntOp::create(b, i64, 4));
   Value field = arith::AndIOp::create(
-      b,
-      arith::ShRUIOp::create(b, at,
-                             arith::ConstantIntOp::create(b, i64, 4)),
-      arith::ConstantIntOp::create(b, i64, 0x3FFF));
+      b, sixteens, arith::ConstantIntOp::create(b, i64, 0x3FFF));
   uint64_t fixed = (uint64_t(leadingBytes / 16) << 16) |
                    (uint64_t(kAtom / 16) << 32) | kSwizzle128;
   return arith::OrIOp::create(

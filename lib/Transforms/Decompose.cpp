@@ -255,10 +255,11 @@ Value scoreWithMod(Builder &b, QKOp op, Value dot, ScoreTransform score) {
         Value c = linalg::IndexOp::create(nb, 1);
         Value f = arith::AddIOp::create(nb, op.getRow(), r);
         Value j = arith::AddIOp::create(nb, op.getCol(), c);
-        Value inRange = arith::AndIOp::create(
-            nb, arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, f, rows),
-            arith::CmpIOp::create(nb, arith::CmpIPredicate::slt, j,
-                                  op.getKvLen()));
+        Value rowExists =
+            arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, f, rows);
+        Value keyExists = arith::CmpIOp::create(
+            nb, arith::CmpIPredicate::slt, j, op.getKvLen());
+        Value inRange = arith::AndIOp::create(nb, rowExists, keyExists);
         Value natural = x;
         x = guarded(nb, inRange, natural, [&] {
           SmallVector<Value> args{natural};
@@ -277,8 +278,9 @@ Value decompose(Builder &b, QKOp op) {
   Value dot = b.generic(3, {op.getQ(), op.getK()}, {b.filled(type, b.f32(0))},
                         {{0, 2}, {1, 2}, {0, 1}}, {2},
                         [&](Builder &nb, ValueRange a) {
-                          Value prod = arith::MulFOp::create(
-                              nb, nb.toF32(a[0]), nb.toF32(a[1]));
+                          Value qx = nb.toF32(a[0]);
+                          Value kx = nb.toF32(a[1]);
+                          Value prod = arith::MulFOp::create(nb, qx, kx);
                           linalg::YieldOp::create(
                               nb, arith::AddFOp::create(nb, a[2], prod)
                                       .getResult());
@@ -485,8 +487,8 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
       [&](Builder &nb, ValueRange a) {
         Value seen = arith::CmpFOp::create(nb, arith::CmpFPredicate::OGT, a[1],
                                            nb.f32(0));
-        Value x = arith::SelectOp::create(
-            nb, seen, arith::DivFOp::create(nb, a[0], a[1]), nb.f32(0));
+        Value quotient = arith::DivFOp::create(nb, a[0], a[1]);
+        Value x = arith::SelectOp::create(nb, seen, quotient, nb.f32(0));
         linalg::YieldOp::create(nb, nb.fromF32(x, outElt));
       })[0];
   Value lse = b.generic(
@@ -511,8 +513,10 @@ void storeRows(Builder &b, Value tile, Value dest, Value kvHead, Value row,
                    store) {
   auto type = cast<RankedTensorType>(tile.getType());
   Value rows = flatRows(b, dest, group, seqLen);
-  auto loop = scf::ForOp::create(b, b.idx(0), b.idx(type.getDimSize(0)),
-                                 b.idx(1));
+  Value first = b.idx(0);
+  Value count = b.idx(type.getDimSize(0));
+  Value step = b.idx(1);
+  auto loop = scf::ForOp::create(b, first, count, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value r = loop.getInductionVar();

@@ -154,8 +154,8 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   const bool packedQ = op.isPackedQ();
   Value batch, qLen;
   if (packedQ) {
-    batch = arith::SubIOp::create(b, dimOf(b, op.getCuSeqlensQ(), 0),
-                                  cst(b, 1));
+    Value offsets = dimOf(b, op.getCuSeqlensQ(), 0);
+    batch = arith::SubIOp::create(b, offsets, cst(b, 1));
     std::optional<int64_t> maxQLen = op.getMaxQLen();
     qLen = maxQLen ? cst(b, *maxQLen) : dimOf(b, op.getQ(), 0);
   } else {
