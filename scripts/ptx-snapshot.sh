@@ -10,6 +10,11 @@
 # Kernel names and `//` comment lines (the launch facts attn-translate adds)
 # are kept; pass the files through scripts/ptx-normalize.sed to compare
 # code alone.
+#
+# ATTN_SNAPSHOT_IR=1 also writes the IR right after the NVIDIA tier passes
+# (`$name.$target.l2.mlir`, the module after attn-to-decode) and after the
+# CPU pipeline's attn-decompose (`$name.cpu.l1.mlir`): the IR, not only the
+# PTX, must not depend on the C++ compiler (scripts/check-determinism.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "$1" && pwd)"
@@ -44,13 +49,25 @@ for spec in *.mlir; do
     tag="${target%%:*}"
     options="${target#*:}"
     # A target that refuses a spec (bf16 on sm_75, say) records the refusal.
-    if ! "$build/bin/attn-opt" "$spec" --attn-to-ptx="$options" 2> "$out/$name.$tag.err" |
+    if [ "${ATTN_SNAPSHOT_IR:-0}" = 1 ]; then
+      # The dump goes to stderr after any diagnostics of the passes before.
+      if ! "$build/bin/attn-opt" "$spec" --attn-to-ptx="$options" \
+             --mlir-print-ir-after=attn-to-decode 2> "$out/$name.$tag.l2.mlir" |
+           "$build/bin/attn-translate" --attn-ptx -o "$out/$name.$tag.ptx" 2>> "$out/$name.$tag.err"; then
+        rm -f "$out/$name.$tag.ptx"
+      fi
+      [ -s "$out/$name.$tag.l2.mlir" ] || rm -f "$out/$name.$tag.l2.mlir"
+    elif ! "$build/bin/attn-opt" "$spec" --attn-to-ptx="$options" 2> "$out/$name.$tag.err" |
          "$build/bin/attn-translate" --attn-ptx -o "$out/$name.$tag.ptx" 2>> "$out/$name.$tag.err"; then
       rm -f "$out/$name.$tag.ptx"
     fi
     [ -s "$out/$name.$tag.err" ] || rm -f "$out/$name.$tag.err"
     count=$((count + 1))
   done
+  if [ "${ATTN_SNAPSHOT_IR:-0}" = 1 ]; then
+    "$build/bin/attn-opt" "$spec" --attn-to-cpu --mlir-print-ir-after=attn-decompose \
+      2> "$out/$name.cpu.l1.mlir" > /dev/null || true
+  fi
   # The Metal source too: the MSL emitter builds text, where argument
   # order matters the same way.
   "$build/bin/attn-translate" --attn-to-msl "$spec" -o "$out/$name.metal" \
