@@ -501,13 +501,14 @@ struct CaptureArray {
 // The buffers of one attention function's kernels. A packed Q's grid
 // covers sq rows a sequence (the host's max_q_len bound); sk picks a
 // one-pass or two-pass variant and fills the sizes buffer.
+// Captures, sinks and strides are set where a function has them.
 struct AttentionArgs {
-  long batch = 1, sq = 1, sk = 0, maxBlocks = 0;
-  DeviceArray *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
-  std::vector<float> *lse = nullptr;
-  std::vector<int32_t> *blockTable = nullptr, *lens = nullptr, *cuQ = nullptr,
-                       *cuK = nullptr, *qLens = nullptr;
-  int32_t *strides = nullptr; // 12: q, k, v, o's three outer strides
+  long batch, sq, sk, maxBlocks;
+  DeviceArray *q, *k, *v, *o;
+  std::vector<float> *lse;
+  // qLens: a packed Q's rows per sequence (its grid's live tiles).
+  std::vector<int32_t> *blockTable, *lens, *cuQ, *cuK, *qLens;
+  int32_t strides[12] = {}; // q, k, v, o's three outer strides
   std::vector<CaptureArray> *captures = nullptr;
   std::vector<int32_t> *captureSizes = nullptr;
   DeviceArray *sinks = nullptr;
@@ -518,7 +519,7 @@ struct AttentionArgs {
 // check clears `ok`; false when the case cannot go on (a FAIL line was
 // printed).
 bool launchAttention(const Json &f, const KernelTable &table,
-                     const std::string &label, const AttentionArgs &a,
+                     const std::string &label, AttentionArgs &a,
                      bool &ok, std::string &variant) {
   const long batch = a.batch, sq = a.sq, sk = a.sk;
   const long hkv = f["kv_heads"].integer(), group = f["group"].integer(),
@@ -587,7 +588,8 @@ bool launchAttention(const Json &f, const KernelTable &table,
       else if (role == "sizes")
         buffers.push_back(attn_msl::bind_bytes(at, sizes, sizeof(sizes)));
       else if (role == "strides")
-        buffers.push_back(attn_msl::bind_bytes(at, a.strides, 12 * sizeof(int32_t)));
+        buffers.push_back(
+            attn_msl::bind_bytes(at, a.strides, sizeof(a.strides)));
       else if (role == "partials")
         buffers.push_back(
             attn_msl::bind_buffer(at, partials.data(), partials.size()));
@@ -833,22 +835,10 @@ bool runCase(const Json &facts, const KernelTable &table, const Case &c,
   std::vector<double> oRef, lseRef;
   attn::reference::attention(problem, qRef, kRef, vRef, oRef, lseRef);
 
-  AttentionArgs args;
-  args.batch = batch;
-  args.sq = sq;
-  args.sk = sk;
-  args.maxBlocks = maxBlocks;
-  args.q = &q;
-  args.k = &k;
-  args.v = &v;
-  args.o = &o;
-  args.lse = &lse;
-  args.blockTable = &blockTable;
-  args.lens = &lens;
-  args.cuQ = &cuQ;
-  args.cuK = &cuK;
-  args.qLens = &qLens;
-  args.strides = strides;
+  AttentionArgs args{batch, sq,  sk,          maxBlocks, &q,    &k,
+                     &v,    &o,  &lse,        &blockTable, &lens, &cuQ,
+                     &cuK,  &qLens};
+  std::copy(std::begin(strides), std::end(strides), args.strides);
   args.captures = &captures;
   args.captureSizes = &captureSizes;
   args.sinks = sinks ? &*sinks : nullptr;
@@ -1451,41 +1441,18 @@ bool runCascadeCase(const Json &facts, const KernelTable &table,
       oSuffix(outType, rowsT * hq * dv);
   std::vector<float> lsePrefix(chunks * rowsT * hq, NAN),
       lseSuffix(rowsT * hq, NAN);
-  int32_t noStrides[12] = {};
-  std::vector<CaptureArray> noCaptures;
-  std::vector<int32_t> noCaptureSizes;
-  auto levelArgs = [&](long seqs, long sq, long sk, long maxBlocks,
-                       DeviceArray &qLevel, DeviceArray &o,
-                       std::vector<float> &lse, std::vector<int32_t> &table,
-                       std::vector<int32_t> &lens, std::vector<int32_t> &cuQ,
-                       std::vector<int32_t> &rowsPerSeq) {
-    AttentionArgs a;
-    a.batch = seqs;
-    a.sq = sq;
-    a.sk = sk;
-    a.maxBlocks = maxBlocks;
-    a.q = &qLevel;
-    a.k = &k;
-    a.v = &v;
-    a.o = &o;
-    a.lse = &lse;
-    a.blockTable = &table;
-    a.lens = &lens;
-    a.cuQ = &cuQ;
-    a.cuK = &noCuK;
-    a.qLens = &rowsPerSeq;
-    a.strides = noStrides;
-    a.captures = &noCaptures;
-    a.captureSizes = &noCaptureSizes;
-    return a;
-  };
   std::vector<int32_t> chunkRows(chunks, int32_t(rowsT));
-  AttentionArgs prefixArgs = levelArgs(
-      chunks, std::max(1L, rowsT), chunkPages * bs, chunkPages, qPrefix,
-      oPrefix, lsePrefix, prefixTable, prefixLens, prefixCuQ, chunkRows);
-  AttentionArgs suffixArgs =
-      levelArgs(batch, maxQ, maxSuffix, suffixPages, q, oSuffix, lseSuffix,
-                suffixTable, suffixLens, suffixCuQ, qLens);
+  AttentionArgs prefixArgs{chunks,      std::max(1L, rowsT),
+                           chunkPages * bs, chunkPages,
+                           &qPrefix,    &k,
+                           &v,          &oPrefix,
+                           &lsePrefix,  &prefixTable,
+                           &prefixLens, &prefixCuQ,
+                           &noCuK,      &chunkRows};
+  AttentionArgs suffixArgs{batch,      maxQ,        maxSuffix,    suffixPages,
+                           &q,         &k,          &v,           &oSuffix,
+                           &lseSuffix, &suffixTable, &suffixLens, &suffixCuQ,
+                           &noCuK,     &qLens};
   bool ok = true;
   std::string variant;
   if (!launchAttention(pf, table, label, prefixArgs, ok, variant) ||
