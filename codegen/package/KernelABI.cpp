@@ -10,11 +10,10 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::package;
 
+#define OPERAND_NAME(id, name) name,
 const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
-    "q",     "k",     "v",        "block_table",  "kv_lens",
-    "o",     "lse",   "k_new",    "v_new",        "new_lens",
-    "slot_mapping", "cu_seqlens_q", "cu_seqlens_k", "sinks",
-    "o_parts", "lse_parts"};
+    ATTNRT_OPERANDS(OPERAND_NAME)};
+#undef OPERAND_NAME
 
 const char *const package::kSizeNames[NumSizes] = {
     "batch",      "q_heads",    "kv_heads",   "q_len",

@@ -92,25 +92,31 @@ const char *attnrt_attention_status_string(int status);
    LSE_PARTS [N, T, H] (f32), the partial states of N disjoint key sets,
    and writes O [T, H, Dv] and, optionally, LSE [T, H]; it has no Q, K or
    V. */
-enum {
-  ATTNRT_Q,
-  ATTNRT_K,
-  ATTNRT_V,
-  ATTNRT_BLOCK_TABLE,
-  ATTNRT_KV_LENS,
-  ATTNRT_O,
-  ATTNRT_LSE,
-  ATTNRT_K_NEW,
-  ATTNRT_V_NEW,
-  ATTNRT_NEW_LENS,
-  ATTNRT_SLOT_MAPPING,
-  ATTNRT_CU_SEQLENS_Q,
-  ATTNRT_CU_SEQLENS_K,
-  ATTNRT_SINKS,
-  ATTNRT_O_PARTS,
-  ATTNRT_LSE_PARTS,
-  ATTNRT_NUM_OPERANDS
-};
+/* Every operand and its name, in number order: X(ATTNRT_Q, "q") and so
+   on. The enum below, libattnrt's messages and attn-compile's C functions
+   all come from this one list. */
+#define ATTNRT_OPERANDS(X)                                                     \
+  X(ATTNRT_Q, "q")                                                             \
+  X(ATTNRT_K, "k")                                                             \
+  X(ATTNRT_V, "v")                                                             \
+  X(ATTNRT_BLOCK_TABLE, "block_table")                                         \
+  X(ATTNRT_KV_LENS, "kv_lens")                                                 \
+  X(ATTNRT_O, "o")                                                             \
+  X(ATTNRT_LSE, "lse")                                                         \
+  X(ATTNRT_K_NEW, "k_new")                                                     \
+  X(ATTNRT_V_NEW, "v_new")                                                     \
+  X(ATTNRT_NEW_LENS, "new_lens")                                               \
+  X(ATTNRT_SLOT_MAPPING, "slot_mapping")                                       \
+  X(ATTNRT_CU_SEQLENS_Q, "cu_seqlens_q")                                       \
+  X(ATTNRT_CU_SEQLENS_K, "cu_seqlens_k")                                       \
+  X(ATTNRT_SINKS, "sinks")                                                     \
+  X(ATTNRT_O_PARTS, "o_parts")                                                 \
+  X(ATTNRT_LSE_PARTS, "lse_parts")
+
+/* The operands' numbers: ATTNRT_Q = 0, ATTNRT_K = 1, ... */
+#define ATTNRT_OPERAND_ENUMERATOR(id, name) id,
+enum { ATTNRT_OPERANDS(ATTNRT_OPERAND_ENUMERATOR) ATTNRT_NUM_OPERANDS };
+#undef ATTNRT_OPERAND_ENUMERATOR
 
 #define ATTNRT_MAX_RANK 4
 #define ATTNRT_MAX_DEVICES 64

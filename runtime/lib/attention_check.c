@@ -16,23 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#define OPERAND_NAME(id, name) name,
 const char *const attnrt_internal_operand_names[ATTNRT_NUM_OPERANDS] = {
-    "q",
-    "k",
-    "v",
-    "block_table",
-    "kv_lens",
-    "o",
-    "lse",
-    "k_new",
-    "v_new",
-    "new_lens",
-    "slot_mapping",
-    "cu_seqlens_q",
-    "cu_seqlens_k",
-    "sinks",
-    "o_parts",
-    "lse_parts"};
+    ATTNRT_OPERANDS(OPERAND_NAME)};
+#undef OPERAND_NAME
 
 const char *attnrt_attention_status_string(int status) {
 #define DESCRIBE(name, value, text)                                            \
