@@ -380,41 +380,12 @@ int runCascade(MLIRContext &context, ModuleOp module,
 
   // The merge: parts [C + 1, T, Hq, Dv], the prefix chunks then the suffix.
   const int64_t N = C + 1;
-  DenseMap<unsigned, int> mergeRoles; // 0 o_parts, 1 lse_parts, 2 o, 3 lse
-  SmallVector<Value> mergeOperands{merge.getOParts(), merge.getLseParts(),
-                                   merge.getO()};
-  for (auto [role, v] : llvm::enumerate(mergeOperands)) {
-    FailureOr<unsigned> arg = argumentOf(mergeFunc, v, "merge operand");
-    if (failed(arg))
-      return 1;
-    mergeRoles[*arg] = role;
-  }
-  if (merge.getLse()) {
-    FailureOr<unsigned> arg = argumentOf(mergeFunc, merge.getLse(), "lse");
-    if (failed(arg))
-      return 1;
-    mergeRoles[*arg] = 3;
-  }
-  if (mergeRoles.size() != mergeFunc.getNumArguments())
-    return fail("every argument of @" + mergeFunc.getSymName() +
-                " must be an operand of its attn.merge_states");
+  FailureOr<SmallVector<MergeRole>> mergeArgs = mergeRoles(mergeFunc, merge);
+  if (failed(mergeArgs))
+    return 1;
   SmallVector<SmallVector<int64_t>> shapes;
-  for (unsigned i = 0; i < mergeFunc.getNumArguments(); ++i) {
-    switch (mergeRoles[i]) {
-    case 0:
-      shapes.push_back({N, T, Hq, Dv});
-      break;
-    case 1:
-      shapes.push_back({N, T, Hq});
-      break;
-    case 2:
-      shapes.push_back({T, Hq, Dv});
-      break;
-    default:
-      shapes.push_back({T, Hq});
-      break;
-    }
-  }
+  for (MergeRole role : *mergeArgs)
+    shapes.push_back(mergeShape(merge, role, N, T));
   SmallVector<Extent> extents;
   if (failed(measureWithinLimit(mergeFunc, shapes, extents)))
     return 1;
@@ -433,17 +404,18 @@ int runCascade(MLIRContext &context, ModuleOp module,
     emptyParts += x == -kInf;
   for (unsigned i = 0; i < mergeBuffers.size(); ++i) {
     Buffer &buf = mergeBuffers[i];
-    switch (mergeRoles[i]) {
-    case 0:
+    switch ((*mergeArgs)[i]) {
+    case MergeRole::OParts:
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, x < C * rowsO ? prefixO[x] : suffixO[x - C * rowsO]);
       break;
-    case 1:
+    case MergeRole::LseParts:
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, x < C * rowsL ? prefixL[x] : suffixL[x - C * rowsL]);
       break;
-    default:
-      (mergeRoles[i] == 2 ? o : lse) = &buf;
+    case MergeRole::O:
+    case MergeRole::Lse:
+      ((*mergeArgs)[i] == MergeRole::O ? o : lse) = &buf;
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, kNaN);
       break;

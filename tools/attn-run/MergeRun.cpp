@@ -15,10 +15,8 @@
 
 namespace attn_run {
 
-enum class MergeRole { OParts, LseParts, O, Lse };
-
-int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
-             mlir::attn::MergeStatesOp op) {
+FailureOr<SmallVector<MergeRole>> mergeRoles(func::FuncOp func,
+                                             mlir::attn::MergeStatesOp op) {
   DenseMap<unsigned, MergeRole> roles;
   auto bind = [&](Value v, MergeRole role, StringRef name) -> LogicalResult {
     if (!v)
@@ -33,10 +31,38 @@ int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
       failed(bind(op.getLseParts(), MergeRole::LseParts, "lse_parts")) ||
       failed(bind(op.getO(), MergeRole::O, "o")) ||
       failed(bind(op.getLse(), MergeRole::Lse, "lse")))
-    return 1;
+    return failure();
   if (roles.size() != func.getNumArguments())
     return fail("every argument of @" + func.getSymName() +
-                " must be an operand of its attn.merge_states");
+                " must be an operand of its attn.merge_states"),
+           failure();
+  SmallVector<MergeRole> byArgument;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    byArgument.push_back(roles[i]);
+  return byArgument;
+}
+
+SmallVector<int64_t> mergeShape(mlir::attn::MergeStatesOp op, MergeRole role,
+                                int64_t N, int64_t T) {
+  const int64_t H = op.getNumHeads(), dv = op.getValueHeadDim();
+  switch (role) {
+  case MergeRole::OParts:
+    return {N, T, H, dv};
+  case MergeRole::LseParts:
+    return {N, T, H};
+  case MergeRole::O:
+    return {T, H, dv};
+  case MergeRole::Lse:
+    return {T, H};
+  }
+  llvm_unreachable("every role has a shape");
+}
+
+int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
+             mlir::attn::MergeStatesOp op) {
+  FailureOr<SmallVector<MergeRole>> roles = mergeRoles(func, op);
+  if (failed(roles))
+    return 1;
 
   // N from --batch, T from --q-len where dynamic.
   auto partsType = cast<MemRefType>(op.getOParts().getType());
@@ -53,22 +79,8 @@ int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
     return fail("--batch (parts) and --q-len (rows) must be in [1, 4096] "
                 "and [1, 2^20]");
   SmallVector<SmallVector<int64_t>> shapes;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    switch (roles[i]) {
-    case MergeRole::OParts:
-      shapes.push_back({N, T, H, dv});
-      break;
-    case MergeRole::LseParts:
-      shapes.push_back({N, T, H});
-      break;
-    case MergeRole::O:
-      shapes.push_back({T, H, dv});
-      break;
-    case MergeRole::Lse:
-      shapes.push_back({T, H});
-      break;
-    }
-  }
+  for (MergeRole role : *roles)
+    shapes.push_back(mergeShape(op, role, N, T));
   SmallVector<Extent> extents;
   if (failed(measureWithinLimit(func, shapes, extents)))
     return 1;
@@ -87,7 +99,7 @@ int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
   Buffer *oParts = nullptr, *lseParts = nullptr, *o = nullptr, *lse = nullptr;
   for (unsigned i = 0; i < buffers.size(); ++i) {
     Buffer &buf = buffers[i];
-    switch (roles[i]) {
+    switch ((*roles)[i]) {
     case MergeRole::OParts:
       oParts = &buf;
       for (int64_t x = 0; x < buf.numElements(); ++x)

@@ -264,6 +264,16 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
 /// (AppendRun.cpp).
 int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
               mlir::attn::CacheAppendOp op);
+/// What an argument of a merge kernel is to attn-run.
+enum class MergeRole { OParts, LseParts, O, Lse };
+/// The role of each argument of `func`, every one an operand of `op`
+/// (MergeRun.cpp); a message and failure otherwise.
+FailureOr<SmallVector<MergeRole>> mergeRoles(func::FuncOp func,
+                                             mlir::attn::MergeStatesOp op);
+/// The logical shape of a merge argument for N parts of T rows.
+SmallVector<int64_t> mergeShape(mlir::attn::MergeStatesOp op, MergeRole role,
+                                int64_t N, int64_t T);
+
 /// attn.merge_states: runs it on fresh parts (some empty) and compares O
 /// and the LSE with the float64 reference merge (MergeRun.cpp).
 int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
