@@ -12,8 +12,8 @@ argument must be built in a statement of its own first.
 
 An argument builds IR when it holds a `::create(` / `.create<` call or a
 call of a helper that returns a Value (or OpResult, or SmallVector<Value>),
-found by name in the scanned sources; a lambda argument ([&]...) is a
-callback, not evaluated at the call. Braced lists ({a(), b()}) evaluate in
+found by name in the scanned sources (not a getter returning a member); a
+lambda argument ([&]...) is a callback, not evaluated at the call. Braced lists ({a(), b()}) evaluate in
 order and are one argument. Comments and string literals are ignored.
 
     scripts/check-sequenced-builders.py [FILE...]   (default: the compiler's
@@ -30,11 +30,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_GLOBS = ["dialect/*.cpp", "lib/*/*.cpp", "lib/*/*.h",
                  "codegen/*/*.cpp", "codegen/*/*.h"]
-# Helpers that return a Value but build nothing (accessors).
-PURE = {"get", "lookup", "find", "at", "laneRow", "laneColumn"}
+# Calls that return a Value but build nothing (lookups), beside the getters
+# GETTER finds.
+PURE = {"get", "lookup", "find", "at"}
 CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(<[^;(){}]*?>)?\s*\(")
 HELPER = re.compile(r"\b(?:Value|OpResult|SmallVector<Value>|TypedValue<[^>]*>)"
                     r"\s+([A-Za-z_][A-Za-z0-9_]*)\(")
+GETTER = re.compile(r"\b(?:Value|OpResult)\s+([A-Za-z_][A-Za-z0-9_]*)\(\)\s*"
+                    r"const\s*\{\s*return\s+[A-Za-z_][A-Za-z0-9_]*;\s*\}")
 LAMBDA = re.compile(r"\bauto\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*\[")
 
 
@@ -90,7 +93,10 @@ def main(argv):
     for src in sources.values():
         helpers.update(HELPER.findall(src))
         helpers.update(LAMBDA.findall(src))
-    helpers -= PURE
+    getters = set()
+    for src in sources.values():
+        getters.update(GETTER.findall(src))
+    helpers -= PURE | getters
 
     def builds(text):
         if "::create(" in text or re.search(r"\.create<", text):
