@@ -99,6 +99,29 @@ def Attn_TierAttr : EnumAttr<Attn_Dialect, Attn_Tier, "tier"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Attn_Toggle : I32EnumAttr<"Toggle",
+    "a schedule choice that is on, off, or left to the passes", [
+    I32EnumAttrCase<"Auto", 0, "auto">,
+    I32EnumAttrCase<"Off", 1, "off">,
+    I32EnumAttrCase<"On", 2, "on">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_Transfer : I32EnumAttr<"Transfer",
+    "what moves a tile between global and shared memory", [
+    I32EnumAttrCase<"Auto", 0, "auto">,
+    I32EnumAttrCase<"Threads", 1, "threads">,
+    I32EnumAttrCase<"Tma", 2, "tma">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+// An enum field of the schedule whose default, `auto`, is not printed.
+class Attn_ScheduleChoice<EnumAttrInfo info> : EnumParameter<info> {
+  let defaultValue = info.cppNamespace # "::" # info.className # "::Auto";
+}
+
 def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
   let summary = "how attn-tile tiles one attention op, and how a GPU tier runs it";
   let description = [{
@@ -113,19 +136,66 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     warps, whose softmax states are merged at the end (mma tier), which
     shortens each warp's chain of tiles on grids too small to fill the GPU.
 
-    A value of 0 leaves the choice to the passes (options, the target GPU).
+    The decode tier's SIMT split kernel (few rows a K/V head) takes
+    `warps` x 32 threads, `stages` trips of K/V slices in flight
+    (cp.async, sm_80+; 1 loads them directly) and `unroll` keys per key
+    group per trip (1 to 8).
+
+    The wgmma tier's pipeline (sm_90a):
+    - `kv_load`, `q_load`: `tma` (the tensor memory accelerator, from
+      tensor maps; Q's only where K/V's are) or `threads` (cp.async);
+    - `o_store`: `tma` (a TMA store of O's staged tile, where Q comes by
+      TMA) or `threads` (16-byte stores);
+    - `producer`: `on`, a producer warpgroup issues every K/V copy and
+      two or more consumer warpgroups compute (K/V by TMA, two or more
+      stages);
+    - `qk_ahead`: Q K^T a tile ahead of the softmax (under a producer up
+      to D128; without one, three or more stages);
+    - `ping_pong`: the two consumer warpgroups take turns (under a
+      producer with Q K^T ahead).
+
+    A value of 0 or `auto` leaves the choice to the passes (the target
+    GPU, measured defaults). attn-select-tier writes every field its tier
+    reads, so the IR after it says what the kernel does; a choice the spec
+    makes that the tier cannot honour is a remark saying why, and the field
+    then says what the tier does instead.
 
     ```mlir
     #attn.schedule<block_q = 64, block_kv = 32>
     #attn.schedule<block_q = 64, block_kv = 128, warps = 8, stages = 2>
+    #attn.schedule<block_q = 128, block_kv = 128, producer = off>
     ```
   }];
   let parameters = (ins
     DefaultValuedParameter<"int64_t", "0">:$block_q,
     DefaultValuedParameter<"int64_t", "0">:$block_kv,
     DefaultValuedParameter<"int64_t", "0">:$warps,
-    DefaultValuedParameter<"int64_t", "0">:$stages);
+    DefaultValuedParameter<"int64_t", "0">:$stages,
+    DefaultValuedParameter<"int64_t", "0">:$unroll,
+    Attn_ScheduleChoice<Attn_Toggle>:$producer,
+    Attn_ScheduleChoice<Attn_Toggle>:$qk_ahead,
+    Attn_ScheduleChoice<Attn_Toggle>:$ping_pong,
+    Attn_ScheduleChoice<Attn_Transfer>:$kv_load,
+    Attn_ScheduleChoice<Attn_Transfer>:$q_load,
+    Attn_ScheduleChoice<Attn_Transfer>:$o_store);
+  let builders = [
+    // Tiles, warps and stages, the pipeline left to the passes.
+    AttrBuilder<(ins "int64_t":$blockQ, "int64_t":$blockKv,
+                     "int64_t":$warps, "int64_t":$stages), [{
+      return $_get($_ctxt, blockQ, blockKv, warps, stages, 0, Toggle::Auto,
+                   Toggle::Auto, Toggle::Auto, Transfer::Auto,
+                   Transfer::Auto, Transfer::Auto);
+    }]>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
+  let extraClassDeclaration = [{
+    /// Whether any pipeline field (producer ... o_store) is set.
+    bool hasPipeline() const {
+      return getProducer() != Toggle::Auto || getQkAhead() != Toggle::Auto ||
+             getPingPong() != Toggle::Auto || getKvLoad() != Transfer::Auto ||
+             getQLoad() != Transfer::Auto || getOStore() != Transfer::Auto;
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

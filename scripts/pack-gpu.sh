@@ -70,11 +70,13 @@ for spec in "$out"/specs/*.mlir; do
   grep -q setmaxnreg "$out/$name.wgmma.ptx" 2>/dev/null || continue
   # ... without Q K^T a tile ahead under the producer, and with the
   # consumers' ping-pong (their A/Bs).
-  for variant in "1role wgmma-warp-specialize=false" \
-      "noahead wgmma-qk-ahead=false" "pingpong wgmma-ping-pong=true"; do
+  # Each variant is a default schedule (attn-select-tier's
+  # default-schedule): the ops' own schedules still win.
+  for variant in "1role producer=off" "noahead qk_ahead=off" \
+      "pingpong ping_pong=on"; do
     set -- $variant
     "$build/bin/attn-opt" "$spec" \
-        --attn-to-ptx="chip=sm_90a prefill=wgmma $2" |
+        --attn-to-ptx="chip=sm_90a prefill=wgmma default-schedule=#attn.schedule<$2>" |
       "$build/bin/attn-translate" --attn-ptx -o "$out/$name.wgmma-$1.ptx"
     for list in cases bench; do
       { grep "^$name $name.ptx " "$out/$list.txt" || true; } |
@@ -89,7 +91,7 @@ for name in bench_h16_d128 bench_h16_d128_causal bench_h16_d128_bf16 \
   grep "^$name $name.ptx " "$out/bench.txt" |
     sed "s/ $name.ptx / $name.wgmma.ptx /" >> "$out/bench.txt"
   "$build/bin/attn-opt" "$out/specs/$name.mlir" \
-      --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-tma=false" |
+      --attn-to-ptx="chip=sm_90a prefill=wgmma default-schedule=#attn.schedule<kv_load=threads>" |
     "$build/bin/attn-translate" --attn-ptx -o "$out/$name.wgmma-cpasync.ptx"
   grep "^$name $name.ptx " "$out/bench.txt" |
     sed "s/ $name.ptx / $name.wgmma-cpasync.ptx /" >> "$out/bench.txt"

@@ -38,7 +38,7 @@ targets=(
   "sm80:chip=sm_80"
   "sm75:chip=sm_75"
   "sm90a:chip=sm_90a"
-  "sm90a-1role:chip=sm_90a wgmma-warp-specialize=false"
+  "sm90a-1role:chip=sm_90a default-schedule=#attn.schedule<producer=off>"
 )
 count=0
 # Relative spec paths keep the temporary folder out of the diagnostics.

@@ -98,20 +98,22 @@ public:
                                 "query rows per block in registers; got "
                                 "block_q = "
                              << rows;
-    if (auto schedule = op->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
-        schedule && (schedule.getWarps() || schedule.getStages()))
-      return op->emitError()
-             << "the split-K decode tier picks its own warps and stages; the "
-                "schedule sets warps = "
-             << schedule.getWarps() << ", stages = " << schedule.getStages();
-    if (kThreads < kWarp || kThreads > 1024 ||
-        !llvm::isPowerOf2_64(kThreads) || kUnroll < 1 || kUnroll > 8 ||
-        kStages < 1 || kStages > 8)
-      return op->emitError()
-             << "attn-to-decode: option 'simt-threads' must be a power of "
-                "two in [32, 1024], 'simt-unroll' and 'simt-stages' in "
-                "[1, 8]; got "
-             << kThreads << ", " << kUnroll << " and " << kStages;
+    if (kThreads < kWarp || kThreads > 16 * kWarp ||
+        !llvm::isPowerOf2_64(kThreads))
+      return op->emitError() << "the split-K decode tier's SIMT kernel "
+                                "runs 32 to 512 threads: schedule 'warps' "
+                                "must be a power of two in [1, 16]; got "
+                             << kThreads / kWarp;
+    if (kStages < 1 || kStages > 8)
+      return op->emitError() << "the split-K decode tier's SIMT kernel "
+                                "keeps 1 to 8 trips in flight: schedule "
+                                "'stages' must be in [1, 8]; got "
+                             << kStages;
+    if (kUnroll < 1 || kUnroll > 8)
+      return op->emitError() << "the split-K decode tier's SIMT kernel "
+                                "takes 1 to 8 keys per trip: schedule "
+                                "'unroll' must be in [1, 8]; got "
+                             << kUnroll;
     keyGroups = kThreads / lanesPerKey;
     // The merge's states reuse the ring's bytes after a barrier.
     ringBytes = kStages > 1 ? kStages * kUnroll * 2 * kThreads * 16 : 0;
@@ -615,9 +617,28 @@ struct AttnToDecodePass
           return signalPassFailure();
         continue;
       }
+      // The SIMT kernel's shape: the nest's schedule (attn-select-tier's
+      // defaults where it leaves a field at 0).
+      auto schedule = forall->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+      auto field = [&](int64_t asked, int64_t fallback) {
+        return schedule && asked ? asked : fallback;
+      };
+      int64_t threads = field(schedule ? schedule.getWarps() : 0,
+                              kDecodeSimtThreads / kWarp) *
+                        kWarp;
+      int64_t unroll =
+          field(schedule ? schedule.getUnroll() : 0, kDecodeSimtUnroll);
+      int64_t stages =
+          field(schedule ? schedule.getStages() : 0, defaultStages(*sm));
       // cp.async is sm_80+; older chips load K/V slices directly.
-      DecodeKernels k(*nest, simtThreads, simtUnroll,
-                      *sm >= 80 ? simtStages : 1, *sm);
+      if (stages > 1 && *sm < 80) {
+        forall.emitRemark() << "the split-K decode tier's SIMT kernel "
+                               "loads K/V directly on sm_"
+                            << *sm << " (no cp.async): schedule 'stages' = "
+                            << stages << " runs as 1";
+        stages = 1;
+      }
+      DecodeKernels k(*nest, threads, unroll, stages, *sm);
       if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }

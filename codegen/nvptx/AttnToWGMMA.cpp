@@ -25,17 +25,11 @@ struct AttnToWGMMAPass : attn::impl::AttnToWGMMABase<AttnToWGMMAPass> {
   using AttnToWGMMABase::AttnToWGMMABase;
 
   void runOnOperation() override {
-    PrefillParts parts{Tier::WGMMA,
-                       MmaProvider::Wgmma,
-                       SharedLayout::SwizzledBlocks,
-                       tma ? CopyPipeline::TmaStaggered
-                           : CopyPipeline::StaggeredRing,
-                       ScoreStage::Registers,
-                       producer,
-                       producerQkAhead,
-                       pingPong,
-                       qTma,
-                       oTma};
+    // The copies, warp roles and Q K^T ahead: the nest's schedule
+    // (resolveWgmmaPipeline, Passes.h).
+    PrefillParts parts{Tier::WGMMA, MmaProvider::Wgmma,
+                       SharedLayout::SwizzledBlocks, CopyPipeline::Staggered,
+                       ScoreStage::Registers};
     if (failed(lowerPrefillNests(getOperation(), parts, chip, getArgument())))
       return signalPassFailure();
   }

@@ -29,6 +29,9 @@ namespace mlir::attn {
 /// them before it spills (measured on an H100: 16 rows of D128 ran MQA at
 /// 0.08 TB/s).
 inline constexpr int64_t kDecodeSimtMaxRows = 8;
+/// The SIMT split kernel's shape by default (attn-select-tier; a schedule
+/// may set its `warps`, `unroll` and `stages`).
+inline constexpr int64_t kDecodeSimtThreads = 128, kDecodeSimtUnroll = 2;
 inline constexpr int64_t kDecodeTensorCoreStages = 4;
 /// The most queries per sequence the decode tier takes by default.
 inline constexpr int64_t kDecodeMaxQueries = 16;
@@ -107,6 +110,34 @@ std::string whyNoQTmaOperands(bool packedQ, int64_t blockQ, int64_t group);
 /// its boxes are Q's; it also needs 16-bit elements (`outBits`).
 std::string whyNoOTmaOperands(bool packedQ, unsigned outBits, int64_t blockQ,
                               int64_t group);
+/// The wgmma tier's pipeline, each choice made: K/V, Q and O by TMA, a
+/// producer warpgroup, Q K^T a tile ahead, the consumers' ping-pong
+/// (PrefillPlan.h says what each does to the kernel).
+struct WgmmaPipeline {
+  bool kvTma = false, qTma = false, oTma = false, producer = false,
+       qkAhead = false, pingPong = false;
+};
+/// What a wgmma prefill kernel's pipeline depends on: its operands' forms
+/// and its tiles (the schedule's, filled in).
+struct WgmmaKernelShape {
+  bool paged = false, packedK = false, kvLens = false, packedQ = false;
+  int64_t headDim = 0, valueHeadDim = 0, group = 1, outBits = 16,
+          blockQ = 0, blockKv = 0, warps = 0, stages = 0;
+};
+/// `op`'s, under its schedule `filled` (tiles, warps and stages set).
+WgmmaKernelShape wgmmaKernelShape(AttentionOp op, ScheduleAttr filled);
+/// The one statement of the wgmma tier's pipeline rules: what a kernel of
+/// `shape` runs when the schedule `asked` sets some choices, `defaults`
+/// (may be null) others, and the rest take the measured defaults (all on
+/// but ping-pong). For each choice `asked` sets that the kernel cannot
+/// honour, `refused` gets the field's name and the reason.
+WgmmaPipeline
+resolveWgmmaPipeline(const WgmmaKernelShape &shape, ScheduleAttr asked,
+                     ScheduleAttr defaults,
+                     function_ref<void(StringRef field, StringRef why)> refused);
+/// `schedule` with its pipeline fields set to `pipeline`.
+ScheduleAttr withPipeline(ScheduleAttr schedule, const WgmmaPipeline &pipeline);
+
 /// Whether `op`, whose Sq is dynamic and whose tier attn-select-tier picks,
 /// also gets a decode-tier kernel that libraries launch instead of the
 /// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages

@@ -76,22 +76,27 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     128-byte-swizzle matrix descriptors, and P V one with P in registers
     and V through a descriptor. Q/K/V tiles sit in 64-column swizzled
     blocks (head dims a multiple of 64). With two stages (the default) K
-    has two and V one, V's copy running under Q K^T and the softmax; the
-    K/V tiles come by TMA (`cp.async.bulk.tensor` from tensor maps passed
-    by value, completion on mbarriers, one thread issuing) where the nest
-    allows (PrefillPlan.h, whyNoTma), else by cp.async with
-    fence.proxy.async before the barrier that hands them to the tensor
-    cores. Where K/V come by TMA, Q does too (`q-tma`, the default): one
-    tensor map views Q [B, Hq, Sq, D] as [B, Hkv, Sq, group, D], so a box
-    of block_q rows is the block's rows in their GQA order (whyNoQTma);
-    else Q comes by cp.async. Where Q comes by TMA, O leaves by TMA
-    (`o-tma`, the default): the epilogue stages O in Q's blocked layout
-    and one thread stores it through O's map (Q's view of O, whyNoOTma);
-    else each warp copies its staged rows out in 16-byte stores. The
-    register score stage (ScoresInRegisters.cpp) runs unchanged on
-    wgmma's accumulators, whose per-warp layout is mma.sync's.
+    has two and V one, V's copy running under Q K^T and the softmax.
 
-    With `warp-specialize` (the default), a tile of two or more
+    The pipeline is the nest's schedule (`#attn.schedule`'s `kv_load`,
+    `q_load`, `o_store`, `producer`, `qk_ahead`, `ping_pong`), which
+    attn-select-tier fills in; a field left `auto` takes the default, and
+    one the nest cannot honour is a remark (the rules:
+    resolveWgmmaPipeline, Passes.h). With `kv_load = tma` the K/V tiles
+    come by TMA (`cp.async.bulk.tensor` from tensor maps passed by value,
+    completion on mbarriers, one thread issuing), else by cp.async with
+    fence.proxy.async before the barrier that hands them to the tensor
+    cores. With `q_load = tma`, where K/V come by TMA, one tensor map
+    views Q [B, Hq, Sq, D] as [B, Hkv, Sq, group, D], so a box of block_q
+    rows is the block's rows in their GQA order; else Q comes by
+    cp.async. With `o_store = tma`, where Q comes by TMA, the epilogue
+    stages O in Q's blocked layout and one thread stores it through O's
+    map (Q's view of O); else each warp copies its staged rows out in
+    16-byte stores. The register score stage (ScoresInRegisters.cpp) runs
+    unchanged on wgmma's accumulators, whose per-warp layout is
+    mma.sync's.
+
+    With `producer = on` (the default), a tile of two or more
     warpgroups whose K/V TMA can read gets a producer warpgroup: warpgroup
     0 gives up registers (setmaxnreg) and its thread 0 sends every K and V
     tile into rings of `stages`, waiting on each stage's "empty" mbarrier;
@@ -99,12 +104,12 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
     and release a stage (one arrival per warp) once their products have
     read it. They meet on a named barrier, never the block's.
 
-    Under a producer, up to D128 (`qk-ahead`, the default), Q K^T runs a
+    Under a producer, up to D128 (`qk_ahead = on`, the default), Q K^T runs a
     tile ahead: step j waits for K_{j+1}, issues its product before tile
     j's softmax, and gives K_{j+1}'s stage back after the wait that ends
     the step.
 
-    `ping-pong` (off: it measured no faster on an H100) makes the two
+    `ping_pong = on` (off by default: it measured no faster on an H100) makes the two
     consumer warpgroups take turns on named barriers 2 and 3, each turn
     from a step's P V to the next Q K^T issue.
 
@@ -115,25 +120,6 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target GPU (sm_90a)">,
-    Option<"tma", "tma", "bool", /*default=*/"true",
-           "K/V tiles by TMA where the nest allows (false: cp.async, for "
-           "A/B runs)">,
-    Option<"producer", "warp-specialize", "bool", /*default=*/"true",
-           "a producer warpgroup issues the TMA copies and the compute "
-           "warpgroups consume them, where TMA takes the copies and the "
-           "tile has two or more warpgroups">,
-    Option<"producerQkAhead", "qk-ahead", "bool", /*default=*/"true",
-           "under a producer warpgroup, Q K^T a tile ahead up to D128 "
-           "(each tile's product runs under the last one's softmax)">,
-    Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
-           "with Q K^T ahead under a producer and two consumer "
-           "warpgroups, the consumers take turns at their products">,
-    Option<"qTma", "q-tma", "bool", /*default=*/"true",
-           "Q's tile by TMA where K/V come by TMA and its rows make a box "
-           "(false: cp.async, for A/B runs)">,
-    Option<"oTma", "o-tma", "bool", /*default=*/"true",
-           "O's tile by a TMA store where Q comes by TMA and O has 16-bit "
-           "elements (false: 16-byte stores, for A/B runs)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
@@ -166,8 +152,13 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
       memory (`sm` >= 90), else 128 x 32; 64 x 32 past D128;
     - wmma: 64 x 32 (32 keys let three blocks share an SM);
     - wgmma: 64 x 64 (one warpgroup); past D64, where TMA can read K/V
-      and `wgmma-producer` is set (the default), a producer warpgroup's
-      128 x 128 (128 x 64 past D128); 128 x 64 at D256 otherwise;
+      and the schedule (or `default-schedule`) leaves `producer` on, a
+      producer warpgroup's 128 x 128 (128 x 64 past D128); 128 x 64 at
+      D256 otherwise; and every pipeline field (`kv_load`, `q_load`,
+      `o_store`, `producer`, `qk_ahead`, `ping_pong`) set to what the
+      kernel will do: the op's choice where the kernel can honour it (a
+      remark says why where not), else `default-schedule`'s, else TMA,
+      a producer and Q K^T ahead wherever they apply, no ping-pong;
     - `warps`: mma, up to two 16-row m-tiles per warp (at most 4 warps);
       wmma, one warp per 16 rows; `stages`: 2 with cp.async (sm_80+),
       else 1.
@@ -182,10 +173,11 @@ def AttnSelectTier : Pass<"attn-select-tier", "func::FuncOp"> {
     Option<"sm", "sm", "int", /*default=*/"80",
            "the target's SM version (90 for sm_90): how much shared memory "
            "the tiles may take">,
-    Option<"wgmmaProducer", "wgmma-producer", "bool", /*default=*/"true",
-           "the wgmma tier runs a producer warpgroup (attn-to-wgmma's "
-           "warp-specialize): past D64 its default tile has two consumer "
-           "warpgroups">,
+    Option<"defaultSchedule", "default-schedule", "std::string",
+           /*default=*/"\"\"",
+           "an #attn.schedule<...> whose set pipeline fields are the "
+           "defaults of the ops that leave them auto (for A/B runs: "
+           "producer=off, kv_load=threads, ...)">,
     Option<"decodeTensorCores", "decode-tensor-cores", "bool",
            /*default=*/"true",
            "decode specs with f16/bf16 inputs on sm_90+ take the "
@@ -228,15 +220,6 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "target chip, sm_XY: whether the tensor-core split kernel "
            "(sm_80+) is available">,
-    Option<"simtThreads", "simt-threads", "int64_t", /*default=*/"128",
-           "threads per block of the SIMT split kernel (a power of two in "
-           "[32, 1024]; for tuning experiments)">,
-    Option<"simtUnroll", "simt-unroll", "int64_t", /*default=*/"2",
-           "keys each key group of the SIMT split kernel loads per trip "
-           "(1 to 8; for tuning experiments)">,
-    Option<"simtStages", "simt-stages", "int64_t", /*default=*/"2",
-           "trips of K/V slices the SIMT split kernel keeps in flight with "
-           "cp.async on sm_80+ (1 to 8; 1 loads them directly)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",

@@ -36,37 +36,13 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
       llvm::cl::init("isa")};
-  Option<bool> wgmmaTma{
-      *this, "wgmma-tma",
-      llvm::cl::desc("the wgmma tier's K/V tiles by TMA where the spec "
-                     "allows (false: cp.async, for A/B runs)"),
-      llvm::cl::init(true)};
-  Option<bool> wgmmaProducer{
-      *this, "wgmma-warp-specialize",
-      llvm::cl::desc("the wgmma tier with a producer warpgroup (TMA) and "
-                     "two consumer warpgroups past D64, where the spec "
-                     "allows (false: one role, for A/B runs)"),
-      llvm::cl::init(true)};
-  Option<bool> wgmmaQkAhead{
-      *this, "wgmma-qk-ahead",
-      llvm::cl::desc("under the wgmma tier's producer warpgroup, Q K^T a "
-                     "tile ahead up to D128 (false: for A/B runs)"),
-      llvm::cl::init(true)};
-  Option<bool> wgmmaPingPong{
-      *this, "wgmma-ping-pong",
-      llvm::cl::desc("the wgmma tier's two consumer warpgroups take turns "
-                     "(under a producer, with Q K^T ahead)"),
-      llvm::cl::init(false)};
-  Option<bool> wgmmaQTma{
-      *this, "wgmma-q-tma",
-      llvm::cl::desc("the wgmma tier's Q tile by TMA where its K/V come "
-                     "by TMA (false: cp.async, for A/B runs)"),
-      llvm::cl::init(true)};
-  Option<bool> wgmmaOTma{
-      *this, "wgmma-o-tma",
-      llvm::cl::desc("the wgmma tier's O tile by a TMA store where its Q "
-                     "comes by TMA (false: 16-byte stores, for A/B runs)"),
-      llvm::cl::init(true)};
+  Option<std::string> defaultSchedule{
+      *this, "default-schedule",
+      llvm::cl::desc("attn-select-tier's default-schedule: an "
+                     "#attn.schedule<...> whose pipeline fields are the "
+                     "defaults of the ops that leave them auto (for A/B "
+                     "runs, e.g. #attn.schedule<producer=off>)"),
+      llvm::cl::init("")};
   Option<bool> decodeTensorCores{
       *this, "decode-tensor-cores",
       llvm::cl::desc("attn-select-tier's decode-tensor-cores: f16/bf16 "
@@ -78,16 +54,6 @@ struct PTXPipelineOptions : PassPipelineOptions<PTXPipelineOptions> {
       llvm::cl::desc("attn-select-tier's decode-tensor-core-stages: K/V "
                      "tiles in flight in the tensor-core split kernel"),
       llvm::cl::init(kDecodeTensorCoreStages)};
-  // The decode tier's SIMT kernel shape, for tuning experiments.
-  Option<int64_t> decodeThreads{
-      *this, "decode-simt-threads",
-      llvm::cl::desc("attn-to-decode's simt-threads"), llvm::cl::init(128)};
-  Option<int64_t> decodeUnroll{
-      *this, "decode-simt-unroll",
-      llvm::cl::desc("attn-to-decode's simt-unroll"), llvm::cl::init(2)};
-  Option<int64_t> decodeStages{
-      *this, "decode-simt-stages",
-      llvm::cl::desc("attn-to-decode's simt-stages"), llvm::cl::init(2)};
 };
 
 LogicalResult buildPTXPipeline(OpPassManager &pm,
@@ -126,8 +92,7 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   AttnSelectTierOptions select;
   select.prefill = prefill;
   select.sm = *sm;
-  // The producer issues TMA copies: without them, the one role's tiles.
-  select.wgmmaProducer = options.wgmmaProducer && options.wgmmaTma;
+  select.defaultSchedule = options.defaultSchedule;
   select.decodeTensorCores = options.decodeTensorCores;
   select.decodeTensorCoreStages = options.decodeTensorCoreStages;
   pm.addPass(createAttnCheckKernels());
@@ -143,23 +108,10 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // the other (attn.tier); each pass lowers only the nests marked for it.
   pm.addPass(createAttnToMMA(AttnToMMAOptions{options.chip}));
   pm.addPass(createAttnToWMMA(AttnToWMMAOptions{options.chip}));
-  // Each field by name: a reordering of Passes.td's options cannot swap
-  // two flags of the same type unnoticed.
-  AttnToWGMMAOptions wgmma;
-  wgmma.chip = options.chip;
-  wgmma.tma = options.wgmmaTma;
-  wgmma.producer = options.wgmmaProducer;
-  wgmma.producerQkAhead = options.wgmmaQkAhead;
-  wgmma.pingPong = options.wgmmaPingPong;
-  wgmma.qTma = options.wgmmaQTma;
-  wgmma.oTma = options.wgmmaOTma;
-  pm.addPass(createAttnToWGMMA(wgmma));
-  AttnToDecodeOptions decode;
-  decode.chip = options.chip;
-  decode.simtThreads = options.decodeThreads;
-  decode.simtUnroll = options.decodeUnroll;
-  decode.simtStages = options.decodeStages;
-  pm.addPass(createAttnToDecode(decode));
+  // The wgmma tier reads its pipeline from the nests' schedules, which
+  // attn-select-tier has filled in.
+  pm.addPass(createAttnToWGMMA(AttnToWGMMAOptions{options.chip}));
+  pm.addPass(createAttnToDecode(AttnToDecodeOptions{options.chip}));
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.

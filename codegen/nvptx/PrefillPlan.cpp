@@ -80,41 +80,52 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
                               "(sm_80 or newer); got stages = "
                            << p.stages << " on sm_" << p.sm;
   p.qkAhead = p.warpgroups() && p.cpAsync && p.stages >= 3;
-  p.staggered = (p.parts.copies == CopyPipeline::StaggeredRing ||
-                 p.parts.copies == CopyPipeline::TmaStaggered) &&
+  p.staggered = p.parts.copies == CopyPipeline::Staggered &&
                 p.cpAsync && p.stages == 2;
   p.blockThreads = p.threads;
   return success();
+}
+
+/// The wgmma tier's pipeline (Staggered copies): the nest's schedule
+/// resolved by the tier's one statement of the rules
+/// (resolveWgmmaPipeline, Passes.h). After attn-select-tier every field is
+/// set and honourable; on a nest that left some to the tier, a choice it
+/// cannot honour is a remark.
+static WgmmaPipeline planPipeline(const PrefillPlan &p, L1Nest n) {
+  Operation *op = n.forall;
+  auto schedule = op->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+  WgmmaKernelShape k;
+  k.paged = n.loadK.getBlockTable() != nullptr;
+  k.packedK = n.loadK.getSeqStart() != nullptr;
+  k.kvLens = n.kvLens != nullptr;
+  k.packedQ = n.loadQ.isPacked();
+  k.headDim = p.headDim;
+  k.valueHeadDim = p.valueHeadDim;
+  k.group = p.group;
+  k.outBits = p.outElt.getIntOrFloatBitWidth();
+  k.blockQ = p.br;
+  k.blockKv = p.bc;
+  k.warps = p.warps;
+  k.stages = p.stages;
+  return resolveWgmmaPipeline(k, schedule, /*defaults=*/nullptr,
+                              [&](StringRef field, StringRef why) {
+                                op->emitRemark()
+                                    << "the " << p.tierName()
+                                    << " tier cannot honour the schedule's '"
+                                    << field << "': " << why;
+                              });
 }
 
 /// Registers a thread may hold after setmaxnreg: multiples of 8 in
 /// [24, 256], the block's within 64K.
 static constexpr int64_t kRegisterFile = 64 * 1024, kProducerRegisters = 24;
 
-/// The producer warpgroup, where TMA can take every K/V copy: the plan
-/// becomes warpgroup 0 producing, the compute warps consuming, K and V in
-/// rings of `stages` without the staggering or Q K^T a tile ahead (the
+/// The producer warpgroup: warpgroup 0 producing, the compute warps
+/// consuming, K and V in rings of `stages` without the staggering (the
 /// consumers wait on the tiles' mbarriers, not on their own copies).
-static void planProducer(PrefillPlan &p, L1Nest n) {
-  // One consumer warpgroup (64-row tiles) would gain nothing from the
-  // producer's registers: two or more.
-  if (!p.parts.producer || p.parts.copies != CopyPipeline::TmaStaggered ||
-      !p.cpAsync || p.stages < 2 || !p.warpgroups() ||
-      p.warps < 2 * kWarpgroup / kWarp)
-    return;
-  PrefillPlan trial = p;
-  trial.specialized = true;
-  trial.staggered = false;
-  // Q K^T a tile ahead holds a second score tile: at D256 (O alone 128
-  // registers a thread) ptxas spills and it measured 4% slower on an
-  // H100; up to D128 3-6% faster (bench/RESULTS.md).
-  trial.qkAhead =
-      p.parts.producerQkAhead && std::max(p.d, p.dv) <= 128;
-  trial.pingPong = p.parts.pingPong && trial.qkAhead &&
-                   p.warps == 2 * kWarpgroup / kWarp;
-  if (!whyNoTma(n, trial).empty())
-    return;
-  p = trial;
+static void planProducer(PrefillPlan &p) {
+  p.specialized = true;
+  p.staggered = false;
   p.roles = {WarpGroup{WarpRole::Producer, 4},
              WarpGroup{WarpRole::Consumer, p.warps}};
   p.blockThreads = p.threads + kWarpgroup;
@@ -123,36 +134,6 @@ static void planProducer(PrefillPlan &p, L1Nest n) {
   p.consumerRegisters = std::min<int64_t>(
       256, (kRegisterFile - kWarpgroup * kProducerRegisters) / p.threads / 8 *
                8);
-}
-
-std::string nvptx::whyNoTma(L1Nest n, const PrefillPlan &p) {
-  // The plan's rules, then the operands' (whyNoTmaOperands, Passes.h).
-  if (!p.staggered && !p.specialized)
-    return "its K/V stages are neither the staggered two nor a producer "
-           "warpgroup's ring";
-  if (p.splitKV)
-    return "it is a split-K decode kernel";
-  std::string why = whyNoTmaOperands(
-      n.loadK.getBlockTable() != nullptr, n.loadK.getSeqStart() != nullptr,
-      n.kvLens != nullptr, p.headDim, p.valueHeadDim);
-  if (!why.empty())
-    return why;
-  if (p.bc % 64)
-    return "its K/V tiles are not whole 64-row boxes";
-  return "";
-}
-
-std::string nvptx::whyNoQTma(L1Nest n, const PrefillPlan &p) {
-  if (!p.tma)
-    return "its K/V tiles do not come by TMA";
-  return whyNoQTmaOperands(n.loadQ.isPacked(), p.br, p.group);
-}
-
-std::string nvptx::whyNoOTma(L1Nest n, const PrefillPlan &p) {
-  if (!p.qTma)
-    return "Q does not come by TMA";
-  return whyNoOTmaOperands(n.loadQ.isPacked(), p.outElt.getIntOrFloatBitWidth(),
-                           p.br, p.group);
 }
 
 FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
@@ -202,11 +183,17 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                            << p.headDim << ", Dv = " << p.valueHeadDim;
   if (failed(planWarps(p, op)))
     return failure();
-  planProducer(p, n);
-  p.tma = p.parts.copies == CopyPipeline::TmaStaggered &&
-          whyNoTma(n, p).empty();
-  p.qTma = p.parts.qTma && whyNoQTma(n, p).empty();
-  p.oTma = p.parts.oTma && whyNoOTma(n, p).empty();
+  if (p.parts.copies == CopyPipeline::Staggered && p.cpAsync) {
+    WgmmaPipeline pipeline = planPipeline(p, n);
+    if (pipeline.producer)
+      planProducer(p);
+    p.qkAhead = pipeline.qkAhead;
+    p.pingPong = pipeline.pingPong;
+    p.tma = pipeline.kvTma;
+    p.qTma = pipeline.qTma;
+    p.oTma = pipeline.oTma;
+    // Without TMA, the staggered cp.async ring (two stages) or the ring.
+  }
   // Byte offsets of the shared tiles, each 128-byte aligned.
   int64_t at = 0;
   auto take = [&](int64_t bytes) {

@@ -34,23 +34,23 @@ enum class MmaProvider { WMMA, MmaSync, Wgmma };
 /// (c % 64) ^ 8 (r % 8). It is the layout wgmma reads through 128-byte
 /// swizzle descriptors (WarpgroupMMA.h).
 enum class SharedLayout { Padded, Swizzled, SwizzledBlocks };
-/// `StaggeredRing`: with two stages, K tiles in a ring of two and V in one
+/// `Staggered`: with two stages, K tiles in a ring of two and V in one
 /// buffer. Step j waits for K_j, then issues V_j and K_{j+1}; V_j is waited
 /// for just before P V (PrefillKernel::awaitValues), so its copy runs
 /// under Q K^T and the softmax. A third less shared memory than the ring
 /// lets one block more share an SM. With another stage count, the ring.
-///
-/// `TmaStaggered`: the staggered stages, each K/V tile copied by the
-/// tensor memory accelerator (cp.async.bulk.tensor, from a tensor map the
-/// host encodes and passes by value) and waited for on an mbarrier; one
-/// thread issues the copies. Where the nest cannot take it (whyNoTma), the
-/// staggered cp.async ring.
-enum class CopyPipeline { Sync, CpAsyncRing, StaggeredRing, TmaStaggered };
+/// Its K/V tiles come by the tensor memory accelerator
+/// (cp.async.bulk.tensor, from a tensor map the host encodes and passes by
+/// value, waited for on mbarriers, one thread issuing), or from a
+/// producer warpgroup, where the nest's schedule says so and the nest
+/// allows it (the wgmma pipeline, resolveWgmmaPipeline in Passes.h); else
+/// by cp.async.
+enum class CopyPipeline { Sync, CpAsyncRing, Staggered };
 enum class ScoreStage { Shared, Registers };
 
 /// What warps do. By default one role, `Compute`: each warp copies its
 /// share of every tile and computes on its rows. The wgmma tier may split
-/// them (PrefillParts::producer): a `Producer` warpgroup whose one thread
+/// them (the schedule's `producer`): a `Producer` warpgroup whose one thread
 /// issues every K/V copy by TMA, then `Consumer` warpgroups that only
 /// compute (PrefillKernel::buildProducer).
 enum class WarpRole { Compute, Producer, Consumer };
@@ -70,22 +70,6 @@ struct PrefillParts {
   /// says.
   CopyPipeline copies;
   ScoreStage scores;
-  /// Warp roles: a producer warpgroup ahead of the compute warps, where
-  /// the K/V tiles can come by TMA (copies `TmaStaggered`, whyNoTma) and
-  /// there are two or more stages; else the one role.
-  bool producer = false;
-  /// Under a producer, Q K^T a tile ahead (PrefillPlan::qkAhead) whatever
-  /// the stage count, up to D128.
-  bool producerQkAhead = false;
-  /// With Q K^T ahead under a producer and two consumer warpgroups, the
-  /// consumers take turns (PrefillPlan::pingPong).
-  bool pingPong = false;
-  /// Q's tile by TMA as well, where K/V come by TMA (whyNoQTma); else by
-  /// the copy pipeline's loads.
-  bool qTma = false;
-  /// O's tile by a TMA store from its staging tile, where Q comes by TMA
-  /// (whyNoOTma); else by 16-byte stores.
-  bool oTma = false;
 };
 
 /// Row padding of shared tiles, in elements: 16 bytes for f16 rows and for
@@ -147,11 +131,11 @@ struct PrefillPlan {
   /// warpgroup 4 x stages (full K, full V, empty K, empty V;
   /// mbarrier(...) numbers them), then Q's.
   bool tma = false;
-  /// Q comes by TMA too (whyNoQTma): the kernel's first parameter is then
+  /// Q comes by TMA too (the schedule's q_load, where it can): the kernel's first parameter is then
   /// Q's tensor map (tensor_map(q), its rows in the block's GQA order),
   /// and the last mbarrier says Q has landed.
   bool qTma = false;
-  /// O leaves by TMA stores (whyNoOTma): its tensor map (tensor_map(o),
+  /// O leaves by TMA stores (the schedule's o_store, where it can): its tensor map (tensor_map(o),
   /// Q's view of O) follows V's, and the epilogue stages O in Q's blocked
   /// layout, then one thread stores block_q rows per 64-column block.
   bool oTma = false;
@@ -163,8 +147,9 @@ struct PrefillPlan {
   int64_t tensorMaps() const {
     return tma ? 2 + (qTma ? 1 : 0) + (oTma ? 1 : 0) : 0;
   }
-  /// The wgmma tier with three or more stages (a schedule's choice: it
-  /// measured slower than two, bench/RESULTS.md) computes Q K^T one tile
+  /// The schedule's qk_ahead: under a producer warpgroup up to D128;
+  /// without one, with three or more stages (a schedule's choice: it
+  /// measured slower than two, bench/RESULTS.md). Q K^T runs one tile
   /// ahead: S of tile 0 before the loop, and in the step of tile j the
   /// products of tile j + 1 are issued before tile j's softmax and run
   /// under it (FlashAttention-3's intra-warpgroup overlap). The loop
@@ -219,21 +204,6 @@ struct PrefillPlan {
   /// The tier's name, for diagnostics.
   StringRef tierName() const { return stringifyTier(parts.tier); }
 };
-
-/// Why the staggered K/V tiles of `nest` cannot come by TMA under `plan`
-/// (a clause for a note); empty when they can.
-std::string whyNoTma(L1Nest nest, const PrefillPlan &plan);
-
-/// Why the Q tile of `nest` cannot come by TMA under `plan` (a clause
-/// for a note); empty when it can: where K/V come by TMA, the operands'
-/// rules (whyNoQTmaOperands, Passes.h).
-std::string whyNoQTma(L1Nest nest, const PrefillPlan &plan);
-
-/// Why the O tile of `nest` cannot leave by a TMA store under `plan` (a
-/// clause for a note); empty when it can: where Q comes by TMA (the same
-/// rows make O's boxes), the operands' rules (whyNoOTmaOperands,
-/// Passes.h).
-std::string whyNoOTma(L1Nest nest, const PrefillPlan &plan);
 
 /// Checks what the tier made of `parts` can do for `nest` on `sm` (each
 /// refusal a diagnostic that names the rule) and computes its plan.

@@ -10,6 +10,7 @@
 #include "codegen/nvptx/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::attn {
@@ -37,7 +38,7 @@ constexpr int64_t kDecodeMaxRows = 16;
 
 /// Fills the schedule fields the op leaves unset (0), keeping the rest.
 void fillSchedule(AttentionOp op, int64_t blockQ, int64_t blockKv,
-                  int64_t warps, int64_t stages) {
+                  int64_t warps, int64_t stages, int64_t unroll = 0) {
   ScheduleAttr s = op.getScheduleAttr();
   if (!s)
     s = ScheduleAttr::get(op.getContext(), 0, 0, 0, 0);
@@ -47,7 +48,25 @@ void fillSchedule(AttentionOp op, int64_t blockQ, int64_t blockKv,
   op.setScheduleAttr(ScheduleAttr::get(
       op.getContext(), pick(s.getBlockQ(), blockQ),
       pick(s.getBlockKv(), blockKv), pick(s.getWarps(), warps),
-      pick(s.getStages(), stages)));
+      pick(s.getStages(), stages), pick(s.getUnroll(), unroll),
+      s.getProducer(), s.getQkAhead(),
+      s.getPingPong(), s.getKvLoad(), s.getQLoad(), s.getOStore()));
+}
+
+/// Whether the wgmma tier's tiles are to be a producer warpgroup's: the
+/// spec's choice, else `defaults`', else yes; a producer needs K/V by TMA.
+bool wantsProducer(ScheduleAttr asked, ScheduleAttr defaults) {
+  auto pick = [&](auto get, auto fallback) {
+    if (asked && get(asked) != decltype(fallback)::Auto)
+      return get(asked);
+    if (defaults && get(defaults) != decltype(fallback)::Auto)
+      return get(defaults);
+    return fallback;
+  };
+  return pick([](ScheduleAttr s) { return s.getProducer(); }, Toggle::On) ==
+             Toggle::On &&
+         pick([](ScheduleAttr s) { return s.getKvLoad(); }, Transfer::Tma) ==
+             Transfer::Tma;
 }
 
 /// The prefill tiles of `tier` for head dims up to `dims` on `sm`.
@@ -122,6 +141,20 @@ struct AttnSelectTierPass
   using AttnSelectTierBase::AttnSelectTierBase;
 
   void runOnOperation() override {
+    // The defaults of the schedule's choices, as an #attn.schedule (for
+    // A/B runs and tuning: `producer = off` builds one-role kernels).
+    ScheduleAttr defaults;
+    if (!defaultSchedule.empty()) {
+      Attribute parsed = parseAttribute(defaultSchedule, &getContext());
+      defaults = dyn_cast_if_present<ScheduleAttr>(parsed);
+      if (!defaults) {
+        getOperation().emitError()
+            << "attn-select-tier: option 'default-schedule' must be an "
+               "#attn.schedule<...>; got '"
+            << defaultSchedule << "'";
+        return signalPassFailure();
+      }
+    }
     std::optional<Tier> prefillTier = symbolizeTier(prefill);
     if (!prefillTier || *prefillTier == Tier::Decode ||
         *prefillTier == Tier::Copy) {
@@ -142,6 +175,33 @@ struct AttnSelectTierPass
       }
       if (!op->hasAttr(kTierAttrName))
         op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), tier));
+      // Only the wgmma tier has the pipeline fields: on another, said and
+      // dropped.
+      if (ScheduleAttr asked = op.getScheduleAttr();
+          asked && asked.hasPipeline() && tier != Tier::WGMMA) {
+        op.emitRemark() << "the " << stringifyTier(tier)
+                        << " tier has no TMA, producer warpgroup or Q K^T "
+                           "ahead: the schedule's pipeline fields are "
+                           "ignored";
+        op.setScheduleAttr(ScheduleAttr::get(
+            op.getContext(), asked.getBlockQ(), asked.getBlockKv(),
+            asked.getWarps(), asked.getStages(), asked.getUnroll(),
+            Toggle::Auto, Toggle::Auto, Toggle::Auto, Transfer::Auto,
+            Transfer::Auto, Transfer::Auto));
+      }
+      // Only the decode tier's SIMT kernel has `unroll`.
+      auto dropUnroll = [&](StringRef kernel) {
+        ScheduleAttr s = op.getScheduleAttr();
+        if (!s || !s.getUnroll())
+          return;
+        op.emitRemark() << kernel
+                        << " has no 'unroll' (the decode tier's SIMT "
+                           "kernel's): the schedule's is ignored";
+        op.setScheduleAttr(ScheduleAttr::get(
+            op.getContext(), s.getBlockQ(), s.getBlockKv(), s.getWarps(),
+            s.getStages(), 0, s.getProducer(), s.getQkAhead(),
+            s.getPingPong(), s.getKvLoad(), s.getQLoad(), s.getOStore()));
+      };
       if (tier == Tier::Decode) {
         // With a dynamic Sq, a Q tile for one query a sequence (decode).
         int64_t rows = staticGroupRows(op).value_or(op.getGroupSize());
@@ -166,24 +226,42 @@ struct AttnSelectTierPass
               maxSharedMemoryBytes(sm))
             stages = defaultStages(sm);
           fillSchedule(op, tensorCoreRows, 64, 4, stages);
+          dropUnroll("the decode tier's tensor-core split kernel");
           return WalkResult::advance();
         }
         // SIMT split kernel: a Q tile of the group's rows, at most 16 (the
         // kernel's most, also when Sq is dynamic and the user chose
         // decode). It reads keys one at a time; the nest's K/V tile only
-        // bounds its loop.
-        fillSchedule(op, std::min(pow2, kDecodeMaxRows), 32, 0, 0);
+        // bounds its loop. 128 threads, 2 keys per key group a trip, 2
+        // trips in flight where cp.async is (bench/RESULTS.md: the
+        // shapes measured best on an H100).
+        fillSchedule(op, std::min(pow2, kDecodeMaxRows), 32,
+                     kDecodeSimtThreads / 32, defaultStages(sm),
+                     kDecodeSimtUnroll);
         return WalkResult::advance();
       }
-      auto [blockQ, blockKv] = selectedPrefillTiles(op, tier, sm,
-                                                    wgmmaProducer);
       ScheduleAttr asked = op.getScheduleAttr();
+      auto [blockQ, blockKv] = selectedPrefillTiles(
+          op, tier, sm, wantsProducer(asked, defaults));
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
       // wgmma keeps two stages too: a third runs Q K^T a tile ahead
       // (PrefillPlan.h, `qkAhead`), which measured 7-11% slower on an H100
       // (bench/RESULTS.md), so only a schedule asks for it.
       fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows),
                    defaultStages(sm));
+      dropUnroll(("the " + stringifyTier(tier) + " tier").str());
+      if (tier != Tier::WGMMA)
+        return WalkResult::advance();
+      // Every pipeline choice written down: what the kernel will do.
+      ScheduleAttr filled = op.getScheduleAttr();
+      WgmmaPipeline pipeline = resolveWgmmaPipeline(
+          wgmmaKernelShape(op, filled), asked, defaults,
+          [&](StringRef field, StringRef why) {
+            op.emitRemark() << "the wgmma tier cannot honour the "
+                               "schedule's '"
+                            << field << "': " << why;
+          });
+      op.setScheduleAttr(withPipeline(filled, pipeline));
       return WalkResult::advance();
     });
     if (walked.wasInterrupted())
@@ -387,4 +465,136 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
          maxKvLen});
   }
   return schedules;
+}
+
+WgmmaKernelShape mlir::attn::wgmmaKernelShape(AttentionOp op,
+                                              ScheduleAttr filled) {
+  WgmmaKernelShape k;
+  k.paged = op.getBlockTable() != nullptr;
+  k.packedK = op.getCuSeqlensK() != nullptr;
+  k.kvLens = op.getKvLens() != nullptr;
+  k.packedQ = op.isPackedQ();
+  k.headDim = op.getHeadDim();
+  k.valueHeadDim = op.getValueHeadDim();
+  k.group = op.getGroupSize();
+  k.outBits = cast<MemRefType>(op.getO().getType()).getElementTypeBitWidth();
+  k.blockQ = filled.getBlockQ();
+  k.blockKv = filled.getBlockKv();
+  k.warps = filled.getWarps();
+  k.stages = filled.getStages();
+  return k;
+}
+
+WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
+    const WgmmaKernelShape &k, ScheduleAttr asked, ScheduleAttr defaults,
+    function_ref<void(StringRef field, StringRef why)> refused) {
+  // What is wanted: the schedule's choice, else the defaults', else the
+  // measured default (bench/RESULTS.md: ping-pong measured no faster).
+  auto want = [&](auto get, auto fallback) {
+    if (asked && get(asked) != decltype(fallback)::Auto)
+      return get(asked);
+    if (defaults && get(defaults) != decltype(fallback)::Auto)
+      return get(defaults);
+    return fallback;
+  };
+  auto on = [](Toggle t) { return t == Toggle::On; };
+  auto tma = [](Transfer t) { return t == Transfer::Tma; };
+  bool wantKv = tma(want([](ScheduleAttr s) { return s.getKvLoad(); },
+                         Transfer::Tma));
+  bool wantQ = tma(want([](ScheduleAttr s) { return s.getQLoad(); },
+                        Transfer::Tma));
+  bool wantO = tma(want([](ScheduleAttr s) { return s.getOStore(); },
+                        Transfer::Tma));
+  bool wantProducer = on(want([](ScheduleAttr s) { return s.getProducer(); },
+                              Toggle::On));
+  bool wantAhead = on(want([](ScheduleAttr s) { return s.getQkAhead(); },
+                           Toggle::On));
+  bool wantPingPong = on(
+      want([](ScheduleAttr s) { return s.getPingPong(); }, Toggle::Off));
+
+  // K/V by TMA: the operands' rules, then whole 64-row boxes.
+  std::string kvWhy = whyNoTmaOperands(k.paged, k.packedK, k.kvLens,
+                                       k.headDim, k.valueHeadDim);
+  if (kvWhy.empty() && k.blockKv % 64)
+    kvWhy = "its K/V tiles are not whole 64-row boxes";
+  WgmmaPipeline p;
+  // A producer warpgroup sends every K/V tile by TMA into rings of two or
+  // more stages; one consumer warpgroup (64-row tiles) would gain nothing
+  // from its registers: two or more.
+  std::string producerWhy =
+      !wantKv           ? "K/V do not come by TMA (kv_load = threads)"
+      : !kvWhy.empty()  ? kvWhy
+      : k.stages < 2    ? "it takes two or more K/V stages"
+      : k.warps < 8     ? "it takes two or more consumer warpgroups "
+                          "(block_q 128 or more)"
+                        : "";
+  p.producer = wantProducer && producerWhy.empty();
+  // Without a producer, TMA takes the staggered two stages only.
+  if (kvWhy.empty() && !p.producer && k.stages != 2)
+    kvWhy = "its K/V stages are neither the staggered two nor a producer "
+            "warpgroup's ring";
+  p.kvTma = wantKv && kvWhy.empty();
+  // Q K^T a tile ahead holds a second score tile: under a producer up to
+  // D128 (at D256 ptxas spills, 4% slower on an H100); without one,
+  // three or more stages run it (bench/RESULTS.md).
+  std::string aheadWhy;
+  if (p.producer) {
+    p.qkAhead = wantAhead && std::max(k.headDim, k.valueHeadDim) <= 128;
+    if (wantAhead && !p.qkAhead)
+      aheadWhy = "past D128 the second score tile spills";
+  } else {
+    p.qkAhead = k.stages >= 3;
+    aheadWhy = p.qkAhead ? "without a producer warpgroup, three or more "
+                           "stages run Q K^T ahead"
+                         : "without a producer warpgroup, it takes three "
+                           "or more stages";
+  }
+  std::string pingWhy = !p.producer   ? "there is no producer warpgroup"
+                        : !p.qkAhead  ? "Q K^T is not a tile ahead"
+                        : k.warps != 8 ? "it takes exactly two consumer "
+                                         "warpgroups"
+                                       : "";
+  p.pingPong = wantPingPong && pingWhy.empty();
+  std::string qWhy = !p.kvTma ? "its K/V tiles do not come by TMA"
+                              : whyNoQTmaOperands(k.packedQ, k.blockQ,
+                                                  k.group);
+  p.qTma = wantQ && qWhy.empty();
+  // O's map is Q's view of O: its own rules first, then Q's copies.
+  std::string oWhy =
+      whyNoOTmaOperands(k.packedQ, k.outBits, k.blockQ, k.group);
+  if (oWhy.empty() && !p.qTma)
+    oWhy = "Q does not come by TMA";
+  p.oTma = wantO && oWhy.empty();
+
+  // The schedule's own choices the kernel cannot honour, said.
+  if (!asked)
+    return p;
+  if (asked.getProducer() == Toggle::On && !p.producer)
+    refused("producer", producerWhy);
+  if (asked.getKvLoad() == Transfer::Tma && !p.kvTma)
+    refused("kv_load", kvWhy);
+  if (asked.getQkAhead() != Toggle::Auto &&
+      on(asked.getQkAhead()) != p.qkAhead)
+    refused("qk_ahead", aheadWhy);
+  if (asked.getPingPong() == Toggle::On && !p.pingPong)
+    refused("ping_pong", pingWhy);
+  if (asked.getQLoad() == Transfer::Tma && !p.qTma)
+    refused("q_load", qWhy);
+  if (asked.getOStore() == Transfer::Tma && !p.oTma)
+    refused("o_store", oWhy);
+  return p;
+}
+
+ScheduleAttr mlir::attn::withPipeline(ScheduleAttr s,
+                                      const WgmmaPipeline &p) {
+  auto toggle = [](bool on) { return on ? Toggle::On : Toggle::Off; };
+  auto transfer = [](bool tma) {
+    return tma ? Transfer::Tma : Transfer::Threads;
+  };
+  return ScheduleAttr::get(s.getContext(), s.getBlockQ(), s.getBlockKv(),
+                           s.getWarps(), s.getStages(), s.getUnroll(),
+                           toggle(p.producer),
+                           toggle(p.qkAhead), toggle(p.pingPong),
+                           transfer(p.kvTma), transfer(p.qTma),
+                           transfer(p.oTma));
 }

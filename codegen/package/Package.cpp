@@ -170,10 +170,10 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
   return code;
 }
 
-// "tile 128x64 warps 4 stages 2"; the decode tier has rows per block only,
-// and says which instructions its tensor-core split kernel (`split`, the
-// tier of its split launch) runs on, and whether it has a one-split form
-// (`unsplit`).
+// "tile 128x64 warps 4 stages 2"; the decode tier has rows per block and
+// says which instructions its tensor-core split kernel (`split`, the tier
+// of its split launch) runs on, or its SIMT kernel's shape (`split`
+// Decode), and whether it has a one-split form (`unsplit`).
 static std::string describeSchedule(Tier tier, ScheduleAttr s,
                                     Tier split = Tier::Decode,
                                     bool unsplit = false) {
@@ -181,10 +181,13 @@ static std::string describeSchedule(Tier tier, ScheduleAttr s,
   llvm::raw_string_ostream os(text);
   if (tier == Tier::Decode) {
     os << "rows " << s.getBlockQ();
-    if (s.getWarps())
+    if (split != Tier::Decode)
       os << " on tensor cores ("
          << (split == Tier::WGMMA ? "wgmma" : "mma.sync") << "), "
          << s.getBlockKv() << "-key tiles";
+    else
+      os << ", " << s.getWarps() * 32 << " threads, unroll "
+         << s.getUnroll() << ", stages " << s.getStages();
     if (unsplit)
       os << "; one split runs without the combine";
     return text;
@@ -266,7 +269,7 @@ std::string package::describeChoices(const Kernel &kernel,
        << " not in the decode tier's 16-byte slices (at most 32 per key)";
   // The SIMT split kernel: why not the tensor-core one (the selection
   // pass's own rule).
-  if (own.tier == Tier::Decode && own.schedule && !own.schedule.getWarps())
+  if (own.tier == Tier::Decode && split == Tier::Decode)
     if (FailureOr<int> sm = parseChip(code.chip); succeeded(sm))
       if (std::string why = whyDecodeSimt(op, *sm); !why.empty())
         os << "; SIMT split kernel: " << why;
@@ -282,66 +285,51 @@ std::string package::describeChoices(const Kernel &kernel,
       defaultPrefillTier(StringRef(code.chip)) == Tier::WGMMA &&
       !op->hasAttr(kTierAttrName))
     os << "; mma, not wgmma: " << whyNotWgmma(op);
-  // The wgmma tier's copies, as its launch contract says: tensor maps, or
-  // cp.async where TMA cannot read the operands (PrefillPlan.h, whyNoTma).
-  if (own.tier == Tier::WGMMA) {
-    // The launch with tensor maps, and whether Q's and O's are of them.
-    auto maps = [](const KernelLaunch &l,
-                   std::optional<LaunchOperand> operand) {
-      return l.contract &&
-             llvm::any_of(l.contract.getParams(), [&](const LaunchParam &p) {
-               return p.kind == LaunchParamKind::TensorMap &&
-                      (!operand || p.operand == *operand);
-             });
+  // The wgmma tier's pipeline, as its schedule says after
+  // attn-select-tier; where it lacks TMA or a producer, the tier's rules
+  // asked for all of them say why (resolveWgmmaPipeline), else it was the
+  // schedule's own choice.
+  if (own.tier == Tier::WGMMA && own.schedule) {
+    ScheduleAttr s = own.schedule;
+    llvm::StringMap<std::string> why;
+    ScheduleAttr everything = ScheduleAttr::get(
+        s.getContext(), s.getBlockQ(), s.getBlockKv(), s.getWarps(),
+        s.getStages(), s.getUnroll(), Toggle::On, Toggle::Auto, Toggle::Auto,
+        Transfer::Tma,
+        Transfer::Tma, Transfer::Tma);
+    resolveWgmmaPipeline(wgmmaKernelShape(op, s), everything,
+                         /*defaults=*/nullptr,
+                         [&](StringRef field, StringRef reason) {
+                           why[field] = reason.str();
+                         });
+    auto because = [&](StringRef field, StringRef value) {
+      auto it = why.find(field);
+      return it != why.end()
+                 ? it->second
+                 : ("the schedule's " + field + " = " + value).str();
     };
-    auto mapped = llvm::find_if(code.launches, [&](const KernelLaunch &l) {
-      return maps(l, std::nullopt);
-    });
-    bool tma = mapped != code.launches.end();
-    bool qTma = tma && maps(*mapped, LaunchOperand::Q);
-    bool oTma = tma && maps(*mapped, LaunchOperand::O);
-    // A producer warpgroup adds 128 threads to the wgmma kernel's compute
-    // warps, 2 per row (one warp per 16 rows); the small-grid mma
-    // alternatives have more warps per row of their own.
-    bool producer = llvm::any_of(code.launches, [](const KernelLaunch &l) {
-      return l.contract && l.contract.getRole() == LaunchRole::Prefill &&
-             l.contract.getTier() == Tier::WGMMA &&
-             l.contract.getThreads() > 2 * l.contract.getBlockQ();
-    });
-    if (!tma) {
-      // The operands' reason (whyNoTmaOperands); else the schedule's,
-      // which the wgmma tier's plan states (PrefillPlan.h, whyNoTma).
-      std::string why = whyNoTmaOperands(op);
-      os << "; K/V by cp.async ("
-         << (why.empty() ? "the schedule: TMA takes two stages or a "
-                           "producer warpgroup's ring, and 64-key tiles"
-                         : why)
-         << ")";
-    } else {
+    bool tma = s.getKvLoad() == Transfer::Tma;
+    bool qTma = s.getQLoad() == Transfer::Tma;
+    bool oTma = s.getOStore() == Transfer::Tma;
+    bool producer = s.getProducer() == Toggle::On;
+    if (!tma)
+      os << "; K/V by cp.async (" << because("kv_load", "threads") << ")";
+    else
       os << (qTma ? "; Q, K and V by TMA" : "; K/V by TMA");
-    }
     if (producer)
       os << " from a producer warpgroup";
     else if (tma)
-      os << ", no producer warpgroup (it needs 128-row tiles)";
-    if (tma && !qTma) {
-      std::string whyQ =
-          whyNoQTmaOperands(op.isPackedQ(), mapped->contract.getBlockQ(),
-                            mapped->contract.getGroup());
-      os << "; Q by cp.async (" << (whyQ.empty() ? "q-tma=false" : whyQ) << ")";
-    }
+      os << ", no producer warpgroup (" << because("producer", "off") << ")";
+    if (s.getQkAhead() == Toggle::On)
+      os << ", Q K^T a tile ahead";
+    if (s.getPingPong() == Toggle::On)
+      os << ", consumers in ping-pong";
+    if (tma && !qTma)
+      os << "; Q by cp.async (" << because("q_load", "threads") << ")";
     if (oTma)
       os << "; O by a TMA store";
-    else if (tma) {
-      // O's boxes are Q's: without Q's map (an option), O's goes too.
-      std::string whyO = whyNoOTmaOperands(
-          op.isPackedQ(),
-          cast<MemRefType>(op.getO().getType()).getElementTypeBitWidth(),
-          mapped->contract.getBlockQ(), mapped->contract.getGroup());
-      if (whyO.empty())
-        whyO = qTma ? "o-tma=false" : "q-tma=false";
-      os << "; O by 16-byte stores (" << whyO << ")";
-    }
+    else if (tma)
+      os << "; O by 16-byte stores (" << because("o_store", "threads") << ")";
   }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the

@@ -25,13 +25,13 @@
 // GQA-4, one query: 4 rows, the SIMT kernel's on sm_80, padded to the
 // tensor-core kernel's 16 on sm_90; the SIMT kernel's 4 when asked.
 // MMA-LABEL: func.func @decode_gqa4
-// MMA: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32>
+// MMA: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32, warps = 4, stages = 2, unroll = 2>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // SM90-LABEL: func.func @decode_gqa4
 // SM90: attn.attention {{.*}} schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4>
 // SM90-SAME: {attn.tier = #attn.tier<decode>}
 // SIMT-LABEL: func.func @decode_gqa4
-// SIMT: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32>
+// SIMT: attn.attention {{.*}} schedule = <block_q = 4, block_kv = 32, warps = 4, stages = 2, unroll = 2>
 // SIMT-SAME: {attn.tier = #attn.tier<decode>}
 func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
                        %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
@@ -47,7 +47,7 @@ func.func @decode_gqa4(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
 // MMA: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // TURING-LABEL: func.func @speculative
-// TURING: schedule = <block_q = 16, block_kv = 32>
+// TURING: schedule = <block_q = 16, block_kv = 32, warps = 4, stages = 1, unroll = 2>
 // TURING-SAME: {attn.tier = #attn.tier<decode>}
 func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
                        %v: memref<?x2x?x64xbf16>, %o: memref<?x8x3x64xbf16>) {
@@ -62,7 +62,7 @@ func.func @speculative(%q: memref<?x8x3x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // MMA: schedule = <block_q = 32, block_kv = 64, warps = 4, stages = 4>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // TURING-LABEL: func.func @long_rows
-// TURING: schedule = <block_q = 16, block_kv = 32>
+// TURING: schedule = <block_q = 16, block_kv = 32, warps = 4, stages = 1, unroll = 2>
 // TURING-SAME: {attn.tier = #attn.tier<decode>}
 func.func @long_rows(%q: memref<?x8x8x64xf16>, %k: memref<?x2x?x64xf16>,
                      %v: memref<?x2x?x64xf16>, %o: memref<?x8x8x64xf16>) {
@@ -96,20 +96,20 @@ func.func @mqa_d256(%q: memref<?x64x1x256xf16>, %k: memref<?x1x?x256xf16>,
 
 // D != Dv, and head dims that are not 8 times a power of two.
 // MMA-LABEL: func.func @decode_dv_differs
-// MMA: schedule = <block_q = 4, block_kv = 32>
+// MMA: schedule = <block_q = 4, block_kv = 32, warps = 4, stages = 2, unroll = 2>
 // MMA-SAME: {attn.tier = #attn.tier<decode>}
 // MMA-LABEL: func.func @decode_d40
-// MMA: schedule = <block_q = 4, block_kv = 32> {attn.tier = #attn.tier<decode>}
+// MMA: schedule = <block_q = 4, block_kv = 32, warps = 4, stages = 2, unroll = 2> {attn.tier = #attn.tier<decode>}
 // SM90-LABEL: func.func @decode_dv_differs
 // SM90: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4>
 // SM90-SAME: {attn.tier = #attn.tier<decode>}
 // SM90-LABEL: func.func @decode_d40
 // SM90: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 4> {attn.tier = #attn.tier<decode>}
 // SIMT-LABEL: func.func @decode_dv_differs
-// SIMT: schedule = <block_q = 4, block_kv = 32>
+// SIMT: schedule = <block_q = 4, block_kv = 32, warps = 4, stages = 2, unroll = 2>
 // SIMT-SAME: {attn.tier = #attn.tier<decode>}
 // SIMT-LABEL: func.func @decode_d40
-// SIMT: schedule = <block_q = 4, block_kv = 32> {attn.tier = #attn.tier<decode>}
+// SIMT: schedule = <block_q = 4, block_kv = 32, warps = 4, stages = 2, unroll = 2> {attn.tier = #attn.tier<decode>}
 func.func @decode_dv_differs(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
                              %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
   attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)

@@ -38,12 +38,13 @@ func.func @rows32(%q: memref<?x8x4x64xf32>, %k: memref<?x1x?x64xf32>,
 
 // -----
 
-// A schedule's block_q of at most 8 rows asks for the SIMT kernel.
-func.func @warps(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
-                 %v: memref<?x2x?x64xf16>, %o: memref<?x8x1x64xf16>) {
-  // expected-error @+1 {{the split-K decode tier picks its own warps and stages; the schedule sets warps = 4, stages = 0}}
+// A schedule's block_q of at most 8 rows asks for the SIMT kernel, whose
+// key groups take 1 to 8 keys a trip.
+func.func @unroll(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf16>,
+                  %v: memref<?x2x?x64xf16>, %o: memref<?x8x1x64xf16>) {
+  // expected-error @+1 {{the split-K decode tier's SIMT kernel takes 1 to 8 keys per trip: schedule 'unroll' must be in [1, 8]; got 12}}
   attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf16>)
                  v(%v : memref<?x2x?x64xf16>) -> o(%o : memref<?x8x1x64xf16>)
-                 schedule = <block_q = 4, warps = 4>
+                 schedule = <block_q = 4, warps = 4, unroll = 12>
   return
 }

@@ -7,28 +7,30 @@
 // RUN: sed 's/#attn.tier<decode>/#attn.tier<mma>/' %s | attn-opt --attn-to-decode | FileCheck %s --check-prefix=OTHER
 // OTHER: scf.forall
 // OTHER-NOT: gpu.launch_func
-// The SIMT kernel's shape options (tuning experiments): 256 threads make
-// twice the key groups (and shared memory for the merge); with one stage
-// the kernel loads K/V slices directly, with 3 the ring's 3 x 4 keys x
-// (K, V) x 256 lanes x 16 bytes outgrow the merge's states; bad values
-// are refused.
-// RUN: attn-opt %s --attn-to-decode="simt-threads=256 simt-unroll=4 simt-stages=1" | FileCheck %s --check-prefix=WIDE
+// The SIMT kernel's shape is its schedule's `warps`, `unroll` and
+// `stages` (attn-select-tier's defaults: 4, 2, 2): 8 warps make twice the
+// key groups (and shared memory for the merge); with one stage the
+// kernel loads K/V slices directly, with 3 the ring's 3 x 4 keys x (K, V)
+// x 256 lanes x 16 bytes outgrow the merge's states; on sm_75 (no
+// cp.async) stages past one are a remark; bad values are refused.
+// RUN: sed 's/block_kv = 32>/block_kv = 32, warps = 8, stages = 1, unroll = 4>/' %s | attn-opt --attn-to-decode | FileCheck %s --check-prefix=WIDE
 // WIDE: #attn.launch<decode_split, tier = decode, threads = 256, shared = 33280
 // WIDE: known_block_size = array<i32: 256, 1, 1>
 // WIDE-NOT: nvgpu.device_async_copy
-// RUN: attn-opt %s --attn-to-decode="simt-threads=256 simt-unroll=4 simt-stages=3" | FileCheck %s --check-prefix=RING
-// RUN: attn-opt %s --attn-to-decode="chip=sm_75 simt-stages=3" | FileCheck %s --check-prefix=SM75
+// RUN: sed 's/block_kv = 32>/block_kv = 32, warps = 8, stages = 3, unroll = 4>/' %s | attn-opt --attn-to-decode | FileCheck %s --check-prefix=RING
+// RUN: sed 's/block_kv = 32>/block_kv = 32, stages = 3>/' %s | attn-opt --attn-to-decode="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=SM75
 // RING: #attn.launch<decode_split, tier = decode, threads = 256, shared = 98304
 // RING: memref<3x4x2x256x8xf16, #gpu.address_space<workgroup>>
 // RING-COUNT-16: nvgpu.device_async_copy
 // RING: scf.for
 // RING: nvvm.cp.async.wait.group 2
+// SM75: remark: the split-K decode tier's SIMT kernel loads K/V directly on sm_75 (no cp.async): schedule 'stages' = 3 runs as 1
 // SM75: #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640
 // SM75-NOT: nvgpu.device_async_copy
-// RUN: not attn-opt %s --attn-to-decode="simt-threads=96" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not attn-opt %s --attn-to-decode="simt-unroll=9" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not attn-opt %s --attn-to-decode="simt-stages=0" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: attn-to-decode: option 'simt-threads' must be a power of two in [32, 1024], 'simt-unroll' and 'simt-stages' in [1, 8]
+// RUN: sed 's/block_kv = 32>/block_kv = 32, unroll = 9>/' %s | not attn-opt --attn-to-decode 2>&1 | FileCheck %s --check-prefix=BAD-UNROLL
+// BAD-UNROLL: error: the split-K decode tier's SIMT kernel takes 1 to 8 keys per trip: schedule 'unroll' must be in [1, 8]; got 9
+// RUN: sed 's/block_kv = 32>/block_kv = 32, warps = 3>/' %s | not attn-opt --attn-to-decode 2>&1 | FileCheck %s --check-prefix=BAD-WARPS
+// BAD-WARPS: error: the split-K decode tier's SIMT kernel runs 32 to 512 threads: schedule 'warps' must be a power of two in [1, 16]; got 3
 
 // The host function takes the workspace [B*Hq*Sq, splits, Dv + 2] and
 // launches the split kernel (grid: splits, K/V heads, batch x Q tiles),

@@ -2,14 +2,14 @@
 // names the schedule field and the rule.
 // RUN: attn-opt %s --attn-tile --attn-to-mma="chip=sm_90" -split-input-file -verify-diagnostics
 // The wmma tier runs one warp per 16 rows; Turing has no cp.async stages;
-// the decode tier's SIMT kernel picks its own warps.
+// the decode tier's SIMT kernel takes 1 to 8 keys per trip.
 // RUN: not attn-opt %s --attn-tile --attn-to-wmma="chip=sm_90" -split-input-file 2>&1 | FileCheck %s --check-prefix=WMMA
 // RUN: not attn-opt %s --attn-tile --attn-to-wmma="chip=sm_75" -split-input-file 2>&1 | FileCheck %s --check-prefix=TURING
 // RUN: not attn-opt %s "--attn-select-tier=decode-tensor-cores=false" --attn-tile --attn-to-decode -split-input-file 2>&1 | FileCheck %s --check-prefix=DECODE
 
 // WMMA: error: the wmma tier runs one warp per 16 query rows: schedule 'warps' must be block_q / 16 = 8; got 2
 // TURING: error: more than one K/V stage needs cp.async (sm_80 or newer); got stages = 3 on sm_75
-// DECODE: error: the split-K decode tier picks its own warps and stages; the schedule sets warps = 2, stages = 0
+// DECODE: error: the split-K decode tier's SIMT kernel takes 1 to 8 keys per trip: schedule 'unroll' must be in [1, 8]; got 16
 
 func.func @few_warps(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf16>,
                      %v: memref<?x4x?x64xf16>, %o: memref<?x4x?x64xf16>) {
@@ -64,10 +64,10 @@ func.func @turing_stages(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf16>,
 
 // -----
 
-func.func @decode_warps(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
+func.func @decode_unroll(%q: memref<?x8x1x128xf16>, %k: memref<?x2x?x128xf16>,
                         %v: memref<?x2x?x128xf16>, %o: memref<?x8x1x128xf16>) {
   attn.attention q(%q : memref<?x8x1x128xf16>) k(%k : memref<?x2x?x128xf16>)
                  v(%v : memref<?x2x?x128xf16>) -> o(%o : memref<?x8x1x128xf16>)
-                 schedule = <warps = 2>
+                 schedule = <warps = 2, unroll = 16>
   return
 }

@@ -2,9 +2,9 @@
 // kernel whose PTX ptxas assembles for sm_90a. The default tiles: past
 // D64 a producer warpgroup and two consumer warpgroups of 64 rows against
 // 128 keys (64 at D256; WS, below); at D64 one warpgroup of 64 rows
-// against 64 keys, as every kernel with wgmma-warp-specialize=false
-// (CHECK, QK, PV; two warpgroups against 64 keys at D256).
-// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-warp-specialize=false" | attn-translate --attn-ptx -o %t.ptx
+// against 64 keys, as every kernel with a default schedule of
+// producer=off (CHECK, QK, PV; two warpgroups against 64 keys at D256).
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma default-schedule=#attn.schedule<producer=off>" | attn-translate --attn-ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // Each kernel's two product chains, one prefix each: LLVM lays the loop
 // out with P V's block before Q K^T's.
@@ -13,12 +13,12 @@
 // RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma" | attn-translate --attn-ptx -o %t.ws.ptx
 // RUN: FileCheck %s --check-prefix=WS < %t.ws.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ws.ptx -o %t.ws.cubin %}
-// With wgmma-o-tma=false each warp stores its staged rows of O itself.
-// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-o-tma=false" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-OTMA
+// With o_store = threads each warp stores its staged rows of O itself.
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma default-schedule=#attn.schedule<o_store=threads>" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-OTMA
 // NO-OTMA-NOT: tensor_map(o)
 // NO-OTMA-NOT: cp.async.bulk.tensor.{{.*}}.global.shared::cta
 // NO-OTMA: st.global.v4.b32
-// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma wgmma-tma=false" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-TMA
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90a prefill=wgmma default-schedule=#attn.schedule<kv_load=threads>" | attn-translate --attn-ptx | FileCheck %s --check-prefix=NO-TMA
 // NO-TMA-NOT: .b8 causal_d128_wgmma_param_0[128]
 // NO-TMA-NOT: cp.async.bulk.tensor
 // NO-TMA-NOT: mbarrier

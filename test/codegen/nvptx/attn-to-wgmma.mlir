@@ -3,16 +3,22 @@
 // and attn-tile make of a causal prefill at D128 with its LSE: 128 x 128
 // tiles, eight warps (two warpgroups of 64 rows), two cp.async K/V stages,
 // which the tier's staggered copies make two K stages and one V buffer.
-// With tma=false the K/V tiles come by cp.async (CHECK); by default by TMA
-// from a producer warpgroup with Q K^T a tile ahead (WS-AHEAD, below; WS
-// with qk-ahead=false), or with warp-specialize=false by TMA from thread
-// 0 of the compute warps (TMA). Q comes by TMA wherever K/V do (WS runs
-// with q-tma=false: Q by cp.async).
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a tma=false" | FileCheck %s
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=TMA
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a qk-ahead=false q-tma=false" | FileCheck %s --check-prefix=WS
+// The nest's schedule says how the tiles move (attn-select-tier writes
+// every field; here the auto ones take the tier's defaults). With
+// kv_load = threads the K/V tiles come by cp.async (CHECK); by default by
+// TMA from a producer warpgroup with Q K^T a tile ahead (WS-AHEAD, below;
+// WS with qk_ahead = off), or with producer = off by TMA from thread 0 of
+// the compute warps (TMA). Q comes by TMA wherever K/V do (WS runs with
+// q_load = threads: Q by cp.async).
+// RUN: sed 's/stages = 2>/stages = 2, kv_load = threads>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s
+// RUN: sed 's/stages = 2>/stages = 2, producer = off>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=TMA
+// RUN: sed 's/stages = 2>/stages = 2, qk_ahead = off, q_load = threads>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=WS
 // RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=WS-AHEAD
-// RUN: attn-opt %s --attn-to-wgmma="chip=sm_90a ping-pong=true" | FileCheck %s --check-prefix=PP
+// RUN: sed 's/stages = 2>/stages = 2, ping_pong = on>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=PP
+// A choice the nest's schedule makes that the tier cannot honour is a
+// remark: without a producer, TMA takes the staggered two stages only.
+// RUN: sed 's/stages = 2>/stages = 3, producer = off, kv_load = tma>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// REMARK: remark: the wgmma tier cannot honour the schedule's 'kv_load': its K/V stages are neither the staggered two nor a producer warpgroup's ring
 // wgmma exists only in the arch-specific sm_90a.
 // RUN: not attn-opt %s --attn-to-wgmma="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=NOT-A
 // NOT-A: error: the wgmma tier needs an arch-specific chip (sm_90a: wgmma is not in sm_90); got sm_90
@@ -23,7 +29,7 @@
 // top waits for tile j + 1, the next tile's chain is issued before this
 // tile's softmax, and one wait after P V completes both. The loop carries
 // the scores (8 more vector<8xf32>).
-// RUN: sed 's/stages = 2>/stages = 3>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=AHEAD
+// RUN: sed 's/stages = 2>/stages = 3, producer = off>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=AHEAD
 // AHEAD: nvvm.cp.async.wait.group 1
 // AHEAD: nvvm.wgmma.fence.aligned
 // AHEAD: nvvm.wgmma.commit.group.sync.aligned
