@@ -198,7 +198,35 @@ bool upload(Arg &a, const void *data) {
   return true;
 }
 
-bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
+/// The K/V split count libattnrt's generated functions choose for `c`
+/// (attnrt_internal_splits_of): the policy
+/// (attnrt_decode_split_count_resident) given the split launch's grid
+/// without its splits, its Q tile's rows, and the blocks of its kernel a
+/// multiprocessor holds, over the K/V length libattnrt sees (a block
+/// table's reach, all of a packed K's rows). 1 where the spec has no split
+/// launch.
+int64_t librarySplits(const Case &c, const std::vector<LaunchFacts> &launches,
+                      const Problem &p, int sms) {
+  int64_t kvLen = c.blockSize > 0 ? p.maxBlocks * c.blockSize
+                  : c.packedKV    ? p.totalK
+                                  : c.sk;
+  for (const LaunchFacts &f : launches) {
+    if (f.tier != "decode-split")
+      continue;
+    int64_t rows = c.sq * (c.hq / c.hkv);
+    int64_t qTiles = (rows + f.blockQ - 1) / f.blockQ;
+    int resident = 0;
+    if (attnrt_kernel_resident_blocks(&resident, f.kernel, int(f.threads),
+                                      size_t(f.smem)) != ATTNRT_SUCCESS)
+      resident = 0; // the policy's own guess, as libattnrt falls back
+    return attnrt_decode_split_count_resident(
+        sms, resident, c.hkv * c.batch * qTiles, kvLen, f.blockQ);
+  }
+  return 1;
+}
+
+bool setUp(const Case &c, const std::vector<LaunchFacts> &launches,
+           std::mt19937_64 &rng, int sms, Problem &p) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   const bool paged = c.blockSize > 0;
   p.maxBlocks = paged ? (c.sk + c.blockSize - 1) / c.blockSize : 0;
@@ -308,11 +336,10 @@ bool setUp(const Case &c, std::mt19937_64 &rng, int sms, Problem &p) {
   CHECK_RT(attnrt_malloc(&p.o.ptr, p.o.count() * p.o.elementBytes));
   if (c.lse)
     CHECK_RT(attnrt_malloc(&p.lse.ptr, p.lse.count() * 4));
-  // Decode: libattnrt's choice from the SM count and the K/V length,
-  // unless the case forces a count.
+  // Decode: the generated libraries' choice, unless the case forces a
+  // count.
   int64_t rows = c.packedQ ? p.totalQ * c.hq : c.batch * c.hq * c.sq;
-  p.splits = c.splits > 0 ? c.splits
-                          : attnrt_decode_splits(sms, c.batch * c.hkv, c.sk);
+  p.splits = c.splits > 0 ? c.splits : librarySplits(c, launches, p, sms);
   p.workspace.sizes = {rows, p.splits, c.dv + 2};
   p.workspace.elementBytes = 4;
   CHECK_RT(attnrt_malloc(&p.workspace.ptr, p.workspace.count() * 4));
@@ -993,7 +1020,7 @@ int main(int argc, char **argv) {
         !bench || double(c.batch) * c.hq * c.sq * c.sk * c.d < 2e10;
     Case run = c;
     run.benchLengths = bench && (c.packedQ || c.packedKV);
-    bool ok = setUp(run, rng, sms, p) && poison(c, p) &&
+    bool ok = setUp(run, f, rng, sms, p) && poison(c, p) &&
               launch(c, f, p, nullptr) &&
               attnrt_synchronize() == ATTNRT_SUCCESS &&
               (!verify || check(c, p, r));
