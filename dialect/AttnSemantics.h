@@ -9,6 +9,8 @@
 //   score:   s = c * dot, c = scale * log2(e)             (no soft-cap)
 //            s = cap * log2(e) * tanh(dot * scale / cap)  (soft-cap)
 //            in base-2 logit units, so every backend exponentiates with 2^x
+//   softmax: a row's state (m, l) in base-2 units, its LSE ln 2 (m + log2 l),
+//            and a merge of LSEs max + ln 2 log2 sum (SoftmaxRules)
 //   mask:    query i sees key j when j < kv_len and
 //            -left <= j - (i + shift) <= right,
 //            shift = kv_len - q_len for bottom-right masks, else 0; an
@@ -21,6 +23,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <optional>
@@ -140,6 +143,71 @@ private:
 
   E &e;
   MaskAttr mask;
+};
+
+/// The softmax state's rules over a builder `E` of f32 expressions in some
+/// medium. A row's state is (m, l): m its largest score in base-2 logit
+/// units, l the sum of 2^(s - m) over its keys. `E` provides a type
+/// `Value` and
+///
+///   Value positive(Value x);                  // x > 0
+///   Value add(Value x, Value y);              // x + y
+///   Value scaled(Value x, double c);          // x * c
+///   Value log2(Value x) { return math::Log2Op::create(b, x); }                      // log2(x)
+///   Value select(Value c, Value x, Value y);  // c ? x : y
+///   Value negInf();                           // -inf
+///
+/// and each rule builds its expression in the order written.
+template <typename E>
+class SoftmaxRules {
+public:
+  using Value = typename E::Value;
+
+  explicit SoftmaxRules(E &e) : e(e) {}
+
+  /// Whether a row saw a key: l > 0 (an empty row's l is 0).
+  Value seen(Value l) { return e.positive(l); }
+
+  /// attn.finalize's LSE, ln(sum of e^scores) = ln 2 (m + log2 l); -inf
+  /// for a row that saw no key (`seen`: l > 0).
+  Value logSumExp(Value m, Value l, Value seen) {
+    Value log2Sum = e.add(m, e.log2(l));
+    return e.select(seen, e.scaled(log2Sum, kLn2), e.negInf());
+  }
+
+  /// attn.merge_states' LSE from the parts' largest LSE `max` (natural
+  /// units) and the sum of their weights e^(L_n - max): max + ln 2 log2
+  /// sum; -inf where no part saw a key (`seen`: sum > 0).
+  Value mergedLogSumExp(Value max, Value sum, Value seen) {
+    Value lnSum = e.scaled(e.log2(sum), kLn2);
+    return e.select(seen, e.add(max, lnSum), e.negInf());
+  }
+
+private:
+  E &e;
+};
+
+/// SoftmaxRules' builder for IR: f32 values and arith/math ops at `b`.
+struct F32Exprs {
+  using Value = mlir::Value;
+  ImplicitLocOpBuilder &b;
+
+  Value positive(Value x) {
+    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, zero);
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value scaled(Value x, double c) {
+    Value k = arith::ConstantOp::create(b, b.getF32FloatAttr(c));
+    return arith::MulFOp::create(b, x, k);
+  }
+  Value log2(Value x) { return math::Log2Op::create(b, x); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, c, x, y);
+  }
+  Value negInf() {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(-INFINITY));
+  }
 };
 
 /// MaskRules' builder for IR: index values and arith ops at `b`.

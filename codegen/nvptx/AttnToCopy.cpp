@@ -139,14 +139,8 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value one = cst(1);
   Value batches =
       slotted ? one : Value(memref::DimOp::create(hb, op.getKNew(), 0));
-  Value blockX = cst(threads);
-  gpu::KernelDim3 grid{chunks, heads, batches};
-  gpu::KernelDim3 block{blockX, one, one};
-  Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
-  auto launch =
-      gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
-  setLaunchContract(launch, appendLaunch(op, threads, tokens));
-  op.erase();
+  replaceWithLaunch(op, hb, kernel, {chunks, heads, batches}, threads,
+                    operands, appendLaunch(op, threads, tokens));
   return success();
 }
 

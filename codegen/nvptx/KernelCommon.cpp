@@ -2,6 +2,8 @@
 
 #include "codegen/nvptx/KernelCommon.h"
 
+#include "codegen/nvptx/LaunchContract.h"
+
 #include "dialect/AttnMods.h"
 
 #include "lib/Transforms/Passes.h"
@@ -47,6 +49,20 @@ gpu::GPUModuleOp nvptx::getKernelModule(ModuleOp module) {
     return kernels;
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   return gpu::GPUModuleOp::create(builder, module.getLoc(), "attn_kernels");
+}
+
+void nvptx::replaceWithLaunch(Operation *op, ImplicitLocOpBuilder &hb,
+                              gpu::GPUFuncOp kernel, gpu::KernelDim3 grid,
+                              int64_t threads, ValueRange operands,
+                              LaunchAttr contract) {
+  Value blockX = arith::ConstantIndexOp::create(hb, threads);
+  Value one = arith::ConstantIndexOp::create(hb, 1);
+  gpu::KernelDim3 block{blockX, one, one};
+  Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
+  auto launch =
+      gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
+  setLaunchContract(launch, contract);
+  op->erase();
 }
 
 gpu::GPUFuncOp nvptx::createKernel(gpu::GPUModuleOp module, Location loc,

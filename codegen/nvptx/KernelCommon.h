@@ -51,6 +51,15 @@ gpu::GPUModuleOp getKernelModule(ModuleOp module);
 gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, Location loc,
                             StringRef name, TypeRange args, int64_t threads);
 
+/// The host side of a copy-tier kernel: replaces `op` with the launch of
+/// `kernel` (built at `hb`, before `op`) on `grid`, `threads` threads a
+/// block and no dynamic shared memory, passing `operands`, under the
+/// launch contract `contract`.
+void replaceWithLaunch(Operation *op, ImplicitLocOpBuilder &hb,
+                       gpu::GPUFuncOp kernel, gpu::KernelDim3 grid,
+                       int64_t threads, ValueRange operands,
+                       LaunchAttr contract);
+
 /// Helpers for building one kernel from one nest.
 class KernelEmitter {
 public:

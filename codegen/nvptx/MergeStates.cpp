@@ -21,6 +21,7 @@
 
 #include "codegen/nvptx/KernelCommon.h"
 #include "codegen/nvptx/LaunchContract.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -47,8 +48,6 @@ constexpr int64_t kUnrollParts = 8;
 /// 16-byte loads): more parts a trip cost registers, and so occupancy,
 /// faster than they add bytes in flight.
 constexpr int64_t kLoopParts = 2;
-constexpr double kLog2E = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 
 class MergeKernel {
 public:
@@ -155,13 +154,8 @@ LogicalResult MergeKernel::build(gpu::GPUModuleOp module, StringRef name) {
       arith::MulIOp::create(hb, hostTokens, cst(op.getNumHeads()));
   Value blocks = arith::CeilDivUIOp::create(hb, hostRows, cst(rowsPerBlock));
   Value one = cst(1);
-  gpu::KernelDim3 grid{blocks, one, one};
-  gpu::KernelDim3 blockDims{cst(threads), one, one};
-  Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
-  auto launch =
-      gpu::LaunchFuncOp::create(hb, kernel, grid, blockDims, smem, operands);
-  setLaunchContract(launch, mergeLaunch(op, threads, rowsPerBlock));
-  op.erase();
+  nvptx::replaceWithLaunch(op, hb, kernel, {blocks, one, one}, threads,
+                           operands, mergeLaunch(op, threads, rowsPerBlock));
   return success();
 }
 
@@ -328,10 +322,8 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, idx(0)));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(first.thenBlock());
-    Value log2Sum = math::Log2Op::create(b, sum);
-    Value lnSum = arith::MulFOp::create(b, log2Sum, f32(b, kLn2));
-    Value total = arith::AddFOp::create(b, m, lnSum);
-    total = arith::SelectOp::create(b, seen, total, negInf);
+    F32Exprs e{b};
+    Value total = SoftmaxRules<F32Exprs>(e).mergedLogSumExp(m, sum, seen);
     memref::StoreOp::create(b, total, lse, ValueRange{t, h});
   }
 }

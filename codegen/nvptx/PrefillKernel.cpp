@@ -405,12 +405,10 @@ PrefillKernel::normalizeRow(Value m, Value l, function_ref<Value()> head) {
   return {factor, folded.max, folded.sum};
 }
 Value PrefillKernel::logSumExp(Value m, Value l) {
-  // m is in log2 units; an empty row (l = 0) has LSE -inf.
-  Value seen = arith::CmpFOp::create(*b, arith::CmpFPredicate::OGT, l, f32(0));
-  Value log2Sum = arith::AddFOp::create(*b, m, math::Log2Op::create(*b, l));
-  Value lse = arith::MulFOp::create(*b, log2Sum, f32(kLn2));
-  Value empty = f32(-INFINITY);
-  return arith::SelectOp::create(*b, seen, lse, empty);
+  F32Exprs e{*b};
+  SoftmaxRules<F32Exprs> rules(e);
+  Value seen = rules.seen(l);
+  return rules.logSumExp(m, l, seen);
 }
 void PrefillKernel::forEachOutputChunk(
     Value thread, int64_t count, Value firstRow, int64_t rows,

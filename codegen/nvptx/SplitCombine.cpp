@@ -193,9 +193,8 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
     auto first = scf::IfOp::create(
         kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, tid, idx(0)));
     kb.setInsertionPointToStart(first.thenBlock());
-    Value log2Sum = addf(m, math::Log2Op::create(kb, l));
-    Value x = mulf(log2Sum, f32(kLn2));
-    x = arith::SelectOp::create(kb, seen, x, f32(-INFINITY));
+    F32Exprs e{kb};
+    Value x = SoftmaxRules<F32Exprs>(e).logSumExp(m, l, seen);
     memref::StoreOp::create(kb, x, lse, at);
   }
   kb.setInsertionPointToEnd(&kernel.front());

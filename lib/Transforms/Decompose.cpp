@@ -28,8 +28,6 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr double kLn2 = 0.6931471805599453;   // ln(2)
-
 struct Builder;
 using BodyFn = function_ref<void(Builder &, ValueRange)>;
 
@@ -494,13 +492,10 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
   Value lse = b.generic(
       1, {max, sum}, {b.empty(rowType)}, {{0}, {0}, {0}}, {},
       [&](Builder &nb, ValueRange a) {
-        Value seen = arith::CmpFOp::create(nb, arith::CmpFPredicate::OGT, a[1],
-                                           nb.f32(0));
-        Value log2Sum = arith::AddFOp::create(nb, a[0],
-                                              math::Log2Op::create(nb, a[1]));
-        Value x = arith::MulFOp::create(nb, log2Sum, nb.f32(kLn2));
-        linalg::YieldOp::create(
-            nb, arith::SelectOp::create(nb, seen, x, nb.negInf()).getResult());
+        F32Exprs e{nb};
+        SoftmaxRules<F32Exprs> rules(e);
+        Value seen = rules.seen(a[1]);
+        linalg::YieldOp::create(nb, rules.logSumExp(a[0], a[1], seen));
       })[0];
   return {out, lse};
 }

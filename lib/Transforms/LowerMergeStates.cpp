@@ -7,7 +7,7 @@
 //     w_n = L_n == -inf ? 0 : exp(L_n - M)       (so an empty part's O is
 //     S = sum_n w_n                               never read into the sum)
 //     for x: o[t, h, x] = M == -inf ? 0 : sum_n w_n * o_parts[n, t, h, x] / S
-//     lse[t, h] = M == -inf ? -inf : M + log(S)
+//     lse[t, h] = S > 0 ? M + ln 2 log2(S) : -inf  (SoftmaxRules)
 //
 // in f32, whatever the element types.
 //
@@ -16,6 +16,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -131,9 +132,13 @@ void lowerMergeStates(MergeStatesOp op) {
                             ValueRange{t, h, x});
   }
   if (lse) {
-    Value total = arith::AddFOp::create(b, m, math::LogOp::create(b, sum));
-    total = arith::SelectOp::create(b, empty, negInf, total);
-    memref::StoreOp::create(b, total, lse, ValueRange{t, h});
+    // The rule every backend's merge uses; S > 0 exactly where M is
+    // finite (the largest part's weight is 1).
+    F32Exprs e{b};
+    SoftmaxRules<F32Exprs> rules(e);
+    Value seen = rules.seen(sum);
+    memref::StoreOp::create(b, rules.mergedLogSumExp(m, sum, seen), lse,
+                            ValueRange{t, h});
   }
   op.erase();
 }
