@@ -53,20 +53,27 @@ void fillSchedule(AttentionOp op, int64_t blockQ, int64_t blockKv,
       s.getPingPong(), s.getKvLoad(), s.getQLoad(), s.getOStore()));
 }
 
+/// A pipeline field's wanted value: `asked`'s (the op's schedule), else
+/// `defaults`' (attn-select-tier's default-schedule), else `fallback`,
+/// where `get` reads the field (`auto`: unset).
+template <typename Get, typename Enum>
+Enum chosen(ScheduleAttr asked, ScheduleAttr defaults, Get get,
+            Enum fallback) {
+  if (asked && get(asked) != Enum::Auto)
+    return get(asked);
+  if (defaults && get(defaults) != Enum::Auto)
+    return get(defaults);
+  return fallback;
+}
+
 /// Whether the wgmma tier's tiles are to be a producer warpgroup's: the
 /// spec's choice, else `defaults`', else yes; a producer needs K/V by TMA.
 bool wantsProducer(ScheduleAttr asked, ScheduleAttr defaults) {
-  auto pick = [&](auto get, auto fallback) {
-    if (asked && get(asked) != decltype(fallback)::Auto)
-      return get(asked);
-    if (defaults && get(defaults) != decltype(fallback)::Auto)
-      return get(defaults);
-    return fallback;
-  };
-  return pick([](ScheduleAttr s) { return s.getProducer(); }, Toggle::On) ==
-             Toggle::On &&
-         pick([](ScheduleAttr s) { return s.getKvLoad(); }, Transfer::Tma) ==
-             Transfer::Tma;
+  return chosen(asked, defaults,
+                [](ScheduleAttr s) { return s.getProducer(); },
+                Toggle::On) == Toggle::On &&
+         chosen(asked, defaults, [](ScheduleAttr s) { return s.getKvLoad(); },
+                Transfer::Tma) == Transfer::Tma;
 }
 
 /// The prefill tiles of `tier` for head dims up to `dims` on `sm`.
@@ -491,11 +498,7 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
   // What is wanted: the schedule's choice, else the defaults', else the
   // measured default (bench/RESULTS.md: ping-pong measured no faster).
   auto want = [&](auto get, auto fallback) {
-    if (asked && get(asked) != decltype(fallback)::Auto)
-      return get(asked);
-    if (defaults && get(defaults) != decltype(fallback)::Auto)
-      return get(defaults);
-    return fallback;
+    return chosen(asked, defaults, get, fallback);
   };
   auto on = [](Toggle t) { return t == Toggle::On; };
   auto tma = [](Transfer t) { return t == Transfer::Tma; };
