@@ -302,7 +302,11 @@ std::string package::describeChoices(const Kernel &kernel,
                          [&](StringRef field, StringRef reason) {
                            why[field] = reason.str();
                          });
-    auto because = [&](StringRef field, StringRef value) {
+    // The spec's own choice first (its schedule before attn-select-tier).
+    ScheduleAttr spec = op.getScheduleAttr();
+    auto because = [&](StringRef field, StringRef value, bool specAsked) {
+      if (specAsked)
+        return ("the spec's " + field + " = " + value).str();
       auto it = why.find(field);
       return it != why.end()
                  ? it->second
@@ -313,23 +317,39 @@ std::string package::describeChoices(const Kernel &kernel,
     bool oTma = s.getOStore() == Transfer::Tma;
     bool producer = s.getProducer() == Toggle::On;
     if (!tma)
-      os << "; K/V by cp.async (" << because("kv_load", "threads") << ")";
+      os << "; K/V by cp.async ("
+         << because("kv_load", "threads",
+                    spec && spec.getKvLoad() == Transfer::Threads)
+         << ")";
     else
       os << (qTma ? "; Q, K and V by TMA" : "; K/V by TMA");
     if (producer)
       os << " from a producer warpgroup";
     else if (tma)
-      os << ", no producer warpgroup (" << because("producer", "off") << ")";
+      os << ", no producer warpgroup ("
+         << because("producer", "off",
+                    spec && spec.getProducer() == Toggle::Off)
+         << ")";
     if (s.getQkAhead() == Toggle::On)
       os << ", Q K^T a tile ahead";
     if (s.getPingPong() == Toggle::On)
       os << ", consumers in ping-pong";
     if (tma && !qTma)
-      os << "; Q by cp.async (" << because("q_load", "threads") << ")";
+      os << "; Q by cp.async ("
+         << because("q_load", "threads",
+                    spec && spec.getQLoad() == Transfer::Threads)
+         << ")";
     if (oTma)
       os << "; O by a TMA store";
-    else if (tma)
-      os << "; O by 16-byte stores (" << because("o_store", "threads") << ")";
+    else if (tma) {
+      // O's boxes are Q's: where its own rules allow it, Q's copies say.
+      bool specAsked = spec && spec.getOStore() == Transfer::Threads;
+      os << "; O by 16-byte stores ("
+         << (!specAsked && !why.count("o_store") && !qTma
+                 ? std::string("Q does not come by TMA")
+                 : because("o_store", "threads", specAsked))
+         << ")";
+    }
   }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the

@@ -45,3 +45,12 @@ func.func @out_f32(%q: memref<?x32x?x128xf16>, %k: memref<?x8x?x128xf16>,
                  v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x32x?x128xf32>)
   return
 }
+// A spec's own pipeline choices: one warp role at 128 rows, and Q and O by
+// the threads' copies; the note names the spec's fields.
+func.func @one_role(%q: memref<?x32x?x128xf16>, %k: memref<?x8x?x128xf16>,
+                    %v: memref<?x8x?x128xf16>, %o: memref<?x32x?x128xf16>) {
+  attn.attention q(%q : memref<?x32x?x128xf16>) k(%k : memref<?x8x?x128xf16>)
+                 v(%v : memref<?x8x?x128xf16>) -> o(%o : memref<?x32x?x128xf16>)
+                 schedule = <block_q = 128, block_kv = 128, producer = off, q_load = threads>
+  return
+}
