@@ -106,7 +106,8 @@ std::pair<int64_t, int64_t> prefillTiles(Tier tier, int64_t dims, int sm) {
 }
 
 /// The prefill tiles attn-select-tier gives `op` on `tier`: prefillTiles',
-/// but with a producer warpgroup (`wgmmaProducer`, where K/V come by TMA)
+/// but where a producer warpgroup is wanted (`wgmmaProducer`: the schedule
+/// asks for one and for K/V by TMA) and the operands allow TMA, past D64
 /// two consumer warpgroups (128 rows) and 128 keys up to D128 (one block
 /// an SM: 160 KiB at D128). Measured on an H100 (bench/RESULTS.md): 4-13%
 /// faster than 64 x 64 without one at D128 from S 2k; at D64 5% slower
