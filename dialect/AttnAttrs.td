@@ -189,6 +189,19 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
   ];
   let assemblyFormat = "`<` struct(params) `>`";
   let extraClassDeclaration = [{
+    /// This schedule with every pipeline field `auto`.
+    ScheduleAttr withoutPipeline() const {
+      return get(getContext(), getBlockQ(), getBlockKv(), getWarps(),
+                 getStages(), getUnroll(), Toggle::Auto, Toggle::Auto,
+                 Toggle::Auto, Transfer::Auto, Transfer::Auto,
+                 Transfer::Auto);
+    }
+    /// This schedule with `unroll` = `keys` (0: unset).
+    ScheduleAttr withUnroll(int64_t keys) const {
+      return get(getContext(), getBlockQ(), getBlockKv(), getWarps(),
+                 getStages(), keys, getProducer(), getQkAhead(),
+                 getPingPong(), getKvLoad(), getQLoad(), getOStore());
+    }
     /// Whether any pipeline field (producer ... o_store) is set.
     bool hasPipeline() const {
       return getProducer() != Toggle::Auto || getQkAhead() != Toggle::Auto ||

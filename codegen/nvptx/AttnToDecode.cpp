@@ -619,17 +619,15 @@ struct AttnToDecodePass
       }
       // The SIMT kernel's shape: the nest's schedule (attn-select-tier's
       // defaults where it leaves a field at 0).
-      auto schedule = forall->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
-      auto field = [&](int64_t asked, int64_t fallback) {
-        return schedule && asked ? asked : fallback;
+      auto s = forall->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+      if (!s)
+        s = ScheduleAttr::get(forall.getContext(), 0, 0, 0, 0);
+      auto pick = [](int64_t asked, int64_t fallback) {
+        return asked ? asked : fallback;
       };
-      int64_t threads = field(schedule ? schedule.getWarps() : 0,
-                              kDecodeSimtThreads / kWarp) *
-                        kWarp;
-      int64_t unroll =
-          field(schedule ? schedule.getUnroll() : 0, kDecodeSimtUnroll);
-      int64_t stages =
-          field(schedule ? schedule.getStages() : 0, defaultStages(*sm));
+      int64_t threads = pick(s.getWarps(), kDecodeSimtThreads / kWarp) * kWarp;
+      int64_t unroll = pick(s.getUnroll(), kDecodeSimtUnroll);
+      int64_t stages = pick(s.getStages(), defaultStages(*sm));
       // cp.async is sm_80+; older chips load K/V slices directly.
       if (stages > 1 && *sm < 80) {
         forall.emitRemark() << "the split-K decode tier's SIMT kernel "

@@ -116,6 +116,9 @@ std::string whyNoOTmaOperands(bool packedQ, unsigned outBits, int64_t blockQ,
 struct WgmmaPipeline {
   bool kvTma = false, qTma = false, oTma = false, producer = false,
        qkAhead = false, pingPong = false;
+  /// Why the kernel cannot have each (a clause for a note; empty where
+  /// it can, whatever was asked).
+  std::string whyNoKvTma, whyNoQTma, whyNoOTma, whyNoProducer;
 };
 /// What a wgmma prefill kernel's pipeline depends on: its operands' forms
 /// and its tiles (the schedule's, filled in).

@@ -191,11 +191,7 @@ struct AttnSelectTierPass
                         << " tier has no TMA, producer warpgroup or Q K^T "
                            "ahead: the schedule's pipeline fields are "
                            "ignored";
-        op.setScheduleAttr(ScheduleAttr::get(
-            op.getContext(), asked.getBlockQ(), asked.getBlockKv(),
-            asked.getWarps(), asked.getStages(), asked.getUnroll(),
-            Toggle::Auto, Toggle::Auto, Toggle::Auto, Transfer::Auto,
-            Transfer::Auto, Transfer::Auto));
+        op.setScheduleAttr(asked.withoutPipeline());
       }
       // Only the decode tier's SIMT kernel has `unroll`.
       auto dropUnroll = [&](StringRef kernel) {
@@ -205,10 +201,7 @@ struct AttnSelectTierPass
         op.emitRemark() << kernel
                         << " has no 'unroll' (the decode tier's SIMT "
                            "kernel's): the schedule's is ignored";
-        op.setScheduleAttr(ScheduleAttr::get(
-            op.getContext(), s.getBlockQ(), s.getBlockKv(), s.getWarps(),
-            s.getStages(), 0, s.getProducer(), s.getQkAhead(),
-            s.getPingPong(), s.getKvLoad(), s.getQLoad(), s.getOStore()));
+        op.setScheduleAttr(s.withUnroll(0));
       };
       if (tier == Tier::Decode) {
         // With a dynamic Sq, a Q tile for one query a sequence (decode).
@@ -516,16 +509,18 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
   bool wantPingPong = on(
       want([](ScheduleAttr s) { return s.getPingPong(); }, Toggle::Off));
 
+  WgmmaPipeline p;
   // K/V by TMA: the operands' rules, then whole 64-row boxes.
-  std::string kvWhy = whyNoTmaOperands(k.paged, k.packedK, k.kvLens,
-                                       k.headDim, k.valueHeadDim);
+  std::string &kvWhy = p.whyNoKvTma;
+  kvWhy = whyNoTmaOperands(k.paged, k.packedK, k.kvLens, k.headDim,
+                           k.valueHeadDim);
   if (kvWhy.empty() && k.blockKv % 64)
     kvWhy = "its K/V tiles are not whole 64-row boxes";
-  WgmmaPipeline p;
   // A producer warpgroup sends every K/V tile by TMA into rings of two or
   // more stages; one consumer warpgroup (64-row tiles) would gain nothing
   // from its registers: two or more.
-  std::string producerWhy =
+  std::string &producerWhy = p.whyNoProducer;
+  producerWhy =
       !wantKv           ? "K/V do not come by TMA (kv_load = threads)"
       : !kvWhy.empty()  ? kvWhy
       : k.stages < 2    ? "it takes two or more K/V stages"
@@ -559,13 +554,13 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
                                          "warpgroups"
                                        : "";
   p.pingPong = wantPingPong && pingWhy.empty();
-  std::string qWhy = !p.kvTma ? "its K/V tiles do not come by TMA"
-                              : whyNoQTmaOperands(k.packedQ, k.blockQ,
-                                                  k.group);
+  std::string &qWhy = p.whyNoQTma;
+  qWhy = !p.kvTma ? "its K/V tiles do not come by TMA"
+                  : whyNoQTmaOperands(k.packedQ, k.blockQ, k.group);
   p.qTma = wantQ && qWhy.empty();
   // O's map is Q's view of O: its own rules first, then Q's copies.
-  std::string oWhy =
-      whyNoOTmaOperands(k.packedQ, k.outBits, k.blockQ, k.group);
+  std::string &oWhy = p.whyNoOTma;
+  oWhy = whyNoOTmaOperands(k.packedQ, k.outBits, k.blockQ, k.group);
   if (oWhy.empty() && !p.qTma)
     oWhy = "Q does not come by TMA";
   p.oTma = wantO && oWhy.empty();

@@ -286,31 +286,20 @@ std::string package::describeChoices(const Kernel &kernel,
       !op->hasAttr(kTierAttrName))
     os << "; mma, not wgmma: " << whyNotWgmma(op);
   // The wgmma tier's pipeline, as its schedule says after
-  // attn-select-tier; where it lacks TMA or a producer, the tier's rules
-  // asked for all of them say why (resolveWgmmaPipeline), else it was the
-  // schedule's own choice.
+  // attn-select-tier, and why where it lacks TMA or a producer: the spec's
+  // own choice, else the rule that refused it (resolveWgmmaPipeline, run
+  // as attn-select-tier ran it, on the spec's schedule).
   if (own.tier == Tier::WGMMA && own.schedule) {
-    ScheduleAttr s = own.schedule;
-    llvm::StringMap<std::string> why;
-    ScheduleAttr everything = ScheduleAttr::get(
-        s.getContext(), s.getBlockQ(), s.getBlockKv(), s.getWarps(),
-        s.getStages(), s.getUnroll(), Toggle::On, Toggle::Auto, Toggle::Auto,
-        Transfer::Tma,
-        Transfer::Tma, Transfer::Tma);
-    resolveWgmmaPipeline(wgmmaKernelShape(op, s), everything,
-                         /*defaults=*/nullptr,
-                         [&](StringRef field, StringRef reason) {
-                           why[field] = reason.str();
-                         });
-    // The spec's own choice first (its schedule before attn-select-tier).
-    ScheduleAttr spec = op.getScheduleAttr();
-    auto because = [&](StringRef field, StringRef value, bool specAsked) {
+    ScheduleAttr s = own.schedule, spec = op.getScheduleAttr();
+    WgmmaPipeline rules = resolveWgmmaPipeline(
+        wgmmaKernelShape(op, s), spec, /*defaults=*/nullptr,
+        [](StringRef, StringRef) {});
+    auto because = [&](StringRef field, StringRef value, bool specAsked,
+                       StringRef rule) {
       if (specAsked)
         return ("the spec's " + field + " = " + value).str();
-      auto it = why.find(field);
-      return it != why.end()
-                 ? it->second
-                 : ("the schedule's " + field + " = " + value).str();
+      return !rule.empty() ? rule.str()
+                           : ("the schedule's " + field + " = " + value).str();
     };
     bool tma = s.getKvLoad() == Transfer::Tma;
     bool qTma = s.getQLoad() == Transfer::Tma;
@@ -319,7 +308,8 @@ std::string package::describeChoices(const Kernel &kernel,
     if (!tma)
       os << "; K/V by cp.async ("
          << because("kv_load", "threads",
-                    spec && spec.getKvLoad() == Transfer::Threads)
+                    spec && spec.getKvLoad() == Transfer::Threads,
+                    rules.whyNoKvTma)
          << ")";
     else
       os << (qTma ? "; Q, K and V by TMA" : "; K/V by TMA");
@@ -328,7 +318,8 @@ std::string package::describeChoices(const Kernel &kernel,
     else if (tma)
       os << ", no producer warpgroup ("
          << because("producer", "off",
-                    spec && spec.getProducer() == Toggle::Off)
+                    spec && spec.getProducer() == Toggle::Off,
+                    rules.whyNoProducer)
          << ")";
     if (s.getQkAhead() == Toggle::On)
       os << ", Q K^T a tile ahead";
@@ -337,19 +328,17 @@ std::string package::describeChoices(const Kernel &kernel,
     if (tma && !qTma)
       os << "; Q by cp.async ("
          << because("q_load", "threads",
-                    spec && spec.getQLoad() == Transfer::Threads)
+                    spec && spec.getQLoad() == Transfer::Threads,
+                    rules.whyNoQTma)
          << ")";
     if (oTma)
       os << "; O by a TMA store";
-    else if (tma) {
-      // O's boxes are Q's: where its own rules allow it, Q's copies say.
-      bool specAsked = spec && spec.getOStore() == Transfer::Threads;
+    else if (tma)
       os << "; O by 16-byte stores ("
-         << (!specAsked && !why.count("o_store") && !qTma
-                 ? std::string("Q does not come by TMA")
-                 : because("o_store", "threads", specAsked))
+         << because("o_store", "threads",
+                    spec && spec.getOStore() == Transfer::Threads,
+                    rules.whyNoOTma)
          << ")";
-    }
   }
   os << ")";
   // The mod regions' cost, said: what attn-fold-mods turns into the
