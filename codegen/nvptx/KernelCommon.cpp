@@ -79,20 +79,13 @@ gpu::GPUFuncOp nvptx::createKernel(gpu::GPUModuleOp module, Location loc,
   return kernel;
 }
 
-Value KernelEmitter::f32(double v) {
-  return arith::ConstantOp::create(*b, b->getF32FloatAttr(v));
-}
+Value KernelEmitter::f32(double v) { return f32Constant(*b, v); }
 
 Value KernelEmitter::i32(int64_t v) {
   return arith::ConstantOp::create(*b, b->getI32IntegerAttr(v));
 }
 
-Value KernelEmitter::exp2(Value x) {
-  return LLVM::CallIntrinsicOp::create(
-             *b, b->getF32Type(),
-             b->getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
-      .getResult(0);
-}
+Value KernelEmitter::exp2(Value x) { return fastExp2(*b, x); }
 
 Value KernelEmitter::opaqueIndex(Value index) {
   Value i32 = arith::IndexCastOp::create(*b, b->getI32Type(), index);
@@ -227,30 +220,6 @@ Value KernelEmitter::bandTest(Value keyFirst, Value keyLast,
   IndexExprs exprs{*b};
   return MaskRules<IndexExprs>(exprs, n.mask.getMask())
       .band(keyFirst, keyLast, queryFirst, queryLast, qLen, kvLen, every);
-}
-
-Value KernelEmitter::referenceMoves(Value score, Value m) {
-  return arith::CmpFOp::create(
-      *b, arith::CmpFPredicate::OGT, score,
-      arith::AddFOp::create(*b, m, f32(kRescaleSlack)));
-}
-
-Value KernelEmitter::xorReduce(Value x, ArrayRef<int64_t> offsets,
-                               bool isMax) {
-  for (int64_t offset : offsets) {
-    Value other =
-        gpu::ShuffleOp::create(*b, x, offset, kWarp, gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-    x = isMax ? Value(arith::MaxNumFOp::create(*b, x, other))
-              : Value(arith::AddFOp::create(*b, x, other));
-  }
-  return x;
-}
-
-Value KernelEmitter::safeMax(Value m) {
-  Value isEmpty = arith::CmpFOp::create(*b, arith::CmpFPredicate::OEQ, m,
-                                        f32(-INFINITY));
-  return arith::SelectOp::create(*b, isEmpty, f32(0), m);
 }
 
 Value KernelEmitter::loadSink(Value sinks, Value head) {

@@ -9,6 +9,7 @@
 #ifndef ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
 #define ATTN_CODEGEN_NVPTX_KERNELCOMMON_H
 
+#include "codegen/nvptx/RegisterMath.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnSemantics.h"
 #include "lib/Transforms/L1Nest.h"
@@ -24,14 +25,6 @@
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::attn::nvptx {
-
-constexpr int64_t kWarp = 32;
-/// Lazy rescale: a row's softmax reference m moves (and its l and acc are
-/// rescaled) only when a score passes it by more than this many log2
-/// units; otherwise p = 2^(s - m) <= 2^kRescaleSlack = 256, which f16,
-/// bf16 and the f32 sums hold. Any reference gives the same (m, l, acc)
-/// state up to scale.
-constexpr double kRescaleSlack = 8.0;
 
 /// The attn-tile nest at `forall`, which these tiers take without
 /// attn-split-kv (they split K/V themselves); `pass` names the caller.
@@ -75,10 +68,7 @@ public:
   }
   void syncWarp() { NVVM::SyncWarpOp::create(*b, i32(-1)); }
 
-  /// 2^x on ex2.approx.ftz.f32. math.exp2 would become libdevice's exp2f,
-  /// whose non-ftz ex2 ptxas wraps in a subnormal fix-up (four instructions
-  /// instead of one). Flushing subnormal p to 0 loses nothing: every row
-  /// sum holds a p >= 2^-kRescaleSlack.
+  /// fastExp2 (RegisterMath.h).
   Value exp2(Value x);
   /// `index` through an inline PTX mov that LLVM can neither fold nor
   /// hoist: computed again where it is used, so addresses built on it stay
@@ -147,13 +137,14 @@ public:
     return bandTest(keyFirst, keyLast, queryFirst, queryLast, qLen, kvLen,
                     /*every=*/false);
   }
-  /// Whether a row's reference `m` must move for `score` (kRescaleSlack).
-  Value referenceMoves(Value score, Value m);
-  /// Combines `x` with the values of the lanes `lane ^ offset`, for each
-  /// offset in turn: a reduction over the lanes those offsets span.
-  Value xorReduce(Value x, ArrayRef<int64_t> offsets, bool isMax);
-  /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
-  Value safeMax(Value m);
+  /// RegisterMath.h's, at the kernel's builder.
+  Value referenceMoves(Value score, Value m) {
+    return nvptx::referenceMoves(*b, score, m);
+  }
+  Value xorReduce(Value x, ArrayRef<int64_t> offsets, bool isMax) {
+    return nvptx::xorReduce(*b, x, offsets, isMax);
+  }
+  Value safeMax(Value m) { return nvptx::safeMax(*b, m); }
   /// Query head `head`'s attention sink from the kernel's `sinks` ([Hq],
   /// any float type) as f32, in natural units.
   Value loadSink(Value sinks, Value head);

@@ -3,6 +3,7 @@
 #ifndef ATTN_CODEGEN_NVPTX_PASSES_H
 #define ATTN_CODEGEN_NVPTX_PASSES_H
 
+#include "codegen/nvptx/AttnNVDialect.h"
 #include "codegen/nvptx/Target.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -146,6 +148,9 @@ ScheduleAttr withPipeline(ScheduleAttr schedule, const WgmmaPipeline &pipeline);
 /// prefill one when q_len <= kDecodeMaxQueries (attn-compile packages
 /// both; its C functions choose by q_len).
 bool decodesAtRunTime(AttentionOp op);
+
+/// attn-nv-to-nvvm's patterns: one per attn_nv op (AttnNVToNVVM.cpp).
+void populateAttnNVToNVVMPatterns(RewritePatternSet &patterns);
 
 /// Registers `attn-to-ptx`.
 void registerNVPTXPipelines();

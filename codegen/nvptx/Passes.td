@@ -30,6 +30,7 @@ def AttnToWMMA : Pass<"attn-to-wmma", "ModuleOp"> {
            "target GPU (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "attn::nv::AttnNVDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
                            "vector::VectorDialect", "math::MathDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
@@ -58,6 +59,7 @@ def AttnToMMA : Pass<"attn-to-mma", "ModuleOp"> {
            "target GPU (sm_80, sm_86, sm_89, sm_90, sm_90a)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "attn::nv::AttnNVDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
                            "vector::VectorDialect", "math::MathDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
@@ -122,6 +124,7 @@ def AttnToWGMMA : Pass<"attn-to-wgmma", "ModuleOp"> {
            "target GPU (sm_90a)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "attn::nv::AttnNVDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
                            "vector::VectorDialect", "math::MathDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
@@ -222,6 +225,7 @@ def AttnToDecode : Pass<"attn-to-decode", "ModuleOp"> {
            "(sm_80+) is available">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "attn::nv::AttnNVDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
                            "vector::VectorDialect", "math::MathDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
@@ -259,6 +263,26 @@ def AttnToCopy : Pass<"attn-to-copy", "ModuleOp"> {
                            "memref::MemRefDialect", "scf::SCFDialect",
                            "arith::ArithDialect", "math::MathDialect",
                            "LLVM::LLVMDialect"];
+}
+
+def AttnNVToNVVM : Pass<"attn-nv-to-nvvm"> {
+  let summary = "expand attn_nv's tile instructions into nvvm, nvgpu and "
+                "inline PTX";
+  let description = [{
+    Runs after the tier passes. Each `attn_nv` op becomes, in its place,
+    the instructions it stands for (one pattern per op, one walk, no
+    folding): `attn_nv.mma_tile` two `nvvm.mma.sync` m16n8k16 on its
+    unpacked registers, `attn_nv.ldmatrix` an `nvgpu.ldmatrix` packed into
+    i32 registers, `attn_nv.online_softmax` the step's quad shuffles,
+    ex2 and sums (RegisterMath.h) with P packed into A fragments, `attn_nv.wgmma` a fence, its chain of
+    `wgmma.mma_async` (inline PTX on a struct of f32, with the shared
+    tiles' matrix descriptors) and a commit, `attn_nv.fence_registers` an
+    empty asm with side effects tied to every element.
+  }];
+  let dependentDialects = ["NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "nvgpu::NVGPUDialect", "gpu::GPUDialect",
+                           "vector::VectorDialect", "math::MathDialect",
+                           "arith::ArithDialect"];
 }
 
 def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",

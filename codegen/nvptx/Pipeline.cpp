@@ -112,6 +112,9 @@ LogicalResult buildPTXPipeline(OpPassManager &pm,
   // attn-select-tier has filled in.
   pm.addPass(createAttnToWGMMA(AttnToWGMMAOptions{options.chip}));
   pm.addPass(createAttnToDecode(AttnToDecodeOptions{options.chip}));
+  // The tiers' tile instructions (attn_nv) become nvvm, nvgpu and inline
+  // PTX before anything folds them.
+  pm.addPass(createAttnNVToNVVM());
   // exp2, log2 and friends become libdevice calls that gpu-module-to-binary
   // links from the toolkit: find it here rather than leave unresolved
   // externs in the PTX.

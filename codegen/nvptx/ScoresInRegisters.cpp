@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/nvptx/AttnNVDialect.h"
 #include "codegen/nvptx/PrefillKernel.h"
 #include "codegen/nvptx/WarpgroupMMA.h"
 
@@ -169,20 +170,6 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
   store(mma, state, place.warpRow, out, /*kvDone=*/true);
 }
 
-/// Combines `values` pairwise, so a row's max or sum takes log2(n)
-/// dependent steps rather than n.
-static Value pairwise(SmallVector<Value> values,
-                      function_ref<Value(Value, Value)> combine) {
-  while (values.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i + 1 < values.size(); i += 2)
-      next.push_back(combine(values[i], values[i + 1]));
-    if (values.size() % 2)
-      next.push_back(values.back());
-    values = std::move(next);
-  }
-  return values.front();
-}
 /// One K/V tile of the mma tier: S = Q K^T stays in mma.sync accumulators;
 /// each thread scales, masks and exponentiates its own elements (rows g and
 /// g + 8 of its warp's 16, two columns per 8 keys), the row maxima take two
@@ -335,74 +322,24 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     }
     scf::YieldOp::create(*b, maskedTiles);
   }
-  // Lazy rescale: a row's reference m moves (and its l and acc are
-  // rescaled) only when the tile's maximum passes it by more than
-  // kRescaleSlack; otherwise p = 2^(s - m) <= 2^kRescaleSlack, which f16,
-  // bf16 and the f32 sums hold. Past the first tiles most skip the
-  // rescale's Dv/2 multiplies per row.
+  // The online softmax, one attn_nv.online_softmax per m-tile: a lazy
+  // rescale, a row's reference m moving (and its l and acc rescaled) only
+  // when the tile's maximum passes it by more than kRescaleSlack. Past
+  // the first tiles most skip the rescale's Dv/2 multiplies per row.
   SmallVector<Value> results, alphas;
   SmallVector<SmallVector<Value>> pFrags(p.mTiles);
   Value anyMoves;
+  FloatAttr scale = c ? b->getF64FloatAttr(*c) : FloatAttr();
   for (int64_t mt = 0; mt < p.mTiles; ++mt) {
     ValueRange state = step.state.slice(4 * mt, 4);
-    SmallVector<SmallVector<Value>> scores;
-    SmallVector<Value> rowValues[2];
-    for (int64_t nb = 0; nb < nb16; ++nb) {
-      SmallVector<Value> tile;
-      for (int64_t i = 0; i < 8; ++i) {
-        tile.push_back(vector::ExtractOp::create(
-            *b, masked.getResult(mt * nb16 + nb), ArrayRef<int64_t>{i}));
-        rowValues[Layout::rowHalf(i)].push_back(tile.back());
-      }
-      scores.push_back(std::move(tile));
-    }
-    Value rowMax[2] = {
-        pairwise(rowValues[0], [&](Value x, Value y) -> Value {
-          return arith::MaxNumFOp::create(*b, x, y);
-        }),
-        pairwise(rowValues[1], [&](Value x, Value y) -> Value {
-          return arith::MaxNumFOp::create(*b, x, y);
-        })};
-    Value newMax[2], shift[2], alpha[2];
-    for (int64_t h = 0; h < 2; ++h) {
-      // The four threads of a quad hold a row's columns.
-      Value tileMax = xorReduce(rowMax[h], {1, 2}, /*isMax=*/true);
-      if (c)
-        tileMax = arith::MulFOp::create(*b, tileMax, f32(*c));
-      Value moves = referenceMoves(tileMax, state[h]);
-      anyMoves = anyMoves ? Value(arith::OrIOp::create(*b, anyMoves, moves))
-                          : moves;
-      newMax[h] = arith::SelectOp::create(*b, moves, tileMax, state[h]);
-      shift[h] = safeMax(newMax[h]);
-      // 0 when m was -inf; exactly 1 when the reference stays.
-      Value rescaled = exp2(arith::SubFOp::create(*b, state[h], shift[h]));
-      Value kept = f32(1);
-      alpha[h] = arith::SelectOp::create(*b, moves, rescaled, kept);
-    }
-    rowValues[0].clear();
-    rowValues[1].clear();
-    Value negShift[2] = {arith::NegFOp::create(*b, shift[0]),
-                         arith::NegFOp::create(*b, shift[1])};
-    for (SmallVector<Value> &tile : scores) {
-      SmallVector<Value> probs;
-      for (int64_t e = 0; e < 8; ++e) {
-        int64_t h = Layout::rowHalf(e);
-        probs.push_back(exp2(
-            c ? Value(math::FmaOp::create(*b, tile[e], f32(*c), negShift[h]))
-              : Value(arith::SubFOp::create(*b, tile[e], shift[h]))));
-        rowValues[h].push_back(probs.back());
-      }
-      pFrags[mt].push_back(tiles.accumulatorToA(probs));
-    }
-    results.append({newMax[0], newMax[1]});
-    for (int64_t h = 0; h < 2; ++h) {
-      Value sum = pairwise(rowValues[h], [&](Value x, Value y) -> Value {
-        return arith::AddFOp::create(*b, x, y);
-      });
-      results.push_back(arith::AddFOp::create(
-          *b, arith::MulFOp::create(*b, state[2 + h], alpha[h]), sum));
-    }
-    alphas.push_back(tiles.rowBroadcast(alpha[0], alpha[1]));
+    auto softmax = nv::OnlineSoftmaxOp::create(
+        *b, masked.getResults().slice(mt * nb16, nb16), state[0], state[1],
+        state[2], state[3], anyMoves, scale, TypeAttr::get(tiles.inputType()));
+    pFrags[mt] = llvm::to_vector_of<Value>(softmax.getP());
+    results.append({softmax.getNewMTop(), softmax.getNewMBottom(),
+                    softmax.getNewLTop(), softmax.getNewLBottom()});
+    alphas.push_back(softmax.getAlpha());
+    anyMoves = softmax.getMoved();
   }
   // attn.pv: acc = acc * rescale + P V, the rescale per row in registers
   // and only in threads whose rows moved.

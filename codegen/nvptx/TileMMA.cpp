@@ -2,12 +2,11 @@
 
 #include "codegen/nvptx/TileMMA.h"
 
+#include "codegen/nvptx/AttnNVDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -68,6 +67,37 @@ private:
 std::unique_ptr<TileMMA>
 mlir::attn::nvptx::createWMMATileMMA(ImplicitLocOpBuilder &b, Type elt) {
   return std::make_unique<WMMATileMMA>(b, elt);
+}
+
+Value mlir::attn::nvptx::packPair(ImplicitLocOpBuilder &b, Value two) {
+  Value one =
+      vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), two);
+  return vector::ExtractOp::create(b, one, ArrayRef<int64_t>{0});
+}
+
+Value mlir::attn::nvptx::accumulatorToA(ImplicitLocOpBuilder &b, Type elt,
+                                        ArrayRef<Value> e) {
+  // A register i = (row half i & 1, column half i >> 1) = accumulator
+  // elements 2i, 2i + 1.
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i) {
+    Value lo = arith::TruncFOp::create(b, elt, e[2 * i]);
+    Value hi = arith::TruncFOp::create(b, elt, e[2 * i + 1]);
+    regs.push_back(packPair(b, vector::FromElementsOp::create(
+                                   b, VectorType::get({2}, elt),
+                                   ValueRange{lo, hi})));
+  }
+  return vector::FromElementsOp::create(
+      b, VectorType::get({4}, b.getI32Type()), regs);
+}
+
+Value mlir::attn::nvptx::rowBroadcast(ImplicitLocOpBuilder &b, Value top,
+                                      Value bottom) {
+  SmallVector<Value> e;
+  for (int64_t i = 0; i < 8; ++i)
+    e.push_back(MmaSyncTileMMA::rowHalf(i) ? bottom : top);
+  return vector::FromElementsOp::create(
+      b, VectorType::get({8}, b.getF32Type()), e);
 }
 
 Value mlir::attn::nvptx::swizzleColumn(ImplicitLocOpBuilder &b, Value row,
@@ -131,35 +161,8 @@ Value MmaSyncTileMMA::zeroC() {
 }
 
 Value MmaSyncTileMMA::mma(Value a, Value bFrag, Value c) {
-  SmallVector<Value> aRegs = elements(a, 4), bRegs = elements(bFrag, 4),
-                     cRegs = elements(c, 8), out;
-  Type f32 = b.getF32Type();
-  auto resultType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  NVVM::MMATypes type =
-      elt.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 pairs as i32.
-  if (elt.isF16()) {
-    auto asPair = [&](Value reg) -> Value {
-      Value one = vector::FromElementsOp::create(b, i32Vec(1), reg);
-      return vector::BitCastOp::create(b, VectorType::get({2}, elt), one);
-    };
-    for (Value &reg : aRegs)
-      reg = asPair(reg);
-    for (Value &reg : bRegs)
-      reg = asPair(reg);
-  }
-  for (int64_t h = 0; h < 2; ++h) {
-    auto op = NVVM::MmaOp::create(
-        b, resultType, aRegs, ArrayRef<Value>(bRegs).slice(2 * h, 2),
-        ArrayRef<Value>(cRegs).slice(4 * h, 4), ArrayRef<int64_t>{16, 8, 16},
-        std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    for (int64_t e = 0; e < 4; ++e)
-      out.push_back(LLVM::ExtractValueOp::create(b, op, e));
-  }
-  return vector::FromElementsOp::create(b, VectorType::get({8}, f32), out);
+  return nv::MmaTileOp::create(b, VectorType::get({8}, b.getF32Type()), a,
+                               bFrag, c, TypeAttr::get(elt));
 }
 
 void MmaSyncTileMMA::storeC(Value c, Value mem, Value row, Value col,
@@ -205,27 +208,6 @@ Value MmaSyncTileMMA::mulC(Value x, Value y) {
   return arith::MulFOp::create(b, x, y);
 }
 
-Value MmaSyncTileMMA::accumulatorToA(ArrayRef<Value> e) {
-  // A register i = (row half i & 1, column half i >> 1) = accumulator
-  // elements 2i, 2i + 1.
-  SmallVector<Value> regs;
-  for (int64_t i = 0; i < 4; ++i) {
-    Value lo = arith::TruncFOp::create(b, elt, e[2 * i]);
-    Value hi = arith::TruncFOp::create(b, elt, e[2 * i + 1]);
-    regs.push_back(pack(vector::FromElementsOp::create(
-        b, VectorType::get({2}, elt), ValueRange{lo, hi})));
-  }
-  return vector::FromElementsOp::create(b, i32Vec(4), regs);
-}
-
-Value MmaSyncTileMMA::rowBroadcast(Value top, Value bottom) {
-  SmallVector<Value> e;
-  for (int64_t i = 0; i < 8; ++i)
-    e.push_back(rowHalf(i) ? bottom : top);
-  return vector::FromElementsOp::create(
-      b, VectorType::get({8}, b.getF32Type()), e);
-}
-
 Value MmaSyncTileMMA::idx(int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
@@ -237,11 +219,6 @@ Value MmaSyncTileMMA::add(Value x, Value y, int64_t c) {
 
 VectorType MmaSyncTileMMA::i32Vec(int64_t n) {
   return VectorType::get({n}, b.getI32Type());
-}
-
-Value MmaSyncTileMMA::pack(Value two) {
-  Value one = vector::BitCastOp::create(b, i32Vec(1), two);
-  return vector::ExtractOp::create(b, one, ArrayRef<int64_t>{0});
 }
 
 /// Four 8x8 matrices of 16-bit elements as vector<4xi32>, register i from
@@ -266,13 +243,8 @@ Value MmaSyncTileMMA::ldmatrix(Value mem, Value row, Value col, Value laneRow,
   } else {
     c = add(col, laneCol, 0);
   }
-  Value tiles = nvgpu::LdMatrixOp::create(
-      b, VectorType::get({4, 2}, elt), mem, ValueRange{r, c}, transpose, 4);
-  SmallVector<Value> regs;
-  for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(
-        pack(vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i})));
-  return vector::FromElementsOp::create(b, i32Vec(4), regs);
+  return nv::LdMatrixOp::create(b, i32Vec(4), mem, ValueRange{r, c},
+                               transpose);
 }
 
 SmallVector<Value> MmaSyncTileMMA::elements(Value v, int64_t n) {

@@ -6,13 +6,14 @@
 //
 //  - WMMA (gpu.subgroup_mma, m16n16k16): fragments are opaque; f16 only,
 //    because gpu.subgroup_mma has no bf16.
-//  - mma.sync m16n8k16 (nvvm.mma.sync, two per 16x16 tile): fragments in
-//    the register layout the PTX ISA documents, loaded and stored by each
-//    lane itself; f16 and bf16, sm_80+.
-//    It builds nvvm.mma.sync rather than nvgpu.mma.sync: in LLVM 22
-//    nvgpu.mma.sync cannot lower bf16 operands ("failed to deduce operand
-//    PTX types"), and for f16 its vector<4x2xf16> operand form added 65
-//    lines of 16-bit moves to the D64 kernel's PTX (tried 2026-11-24).
+//  - mma.sync m16n8k16 (attn_nv.mma_tile, two per 16x16 tile, and
+//    attn_nv.ldmatrix): fragments in the register layout the PTX ISA
+//    documents, loaded and stored by each lane itself; f16 and bf16,
+//    sm_80+. attn-nv-to-nvvm expands them into nvvm.mma.sync rather than
+//    nvgpu.mma.sync: in LLVM 22 nvgpu.mma.sync cannot lower bf16 operands
+//    ("failed to deduce operand PTX types"), and for f16 its
+//    vector<4x2xf16> operand form added 65 lines of 16-bit moves to the
+//    D64 kernel's PTX (tried 2026-11-24).
 //
 // A kernel uses one of them for every fragment, so the layouts never mix.
 //
@@ -35,6 +36,18 @@ namespace mlir::attn::nvptx {
 /// distinct groups of 4 banks.
 inline bool isSwizzledWidth(int64_t width) { return width % 64 == 0; }
 Value swizzleColumn(ImplicitLocOpBuilder &b, Value row, Value col);
+
+/// mma.sync's fragments, for the tiers and for attn-nv-to-nvvm:
+/// two 16-bit elements (vector<2xT>) as one i32 register;
+Value packPair(ImplicitLocOpBuilder &b, Value two);
+/// a thread's accumulator elements of a 16x16 tile (mma.sync's C layout),
+/// rounded to `elt`, as the A fragment of the same tile: the two layouts
+/// agree, so P = exp(S) feeds P V without leaving registers;
+Value accumulatorToA(ImplicitLocOpBuilder &b, Type elt,
+                     ArrayRef<Value> elements);
+/// an accumulator holding `top` in rows 0-7 and `bottom` in rows 8-15 (a
+/// per-row factor for the thread's two rows).
+Value rowBroadcast(ImplicitLocOpBuilder &b, Value top, Value bottom);
 
 class TileMMA {
 public:
@@ -81,15 +94,16 @@ public:
 
   static int64_t rowHalf(int64_t e) { return (e / 2) % 2; }
   static int64_t columnOffset(int64_t e) { return 8 * (e / 4) + e % 2; }
+  Type inputType() const { return elt; }
   Value laneRow() const { return g; }
   Value laneColumn() const { return t2; }
-  /// The accumulator elements of a 16x16 tile, rounded to the input type,
-  /// as the A operand of the same 16x16 tile: the two layouts agree, so
-  /// P = exp(S) feeds P V without leaving registers.
-  Value accumulatorToA(ArrayRef<Value> elements);
-  /// An accumulator-layout tile holding `top` in rows 0-7 and `bottom` in
-  /// rows 8-15 (a per-row factor for this thread's two rows).
-  Value rowBroadcast(Value top, Value bottom);
+  /// The free functions above, on this provider's builder and inputs.
+  Value accumulatorToA(ArrayRef<Value> elements) {
+    return nvptx::accumulatorToA(b, elt, elements);
+  }
+  Value rowBroadcast(Value top, Value bottom) {
+    return nvptx::rowBroadcast(b, top, bottom);
+  }
   /// storeC to a tile of f32 or of the input types, the elements rounded
   /// to it; with `swizzle`, a tile of 2-byte elements in the swizzled
   /// layout (swizzleColumn).
@@ -99,7 +113,6 @@ private:
   Value idx(int64_t v);
   Value add(Value x, Value y, int64_t c);
   VectorType i32Vec(int64_t n);
-  Value pack(Value two);
   Value ldmatrix(Value mem, Value row, Value col, Value laneRow,
                  Value laneCol, bool transpose);
   SmallVector<Value> elements(Value v, int64_t n);

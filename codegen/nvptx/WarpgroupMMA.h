@@ -68,12 +68,6 @@ public:
   SmallVector<Value> settle(ArrayRef<Value> tiles);
 
 private:
-  /// A descriptor of the tile at byte offset `offset`.
-  Value descriptor(Value offset, int64_t leadingBytes);
-  /// Accumulator tiles to and from the struct of f32 the instruction
-  /// takes and gives.
-  Value toStruct(ArrayRef<Value> tiles);
-  SmallVector<Value> fromStruct(Value s, int64_t n);
   /// Pins `vectors` (of f32 or i32, one type) in place across a wgmma
   /// fence or wait: an empty asm with side effects that reads and writes
   /// each register, so LLVM computes operands before the fence and reads

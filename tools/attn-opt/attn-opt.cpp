@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
   mlir::attn::registerNVPTXPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect>();
+  registry.insert<mlir::attn::AttnDialect, mlir::attn::nv::AttnNVDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // gpu-module-to-binary translates GPU modules to LLVM IR in-process.

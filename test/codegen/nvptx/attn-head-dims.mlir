@@ -40,7 +40,7 @@ func.func @prefill_d40(%q: memref<?x8x?x40xf16>, %k: memref<?x2x?x40xf16>,
 // TCDECODE-LABEL: func.func @decode_d40_dv72
 // TCDECODE: gpu.launch_func @attn_kernels::@decode_d40_dv72_decode_split {{.*}} workspace = [rows, splits, 74] : f32, block_q = 16, group = 4>
 // TCDECODE-LABEL: gpu.func @decode_d40_dv72_decode_split
-// TCDECODE: nvvm.mma.sync
+// TCDECODE: attn_nv.mma_tile
 // DECODE-LABEL: func.func @decode_d40_dv72
 // DECODE: gpu.launch_func @attn_kernels::@decode_d40_dv72_decode_split {{.*}} shared = 16640, {{.*}} workspace = [rows, splits, 74] : f32
 // DECODE-LABEL: gpu.func @decode_d40_dv72_decode_split

@@ -35,12 +35,12 @@
 // CHECK: %[[LEFT0:.*]] = arith.maxsi %[[LEFT]]
 // CHECK: %[[COUNT:.*]] = arith.ceildivsi %[[LEFT0]], %[[SPLITS]]
 // CHECK: nvgpu.device_async_copy
-// CHECK: nvgpu.ldmatrix
+// CHECK: attn_nv.ldmatrix
 // CHECK: scf.for %[[X:.*]] = %{{.*}} to %[[COUNT]] step %c1
 // CHECK: %[[STRIDE:.*]] = arith.muli %[[X]], %[[SPLITS]]
 // CHECK: %[[TILE:.*]] = arith.addi %block_id_x, %[[STRIDE]]
 // CHECK: arith.muli %[[TILE]], %c64
-// CHECK: nvvm.mma.sync
+// CHECK: attn_nv.mma_tile
 // Unnormalized accumulator pairs, then m and l, into [row, split, :].
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %{{.*}}] {alignment = 8 : i64} : memref<?x?x130xf32>, vector<2xf32>
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %c128{{.*}}] : memref<?x?x130xf32>
@@ -50,7 +50,7 @@
 // LSE, no workspace.
 // CHECK: gpu.func @mqa_decode_unsplit(%{{.*}}: memref<?x64x1x128xf16>, %{{.*}}: memref<?x1x?x128xf16>, %{{.*}}: memref<?x1x?x128xf16>, %{{.*}}: memref<?x64x1x128xf16>, %{{.*}}: memref<?x64x1xf32>)
 // CHECK-NOT: memref<?x?x130xf32>
-// CHECK: nvvm.mma.sync
+// CHECK: attn_nv.mma_tile
 // CHECK-NOT: memref<?x?x130xf32>
 // CHECK: gpu.func @mqa_d96_decode_split(
 // Over a block table each split keeps one run of whole tiles: the block
@@ -71,9 +71,7 @@
 // HOPPER: gpu.func @mqa_decode_split(
 // HOPPER: nvgpu.device_async_copy
 // HOPPER: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
-// HOPPER: nvvm.wgmma.fence.aligned
-// HOPPER: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
-// HOPPER: nvvm.wgmma.commit.group.sync.aligned
+// HOPPER: attn_nv.wgmma {{.*}} : f16 -> vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>{{$}}
 // HOPPER: nvvm.wgmma.wait.group.sync.aligned
 // HOPPER: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %block_id_x, %c129{{.*}}] : memref<?x?x130xf32>
 // HOPPER: gpu.func @mqa_d96_decode_split(

@@ -23,21 +23,21 @@
 // CHECK-NOT: scf.forall
 
 // Kernel: Q and K/V rows of 128 elements unpadded (swizzled), copied with
-// cp.async; ldmatrix and mma.sync m16n8k16; S and P never touch shared
-// memory (no WMMA, no f32 score tile); row maxima and sums over quad
-// shuffles (xor 1, xor 2); p = 2^(c s - m) as one FMA before ex2.
+// cp.async; ldmatrix and mma.sync m16n8k16 (attn_nv tile instructions);
+// S and P never touch shared memory (no WMMA, no f32 score tile): each of
+// the warp's two 16-row m-tiles takes one attn_nv.online_softmax on its
+// 8 score tiles, the raw dots scaled by c inside (attn-nv-to-nvvm.mlir
+// shows its quad shuffles and the FMA before ex2).
 // CHECK: gpu.func @gqa_causal_d128_mma(
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: memref.view {{.*}} to memref<128x128xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}} {bypassL1} : memref<?x8x?x128xf16> to memref<128x128xf16, #gpu.address_space<workgroup>>
 // CHECK: scf.for
-// CHECK: nvgpu.ldmatrix {{.*}} : memref<64x128xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
-// CHECK: nvvm.mma.sync
-// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
-// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
-// CHECK: math.fma
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: attn_nv.ldmatrix {{.*}} : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: attn_nv.mma_tile {{.*}} : f16
+// CHECK: attn_nv.online_softmax %{{.*}} state(%{{.*}}) {scale = {{.*}} : f64} : f16
+// CHECK: attn_nv.online_softmax %{{.*}} state(%{{.*}}) moved %{{.*}} {scale = {{.*}} : f64} : f16
+// CHECK: attn_nv.ldmatrix {{.*}} transpose
 // CHECK: scf.yield
 // Epilogue: O normalized in registers, staged over the warp's own Q rows,
 // 16-byte stores; the LSE.

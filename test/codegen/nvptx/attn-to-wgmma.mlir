@@ -31,16 +31,15 @@
 // the scores (8 more vector<8xf32>).
 // RUN: sed 's/stages = 2>/stages = 3, producer = off>/' %s | attn-opt --attn-to-wgmma="chip=sm_90a" | FileCheck %s --check-prefix=AHEAD
 // AHEAD: nvvm.cp.async.wait.group 1
-// AHEAD: nvvm.wgmma.fence.aligned
-// AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// AHEAD: attn_nv.wgmma {{.*}} a_tile
 // AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
 // AHEAD: scf.for {{.*}} -> (f32, f32, f32, f32, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // AHEAD: nvvm.cp.async.wait.group 0
-// AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// AHEAD: attn_nv.wgmma {{.*}} a_tile
 // AHEAD-NOT: nvvm.wgmma.wait.group
-// AHEAD: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// AHEAD: nvvm.wgmma.commit.group.sync.aligned
-// AHEAD-NOT: nvvm.wgmma.fence.aligned
+// AHEAD: attn_nv.online_softmax
+// AHEAD: attn_nv.wgmma {{.*}} a(
+// AHEAD-NOT: attn_nv.wgmma
 // AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
 // AHEAD: scf.yield
 // A nest marked for another tier is left to that tier's pass.
@@ -89,14 +88,14 @@
 // TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // TMA: nvvm.mbarrier.arrive.expect_tx
 // TMA-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// TMA: nvvm.wgmma.fence.aligned
+// TMA: attn_nv.wgmma
 // P V waits for V_j's mbarrier alone: no cp.async wait, no barrier.
-// TMA: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// TMA: attn_nv.online_softmax
 // TMA-NOT: nvvm.cp.async.wait.group
 // TMA-NOT: gpu.barrier
 // TMA: nvvm.mbarrier.try_wait.parity
 // TMA-NOT: gpu.barrier
-// TMA: nvvm.wgmma.fence.aligned
+// TMA: attn_nv.wgmma
 // TMA: scf.yield
 // The epilogue stages O (swizzled, in Q's 64-column blocks), each thread
 // fences its writes for the async proxy, the block meets, and thread 0
@@ -153,7 +152,7 @@
 // WS: scf.for
 // WS: nvvm.mbarrier.try_wait.parity
 // WS: nvvm.wgmma.wait.group.sync.aligned 0
-// WS: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// WS: attn_nv.online_softmax
 // WS: nvvm.mbarrier.try_wait.parity
 // WS: nvvm.wgmma.wait.group.sync.aligned 0
 // WS: nvvm.mbarrier.try_wait.parity
@@ -183,7 +182,7 @@
 // WS-AHEAD: nvvm.setmaxregister  increase 240
 // WS-AHEAD-NOT: nvgpu.device_async_copy
 // WS-AHEAD: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// WS-AHEAD-NOT: nvvm.wgmma
+// WS-AHEAD-NOT: {{nvvm.wgmma|attn_nv.wgmma}}
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
 // WS-AHEAD: scf.if
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
@@ -193,11 +192,11 @@
 // WS-AHEAD: scf.for {{.*}} -> (f32, f32, f32, f32, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // WS-AHEAD: scf.if
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity
-// WS-AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// WS-AHEAD: attn_nv.wgmma
 // WS-AHEAD-NOT: nvvm.wgmma.wait.group
-// WS-AHEAD: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// WS-AHEAD: attn_nv.online_softmax
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity
-// WS-AHEAD: nvvm.wgmma.commit.group.sync.aligned
+// WS-AHEAD: attn_nv.wgmma
 // WS-AHEAD: nvvm.wgmma.wait.group.sync.aligned 0
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity
 // WS-AHEAD: nvvm.mbarrier.arrive
@@ -217,9 +216,9 @@
 // PP: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // PP: nvvm.wgmma.wait.group.sync.aligned 0
 // PP: scf.for
-// PP: nvvm.wgmma.commit.group.sync.aligned
+// PP: attn_nv.wgmma
 // PP: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
-// PP: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// PP: attn_nv.online_softmax
 // PP: nvvm.mbarrier.try_wait.parity
 // PP: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // PP: nvvm.wgmma.wait.group.sync.aligned 0
@@ -257,23 +256,25 @@
 // CHECK: gpu.barrier
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.commit.group
-// S = Q K^T: one chain of 8 wgmma (D / 16), Q and K both K-major through
-// descriptors, the first with scale-d 0 (no accumulator input).
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}} p, 1, 1, 0, 0
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// S = Q K^T: one wgmma group over k = D, Q and K both K-major in shared
+// memory (attn-nv-to-nvvm makes it a chain of 8 through descriptors),
+// eight 16-column accumulator tiles, waited for and pinned.
+// CHECK: attn_nv.wgmma %{{.*}} a_tile %{{.*}} b_tile %{{.*}} {a_rows = 128 : i64, k = 128 : i64} : f16 -> vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// The register score stage: quad shuffles, ex2.
-// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: attn_nv.fence_registers
+// The register score stage: each warp's 16 rows of the warpgroup's
+// 64 x 128 scores in one online-softmax step.
+// CHECK: attn_nv.online_softmax {{.*}} : f16
 // O += P V: P from registers, V MN-major (transposed) through a descriptor,
 // once V_j is in (K_{j+1} may still be coming).
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: gpu.barrier
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// The accumulators and P pinned before the group, which takes P's 8 A
+// fragments (k = 128 keys) and adds to O's 8 tiles.
+// CHECK: attn_nv.fence_registers {{.*}} : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+// CHECK: attn_nv.fence_registers {{.*}} : vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>
+// CHECK: attn_nv.wgmma %{{.*}} a(%{{.*}}) acc(%{{.*}}) b_tile %{{.*}} {k = 128 : i64} : f16
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: scf.yield
 // Epilogue: the LSE, then O staged through shared memory after a barrier

@@ -9,10 +9,10 @@
 
 // CHECK-LABEL: gpu.func @bf16_prefill_wmma
 // CHECK-NOT:     gpu.subgroup_mma
-// CHECK:         nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} {{.*}} -> vector<4x2xbf16>
+// CHECK:         attn_nv.ldmatrix {{.*}} : memref<{{.*}}xbf16, #gpu.address_space<workgroup>>
 // CHECK:         scf.for
-// CHECK:           nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
-// CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true} {{.*}} -> vector<4x2xbf16>
+// CHECK:           attn_nv.mma_tile {{.*}} : bf16
+// CHECK:           attn_nv.ldmatrix {{.*}} transpose : memref<{{.*}}xbf16, #gpu.address_space<workgroup>>
 // CHECK-NOT:     gpu.subgroup_mma
 
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16

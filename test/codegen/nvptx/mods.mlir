@@ -88,7 +88,7 @@ func.func @alibi(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
 // On sm_90 (f16) the tensor-core split kernel: the regions
 // per element of its mma.sync score tile.
 // TCDECODE-LABEL: gpu.func @decode_mods_decode_split
-// TCDECODE: nvvm.mma.sync
+// TCDECODE: attn_nv.mma_tile
 // TCDECODE: math.tanh
 // TCDECODE: arith.cmpi sge
 // PTX-LABEL: .entry decode_mods_decode_split

@@ -1,0 +1,204 @@
+//===- AttnNVOps.td - attn_nv: the NVIDIA tile instructions -*- tablegen -*-===//
+//
+// The instruction level of the NVIDIA tiers: one op per tensor-core step
+// that upstream's nvgpu and nvvm ops do not spell the way the kernels need
+// it (a 16x16 mma.sync tile product on packed registers, ldmatrix packed
+// into the registers mma.sync reads, wgmma with A in registers, operand
+// fences). The tier passes build them; attn-nv-to-nvvm expands each with
+// one pattern into nvvm, nvgpu, vector and inline PTX, so the struct
+// extracts and register pins appear only after that lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD
+#define ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def AttnNV_Dialect : Dialect {
+  let name = "attn_nv";
+  let cppNamespace = "::mlir::attn::nv";
+  let summary = "attn's NVIDIA tile instructions";
+  let description = [{
+    The tensor-core instructions of attn's NVIDIA tiers, on the register
+    fragments the PTX ISA documents:
+
+    - an *A or B fragment* is `vector<4xi32>`: the four 32-bit registers
+      of a 16x16 tile of 16-bit elements (f16 or bf16 pairs) that
+      `ldmatrix.x4` loads and `mma.sync` reads;
+    - an *accumulator* is `vector<8xf32>`: a thread's eight elements of a
+      16x16 f32 tile in mma.sync's m16n8 C layout (element `e` at row
+      `lane / 4 + 8 * ((e / 2) % 2)`, column
+      `2 * (lane % 4) + 8 * (e / 4) + e % 2`). wgmma's 64 x N accumulators
+      are the same tiles, N / 16 of them per thread (warp `w` of the
+      warpgroup holding rows 16w..16w+15).
+
+    The tier passes (attn-to-mma, attn-to-wgmma, attn-to-decode) build
+    these ops; `attn-nv-to-nvvm` expands each into nvvm, nvgpu, vector and
+    inline PTX.
+  }];
+}
+
+class AttnNV_Op<string mnemonic, list<Trait> traits = []>
+    : Op<AttnNV_Dialect, mnemonic, traits>;
+
+def AttnNV_Fragment : VectorOfLengthAndType<[4], [I32]>,
+    BuildableType<"::mlir::VectorType::get({4}, $_builder.getI32Type())">;
+def AttnNV_Accumulator : VectorOfLengthAndType<[8], [F32]>,
+    BuildableType<"::mlir::VectorType::get({8}, $_builder.getF32Type())">;
+def AttnNV_InputType : TypeAttrOf<AnyTypeOf<[F16, BF16]>>;
+
+def AttnNV_MmaTileOp : AttnNV_Op<"mma_tile", [Pure]> {
+  let summary = "a 16x16x16 warp tile product: two mma.sync m16n8k16";
+  let description = [{
+    `d = a * b + c` for a 16x16 tile: `a` row-major and `b` column-major
+    fragments of `inputs` (f16 or bf16) elements, `c` and `d` f32
+    accumulators. It is two `mma.sync.aligned.m16n8k16` (columns 0-7 from
+    b's registers 0-1, columns 8-15 from 2-3), which every lane of the
+    warp runs together.
+
+    ```mlir
+    %d = attn_nv.mma_tile %a, %b, %c : f16
+    ```
+  }];
+  let arguments = (ins AttnNV_Fragment:$a, AttnNV_Fragment:$b,
+                   AttnNV_Accumulator:$c, AttnNV_InputType:$inputs);
+  let results = (outs AttnNV_Accumulator:$d);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` $inputs";
+}
+
+def AttnNV_LdMatrixOp : AttnNV_Op<"ldmatrix"> {
+  let summary = "four 8x8 matrices from shared memory, as an A or B fragment";
+  let description = [{
+    `ldmatrix.sync.aligned.x4` (optionally `.trans`): each lane gives the
+    address `src[indices]` of row `lane % 8` of matrix `lane / 8`, and gets
+    register `i` of the fragment from matrix `i`. `src` is a 2-D memref of
+    16-bit elements in shared memory (address space 3).
+
+    ```mlir
+    %a = attn_nv.ldmatrix %tile[%row, %col] : memref<64x128xf16, 3>
+    %b = attn_nv.ldmatrix %tile[%row, %col] transpose : memref<64x128xf16, 3>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$src,
+                   Variadic<Index>:$indices, UnitAttr:$transpose);
+  let results = (outs AttnNV_Fragment:$fragment);
+  let assemblyFormat =
+      "$src `[` $indices `]` (`transpose` $transpose^)? attr-dict `:` type($src)";
+  let hasVerifier = 1;
+}
+
+def AttnNV_WgmmaOp : AttnNV_Op<"wgmma",
+                               [AttrSizedOperandSegments]> {
+  let summary = "a warpgroup's 64 x N product, issued as one wgmma group";
+  let description = [{
+    `wgmma.fence`, then `k / 16` chained `wgmma.mma_async.m64nNk16` (f32
+    accumulators, `inputs` operands, N = 16 * the number of results), then
+    `wgmma.commit_group`. The results are in flight: they may be read only
+    after `nvvm.wgmma.wait.group.sync.aligned` and an
+    `attn_nv.fence_registers` that pins them.
+
+    B is a shared tile in the tier's 128-byte-swizzled blocks of 64
+    columns at byte offset `b_tile` from the shared window whose address is
+    `base`, read through matrix descriptors:
+    - without `a`, B is K-major (Q·Kᵀ's K: rows of k elements) and so is
+      A, at byte offset `a_tile` (its first row), its 64-column blocks
+      `a_rows` rows apart; the result starts from zero.
+    - with `a` (k / 16 A fragments, mma.sync's A layout: P), B is
+      MN-major (V: k rows of N elements), and the product adds to `acc`
+      (N / 16 accumulators).
+
+    ```mlir
+    %s:4 = attn_nv.wgmma %base a_tile %q b_tile %k {a_rows = 128 : i64, k = 128 : i64}
+        : f16 -> vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+    %o:4 = attn_nv.wgmma %base a(%p0, %p1, %p2, %p3) acc(%o0, %o1, %o2, %o3)
+        b_tile %v {k = 64 : i64}
+        : f16 -> vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+    ```
+  }];
+  let arguments = (ins I64:$base, Optional<Index>:$a_tile, Index:$b_tile,
+                   Variadic<AttnNV_Fragment>:$a,
+                   Variadic<AttnNV_Accumulator>:$acc,
+                   I64Attr:$k, OptionalAttr<I64Attr>:$a_rows,
+                   AttnNV_InputType:$inputs);
+  let results = (outs Variadic<AttnNV_Accumulator>:$d);
+  let assemblyFormat = [{
+    $base (`a_tile` $a_tile^)? (`a` `(` $a^ `)`)? (`acc` `(` $acc^ `)`)?
+    `b_tile` $b_tile attr-dict `:` $inputs `->` type($d)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_OnlineSoftmaxOp : AttnNV_Op<"online_softmax",
+    [Pure, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "one K/V tile's online-softmax step on a warp's 16 rows, "
+                "in registers";
+  let description = [{
+    The register score stage's step for one 16-row m-tile: `scores` are
+    the thread's accumulators of the tile's N / 16 column tiles (its two
+    rows, `top` = lane / 4 and `bottom` = lane / 4 + 8, two columns per 8
+    keys), masked (a hidden key is -inf). With `scale` they are raw dot
+    products and the base-2 logit is `scale * dot` (scale > 0, so the
+    mask and the maximum work on the dots); without, they are base-2
+    logits. `m_*` and `l_*` are the rows' running state.
+
+    For each row: the tile's maximum over the quad's lanes (xor shuffles
+    1 and 2); a lazy rescale, the reference `m` moving to that maximum
+    only where it passes `m + 8` (p = 2^(s - m) stays at most 256,
+    which f16, bf16 and the f32 sums hold); `p = 2^(s - m')`;
+    `alpha = 2^(m - m')` where m moved (0 from -inf), else exactly 1;
+    `l' = l * alpha + sum(p)` over the thread's own columns (the quad's
+    sum is taken once, in the epilogue).
+
+    Results: P rounded to `inputs` as A fragments of P V (the accumulator
+    and A layouts agree), the new state, `alpha` broadcast in accumulator
+    layout (rows top and bottom), and `moved`: whether either row's
+    reference moved, or `moved_before` was true (the warp's earlier
+    m-tiles'), so one branch skips every rescale of O.
+
+    ```mlir
+    %p:8, %m0, %m1, %l0, %l1, %alpha, %moved = attn_nv.online_softmax
+        %s0, %s1, %s2, %s3, %s4, %s5, %s6, %s7
+        state(%m_top, %m_bottom, %l_top, %l_bottom)
+        {scale = 0.1275 : f64} : f16
+    ```
+  }];
+  let arguments = (ins Variadic<AttnNV_Accumulator>:$scores, F32:$m_top,
+                   F32:$m_bottom, F32:$l_top, F32:$l_bottom,
+                   Optional<I1>:$moved_before, OptionalAttr<F64Attr>:$scale,
+                   AttnNV_InputType:$inputs);
+  let results = (outs Variadic<AttnNV_Fragment>:$p, F32:$new_m_top,
+                 F32:$new_m_bottom, F32:$new_l_top, F32:$new_l_bottom,
+                 AttnNV_Accumulator:$alpha, I1:$moved);
+  let assemblyFormat = [{
+    $scores `state` `(` $m_top `,` $m_bottom `,` $l_top `,` $l_bottom `)`
+    (`moved` $moved_before^)? attr-dict `:` $inputs
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_FenceRegistersOp : AttnNV_Op<"fence_registers",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "pins register values across a wgmma fence or wait";
+  let description = [{
+    Returns its operands unchanged through one empty inline asm with side
+    effects that reads and writes every element, so the compiler computes
+    them before this point and reads the results after it (CUTLASS's
+    `warpgroup_fence_operand`): wgmma reads its register operands and
+    writes its accumulators asynchronously, outside the data flow LLVM
+    sees. The operands are vectors of one type, of f32 or i32.
+
+    ```mlir
+    %acc:2 = attn_nv.fence_registers %a0, %a1 : vector<8xf32>, vector<8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<VectorOfRankAndType<[1], [F32, I32]>>:$values);
+  let results = (outs Variadic<VectorOfRankAndType<[1], [F32, I32]>>:$pinned);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD

@@ -1,0 +1,423 @@
+//===- AttnNVToNVVM.cpp - attn-nv-to-nvvm: expand the tile instructions ---===//
+//
+// One pattern per attn_nv op, applied in one walk (no folding, no DCE), so
+// each op becomes, in its place, the instructions the tiers used to build
+// inline: nvvm.mma.sync pairs on unpacked registers, nvgpu.ldmatrix with
+// its halves packed into i32, wgmma.mma_async as inline PTX on a struct of
+// f32 (LLVM 22's nvvm.wgmma.mma_async takes A only through a descriptor,
+// and P V needs it in registers), and the empty asm that pins registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/AttnNVDialect.h"
+#include "codegen/nvptx/Passes.h"
+#include "codegen/nvptx/RegisterMath.h"
+#include "codegen/nvptx/TileMMA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+#include <string>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNNVTONVVM
+#include "codegen/nvptx/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
+
+namespace {
+
+/// Bytes of a swizzle block's row, and of its 8-row repeat.
+constexpr int64_t kBlockRow = 128, kAtom = 8 * kBlockRow;
+/// Descriptor bits 62-63: the 128-byte swizzle.
+constexpr uint64_t kSwizzle128 = uint64_t(1) << 62;
+
+Value idx(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+VectorType i32Vec(ImplicitLocOpBuilder &b, int64_t n) {
+  return VectorType::get({n}, b.getI32Type());
+}
+
+SmallVector<Value> elements(ImplicitLocOpBuilder &b, Value v, int64_t n) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}));
+  return out;
+}
+
+/// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
+/// with g = lane / 4 and t = lane % 4,
+///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]
+///   B (16x8):  register j holds B[2t + 8j + {0, 1}][g]
+///   C (16x8):  c0, c1 = C[g][2t + {0, 1}], c2, c3 = C[g + 8][2t + {0, 1}]
+/// A 16x16 tile is two 16x8 halves side by side: B half h in registers
+/// 2h, 2h + 1, C half h in elements 4h..4h+3.
+struct MmaTileLowering : OpRewritePattern<nv::MmaTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::MmaTileOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Type elt = op.getInputs();
+    SmallVector<Value> aRegs = elements(b, op.getA(), 4);
+    SmallVector<Value> bRegs = elements(b, op.getB(), 4);
+    SmallVector<Value> cRegs = elements(b, op.getC(), 8), out;
+    Type f32 = b.getF32Type();
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    NVVM::MMATypes type =
+        elt.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 pairs as i32.
+    if (elt.isF16()) {
+      auto asPair = [&](Value reg) -> Value {
+        Value one = vector::FromElementsOp::create(b, i32Vec(b, 1), reg);
+        return vector::BitCastOp::create(b, VectorType::get({2}, elt), one);
+      };
+      for (Value &reg : aRegs)
+        reg = asPair(reg);
+      for (Value &reg : bRegs)
+        reg = asPair(reg);
+    }
+    for (int64_t h = 0; h < 2; ++h) {
+      auto mma = NVVM::MmaOp::create(
+          b, resultType, aRegs, ArrayRef<Value>(bRegs).slice(2 * h, 2),
+          ArrayRef<Value>(cRegs).slice(4 * h, 4), ArrayRef<int64_t>{16, 8, 16},
+          std::nullopt, std::nullopt,
+          std::array<NVVM::MMATypes, 2>{type, type},
+          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                         NVVM::MMALayout::col});
+      for (int64_t e = 0; e < 4; ++e)
+        out.push_back(LLVM::ExtractValueOp::create(b, mma, e));
+    }
+    rewriter.replaceOp(
+        op, vector::FromElementsOp::create(b, VectorType::get({8}, f32), out));
+    return success();
+  }
+};
+
+/// nvgpu.ldmatrix gives vector<4x2xT>: matrix i's two elements, packed
+/// into register i.
+struct LdMatrixLowering : OpRewritePattern<nv::LdMatrixOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::LdMatrixOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Type elt = op.getSrc().getType().getElementType();
+    Value tiles = nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, elt),
+                                            op.getSrc(), op.getIndices(),
+                                            op.getTranspose(), 4);
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < 4; ++i)
+      regs.push_back(
+          packPair(b, vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i})));
+    rewriter.replaceOp(op,
+                       vector::FromElementsOp::create(b, i32Vec(b, 4), regs));
+    return success();
+  }
+};
+
+/// The step in mma.sync's accumulator layout: element e of a tile is in
+/// row half rowHalf(e) (top or bottom); the row's maximum and, at the end,
+/// its sum span the quad's four lanes.
+struct OnlineSoftmaxLowering : OpRewritePattern<nv::OnlineSoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::OnlineSoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    using Layout = MmaSyncTileMMA;
+    std::optional<double> c;
+    if (FloatAttr scale = op.getScaleAttr())
+      c = scale.getValueAsDouble();
+    Value state[4] = {op.getMTop(), op.getMBottom(), op.getLTop(),
+                      op.getLBottom()};
+    SmallVector<SmallVector<Value>> scores;
+    SmallVector<Value> rowValues[2];
+    for (Value tile : op.getScores()) {
+      SmallVector<Value> elements;
+      for (int64_t i = 0; i < 8; ++i) {
+        elements.push_back(
+            vector::ExtractOp::create(b, tile, ArrayRef<int64_t>{i}));
+        rowValues[Layout::rowHalf(i)].push_back(elements.back());
+      }
+      scores.push_back(std::move(elements));
+    }
+    auto max = [&](Value x, Value y) -> Value {
+      return arith::MaxNumFOp::create(b, x, y);
+    };
+    Value rowMax[2] = {pairwise(rowValues[0], max),
+                       pairwise(rowValues[1], max)};
+    Value moved = op.getMovedBefore();
+    Value newMax[2], shift[2], alpha[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      // The four threads of a quad hold a row's columns.
+      Value tileMax = xorReduce(b, rowMax[h], {1, 2}, /*isMax=*/true);
+      if (c)
+        tileMax = arith::MulFOp::create(b, tileMax, f32Constant(b, *c));
+      Value moves = referenceMoves(b, tileMax, state[h]);
+      moved = moved ? Value(arith::OrIOp::create(b, moved, moves)) : moves;
+      newMax[h] = arith::SelectOp::create(b, moves, tileMax, state[h]);
+      shift[h] = safeMax(b, newMax[h]);
+      // 0 when m was -inf; exactly 1 when the reference stays.
+      Value rescaled =
+          fastExp2(b, arith::SubFOp::create(b, state[h], shift[h]));
+      Value kept = f32Constant(b, 1);
+      alpha[h] = arith::SelectOp::create(b, moves, rescaled, kept);
+    }
+    rowValues[0].clear();
+    rowValues[1].clear();
+    Value negShift[2] = {arith::NegFOp::create(b, shift[0]),
+                         arith::NegFOp::create(b, shift[1])};
+    // p = 2^(c * dot - m) is one FMA before the ex2.
+    SmallVector<Value> results;
+    for (SmallVector<Value> &tile : scores) {
+      SmallVector<Value> probs;
+      for (int64_t e = 0; e < 8; ++e) {
+        int64_t h = Layout::rowHalf(e);
+        Value exponent =
+            c ? Value(math::FmaOp::create(b, tile[e], f32Constant(b, *c),
+                                          negShift[h]))
+              : Value(arith::SubFOp::create(b, tile[e], shift[h]));
+        probs.push_back(fastExp2(b, exponent));
+        rowValues[h].push_back(probs.back());
+      }
+      results.push_back(accumulatorToA(b, op.getInputs(), probs));
+    }
+    results.append({newMax[0], newMax[1]});
+    for (int64_t h = 0; h < 2; ++h) {
+      Value sum = pairwise(rowValues[h], [&](Value x, Value y) -> Value {
+        return arith::AddFOp::create(b, x, y);
+      });
+      Value kept = arith::MulFOp::create(b, state[2 + h], alpha[h]);
+      results.push_back(arith::AddFOp::create(b, kept, sum));
+    }
+    results.push_back(rowBroadcast(b, alpha[0], alpha[1]));
+    results.push_back(moved);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// The empty asm with side effects that reads and writes every element
+/// ("=f" for f32, "=r" for i32, each tied to its input).
+struct FenceRegistersLowering : OpRewritePattern<nv::FenceRegistersOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::FenceRegistersOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    ValueRange vectors = op.getValues();
+    auto vectorType = cast<VectorType>(vectors.front().getType());
+    const int64_t width = vectorType.getNumElements();
+    Type element = vectorType.getElementType();
+    const int64_t regs = width * vectors.size();
+    std::string constraints;
+    for (int64_t i = 0; i < regs; ++i)
+      constraints += element.isF32() ? "=f," : "=r,";
+    for (int64_t i = 0; i < regs; ++i)
+      constraints += std::to_string(i) + (i + 1 < regs ? "," : "");
+    SmallVector<Value> in;
+    for (Value v : vectors)
+      llvm::append_range(in, elements(b, v, width));
+    auto type = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(regs, element));
+    Value s =
+        LLVM::InlineAsmOp::create(
+            b, type, in, b.getStringAttr(""), b.getStringAttr(constraints),
+            /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/nullptr,
+            LLVM::TailCallKindAttr{}, LLVM::AsmDialectAttr{}, ArrayAttr{})
+            .getResult(0);
+    SmallVector<Value> out;
+    for (int64_t v = 0; v < static_cast<int64_t>(vectors.size()); ++v) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < width; ++i)
+        e.push_back(LLVM::ExtractValueOp::create(b, s, width * v + i));
+      out.push_back(vector::FromElementsOp::create(b, vectorType, e));
+    }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// A descriptor of the swizzled tile at byte offset `offset` of the shared
+/// window at address `base`. Bits 0-13: the address / 16; 16-29: the
+/// leading byte offset / 16; 32-45: the stride byte offset / 16 (the
+/// 8-row atom); 49-51: the base offset (0: blocks start on 1024-byte
+/// boundaries); 62-63: the swizzle.
+Value descriptor(ImplicitLocOpBuilder &b, Value base, Value offset,
+                 int64_t leadingBytes) {
+  Type i64 = b.getI64Type();
+  Value at = arith::AddIOp::create(
+      b, base, arith::IndexCastUIOp::create(b, i64, offset));
+  Value sixteens =
+      arith::ShRUIOp::create(b, at, arith::ConstantIntOp::create(b, i64, 4));
+  Value field = arith::AndIOp::create(
+      b, sixteens, arith::ConstantIntOp::create(b, i64, 0x3FFF));
+  uint64_t fixed = (uint64_t(leadingBytes / 16) << 16) |
+                   (uint64_t(kAtom / 16) << 32) | kSwizzle128;
+  return arith::OrIOp::create(
+      b, field,
+      arith::ConstantIntOp::create(b, i64, static_cast<int64_t>(fixed)));
+}
+
+/// One wgmma.mma_async: `regs` f32 accumulators (tied to `acc` when
+/// given, else scale-d = 0), then `operands` with `operandConstraints`
+/// and the text of the operands after D (`$N` placeholders numbered from
+/// `regs`, or from 2 regs with `acc`).
+Value wgmmaAsm(ImplicitLocOpBuilder &b, StringRef shapeAndTypes, int64_t regs,
+               Value acc, ArrayRef<Value> operands,
+               ArrayRef<StringRef> operandConstraints,
+               function_ref<std::string(int64_t first)> operandText) {
+  std::string constraints;
+  SmallVector<Value> in;
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "=f,";
+  if (acc)
+    for (int64_t i = 0; i < regs; ++i) {
+      constraints += std::to_string(i) + ",";
+      in.push_back(LLVM::ExtractValueOp::create(b, acc, i));
+    }
+  for (StringRef c : operandConstraints)
+    constraints += c.str() + ",";
+  constraints += "r";
+  in.append(operands.begin(), operands.end());
+  in.push_back(arith::ConstantIntOp::create(b, b.getI32Type(), acc ? 1 : 0));
+  int64_t first = acc ? 2 * regs : regs;
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                     std::to_string(first + operands.size()) +
+                     ", 0;\nwgmma.mma_async.sync.aligned." +
+                     shapeAndTypes.str() + " {";
+  for (int64_t i = 0; i < regs; ++i)
+    text += "$" + std::to_string(i) + (i + 1 < regs ? ", " : "");
+  text += "}, " + operandText(first) + ";\n}";
+  auto type = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(regs, b.getF32Type()));
+  return LLVM::InlineAsmOp::create(
+             b, type, in, b.getStringAttr(text),
+             b.getStringAttr(constraints),
+             /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/nullptr,
+             LLVM::TailCallKindAttr{}, LLVM::AsmDialectAttr{}, ArrayAttr{})
+      .getResult(0);
+}
+
+/// wgmma's f32 accumulators as a struct (the asm's operand and result)
+/// and back as 16-column tiles.
+Value toStruct(ImplicitLocOpBuilder &b, ValueRange tiles) {
+  Type f32 = b.getF32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(8 * tiles.size(), f32));
+  Value s = LLVM::UndefOp::create(b, type);
+  for (auto [t, tile] : llvm::enumerate(tiles))
+    for (int64_t e = 0; e < 8; ++e)
+      s = LLVM::InsertValueOp::create(
+          b, s, vector::ExtractOp::create(b, tile, ArrayRef<int64_t>{e}),
+          ArrayRef<int64_t>{static_cast<int64_t>(8 * t + e)});
+  return s;
+}
+
+SmallVector<Value> fromStruct(ImplicitLocOpBuilder &b, Value s,
+                              int64_t tiles) {
+  SmallVector<Value> out;
+  for (int64_t t = 0; t < tiles; ++t) {
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < 8; ++i)
+      e.push_back(LLVM::ExtractValueOp::create(b, s, 8 * t + i));
+    out.push_back(vector::FromElementsOp::create(
+        b, VectorType::get({8}, b.getF32Type()), e));
+  }
+  return out;
+}
+
+/// The K step of both forms: 16 elements. A K-major descriptor moves 32
+/// bytes inside its 64-column block (the swizzle applies to the address,
+/// so the step is a plain add) and to the next block every 4 steps; an
+/// MN-major one moves 16 rows.
+struct WgmmaLowering : OpRewritePattern<nv::WgmmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::WgmmaOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Type elt = op.getInputs();
+    const int64_t tiles = op.getD().size(), n = 16 * tiles, k = op.getK();
+    std::string t = elt.isBF16() ? "bf16" : "f16";
+    std::string shape =
+        "m64n" + std::to_string(n) + "k16.f32." + t + "." + t;
+    Value base = op.getBase(), bTile = op.getBTile();
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    Value acc;
+    if (op.getA().empty()) {
+      // Block c of A starts at a_tile + c * a_rows * 128.
+      Value aStart = op.getATile();
+      const int64_t aRows = *op.getARows();
+      for (int64_t kk = 0; kk < k / 16; ++kk) {
+        int64_t block = kk / 4, within = (kk % 4) * 32;
+        Value aAt = arith::AddIOp::create(
+            b, aStart, idx(b, block * aRows * kBlockRow + within));
+        Value bAt = arith::AddIOp::create(
+            b, bTile, idx(b, block * n * kBlockRow + within));
+        Value descA = descriptor(b, base, aAt, 16);
+        Value descB = descriptor(b, base, bAt, 16);
+        acc = wgmmaAsm(b, shape, n / 2, acc, {descA, descB}, {"l", "l"},
+                       [](int64_t first) {
+                         // scale-a, scale-b 1; neither transposed (K-major).
+                         return "$" + std::to_string(first) + ", $" +
+                                std::to_string(first + 1) + ", p, 1, 1, 0, 0";
+                       });
+      }
+    } else {
+      acc = toStruct(b, op.getAcc());
+      // B's 64-column blocks are k rows each: the leading byte offset.
+      const int64_t blockBytes = k * kBlockRow;
+      for (auto [kk, a] : llvm::enumerate(op.getA())) {
+        SmallVector<Value> ops = elements(b, a, 4);
+        ops.push_back(descriptor(
+            b, base,
+            arith::AddIOp::create(b, bTile,
+                                  idx(b, int64_t(kk) * 16 * kBlockRow)),
+            blockBytes));
+        acc = wgmmaAsm(b, shape, n / 2, acc, ops, {"r", "r", "r", "r", "l"},
+                       [](int64_t first) {
+                         std::string s = "{";
+                         for (int64_t r = 0; r < 4; ++r)
+                           s += "$" + std::to_string(first + r) +
+                                (r < 3 ? ", " : "");
+                         // scale-a, scale-b 1; B transposed (MN-major).
+                         return s + "}, $" + std::to_string(first + 4) +
+                                ", p, 1, 1, 1";
+                       });
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    rewriter.replaceOp(op, fromStruct(b, acc, tiles));
+    return success();
+  }
+};
+
+struct AttnNVToNVVMPass : attn::impl::AttnNVToNVVMBase<AttnNVToNVVMPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateAttnNVToNVVMPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateAttnNVToNVVMPatterns(RewritePatternSet &patterns) {
+  patterns.add<MmaTileLowering, LdMatrixLowering, OnlineSoftmaxLowering,
+               FenceRegistersLowering, WgmmaLowering>(patterns.getContext());
+}

@@ -1,0 +1,120 @@
+// Each rule of attn_nv's verifiers, with the operand and rule it names.
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+func.func @ldmatrix_global(%m: memref<64x64xf16>, %i: index) {
+  // expected-error @+1 {{'attn_nv.ldmatrix' op 'src' must be in shared memory (address space 3), got 'memref<64x64xf16>'}}
+  %a = attn_nv.ldmatrix %m[%i, %i] : memref<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @ldmatrix_f32(%m: memref<64x64xf32, 3>, %i: index) {
+  // expected-error @+1 {{operand #0 must be 2D memref of 16-bit float or bfloat16 type values}}
+  %a = attn_nv.ldmatrix %m[%i, %i] : memref<64x64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @mma_tile_f32_inputs(%a: vector<4xi32>, %c: vector<8xf32>) {
+  // expected-error @+1 {{attribute 'inputs' failed to satisfy constraint: type attribute of 16-bit float or bfloat16 type}}
+  %d = attn_nv.mma_tile %a, %a, %c : f32
+  return
+}
+
+// -----
+
+func.func @wgmma_k(%base: i64, %t: index) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'k' must be a positive multiple of 16, got 24}}
+  %s = attn_nv.wgmma %base a_tile %t b_tile %t {a_rows = 64 : i64, k = 24 : i64} : f16 -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_wide(%base: i64, %t: index) {
+  // expected-error @+1 {{'attn_nv.wgmma' op must give 1 to 16 accumulators (N = 16 per accumulator, at most 256), got 17}}
+  %s:17 = attn_nv.wgmma %base a_tile %t b_tile %t {a_rows = 64 : i64, k = 16 : i64} : f16 -> vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_no_a(%base: i64, %t: index) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with A in shared memory (no 'a') needs 'a_tile' and 'a_rows'}}
+  %s = attn_nv.wgmma %base b_tile %t {k = 16 : i64} : f16 -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_shared_a_with_acc(%base: i64, %t: index, %c: vector<8xf32>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with A in shared memory starts from zero: 'acc' must be empty, got 1 accumulators}}
+  %s = attn_nv.wgmma %base a_tile %t acc(%c) b_tile %t {a_rows = 64 : i64, k = 16 : i64} : f16 -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_a_rows(%base: i64, %t: index) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'a_rows' must be a positive multiple of 64 (the warpgroup's rows), got 48}}
+  %s = attn_nv.wgmma %base a_tile %t b_tile %t {a_rows = 48 : i64, k = 16 : i64} : f16 -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_both_a(%base: i64, %t: index, %a: vector<4xi32>, %c: vector<8xf32>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op with A in registers ('a') takes no 'a_tile' or 'a_rows'}}
+  %s = attn_nv.wgmma %base a_tile %t a(%a) acc(%c) b_tile %t {k = 16 : i64} : f16 -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_fragments(%base: i64, %t: index, %a: vector<4xi32>, %c: vector<8xf32>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'a' must hold k / 16 = 2 fragments, got 1}}
+  %s = attn_nv.wgmma %base a(%a) acc(%c) b_tile %t {k = 32 : i64} : f16 -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_accumulators(%base: i64, %t: index, %a: vector<4xi32>, %c: vector<8xf32>) {
+  // expected-error @+1 {{'attn_nv.wgmma' op 'acc' must hold one accumulator per result (2), got 1}}
+  %s:2 = attn_nv.wgmma %base a(%a) acc(%c) b_tile %t {k = 16 : i64} : f16 -> vector<8xf32>, vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @fence_mixed(%a: vector<8xf32>, %b: vector<4xi32>) {
+  // expected-error @+1 {{'attn_nv.fence_registers' op values must share one type: #1 is 'vector<4xi32>', #0 is 'vector<8xf32>'}}
+  %p:2 = attn_nv.fence_registers %a, %b : vector<8xf32>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @fence_none() {
+  // expected-error @+1 {{'attn_nv.fence_registers' op needs at least one value}}
+  "attn_nv.fence_registers"() : () -> ()
+  return
+}
+
+// -----
+
+func.func @softmax_no_scores(%m: f32) {
+  // expected-error @+1 {{'attn_nv.online_softmax' op needs at least one score tile}}
+  %a, %b, %c, %d, %alpha, %moved = attn_nv.online_softmax state(%m, %m, %m, %m) : f16
+  return
+}
+
+// -----
+
+func.func @softmax_scale(%s: vector<8xf32>, %m: f32) {
+  // expected-error @+1 {{'attn_nv.online_softmax' op 'scale' must be positive (the mask and the maximum work on the dots), got -1}}
+  %p, %a, %b, %c, %d, %alpha, %moved = attn_nv.online_softmax %s state(%m, %m, %m, %m) {scale = -1.0 : f64} : f16
+  return
+}

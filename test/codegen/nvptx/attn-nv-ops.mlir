@@ -1,0 +1,42 @@
+// attn_nv's ops print and parse back (the form the tier passes build them
+// in: test/codegen/nvptx/attn-to-mma.mlir, attn-to-wgmma.mlir).
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @mma_sync_tiles
+// CHECK: %[[A:.*]] = attn_nv.ldmatrix %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x128xf16, 3>
+// CHECK: %[[B:.*]] = attn_nv.ldmatrix %{{.*}}[%{{.*}}, %{{.*}}] transpose : memref<64x128xf16, 3>
+// CHECK: attn_nv.mma_tile %[[A]], %[[B]], %{{.*}} : f16
+// CHECK: attn_nv.mma_tile %{{.*}}, %{{.*}}, %{{.*}} : bf16
+func.func @mma_sync_tiles(%tile: memref<64x128xf16, 3>, %i: index,
+                          %c: vector<8xf32>, %x: vector<4xi32>) -> vector<8xf32> {
+  %a = attn_nv.ldmatrix %tile[%i, %i] : memref<64x128xf16, 3>
+  %b = attn_nv.ldmatrix %tile[%i, %i] transpose : memref<64x128xf16, 3>
+  %d = attn_nv.mma_tile %a, %b, %c : f16
+  %e = attn_nv.mma_tile %x, %x, %d : bf16
+  return %e : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @wgmma_groups
+// CHECK: %[[S:.*]]:2 = attn_nv.wgmma %{{.*}} a_tile %{{.*}} b_tile %{{.*}} {a_rows = 128 : i64, k = 64 : i64} : f16 -> vector<8xf32>, vector<8xf32>
+// CHECK: %[[P:.*]]:2 = attn_nv.fence_registers %{{.*}}, %{{.*}} : vector<4xi32>, vector<4xi32>
+// CHECK: attn_nv.wgmma %{{.*}} a(%[[P]]#0, %[[P]]#1) acc(%[[S]]#0, %[[S]]#1) b_tile %{{.*}} {k = 32 : i64} : bf16 -> vector<8xf32>, vector<8xf32>
+func.func @wgmma_groups(%base: i64, %q: index, %k: index,
+                        %p0: vector<4xi32>, %p1: vector<4xi32>) -> vector<8xf32> {
+  %s:2 = attn_nv.wgmma %base a_tile %q b_tile %k {a_rows = 128 : i64, k = 64 : i64}
+      : f16 -> vector<8xf32>, vector<8xf32>
+  %p:2 = attn_nv.fence_registers %p0, %p1 : vector<4xi32>, vector<4xi32>
+  %o:2 = attn_nv.wgmma %base a(%p#0, %p#1) acc(%s#0, %s#1) b_tile %k {k = 32 : i64}
+      : bf16 -> vector<8xf32>, vector<8xf32>
+  return %o#1 : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @online_softmax
+// CHECK: %[[P:.*]]:2, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[M:.*]] = attn_nv.online_softmax %{{.*}}, %{{.*}} state(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.250000e-01 : f64} : f16
+// CHECK: attn_nv.online_softmax %{{.*}} state(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) moved %[[M]] : bf16
+func.func @online_softmax(%s0: vector<8xf32>, %s1: vector<8xf32>, %m: f32, %l: f32) -> i1 {
+  %p:2, %m0, %m1, %l0, %l1, %alpha, %moved = attn_nv.online_softmax %s0, %s1
+      state(%m, %m, %l, %l) {scale = 0.125 : f64} : f16
+  %q, %n0, %n1, %k0, %k1, %beta, %moved2 = attn_nv.online_softmax %s0
+      state(%m0, %m1, %l0, %l1) moved %moved : bf16
+  return %moved2 : i1
+}

@@ -1,0 +1,116 @@
+// attn-nv-to-nvvm expands each attn_nv op in its place; nothing of attn_nv
+// is left.
+// RUN: attn-opt %s --attn-nv-to-nvvm | FileCheck %s
+// CHECK-NOT: attn_nv.
+
+// ldmatrix: nvgpu's x4 load, each matrix's two halves packed into an i32.
+// CHECK-LABEL: func.func @ldmatrix
+// CHECK: %[[T:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true} : memref<64x128xf16, 3> -> vector<4x2xf16>
+// CHECK-COUNT-4: vector.bitcast %{{.*}} : vector<2xf16> to vector<1xi32>
+// CHECK: vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
+func.func @ldmatrix(%tile: memref<64x128xf16, 3>, %i: index) -> vector<4xi32> {
+  %a = attn_nv.ldmatrix %tile[%i, %i] transpose : memref<64x128xf16, 3>
+  return %a : vector<4xi32>
+}
+
+// mma_tile: two m16n8k16, both on all of A; columns 0-7 take B's registers
+// 0-1 and C's elements 0-3, columns 8-15 the rest. f16 pairs go in as
+// vector<2xf16>, bf16 pairs as i32.
+// CHECK-LABEL: func.func @mma_tile_f16
+// CHECK-SAME: (%[[A:.*]]: vector<4xi32>, %[[B:.*]]: vector<4xi32>, %[[C:.*]]: vector<8xf32>)
+// CHECK-COUNT-8: vector.bitcast %{{.*}} : vector<1xi32> to vector<2xf16>
+// CHECK: %[[LO:.*]] = nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}] {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>{{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: %[[HI:.*]] = nvvm.mma.sync
+// CHECK: vector.from_elements {{.*}} : vector<8xf32>
+func.func @mma_tile_f16(%a: vector<4xi32>, %b: vector<4xi32>, %c: vector<8xf32>) -> vector<8xf32> {
+  %d = attn_nv.mma_tile %a, %b, %c : f16
+  return %d : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @mma_tile_bf16
+// CHECK-NOT: vector.bitcast
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
+func.func @mma_tile_bf16(%a: vector<4xi32>, %b: vector<4xi32>, %c: vector<8xf32>) -> vector<8xf32> {
+  %d = attn_nv.mma_tile %a, %b, %c : bf16
+  return %d : vector<8xf32>
+}
+
+// wgmma with A in shared memory: a fence, k / 16 = 2 chained products
+// through 128-byte-swizzled K-major descriptors (A's and B's second K
+// step 32 bytes on), the first without an accumulator input (scale-d 0),
+// the commit, and N / 16 = 2 tiles out of the struct.
+// CHECK-LABEL: func.func @wgmma_k_major
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.ori %{{.*}}, %c4611686293305360384_i64 : i64
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: %[[S0:.*]] = llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {$0, {{.*}}, $15}, $16, $17, p, 1, 1, 0, 0;{{.*}}"{{.*}}%[[ZERO]]
+// CHECK: arith.constant 32 : index
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: %[[S1:.*]] = llvm.inline_asm has_side_effects "{{.*}}m64n32k16.f32.f16.f16 {{.*}}, $32, $33, p, 1, 1, 0, 0;{{.*}}", "=f,{{.*}},0,1,2,{{.*}}15,l,l,r"{{.*}}%[[ONE]]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-16: llvm.extractvalue %[[S1]]
+func.func @wgmma_k_major(%base: i64, %q: index, %k: index) -> (vector<8xf32>, vector<8xf32>) {
+  %s:2 = attn_nv.wgmma %base a_tile %q b_tile %k {a_rows = 128 : i64, k = 32 : i64}
+      : f16 -> vector<8xf32>, vector<8xf32>
+  return %s#0, %s#1 : vector<8xf32>, vector<8xf32>
+}
+
+// wgmma with A in registers: the accumulators into a struct after the
+// fence, then per A fragment one product on its four registers and an
+// MN-major descriptor of B (leading byte offset k * 128 = 4096 bytes,
+// 16 rows = 2048 bytes a step), B transposed.
+// CHECK-LABEL: func.func @wgmma_registers
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.mlir.undef : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+// CHECK-COUNT-16: llvm.insertvalue
+// CHECK: arith.ori %{{.*}}, %c4611686293322072064_i64 : i64
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}m64n32k16.f32.bf16.bf16 {{.*}}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;{{.*}}", "{{.*}},r,r,r,r,l,r"
+// CHECK: arith.constant 2048 : index
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}, p, 1, 1, 1;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @wgmma_registers(%base: i64, %v: index, %p0: vector<4xi32>, %p1: vector<4xi32>,
+                           %o0: vector<8xf32>, %o1: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
+  %o:2 = attn_nv.wgmma %base a(%p0, %p1) acc(%o0, %o1) b_tile %v {k = 32 : i64}
+      : bf16 -> vector<8xf32>, vector<8xf32>
+  return %o#0, %o#1 : vector<8xf32>, vector<8xf32>
+}
+
+// fence_registers: one empty asm with side effects, each register an
+// output tied to its input.
+// CHECK-LABEL: func.func @fence_registers
+// CHECK: %[[PIN:.*]] = llvm.inline_asm has_side_effects "", "=r,=r,=r,=r,=r,=r,=r,=r,0,1,2,3,4,5,6,7" {{.*}} -> !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)>
+// CHECK-COUNT-8: llvm.extractvalue %[[PIN]]
+func.func @fence_registers(%a: vector<4xi32>, %b: vector<4xi32>) -> (vector<4xi32>, vector<4xi32>) {
+  %p:2 = attn_nv.fence_registers %a, %b : vector<4xi32>, vector<4xi32>
+  return %p#0, %p#1 : vector<4xi32>, vector<4xi32>
+}
+
+// online_softmax on one 16-column tile with a scale: the row maxima of the
+// raw dots over the quad (xor 1, xor 2), scaled; the reference moves past
+// m + 8; p = 2^(c dot - m') by one FMA before ex2; P rounded to f16 and
+// packed as an A fragment; l' = l alpha + the thread's sum; alpha
+// broadcast over the two rows; `moved` or'd into the earlier m-tiles'.
+// CHECK-LABEL: func.func @online_softmax
+// CHECK-SAME: (%[[S:.*]]: vector<8xf32>, %[[MT:.*]]: f32, %[[MB:.*]]: f32, %[[LT:.*]]: f32, %[[LB:.*]]: f32, %[[BEFORE:.*]]: i1)
+// CHECK-COUNT-8: vector.extract %[[S]]
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32{{.*}} : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32{{.*}} : f32
+// CHECK: %[[MAX:.*]] = arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.constant 8.000000e+00 : f32
+// CHECK: %[[MOVES:.*]] = arith.cmpf ogt, %[[MAX]]
+// CHECK: arith.ori %[[BEFORE]], %[[MOVES]] : i1
+// CHECK: arith.select %[[MOVES]], %[[MAX]], %[[MT]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: math.fma
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK: arith.mulf %[[LT]]
+// CHECK: arith.mulf %[[LB]]
+// CHECK: vector.from_elements {{.*}} : vector<8xf32>
+func.func @online_softmax(%s: vector<8xf32>, %mt: f32, %mb: f32, %lt: f32, %lb: f32, %before: i1)
+    -> (vector<4xi32>, f32, f32, f32, f32, vector<8xf32>, i1) {
+  %p, %m0, %m1, %l0, %l1, %alpha, %moved = attn_nv.online_softmax %s
+      state(%mt, %mb, %lt, %lb) moved %before {scale = 0.125 : f64} : f16
+  return %p, %m0, %m1, %l0, %l1, %alpha, %moved : vector<4xi32>, f32, f32, f32, f32, vector<8xf32>, i1
+}
