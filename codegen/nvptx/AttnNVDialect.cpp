@@ -10,12 +10,94 @@ using namespace mlir;
 using namespace mlir::attn::nv;
 
 #include "codegen/nvptx/AttnNVDialect.cpp.inc"
+#include "codegen/nvptx/AttnNVEnums.cpp.inc"
 
 void AttnNVDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "codegen/nvptx/AttnNVOps.cpp.inc"
       >();
+}
+
+void CopyTileOp::build(OpBuilder &builder, OperationState &state, Value src,
+                       Value dst, Value thread, int64_t threads, int64_t rows,
+                       int64_t width, int64_t srcWidth, TileLayout layout,
+                       bool async) {
+  state.addOperands({src, dst, thread});
+  Properties &props = state.getOrAddProperties<Properties>();
+  props.threads = builder.getI64IntegerAttr(threads);
+  props.rows = builder.getI64IntegerAttr(rows);
+  props.width = builder.getI64IntegerAttr(width);
+  props.src_width = builder.getI64IntegerAttr(srcWidth);
+  props.layout = TileLayoutAttr::get(builder.getContext(), layout);
+  if (async)
+    props.async = builder.getUnitAttr();
+  // The source region: one block taking the tile's row.
+  Region *source = state.addRegion();
+  source->push_back(new Block);
+  source->front().addArgument(builder.getIndexType(), state.location);
+}
+
+LogicalResult CopyTileOp::verify() {
+  const int64_t rows = getRows(), width = getWidth(),
+                srcWidth = getSrcWidth();
+  if (getThreads() <= 0 || rows <= 0)
+    return emitOpError("'threads' and 'rows' must be positive, got ")
+           << getThreads() << " and " << rows;
+  if (width <= 0 || width % 8)
+    return emitOpError("'width' must be a positive multiple of 8 (16-byte "
+                       "chunks), got ")
+           << width;
+  if (srcWidth <= 0 || srcWidth > width || srcWidth % 8)
+    return emitOpError("'src_width' must be a multiple of 8 in (0, width = ")
+           << width << "], got " << srcWidth;
+  auto src = cast<MemRefType>(getSrc().getType());
+  auto dst = getDst().getType();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("'src' and 'dst' must hold one element type, got ")
+           << src.getElementType() << " and " << dst.getElementType();
+  if (!nvgpu::NVGPUDialect::hasSharedMemoryAddressSpace(dst))
+    return emitOpError("'dst' must be in shared memory, got ") << dst;
+  if (getLayout() != TileLayout::Plain && width % 64)
+    return emitOpError("a ")
+           << stringifyTileLayout(getLayout())
+           << " tile's width must be a multiple of 64 (128-byte rows), got "
+           << width;
+  SmallVector<int64_t, 2> shape{rows, width};
+  if (getLayout() == TileLayout::Blocked)
+    shape = {width / 64 * rows, 64};
+  ArrayRef<int64_t> have = dst.getShape();
+  bool fits = getLayout() == TileLayout::Plain
+                  ? have[0] == shape[0] && have[1] >= shape[1]
+                  : have == ArrayRef<int64_t>(shape);
+  if (!fits)
+    return emitOpError("'dst' must be ")
+           << shape[0] << "x" << shape[1]
+           << (getLayout() == TileLayout::Plain ? " (or wider rows)" : "")
+           << " for " << rows << " rows of " << width << " in the "
+           << stringifyTileLayout(getLayout()) << " layout, got " << dst;
+  return success();
+}
+
+LogicalResult CopyTileOp::verifyRegions() {
+  Block &block = getSource().front();
+  if (block.getNumArguments() != 1 ||
+      !block.getArgument(0).getType().isIndex())
+    return emitOpError("'source' must take one index (the tile's row)");
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError("'source' must end in attn_nv.yield");
+  auto src = cast<MemRefType>(getSrc().getType());
+  ValueRange values = yield.getValues();
+  if (static_cast<int64_t>(values.size()) != src.getRank() ||
+      !values.front().getType().isInteger(1) ||
+      llvm::any_of(values.drop_front(),
+                   [](Value v) { return !v.getType().isIndex(); }))
+    return emitOpError("'source' must yield an i1 (the row exists) and ")
+           << src.getRank() - 1
+           << " indices of 'src' (all but the column), got "
+           << values.size() << " values";
+  return success();
 }
 
 LogicalResult LdMatrixOp::verify() {

@@ -12,10 +12,12 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "codegen/nvptx/AttnNVDialect.h.inc"
+#include "codegen/nvptx/AttnNVEnums.h.inc"
 
 #define GET_OP_CLASSES
 #include "codegen/nvptx/AttnNVOps.h.inc"

@@ -13,7 +13,9 @@
 #ifndef ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD
 #define ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD
 
+include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -49,6 +51,74 @@ def AttnNV_Fragment : VectorOfLengthAndType<[4], [I32]>,
 def AttnNV_Accumulator : VectorOfLengthAndType<[8], [F32]>,
     BuildableType<"::mlir::VectorType::get({8}, $_builder.getF32Type())">;
 def AttnNV_InputType : TypeAttrOf<AnyTypeOf<[F16, BF16]>>;
+
+def AttnNV_TileLayout : I32EnumAttr<"TileLayout",
+    "how a tile's rows sit in shared memory", [
+      I32EnumAttrCase<"Plain", 0, "plain">,
+      I32EnumAttrCase<"Swizzled", 1, "swizzled">,
+      I32EnumAttrCase<"Blocked", 2, "blocked">]> {
+  let cppNamespace = "::mlir::attn::nv";
+  let description = [{
+    `plain`: row r, column c at [r, c] (rows may be padded past the
+    tile's width). `swizzled`: each 128 bytes of a row have their 16-byte
+    chunks permuted by the row, element (r, c) at column c ^ 8 (r % 8),
+    so ldmatrix and cp.async hit distinct banks. `blocked`: 64-column
+    blocks of the tile's rows one after another (wgmma's 128-byte swizzle
+    atoms), element (r, c) at [(c / 64) * rows + r, (c % 64) ^ 8 (r % 8)].
+  }];
+}
+
+def AttnNV_CopyTileOp : AttnNV_Op<"copy_tile"> {
+  let summary = "a block's threads copy a tile of rows into shared memory, "
+                "16 bytes at a time";
+  let description = [{
+    `rows` rows of `width` elements go from `src` into `dst`, laid out as
+    `layout` says, in 16-byte chunks: chunk `c` (row `c / (width / 8)`)
+    is thread `thread`'s for `c = thread + i * threads`; threads past the
+    last chunk copy nothing. The region maps a row of the tile to its
+    source: whether it exists, then `src`'s indices but the last (the
+    column). A row that does not exist, and the columns past
+    `src_width` (padding), are written as zeros. With `async` each chunk
+    is a `cp.async` (zero-filled by a 0-byte source; the caller commits
+    and waits), else a 16-byte load and store.
+
+    ```mlir
+    attn_nv.copy_tile %k -> %kTile swizzled async thread %tid
+        {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64,
+         width = 128 : i64}
+        : memref<?x8x?x128xf16> -> memref<64x128xf16, 3> {
+    ^bb0(%row: index):
+      ...
+      attn_nv.yield %exists, %batch, %head, %key : i1, index, index, index
+    }
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$src,
+                   Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemWrite]>:$dst,
+                   Index:$thread, I64Attr:$threads, I64Attr:$rows,
+                   I64Attr:$width, I64Attr:$src_width,
+                   AttnNV_TileLayout:$layout, UnitAttr:$async);
+  let regions = (region SizedRegion<1>:$source);
+  let assemblyFormat = [{
+    $src `->` $dst $layout (`async` $async^)? `thread` $thread attr-dict `:`
+    type($src) `->` type($dst) $source
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "Value":$src, "Value":$dst, "Value":$thread,
+                   "int64_t":$threads, "int64_t":$rows, "int64_t":$width,
+                   "int64_t":$srcWidth, "TileLayout":$layout, "bool":$async)>
+  ];
+}
+
+def AttnNV_YieldOp : AttnNV_Op<"yield",
+    [Pure, ReturnLike, Terminator, HasParent<"CopyTileOp">]> {
+  let summary = "a copy_tile row's source: whether it exists, its indices";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
 
 def AttnNV_MmaTileOp : AttnNV_Op<"mma_tile", [Pure]> {
   let summary = "a 16x16x16 warp tile product: two mma.sync m16n8k16";

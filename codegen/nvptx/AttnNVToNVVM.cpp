@@ -19,7 +19,9 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
@@ -207,6 +209,97 @@ struct OnlineSoftmaxLowering : OpRewritePattern<nv::OnlineSoftmaxOp> {
     results.push_back(rowBroadcast(b, alpha[0], alpha[1]));
     results.push_back(moved);
     rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// The chunks of each thread, unrolled: chunk thread + i * threads for
+/// each i that some thread has, under a guard where not every thread does;
+/// the source region inlined for each chunk's row.
+struct CopyTileLowering : OpRewritePattern<nv::CopyTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::CopyTileOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    const int64_t threads = op.getThreads(), rows = op.getRows(),
+                  width = op.getWidth(), srcWidth = op.getSrcWidth();
+    const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
+    Value src = op.getSrc(), dst = op.getDst(), tid = op.getThread();
+    Type elt = op.getDst().getType().getElementType();
+    auto vecType = VectorType::get({8}, elt);
+    Block &source = op.getSource().front();
+    auto lt = [&](Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+    };
+    for (int64_t i = 0; i * threads < total; ++i) {
+      Value c = arith::AddIOp::create(b, tid, idx(b, i * threads));
+      auto emit = [&] {
+        Value row = arith::DivUIOp::create(b, c, idx(b, chunksPerRow));
+        Value chunk = arith::RemUIOp::create(b, c, idx(b, chunksPerRow));
+        Value col = arith::MulIOp::create(b, chunk, idx(b, 8));
+        IRMapping rowSource;
+        rowSource.map(source.getArgument(0), row);
+        for (Operation &o : source.without_terminator())
+          b.clone(o, rowSource);
+        auto yield = cast<nv::YieldOp>(source.getTerminator());
+        Value valid = rowSource.lookupOrDefault(yield.getValues().front());
+        SmallVector<Value> indices = llvm::map_to_vector(
+            yield.getValues().drop_front(),
+            [&](Value v) { return rowSource.lookupOrDefault(v); });
+        Value srcCol = col;
+        if (srcWidth < width) {
+          // The padding columns past the source row read nothing (chunk
+          // 0's address) and are written as zeros.
+          Value inRow = lt(col, idx(b, srcWidth));
+          valid = arith::AndIOp::create(b, valid, inRow);
+          srcCol = arith::SelectOp::create(b, inRow, col, idx(b, 0));
+        }
+        indices.push_back(srcCol);
+        Value dstRow = row, dstCol = col;
+        if (op.getLayout() == nv::TileLayout::Blocked) {
+          // Block col / 64, then the swizzle on the row within it (blocks
+          // are multiples of 8 rows, so r % 8 is the same).
+          Value block = arith::DivUIOp::create(b, col, idx(b, 64));
+          Value blockRow = arith::MulIOp::create(b, block, idx(b, rows));
+          dstRow = arith::AddIOp::create(b, blockRow, row);
+          Value inBlock = arith::RemUIOp::create(b, col, idx(b, 64));
+          dstCol = swizzleColumn(b, row, inBlock);
+        } else if (op.getLayout() == nv::TileLayout::Swizzled) {
+          dstCol = swizzleColumn(b, row, col);
+        }
+        if (op.getAsync()) {
+          // Rows past the end copy 0 source bytes: cp.async zero-fills
+          // them.
+          Value all = idx(b, 8);
+          Value none = idx(b, 0);
+          Value srcElements = arith::SelectOp::create(b, valid, all, none);
+          nvgpu::DeviceAsyncCopyOp::create(
+              b, dst, ValueRange{dstRow, dstCol}, src, indices,
+              b.getIndexAttr(8), srcElements, b.getUnitAttr());
+        } else {
+          // 16-byte rows: the host guarantees 16-byte aligned rows.
+          Value x = vector::LoadOp::create(b, vecType, src, indices,
+                                           /*nontemporal=*/false,
+                                           llvm::Align(16));
+          Value zero = arith::ConstantOp::create(
+              b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
+          x = arith::SelectOp::create(b, valid, x, zero);
+          vector::StoreOp::create(b, x, dst, ValueRange{dstRow, dstCol},
+                                  /*nontemporal=*/false, llvm::Align(16));
+        }
+      };
+      if ((i + 1) * threads <= total) {
+        emit();
+        continue;
+      }
+      Value some = lt(c, idx(b, total));
+      auto guard = scf::IfOp::create(b, some);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      emit();
+    }
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -418,6 +511,7 @@ struct AttnNVToNVVMPass : attn::impl::AttnNVToNVVMBase<AttnNVToNVVMPass> {
 } // namespace
 
 void mlir::attn::populateAttnNVToNVVMPatterns(RewritePatternSet &patterns) {
-  patterns.add<MmaTileLowering, LdMatrixLowering, OnlineSoftmaxLowering,
-               FenceRegistersLowering, WgmmaLowering>(patterns.getContext());
+  patterns.add<CopyTileLowering, MmaTileLowering, LdMatrixLowering,
+               OnlineSoftmaxLowering, FenceRegistersLowering, WgmmaLowering>(
+      patterns.getContext());
 }

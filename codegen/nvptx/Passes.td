@@ -274,7 +274,9 @@ def AttnNVToNVVM : Pass<"attn-nv-to-nvvm"> {
     folding): `attn_nv.mma_tile` two `nvvm.mma.sync` m16n8k16 on its
     unpacked registers, `attn_nv.ldmatrix` an `nvgpu.ldmatrix` packed into
     i32 registers, `attn_nv.online_softmax` the step's quad shuffles,
-    ex2 and sums (RegisterMath.h) with P packed into A fragments, `attn_nv.wgmma` a fence, its chain of
+    ex2 and sums (RegisterMath.h) with P packed into A fragments,
+    `attn_nv.copy_tile` each thread's 16-byte chunks unrolled (`cp.async`
+    or a load and a store, the source region inlined per chunk), `attn_nv.wgmma` a fence, its chain of
     `wgmma.mma_async` (inline PTX on a struct of f32, with the shared
     tiles' matrix descriptors) and a commit, `attn_nv.fence_registers` an
     empty asm with side effects tied to every element.
@@ -282,7 +284,7 @@ def AttnNVToNVVM : Pass<"attn-nv-to-nvvm"> {
   let dependentDialects = ["NVVM::NVVMDialect", "LLVM::LLVMDialect",
                            "nvgpu::NVGPUDialect", "gpu::GPUDialect",
                            "vector::VectorDialect", "math::MathDialect",
-                           "arith::ArithDialect"];
+                           "scf::SCFDialect", "arith::ArithDialect"];
 }
 
 def AttnExternDynamicShared : Pass<"attn-extern-dynamic-shared",

@@ -9,6 +9,8 @@
 
 #include "codegen/nvptx/PrefillKernel.h"
 
+#include "codegen/nvptx/AttnNVDialect.h"
+
 #include "codegen/nvptx/BlockMask.h"
 
 #include "codegen/nvptx/LaunchContract.h"
@@ -50,62 +52,17 @@ Value PrefillKernel::view(Value byteOffset, ArrayRef<int64_t> shape,
 void PrefillKernel::copyTile(
     Value dst, int64_t rows, int64_t width, int64_t srcWidth, Value src,
     function_ref<std::pair<Value, SmallVector<Value>>(Value)> source) {
-  const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
-  auto vecType = VectorType::get({8}, p.elt);
-  for (int64_t i = 0; i * p.threads < total; ++i) {
-    Value c = add(tid, idx(i * p.threads));
-    auto emit = [&] {
-      Value row = arith::DivUIOp::create(*b, c, idx(chunksPerRow));
-      Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
-      Value col = mul(chunk, idx(8));
-      auto [valid, indices] = source(row);
-      Value srcCol = col;
-      if (srcWidth < width) {
-        // The padding columns past the source row read nothing (chunk 0's
-        // address) and are written as zeros.
-        Value inRow = lt(col, idx(srcWidth));
-        valid = arith::AndIOp::create(*b, valid, inRow);
-        srcCol = arith::SelectOp::create(*b, inRow, col, idx(0));
-      }
-      indices.push_back(srcCol);
-      Value dstRow = row, dstCol = col;
-      if (p.blocked()) {
-        // Block col / 64, then the swizzle on the row within it (blocks
-        // are multiples of 8 rows, so r % 8 is the same).
-        Value block = arith::DivUIOp::create(*b, col, idx(64));
-        dstRow = add(mul(block, idx(rows)), row);
-        dstCol = swizzleColumn(*b, row, arith::RemUIOp::create(*b, col, idx(64)));
-      } else if (p.swizzles(width)) {
-        dstCol = swizzleColumn(*b, row, col);
-      }
-      if (p.cpAsync) {
-        // Rows past the end copy 0 source bytes: cp.async zero-fills them.
-        Value all = idx(8), none = idx(0);
-        Value srcElements = arith::SelectOp::create(*b, valid, all, none);
-        nvgpu::DeviceAsyncCopyOp::create(
-            *b, dst, ValueRange{dstRow, dstCol}, src, indices,
-            b->getIndexAttr(8), srcElements, b->getUnitAttr());
-      } else {
-        // 16-byte rows: the host guarantees 16-byte aligned K/V/Q rows.
-        Value x = vector::LoadOp::create(*b, vecType, src, indices,
-                                         /*nontemporal=*/false,
-                                         llvm::Align(16));
-        Value zero = arith::ConstantOp::create(
-            *b, vecType, DenseElementsAttr::get(vecType, b->getZeroAttr(p.elt)));
-        x = arith::SelectOp::create(*b, valid, x, zero);
-        vector::StoreOp::create(*b, x, dst, ValueRange{dstRow, dstCol},
-                                /*nontemporal=*/false, llvm::Align(16));
-      }
-    };
-    if ((i + 1) * p.threads <= total) {
-      emit();
-      continue;
-    }
-    auto guard = scf::IfOp::create(*b, lt(c, idx(total)));
-    OpBuilder::InsertionGuard g(*b);
-    b->setInsertionPointToStart(guard.thenBlock());
-    emit();
-  }
+  nv::TileLayout layout = p.blocked()          ? nv::TileLayout::Blocked
+                          : p.swizzles(width) ? nv::TileLayout::Swizzled
+                                              : nv::TileLayout::Plain;
+  auto copy = nv::CopyTileOp::create(*b, src, dst, tid, p.threads, rows,
+                                     width, srcWidth, layout, p.cpAsync);
+  OpBuilder::InsertionGuard g(*b);
+  b->setInsertionPointToStart(&copy.getSource().front());
+  auto [valid, indices] = source(copy.getSource().getArgument(0));
+  SmallVector<Value> values{valid};
+  values.append(indices);
+  nv::YieldOp::create(*b, values);
 }
 /// Global indices (all but the column) of K/V row `start + row`, clamped
 /// into the sequence; returns whether the row exists. `inside` says the

@@ -9,21 +9,17 @@
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode | FileCheck %s --check-prefix=DECODE
 // RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile --attn-to-decode | FileCheck %s --check-prefix=TCDECODE
 
-// Q/K/V rows of 40 in shared rows of 48 + 8 padding; the chunk at column
-// 40 copies 0 bytes (zeros).
+// Q/K/V rows of 40 copied as tiles 48 wide (src_width 40: the chunk at
+// column 40 copies 0 bytes, zeros; attn-nv-to-nvvm.mlir shows how) into
+// shared rows of 48 + 8 padding.
 // MMA-LABEL: gpu.func @prefill_d40_mma
-// MMA: %[[C40:.*]] = arith.constant 40 : index
-// MMA: %[[IN:.*]] = arith.cmpi slt, %[[COL:.*]], %[[C40]] : index
-// MMA: %[[VALID:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
-// MMA: %[[SRC:.*]] = arith.select %[[IN]], %[[COL]], %{{.*}} : index
-// MMA: %[[N:.*]] = arith.select %[[VALID]], %{{.*}}, %{{.*}} : index
-// MMA: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %[[SRC]]], %{{.*}}, 8, %[[N]] {bypassL1} : memref<?x8x?x40xf16> to memref<128x56xf16, #gpu.address_space<workgroup>>
+// MMA: attn_nv.copy_tile %arg0 -> %{{.*}} plain async thread %{{.*}} {rows = 128 : i64, src_width = 40 : i64, threads = 128 : i64, width = 48 : i64} : memref<?x8x?x40xf16> -> memref<128x56xf16, #gpu.address_space<workgroup>>
 // MMA: memref<64x56xf16, #gpu.address_space<workgroup>>
 // Five 16-byte chunks of O per row, not six.
 // MMA: arith.constant 5 : index
 // MMA: vector.store %{{.*}}, %arg3[{{.*}}] {alignment = 16 : i64} : memref<?x8x?x40xf16>, vector<8xf16>
 // WMMA-LABEL: gpu.func @prefill_d40_wmma
-// WMMA: nvgpu.device_async_copy {{.*}} : memref<?x8x?x40xf16> to memref<64x56xf16, #gpu.address_space<workgroup>>
+// WMMA: attn_nv.copy_tile {{.*}} plain async {{.*}} width = 48 : i64} : memref<?x8x?x40xf16> -> memref<64x56xf16, #gpu.address_space<workgroup>>
 // WMMA: vector.store %{{.*}}, %arg3[{{.*}}] {alignment = 16 : i64} : memref<?x8x?x40xf16>, vector<8xf16>
 func.func @prefill_d40(%q: memref<?x8x?x40xf16>, %k: memref<?x2x?x40xf16>,
                        %v: memref<?x2x?x40xf16>, %o: memref<?x8x?x40xf16>) {

@@ -118,3 +118,99 @@ func.func @softmax_scale(%s: vector<8xf32>, %m: f32) {
   %p, %a, %b, %c, %d, %alpha, %moved = attn_nv.online_softmax %s state(%m, %m, %m, %m) {scale = -1.0 : f64} : f16
   return
 }
+
+// -----
+
+func.func @copy_src_width(%k: memref<?x8x?x40xf16>, %t: memref<64x56xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'src_width' must be a multiple of 8 in (0, width = 48], got 56}}
+  attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 56 : i64, threads = 128 : i64, width = 48 : i64} : memref<?x8x?x40xf16> -> memref<64x56xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_width(%k: memref<?x8x?x40xf16>, %t: memref<64x56xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'width' must be a positive multiple of 8 (16-byte chunks), got 44}}
+  attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 40 : i64, threads = 128 : i64, width = 44 : i64} : memref<?x8x?x40xf16> -> memref<64x56xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_swizzled_width(%k: memref<?x8x?x48xf16>, %t: memref<64x48xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op a swizzled tile's width must be a multiple of 64 (128-byte rows), got 48}}
+  attn_nv.copy_tile %k -> %t swizzled async thread %i {rows = 64 : i64, src_width = 48 : i64, threads = 128 : i64, width = 48 : i64} : memref<?x8x?x48xf16> -> memref<64x48xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_blocked_shape(%k: memref<?x8x?x128xf16>, %t: memref<64x128xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'dst' must be 128x64 for 64 rows of 128 in the blocked layout, got 'memref<64x128xf16, 3>'}}
+  attn_nv.copy_tile %k -> %t blocked async thread %i {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64} : memref<?x8x?x128xf16> -> memref<64x128xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_types(%k: memref<?x8x?x64xbf16>, %t: memref<64x64xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'src' and 'dst' must hold one element type, got 'bf16' and 'f16'}}
+  attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 64 : i64, threads = 128 : i64, width = 64 : i64} : memref<?x8x?x64xbf16> -> memref<64x64xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_global_dst(%k: memref<?x8x?x64xf16>, %t: memref<64x64xf16>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'dst' must be in shared memory, got 'memref<64x64xf16>'}}
+  attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 64 : i64, threads = 128 : i64, width = 64 : i64} : memref<?x8x?x64xf16> -> memref<64x64xf16> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_yield(%k: memref<?x8x?x64xf16>, %t: memref<64x64xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'source' must yield an i1 (the row exists) and 3 indices of 'src' (all but the column), got 3 values}}
+  attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 64 : i64, threads = 128 : i64, width = 64 : i64} : memref<?x8x?x64xf16> -> memref<64x64xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %row : i1, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_row_argument(%k: memref<?x8x?x64xf16>, %t: memref<64x64xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'source' must take one index (the tile's row)}}
+  attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 64 : i64, threads = 128 : i64, width = 64 : i64} : memref<?x8x?x64xf16> -> memref<64x64xf16, 3> {
+  ^bb0(%row: i32):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %i : i1, index, index, index
+  }
+  return
+}

@@ -40,3 +40,27 @@ func.func @online_softmax(%s0: vector<8xf32>, %s1: vector<8xf32>, %m: f32, %l: f
       state(%m0, %m1, %l0, %l1) moved %moved : bf16
   return %moved2 : i1
 }
+
+// CHECK-LABEL: func.func @copy_tile
+// CHECK: attn_nv.copy_tile %{{.*}} -> %{{.*}} swizzled async thread %{{.*}} {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64} : memref<?x8x?x128xf16> -> memref<64x128xf16, 3> {
+// CHECK: ^bb0(%[[ROW:.*]]: index):
+// CHECK: attn_nv.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i1, index, index, index
+// CHECK: attn_nv.copy_tile %{{.*}} -> %{{.*}} blocked thread
+func.func @copy_tile(%k: memref<?x8x?x128xf16>, %tile: memref<64x128xf16, 3>,
+                     %blocks: memref<128x64xf16, 3>, %tid: index, %n: index, %h: index) {
+  attn_nv.copy_tile %k -> %tile swizzled async thread %tid
+      {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64}
+      : memref<?x8x?x128xf16> -> memref<64x128xf16, 3> {
+  ^bb0(%row: index):
+    %in = arith.cmpi slt, %row, %n : index
+    attn_nv.yield %in, %h, %h, %row : i1, index, index, index
+  }
+  attn_nv.copy_tile %k -> %blocks blocked thread %tid
+      {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64}
+      : memref<?x8x?x128xf16> -> memref<128x64xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %h, %h, %row : i1, index, index, index
+  }
+  return
+}

@@ -114,3 +114,67 @@ func.func @online_softmax(%s: vector<8xf32>, %mt: f32, %mb: f32, %lt: f32, %lb: 
       state(%mt, %mb, %lt, %lb) moved %before {scale = 0.125 : f64} : f16
   return %p, %m0, %m1, %l0, %l1, %alpha, %moved : vector<4xi32>, f32, f32, f32, f32, vector<8xf32>, i1
 }
+
+// copy_tile, 24 rows of 48 (6 chunks a row, 144 chunks) by 64 threads:
+// chunks tid, tid + 64 for every thread, tid + 128 under a guard (16
+// left). Each chunk's row through the source region (inlined per chunk);
+// the chunk at column 40 (src_width 40) is padding: it reads column 0
+// and copies 0 bytes; cp.async zero-fills.
+// CHECK-LABEL: func.func @copy_tile_padded
+// CHECK-SAME: (%[[K:.*]]: memref<?x8x?x40xf16>, %[[T:.*]]: memref<24x56xf16, 3>, %[[TID:.*]]: index, %[[N:.*]]: index, %[[H:.*]]: index)
+// CHECK: %[[C:.*]] = arith.addi %[[TID]], %c0
+// CHECK: %[[ROW:.*]] = arith.divui %[[C]], %c6
+// CHECK: %[[CHUNK:.*]] = arith.remui %[[C]], %c6
+// CHECK: %[[COL:.*]] = arith.muli %[[CHUNK]], %c8
+// CHECK: %[[EXISTS:.*]] = arith.cmpi slt, %[[ROW]], %[[N]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %[[COL]], %c40
+// CHECK: %[[VALID:.*]] = arith.andi %[[EXISTS]], %[[IN]] : i1
+// CHECK: %[[SRC:.*]] = arith.select %[[IN]], %[[COL]], %c0{{.*}} : index
+// CHECK: %[[BYTES:.*]] = arith.select %[[VALID]], %c8{{.*}}, %c0{{.*}} : index
+// CHECK: nvgpu.device_async_copy %[[K]][%[[H]], %[[H]], %[[ROW]], %[[SRC]]], %[[T]][%[[ROW]], %[[COL]]], 8, %[[BYTES]] {bypassL1} : memref<?x8x?x40xf16> to memref<24x56xf16, 3>
+// CHECK: arith.addi %[[TID]], %c64
+// CHECK: nvgpu.device_async_copy
+// CHECK: %[[LAST:.*]] = arith.addi %[[TID]], %c128
+// CHECK: %[[SOME:.*]] = arith.cmpi slt, %[[LAST]], %c144
+// CHECK: scf.if %[[SOME]] {
+// CHECK: nvgpu.device_async_copy
+// CHECK: }
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: return
+func.func @copy_tile_padded(%k: memref<?x8x?x40xf16>, %t: memref<24x56xf16, 3>, %tid: index, %n: index, %h: index) {
+  attn_nv.copy_tile %k -> %t plain async thread %tid
+      {rows = 24 : i64, src_width = 40 : i64, threads = 64 : i64, width = 48 : i64}
+      : memref<?x8x?x40xf16> -> memref<24x56xf16, 3> {
+  ^bb0(%row: index):
+    %in = arith.cmpi slt, %row, %n : index
+    attn_nv.yield %in, %h, %h, %row : i1, index, index, index
+  }
+  return
+}
+
+// Blocked (wgmma's tiles): column c of row r at [(c / 64) * rows + r,
+// (c % 64) ^ 8 (r % 8)]. Without async: a 16-byte load, zeros where the
+// row does not exist, a 16-byte store.
+// CHECK-LABEL: func.func @copy_tile_blocked
+// CHECK: %[[ROW:.*]] = arith.divui %{{.*}}, %c16
+// CHECK: %[[COL:.*]] = arith.muli %{{.*}}, %c8
+// CHECK: %[[BLOCK:.*]] = arith.divui %[[COL]], %c64
+// CHECK: %[[BROW:.*]] = arith.muli %[[BLOCK]], %c64
+// CHECK: %[[DROW:.*]] = arith.addi %[[BROW]], %[[ROW]]
+// CHECK: %[[INB:.*]] = arith.remui %[[COL]], %c64
+// CHECK: %[[R8:.*]] = arith.andi %[[ROW]], %c7
+// CHECK: %[[MASK:.*]] = arith.shli %[[R8]], %c3
+// CHECK: %[[DCOL:.*]] = arith.xori %[[INB]], %[[MASK]]
+// CHECK: %[[X:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<?x8x?x128xf16>, vector<8xf16>
+// CHECK: %[[Z:.*]] = arith.select %{{.*}}, %[[X]], %cst : vector<8xf16>
+// CHECK: vector.store %[[Z]], %{{.*}}[%[[DROW]], %[[DCOL]]] {alignment = 16 : i64} : memref<128x64xf16, 3>, vector<8xf16>
+func.func @copy_tile_blocked(%k: memref<?x8x?x128xf16>, %t: memref<128x64xf16, 3>, %tid: index, %n: index, %h: index) {
+  attn_nv.copy_tile %k -> %t blocked thread %tid
+      {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64}
+      : memref<?x8x?x128xf16> -> memref<128x64xf16, 3> {
+  ^bb0(%row: index):
+    %in = arith.cmpi slt, %row, %n : index
+    attn_nv.yield %in, %h, %h, %row : i1, index, index, index
+  }
+  return
+}

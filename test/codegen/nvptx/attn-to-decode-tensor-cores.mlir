@@ -34,7 +34,7 @@
 // CHECK: %[[LEFT:.*]] = arith.subi %[[TILES]], %block_id_x
 // CHECK: %[[LEFT0:.*]] = arith.maxsi %[[LEFT]]
 // CHECK: %[[COUNT:.*]] = arith.ceildivsi %[[LEFT0]], %[[SPLITS]]
-// CHECK: nvgpu.device_async_copy
+// CHECK: attn_nv.copy_tile
 // CHECK: attn_nv.ldmatrix
 // CHECK: scf.for %[[X:.*]] = %{{.*}} to %[[COUNT]] step %c1
 // CHECK: %[[STRIDE:.*]] = arith.muli %[[X]], %[[SPLITS]]
@@ -69,7 +69,7 @@
 // HOPPER-LABEL: func.func @mqa_d96
 // HOPPER: #attn.launch<decode_split, tier = mma, threads = 128
 // HOPPER: gpu.func @mqa_decode_split(
-// HOPPER: nvgpu.device_async_copy
+// HOPPER: attn_nv.copy_tile
 // HOPPER: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // HOPPER: attn_nv.wgmma {{.*}} : f16 -> vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>{{$}}
 // HOPPER: nvvm.wgmma.wait.group.sync.aligned

@@ -31,7 +31,7 @@
 // CHECK: gpu.func @gqa_causal_d128_mma(
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: memref.view {{.*}} to memref<128x128xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy {{.*}} {bypassL1} : memref<?x8x?x128xf16> to memref<128x128xf16, #gpu.address_space<workgroup>>
+// CHECK: attn_nv.copy_tile {{.*}} swizzled async {{.*}} : memref<?x8x?x128xf16> -> memref<128x128xf16, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK: attn_nv.ldmatrix {{.*}} : memref<64x128xf16, #gpu.address_space<workgroup>>
 // CHECK: attn_nv.mma_tile {{.*}} : f16

@@ -67,7 +67,7 @@
 // the last mbarrier. K_0 is four 64 x 64 boxes (two 64-column blocks of
 // two 64-row boxes), 32 KiB expected on K stage 0's mbarrier. No
 // cp.async: every thread waits for Q's mbarrier after the barrier.
-// TMA-NOT: nvgpu.device_async_copy
+// TMA-NOT: attn_nv.copy_tile
 // TMA-NOT: nvvm.cp.async.commit.group
 // TMA-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // TMA: nvvm.fence.mbarrier.init
@@ -143,7 +143,7 @@
 // WS: nvvm.setmaxregister  increase 240
 // WS-NOT: cp.async.bulk.tensor
 // WS-NOT: gpu.barrier
-// WS: nvgpu.device_async_copy
+// WS: attn_nv.copy_tile
 // WS: nvvm.cp.async.wait.group 0
 // WS: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // Step j: wait for K's full mbarrier, Q K^T, softmax, wait for V's, P V;
@@ -180,7 +180,7 @@
 // WS-AHEAD-NEXT: }
 // WS-AHEAD-NEXT: gpu.barrier
 // WS-AHEAD: nvvm.setmaxregister  increase 240
-// WS-AHEAD-NOT: nvgpu.device_async_copy
+// WS-AHEAD-NOT: attn_nv.copy_tile
 // WS-AHEAD: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // WS-AHEAD-NOT: {{nvvm.wgmma|attn_nv.wgmma}}
 // WS-AHEAD: nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
@@ -241,7 +241,7 @@
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK: memref.view {{.*}} to memref<256x64xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.extract_aligned_pointer_as_index
-// CHECK: nvgpu.device_async_copy {{.*}} to memref<256x64xf16, #gpu.address_space<workgroup>>
+// CHECK: attn_nv.copy_tile {{.*}} blocked async {{.*}} -> memref<256x64xf16, #gpu.address_space<workgroup>>
 // The prologue copies Q and K_0, two groups, and waits for Q.
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.commit.group

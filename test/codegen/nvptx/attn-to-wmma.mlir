@@ -31,7 +31,7 @@
 // CHECK: gpu.block_id x
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8x?x64xf16> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// CHECK: attn_nv.copy_tile {{.*}} plain async {{.*}} : memref<?x8x?x64xf16> -> memref<64x72xf16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: gpu.barrier
@@ -67,8 +67,8 @@
 
 // Turing has no cp.async: one K/V stage, 16-byte vector loads.
 // TURING: dynamic_shared_memory_size %c49664_i32
-// TURING-NOT: nvgpu.device_async_copy
-// TURING: vector.load {{.*}} {alignment = 16 : i64} : memref<?x8x?x64xf16>, vector<8xf16>
+// TURING-NOT: async thread
+// TURING: attn_nv.copy_tile {{.*}} plain thread {{.*}} : memref<?x8x?x64xf16>
 func.func @gqa_causal(%arg0: memref<?x8x?x64xf16>, %arg1: memref<?x2x?x64xf16>, %arg2: memref<?x2x?x64xf16>, %arg3: memref<?x8x?x64xf16>, %arg4: memref<?x8x?xf32>) {
   %c0 = arith.constant 0 : index
   %dim = memref.dim %arg0, %c0 : memref<?x8x?x64xf16>
