@@ -100,6 +100,29 @@ LogicalResult CopyTileOp::verifyRegions() {
   return success();
 }
 
+LogicalResult ForEachChunkOp::verify() {
+  if (getThreads() <= 0 || getRows() <= 0 || getChunk() <= 0)
+    return emitOpError("'threads', 'rows' and 'chunk' must be positive, got ")
+           << getThreads() << ", " << getRows() << " and " << getChunk();
+  if (getWidth() <= 0 || getWidth() % getChunk())
+    return emitOpError("'width' must be a positive multiple of 'chunk' (")
+           << getChunk() << "), got " << getWidth();
+  return success();
+}
+
+LogicalResult ForEachChunkOp::verifyRegions() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != 2 ||
+      llvm::any_of(block.getArgumentTypes(),
+                   [](Type t) { return !t.isIndex(); }))
+    return emitOpError("'body' must take two indices (the chunk's row and "
+                       "column)");
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || !yield.getValues().empty())
+    return emitOpError("'body' must end in an attn_nv.yield of nothing");
+  return success();
+}
+
 LogicalResult LdMatrixOp::verify() {
   auto type = getSrc().getType();
   if (!nvgpu::NVGPUDialect::hasSharedMemoryAddressSpace(type))
@@ -144,6 +167,25 @@ LogicalResult WgmmaOp::verify() {
   if (static_cast<int64_t>(getAcc().size()) != tiles)
     return emitOpError("'acc' must hold one accumulator per result (")
            << tiles << "), got " << getAcc().size();
+  return success();
+}
+
+LogicalResult MaskTileOp::verify() {
+  if (getScores().empty())
+    return emitOpError("needs at least one score tile");
+  if (getGroup() < 1)
+    return emitOpError("'group' must be at least 1, got ") << getGroup();
+  return success();
+}
+
+LogicalResult MaskTileOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &types) {
+  // One masked tile per score tile (the vector operands).
+  for (Value v : operands)
+    if (isa<VectorType>(v.getType()))
+      types.push_back(v.getType());
   return success();
 }
 

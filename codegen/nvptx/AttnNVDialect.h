@@ -8,6 +8,7 @@
 #ifndef ATTN_CODEGEN_NVPTX_ATTNNVDIALECT_H
 #define ATTN_CODEGEN_NVPTX_ATTNNVDIALECT_H
 
+#include "dialect/AttnDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"

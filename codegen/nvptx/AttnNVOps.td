@@ -113,9 +113,45 @@ def AttnNV_CopyTileOp : AttnNV_Op<"copy_tile"> {
   ];
 }
 
+def AttnNV_ForEachChunkOp : AttnNV_Op<"for_each_chunk"> {
+  let summary = "a thread's share of a tile's chunks: the body once per chunk";
+  let description = [{
+    A tile of `rows` rows from `first_row`, `width` columns, is cut into
+    chunks of `chunk` columns (16 bytes of its elements), dealt to
+    `threads` threads: chunk `c = thread + i * threads` (for each i some
+    thread has) is row `first_row + c / (width / chunk)`, column
+    `(c % (width / chunk)) * chunk`. The body runs, with that row and
+    column, for each of this thread's chunks whose row exists
+    (`row_base + row < row_limit`) and, on the last round, that exists
+    at all.
+
+    ```mlir
+    attn_nv.for_each_chunk thread %lane of 32 rows(%warp_row, 32)
+        width 128 chunk 8 limit(%row0, %rows) {
+    ^bb0(%row: index, %col: index):
+      ...
+      attn_nv.yield
+    }
+    ```
+  }];
+  let arguments = (ins Index:$thread, I64Attr:$threads, Index:$first_row,
+                   I64Attr:$rows, I64Attr:$width, I64Attr:$chunk,
+                   Index:$row_base, Index:$row_limit);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `thread` $thread `of` $threads `rows` `(` $first_row `,` $rows `)`
+    `width` $width `chunk` $chunk `limit` `(` $row_base `,` $row_limit `)`
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
 def AttnNV_YieldOp : AttnNV_Op<"yield",
-    [Pure, ReturnLike, Terminator, HasParent<"CopyTileOp">]> {
-  let summary = "a copy_tile row's source: whether it exists, its indices";
+    [Pure, ReturnLike, Terminator,
+     ParentOneOf<["CopyTileOp", "ForEachChunkOp"]>]> {
+  let summary = "ends a copy_tile's source (whether the row exists, its "
+                "indices) or a for_each_chunk's body (nothing)";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
@@ -248,6 +284,69 @@ def AttnNV_OnlineSoftmaxOp : AttnNV_Op<"online_softmax",
     (`moved` $moved_before^)? attr-dict `:` $inputs
   }];
   let hasVerifier = 1;
+}
+
+def AttnNV_MaskAttr : Attr<CPred<"::llvm::isa<::mlir::attn::MaskAttr>($_self)">,
+                            "an #attn.mask"> {
+  let storageType = "::mlir::attn::MaskAttr";
+  let returnType = "::mlir::attn::MaskAttr";
+  let convertFromStorage = "$_self";
+}
+
+def AttnNV_MaskTileOp : AttnNV_Op<"mask_tile",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a built-in mask on a warp's 16-row score tile in registers";
+  let description = [{
+    Hides (sets to -inf) each element of the thread's score accumulators
+    whose query does not see its key under `mask` (attn.mask's rules, plus
+    key < `kv_len`), in mma.sync's C layout: element `e` of tile `t` is
+    flat row `row + 8 * ((e / 2) % 2)` of the K/V head's rows (query
+    `row / group`: `group` query heads share the K/V head) and key
+    `key_base + (lane_column + 16 t + 8 * (e / 4) + e % 2)`. `q_len` and
+    `kv_len` are the sequence's (a bottom-right mask aligns the last
+    query with the last key).
+
+    ```mlir
+    %m:2 = attn_nv.mask_tile %s0, %s1 rows(%row) keys(%j, %col)
+        sizes(%q_len, %kv_len) {group = 4 : i64, mask = #attn.mask<causal>}
+    ```
+  }];
+  let arguments = (ins Variadic<AttnNV_Accumulator>:$scores, Index:$row,
+                   Index:$key_base, Index:$lane_column, Index:$q_len,
+                   Index:$kv_len, AttnNV_MaskAttr:$mask, I64Attr:$group);
+  let results = (outs Variadic<AttnNV_Accumulator>:$masked);
+  let assemblyFormat = [{
+    $scores `rows` `(` $row `)` `keys` `(` $key_base `,` $lane_column `)`
+    `sizes` `(` $q_len `,` $kv_len `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_StoreAccumulatorOp : AttnNV_Op<"store_accumulator"> {
+  let summary = "a thread's accumulator of a 16x16 tile into shared memory";
+  let description = [{
+    Writes the thread's eight elements of `acc` (mma.sync's C layout) to
+    `dst`'s 16x16 tile at [`row`, `col`], rounded to `dst`'s element type
+    (f32, f16 or bf16), as four 2-element stores: elements 4h + 2s and
+    4h + 2s + 1 at row `row + lane_row + 8 s`, column
+    `col + lane_column + 8 h` (`lane_row` = lane / 4, `lane_column` =
+    2 (lane % 4)). With `swizzled`, the column is permuted by the row as
+    in a swizzled tile (c ^ 8 (r % 8)).
+
+    ```mlir
+    attn_nv.store_accumulator %acc -> %stage[%row, %col] lanes(%g, %t2)
+        swizzled : memref<256x64xf16, 3>
+    ```
+  }];
+  let arguments = (ins AttnNV_Accumulator:$acc,
+                   Arg<MemRefRankOf<[F32, F16, BF16], [2]>, "",
+                       [MemWrite]>:$dst,
+                   Index:$row, Index:$col, Index:$lane_row,
+                   Index:$lane_column, UnitAttr:$swizzled);
+  let assemblyFormat = [{
+    $acc `->` $dst `[` $row `,` $col `]` `lanes` `(` $lane_row `,`
+    $lane_column `)` (`swizzled` $swizzled^)? attr-dict `:` type($dst)
+  }];
 }
 
 def AttnNV_FenceRegistersOp : AttnNV_Op<"fence_registers",

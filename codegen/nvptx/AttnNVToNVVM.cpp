@@ -13,6 +13,7 @@
 #include "codegen/nvptx/Passes.h"
 #include "codegen/nvptx/RegisterMath.h"
 #include "codegen/nvptx/TileMMA.h"
+#include "dialect/AttnSemantics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -26,6 +27,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
+#include <cmath>
 #include <string>
 
 namespace mlir::attn {
@@ -127,6 +129,45 @@ struct LdMatrixLowering : OpRewritePattern<nv::LdMatrixOp> {
           packPair(b, vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i})));
     rewriter.replaceOp(op,
                        vector::FromElementsOp::create(b, i32Vec(b, 4), regs));
+    return success();
+  }
+};
+
+/// Each element's query and key from mma.sync's C layout, its visibility
+/// from MaskRules (AttnSemantics.h), -inf where hidden.
+struct MaskTileLowering : OpRewritePattern<nv::MaskTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::MaskTileOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    using Layout = MmaSyncTileMMA;
+    const int64_t group = op.getGroup();
+    Value rows[2], queries[2];
+    rows[0] = op.getRow();
+    queries[0] = arith::DivUIOp::create(b, rows[0], idx(b, group));
+    rows[1] = arith::AddIOp::create(b, rows[0], idx(b, 8));
+    queries[1] = arith::DivUIOp::create(b, rows[1], idx(b, group));
+    IndexExprs exprs{b};
+    MaskRules<IndexExprs> rules(exprs, op.getMask());
+    SmallVector<Value> masked;
+    for (auto [t, tile] : llvm::enumerate(op.getScores())) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 8; ++i) {
+        Value column = arith::AddIOp::create(
+            b, op.getLaneColumn(),
+            idx(b, 16 * int64_t(t) + Layout::columnOffset(i)));
+        Value key = arith::AddIOp::create(b, op.getKeyBase(), column);
+        Value seen = rules.visible(key, queries[Layout::rowHalf(i)],
+                                   op.getQLen(), op.getKvLen());
+        Value score =
+            vector::ExtractOp::create(b, tile, ArrayRef<int64_t>{i});
+        Value hidden = f32Constant(b, -INFINITY);
+        e.push_back(arith::SelectOp::create(b, seen, score, hidden));
+      }
+      masked.push_back(vector::FromElementsOp::create(b, tile.getType(), e));
+    }
+    rewriter.replaceOp(op, masked);
     return success();
   }
 };
@@ -298,6 +339,81 @@ struct CopyTileLowering : OpRewritePattern<nv::CopyTileOp> {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(guard.thenBlock());
       emit();
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Four pairs, each rounded and stored by one 2-element vector store.
+struct StoreAccumulatorLowering : OpRewritePattern<nv::StoreAccumulatorOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::StoreAccumulatorOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> e = elements(b, op.getAcc(), 8);
+    Type to = op.getDst().getType().getElementType();
+    auto two = VectorType::get({2}, to);
+    // x + y (+ c): the row or column of this lane's element.
+    auto place = [&](Value x, Value y, int64_t c) -> Value {
+      Value sum = arith::AddIOp::create(b, x, y);
+      return c ? arith::AddIOp::create(b, sum, idx(b, c)) : sum;
+    };
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t at = 4 * h + 2 * half;
+        SmallVector<Value> pair{e[at], e[at + 1]};
+        if (!to.isF32())
+          for (Value &x : pair)
+            x = arith::TruncFOp::create(b, to, x);
+        Value r = place(op.getRow(), op.getLaneRow(), 8 * half);
+        Value c = place(op.getCol(), op.getLaneColumn(), 8 * h);
+        if (op.getSwizzled())
+          c = swizzleColumn(b, r, c);
+        Value stored = vector::FromElementsOp::create(b, two, pair);
+        vector::StoreOp::create(b, stored, op.getDst(), ValueRange{r, c});
+      }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The rounds unrolled, each chunk's guard an scf.if holding the body
+/// inlined.
+struct ForEachChunkLowering : OpRewritePattern<nv::ForEachChunkOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nv::ForEachChunkOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    const int64_t count = op.getThreads(),
+                  chunksPerRow = op.getWidth() / op.getChunk(),
+                  chunks = op.getRows() * chunksPerRow;
+    auto lt = [&](Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
+    };
+    Block &body = op.getBody().front();
+    for (int64_t i = 0; i * count < chunks; ++i) {
+      Value c = arith::AddIOp::create(b, op.getThread(), idx(b, i * count));
+      Value rowInTile = arith::DivUIOp::create(b, c, idx(b, chunksPerRow));
+      Value row = arith::AddIOp::create(b, op.getFirstRow(), rowInTile);
+      Value chunk = arith::RemUIOp::create(b, c, idx(b, chunksPerRow));
+      Value col = arith::MulIOp::create(b, chunk, idx(b, op.getChunk()));
+      Value at = arith::AddIOp::create(b, op.getRowBase(), row);
+      Value ok = lt(at, op.getRowLimit());
+      if ((i + 1) * count > chunks) {
+        Value some = lt(c, idx(b, chunks));
+        ok = arith::AndIOp::create(b, ok, some);
+      }
+      auto inside = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(inside.thenBlock());
+      IRMapping chunkAt;
+      chunkAt.map(body.getArgument(0), row);
+      chunkAt.map(body.getArgument(1), col);
+      for (Operation &o : body.without_terminator())
+        b.clone(o, chunkAt);
     }
     rewriter.eraseOp(op);
     return success();
@@ -511,7 +627,7 @@ struct AttnNVToNVVMPass : attn::impl::AttnNVToNVVMBase<AttnNVToNVVMPass> {
 } // namespace
 
 void mlir::attn::populateAttnNVToNVVMPatterns(RewritePatternSet &patterns) {
-  patterns.add<CopyTileLowering, MmaTileLowering, LdMatrixLowering,
-               OnlineSoftmaxLowering, FenceRegistersLowering, WgmmaLowering>(
+  patterns.add<CopyTileLowering, ForEachChunkLowering, MmaTileLowering, LdMatrixLowering,
+               MaskTileLowering, OnlineSoftmaxLowering, StoreAccumulatorLowering, FenceRegistersLowering, WgmmaLowering>(
       patterns.getContext());
 }

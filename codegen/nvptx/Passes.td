@@ -276,7 +276,10 @@ def AttnNVToNVVM : Pass<"attn-nv-to-nvvm"> {
     i32 registers, `attn_nv.online_softmax` the step's quad shuffles,
     ex2 and sums (RegisterMath.h) with P packed into A fragments,
     `attn_nv.copy_tile` each thread's 16-byte chunks unrolled (`cp.async`
-    or a load and a store, the source region inlined per chunk), `attn_nv.wgmma` a fence, its chain of
+    or a load and a store, the source region inlined per chunk),
+    `attn_nv.for_each_chunk` its rounds unrolled, each guarded body
+    inlined, `attn_nv.mask_tile` MaskRules per element,
+    `attn_nv.store_accumulator` four rounded pair stores, `attn_nv.wgmma` a fence, its chain of
     `wgmma.mma_async` (inline PTX on a struct of f32, with the shared
     tiles' matrix descriptors) and a commit, `attn_nv.fence_registers` an
     empty asm with side effects tied to every element.

@@ -372,22 +372,19 @@ void PrefillKernel::forEachOutputChunk(
     int64_t perChunk, const Output &out,
     function_ref<void(Value row, Value col)> body) {
   // Only O's own columns: the padding past Dv is never written.
-  const int64_t chunksPerRow = p.valueHeadDim / perChunk,
-                chunks = rows * chunksPerRow;
-  for (int64_t i = 0; i * count < chunks; ++i) {
-    Value c = add(thread, idx(i * count));
-    Value row =
-        add(firstRow, arith::DivUIOp::create(*b, c, idx(chunksPerRow)));
-    Value chunk = arith::RemUIOp::create(*b, c, idx(chunksPerRow));
-    Value col = mul(chunk, idx(perChunk));
-    Value ok = lt(add(out.row0, row), out.rows);
-    if ((i + 1) * count > chunks)
-      ok = arith::AndIOp::create(*b, ok, lt(c, idx(chunks)));
-    auto inside = scf::IfOp::create(*b, ok, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(*b);
-    b->setInsertionPointToStart(inside.thenBlock());
-    body(row, col);
-  }
+  auto chunks = nv::ForEachChunkOp::create(
+      *b, thread, count, firstRow, rows, p.valueHeadDim, perChunk, out.row0,
+      out.rows);
+  Block *block = new Block;
+  chunks.getBody().push_back(block);
+  Value row = block->addArgument(b->getIndexType(), b->getLoc());
+  Value col = block->addArgument(b->getIndexType(), b->getLoc());
+  OpBuilder::InsertionGuard g(*b);
+  b->setInsertionPointToStart(block);
+  body(row, col);
+  // The body may leave the builder inside a branch of its own.
+  b->setInsertionPointToEnd(block);
+  nv::YieldOp::create(*b, ValueRange{});
 }
 LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
                                    Value hostWorkspace) {

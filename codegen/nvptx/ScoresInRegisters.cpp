@@ -82,6 +82,23 @@ private:
            (p.mTiles == 1 || std::max(p.d, p.dv) <= 64);
   }
   SmallVector<Value> softmaxStep(MmaSyncTileMMA &tiles, const Step &step);
+  /// S = Q K^T of the step's tile: raw[m-tile][16 keys] accumulators
+  /// (wgmma: its one chain, or this tile's scores carried from the last
+  /// step and the next tile's chain issued into `nextScores`).
+  SmallVector<SmallVector<Value>>
+  scoreProducts(MmaSyncTileMMA &tiles, const Step &step,
+                SmallVector<Value> &nextScores);
+  /// The scores of the dots (score_mod inlined per element; the raw dots
+  /// where `c` folds into the exponent), one tile per m-tile and 16 keys.
+  SmallVector<Value> scoresFromDots(MmaSyncTileMMA &tiles, const Step &step,
+                                    ArrayRef<SmallVector<Value>> raw,
+                                    std::optional<double> c);
+  /// The scores with attn.mask applied where the tile needs it.
+  SmallVector<Value> maskScores(MmaSyncTileMMA &tiles, const Step &step,
+                                ArrayRef<Value> flat);
+  /// Element i of n-tile nb of m-tile mt: its flat row and its key.
+  Value rowOf(MmaSyncTileMMA &tiles, const Step &step, int64_t mt, int64_t i);
+  Value keyOf(MmaSyncTileMMA &tiles, const Step &step, int64_t nb, int64_t i);
   /// The exchange tile and the indices of 16-byte chunk `chunk` of this
   /// thread's slot (row warp and lane) in K/V group `kvGroup`'s part.
   std::pair<Value, SmallVector<Value>> exchangeSlot(Value kvGroup,
@@ -176,152 +193,17 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
 /// quad shuffles, and P goes straight into the A operands of P V. l stays a
 /// per-thread partial sum over the thread's columns until the loop ends.
 SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
-                                 const Step &step) {
-  using Layout = MmaSyncTileMMA;
+                                                    const Step &step) {
   const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
-  // The warp's m-tiles (16 rows each): Q fragments in registers for one,
-  // re-read from shared memory per tile for more (registers go to the
-  // accumulators), so each K/V fragment feeds every m-tile.
-  SmallVector<SmallVector<Value>> raw(p.mTiles, SmallVector<Value>(nb16));
-  for (int64_t mt = 0; mt < p.mTiles; ++mt)
-    for (int64_t nb = 0; nb < nb16; ++nb)
-      raw[mt][nb] = tiles.zeroC();
-  // The fragments of 16 columns of D, Q per m-tile then K per 16 keys, all
-  // loaded before their mma.sync (measured: loading the next columns'
-  // before this column's products as well was no faster, 337 against 346
-  // TFLOP/s at D128 S4096).
-  auto qkFragments = [&](int64_t k) {
-    SmallVector<Value> f;
-    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
-      if (p.mTiles == 1) {
-        f.push_back(step.qFrags[k]);
-        continue;
-      }
-      Value qRow = add(step.warpRow, idx(16 * mt));
-      Value qCol = idx(16 * k);
-      f.push_back(tiles.loadA(step.qs, qRow, qCol, p.inputRow(p.d)));
-    }
-    for (int64_t nb = 0; nb < nb16; ++nb) {
-      Value kRow = idx(16 * nb), kCol = idx(16 * k);
-      f.push_back(
-          tiles.loadB(step.ks, kRow, kCol, p.inputRow(p.d), /*transpose=*/true));
-    }
-    return f;
-  };
   SmallVector<Value> accs(step.state.slice(4 * p.mTiles, p.mTiles * dv16));
-  // wgmma: the warpgroup's 64 rows against the tile's keys, in one chain;
-  // or, a tile ahead, this tile's scores from the last step (or before
-  // the loop) and the next tile's chain issued now, to run under this
-  // tile's softmax (its K is in the next stage; past the last tile it
-  // reads a stale stage and its scores are dropped).
   SmallVector<Value> nextScores;
-  if (wgmma && p.qkAhead) {
-    raw[0] = llvm::to_vector(step.state.drop_front(4 * p.mTiles +
-                                                   p.mTiles * dv16));
-    Value qBase = idx(p.qOff);
-    nextScores = wgmma->issueKMajor(qBase, p.br, groupRow(tid),
-                                    step.nextKOffset, p.bc, p.d);
-    // Ping-pong: the turn that P V opened in the last step ends once the
-    // next tile's Q K^T is issued.
-    if (p.pingPong)
-      endTurn();
-  } else if (wgmma) {
-    Value qBase = idx(p.qOff);
-    raw[0] = wgmma->productKMajor(qBase, p.br, groupRow(tid), step.kOffset,
-                                  p.bc, p.d);
-  }
-  for (int64_t k = 0; !wgmma && k < p.d / 16; ++k) {
-    SmallVector<Value> f = qkFragments(k);
-    for (int64_t nb = 0; nb < nb16; ++nb)
-      for (int64_t mt = 0; mt < p.mTiles; ++mt)
-        raw[mt][nb] = tiles.mma(f[mt], f[p.mTiles + nb], raw[mt][nb]);
-  }
+  SmallVector<SmallVector<Value>> raw = scoreProducts(tiles, step, nextScores);
   // Without a soft-cap the score is c * dot with c > 0 (the verifier's
   // scale > 0), so the mask and the row max work on raw dots and c folds
   // into p = 2^(c * dot - m), one FMA before the ex2.
   std::optional<double> c = linearScoreScale();
-  // Element i of n-tile nb of m-tile mt: its flat row and its key.
-  auto rowOf = [&](int64_t mt, int64_t i) {
-    return add(step.row0,
-               add(step.warpRow,
-                   add(tiles.laneRow(),
-                       idx(16 * mt + 8 * Layout::rowHalf(i)))));
-  };
-  auto keyOf = [&](int64_t nb, int64_t i) {
-    return add(step.j, add(tiles.laneColumn(),
-                           idx(16 * nb + Layout::columnOffset(i))));
-  };
-  SmallVector<Value> flat;
-  for (int64_t mt = 0; mt < p.mTiles; ++mt)
-    for (int64_t nb = 0; nb < nb16; ++nb) {
-      SmallVector<Value> e;
-      for (int64_t i = 0; i < 8; ++i) {
-        Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
-                                              ArrayRef<int64_t>{i});
-        if (hasScoreMod()) {
-          Value row = rowOf(mt, i);
-          Value key = keyOf(nb, i);
-          e.push_back(modScore(dot, step.batch, step.kvHead, row, key,
-                               step.qLen, kvLen));
-        } else {
-          e.push_back(c ? dot : scoreFromDot(dot));
-        }
-      }
-      flat.push_back(
-          vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
-    }
-  // attn.mask only where the tile crosses a mask edge or the end of K/V
-  // for the rows of the warp (where warps skip tiles, below) or block:
-  // decided once (the branch is uniform), interior tiles skip it.
-  auto [firstQuery, lastQuery] = warpSkips() ? warpQueries(step)
-                                             : blockQueries(step);
-  // A mask_mod can hide any key: every tile takes the masked path, but
-  // for the tiles of blocks a block mask says are full.
-  Value interior =
-      step.full ? step.full
-      : hasMaskMod()
-          ? Value(arith::ConstantIntOp::create(*b, 0, 1))
-          : allVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
-                       lastQuery, step.qLen, kvLen);
-  auto masked = scf::IfOp::create(*b, ValueRange(flat).getTypes(), interior,
-                                  /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard g(*b);
-    b->setInsertionPointToStart(masked.thenBlock());
-    scf::YieldOp::create(*b, flat);
-    b->setInsertionPointToStart(masked.elseBlock());
-    SmallVector<Value> maskedTiles;
-    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
-      Value rowTop = add(step.row0, add(step.warpRow,
-                                        add(tiles.laneRow(), idx(16 * mt))));
-      Value rows[2], queries[2];
-      rows[0] = rowTop;
-      queries[0] = arith::DivUIOp::create(*b, rows[0], idx(p.group));
-      rows[1] = add(rowTop, idx(8));
-      queries[1] = arith::DivUIOp::create(*b, rows[1], idx(p.group));
-      for (int64_t nb = 0; nb < nb16; ++nb) {
-        Value tile = flat[mt * nb16 + nb];
-        SmallVector<Value> e;
-        for (int64_t i = 0; i < 8; ++i) {
-          Value key = keyOf(nb, i);
-          Value seen =
-              visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
-          if (hasMaskMod())
-            seen = arith::AndIOp::create(
-                *b, seen,
-                modVisible(step.batch, step.kvHead,
-                           rows[Layout::rowHalf(i)], key, step.qLen, kvLen));
-          Value score =
-              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
-          Value hidden = f32(-INFINITY);
-          e.push_back(arith::SelectOp::create(*b, seen, score, hidden));
-        }
-        maskedTiles.push_back(
-            vector::FromElementsOp::create(*b, tile.getType(), e));
-      }
-    }
-    scf::YieldOp::create(*b, maskedTiles);
-  }
+  SmallVector<Value> masked =
+      maskScores(tiles, step, scoresFromDots(tiles, step, raw, c));
   // The online softmax, one attn_nv.online_softmax per m-tile: a lazy
   // rescale, a row's reference m moving (and its l and acc rescaled) only
   // when the tile's maximum passes it by more than kRescaleSlack. Past
@@ -333,7 +215,7 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   for (int64_t mt = 0; mt < p.mTiles; ++mt) {
     ValueRange state = step.state.slice(4 * mt, 4);
     auto softmax = nv::OnlineSoftmaxOp::create(
-        *b, masked.getResults().slice(mt * nb16, nb16), state[0], state[1],
+        *b, ValueRange(masked).slice(mt * nb16, nb16), state[0], state[1],
         state[2], state[3], anyMoves, scale, TypeAttr::get(tiles.inputType()));
     pFrags[mt] = llvm::to_vector_of<Value>(softmax.getP());
     results.append({softmax.getNewMTop(), softmax.getNewMBottom(),
@@ -380,6 +262,178 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     }
   results.append(out);
   return results;
+}
+
+SmallVector<SmallVector<Value>>
+RegisterScoreKernel::scoreProducts(MmaSyncTileMMA &tiles, const Step &step,
+                                   SmallVector<Value> &nextScores) {
+  const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
+  // The warp's m-tiles (16 rows each): Q fragments in registers for one,
+  // re-read from shared memory per tile for more (registers go to the
+  // accumulators), so each K/V fragment feeds every m-tile.
+  SmallVector<SmallVector<Value>> raw(p.mTiles, SmallVector<Value>(nb16));
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t nb = 0; nb < nb16; ++nb)
+      raw[mt][nb] = tiles.zeroC();
+  // The fragments of 16 columns of D, Q per m-tile then K per 16 keys, all
+  // loaded before their mma.sync (measured: loading the next columns'
+  // before this column's products as well was no faster, 337 against 346
+  // TFLOP/s at D128 S4096).
+  auto qkFragments = [&](int64_t k) {
+    SmallVector<Value> f;
+    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      if (p.mTiles == 1) {
+        f.push_back(step.qFrags[k]);
+        continue;
+      }
+      Value qRow = add(step.warpRow, idx(16 * mt));
+      Value qCol = idx(16 * k);
+      f.push_back(tiles.loadA(step.qs, qRow, qCol, p.inputRow(p.d)));
+    }
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      Value kRow = idx(16 * nb), kCol = idx(16 * k);
+      f.push_back(
+          tiles.loadB(step.ks, kRow, kCol, p.inputRow(p.d), /*transpose=*/true));
+    }
+    return f;
+  };
+  // wgmma: the warpgroup's 64 rows against the tile's keys, in one chain;
+  // or, a tile ahead, this tile's scores from the last step (or before
+  // the loop) and the next tile's chain issued now, to run under this
+  // tile's softmax (its K is in the next stage; past the last tile it
+  // reads a stale stage and its scores are dropped).
+  if (wgmma && p.qkAhead) {
+    raw[0] = llvm::to_vector(step.state.drop_front(4 * p.mTiles +
+                                                   p.mTiles * dv16));
+    Value qBase = idx(p.qOff);
+    nextScores = wgmma->issueKMajor(qBase, p.br, groupRow(tid),
+                                    step.nextKOffset, p.bc, p.d);
+    // Ping-pong: the turn that P V opened in the last step ends once the
+    // next tile's Q K^T is issued.
+    if (p.pingPong)
+      endTurn();
+  } else if (wgmma) {
+    Value qBase = idx(p.qOff);
+    raw[0] = wgmma->productKMajor(qBase, p.br, groupRow(tid), step.kOffset,
+                                  p.bc, p.d);
+  }
+  for (int64_t k = 0; !wgmma && k < p.d / 16; ++k) {
+    SmallVector<Value> f = qkFragments(k);
+    for (int64_t nb = 0; nb < nb16; ++nb)
+      for (int64_t mt = 0; mt < p.mTiles; ++mt)
+        raw[mt][nb] = tiles.mma(f[mt], f[p.mTiles + nb], raw[mt][nb]);
+  }
+  return raw;
+}
+
+Value RegisterScoreKernel::rowOf(MmaSyncTileMMA &tiles, const Step &step,
+                                 int64_t mt, int64_t i) {
+  return add(step.row0,
+             add(step.warpRow,
+                 add(tiles.laneRow(),
+                     idx(16 * mt + 8 * MmaSyncTileMMA::rowHalf(i)))));
+}
+
+Value RegisterScoreKernel::keyOf(MmaSyncTileMMA &tiles, const Step &step,
+                                 int64_t nb, int64_t i) {
+  return add(step.j, add(tiles.laneColumn(),
+                         idx(16 * nb + MmaSyncTileMMA::columnOffset(i))));
+}
+
+SmallVector<Value>
+RegisterScoreKernel::scoresFromDots(MmaSyncTileMMA &tiles, const Step &step,
+                                    ArrayRef<SmallVector<Value>> raw,
+                                    std::optional<double> c) {
+  const int64_t nb16 = p.bcw / 16;
+  SmallVector<Value> flat;
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 8; ++i) {
+        Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
+                                              ArrayRef<int64_t>{i});
+        if (hasScoreMod()) {
+          Value row = rowOf(tiles, step, mt, i);
+          Value key = keyOf(tiles, step, nb, i);
+          e.push_back(modScore(dot, step.batch, step.kvHead, row, key,
+                               step.qLen, kvLen));
+        } else {
+          e.push_back(c ? dot : scoreFromDot(dot));
+        }
+      }
+      flat.push_back(
+          vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
+    }
+  return flat;
+}
+
+SmallVector<Value> RegisterScoreKernel::maskScores(MmaSyncTileMMA &tiles,
+                                                   const Step &step,
+                                                   ArrayRef<Value> flat) {
+  using Layout = MmaSyncTileMMA;
+  const int64_t nb16 = p.bcw / 16;
+  // attn.mask only where the tile crosses a mask edge or the end of K/V
+  // for the rows of the warp (where warps skip tiles, below) or block:
+  // decided once (the branch is uniform), interior tiles skip it.
+  auto [firstQuery, lastQuery] = warpSkips() ? warpQueries(step)
+                                             : blockQueries(step);
+  // A mask_mod can hide any key: every tile takes the masked path, but
+  // for the tiles of blocks a block mask says are full.
+  Value interior =
+      step.full ? step.full
+      : hasMaskMod()
+          ? Value(arith::ConstantIntOp::create(*b, 0, 1))
+          : allVisible(step.j, add(step.j, idx(p.bcw - 1)), firstQuery,
+                       lastQuery, step.qLen, kvLen);
+  auto masked = scf::IfOp::create(*b, ValueRange(flat).getTypes(), interior,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(*b);
+    b->setInsertionPointToStart(masked.thenBlock());
+    scf::YieldOp::create(*b, flat);
+    b->setInsertionPointToStart(masked.elseBlock());
+    SmallVector<Value> maskedTiles;
+    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      Value rowTop = add(step.row0, add(step.warpRow,
+                                        add(tiles.laneRow(), idx(16 * mt))));
+      // A built-in mask is one attn_nv.mask_tile per m-tile.
+      if (!hasMaskMod()) {
+        auto mask = nv::MaskTileOp::create(
+            *b, ValueRange(flat).slice(mt * nb16, nb16), rowTop, step.j,
+            tiles.laneColumn(), step.qLen, kvLen, n.mask.getMask(),
+            b->getI64IntegerAttr(p.group));
+        llvm::append_range(maskedTiles, mask.getMasked());
+        continue;
+      }
+      // A mask_mod's region, inlined for each element.
+      Value rows[2], queries[2];
+      rows[0] = rowTop;
+      queries[0] = arith::DivUIOp::create(*b, rows[0], idx(p.group));
+      rows[1] = add(rowTop, idx(8));
+      queries[1] = arith::DivUIOp::create(*b, rows[1], idx(p.group));
+      for (int64_t nb = 0; nb < nb16; ++nb) {
+        Value tile = flat[mt * nb16 + nb];
+        SmallVector<Value> e;
+        for (int64_t i = 0; i < 8; ++i) {
+          Value key = keyOf(tiles, step, nb, i);
+          Value seen =
+              visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
+          seen = arith::AndIOp::create(
+              *b, seen,
+              modVisible(step.batch, step.kvHead, rows[Layout::rowHalf(i)],
+                         key, step.qLen, kvLen));
+          Value score =
+              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
+          Value hidden = f32(-INFINITY);
+          e.push_back(arith::SelectOp::create(*b, seen, score, hidden));
+        }
+        maskedTiles.push_back(
+            vector::FromElementsOp::create(*b, tile.getType(), e));
+      }
+    }
+    scf::YieldOp::create(*b, maskedTiles);
+  }
+  return llvm::to_vector_of<Value>(masked.getResults());
 }
 std::pair<Value, SmallVector<Value>>
 RegisterScoreKernel::exchangeSlot(Value kvGroup, Value rowWarp, int64_t chunk) {

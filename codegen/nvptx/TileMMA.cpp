@@ -172,23 +172,8 @@ void MmaSyncTileMMA::storeC(Value c, Value mem, Value row, Value col,
 
 void MmaSyncTileMMA::storeRounded(Value c, Value mem, Value row, Value col,
                                   bool swizzle) {
-  SmallVector<Value> e = elements(c, 8);
-  Type to = cast<MemRefType>(mem.getType()).getElementType();
-  auto two = VectorType::get({2}, to);
-  for (int64_t h = 0; h < 2; ++h)
-    for (int64_t half = 0; half < 2; ++half) {
-      int64_t at = 4 * h + 2 * half;
-      SmallVector<Value> pair{e[at], e[at + 1]};
-      if (!to.isF32())
-        for (Value &x : pair)
-          x = arith::TruncFOp::create(b, to, x);
-      Value r = add(row, g, 8 * half);
-      Value cc = add(col, t2, 8 * h);
-      if (swizzle)
-        cc = swizzleColumn(b, r, cc);
-      vector::StoreOp::create(b, vector::FromElementsOp::create(b, two, pair),
-                              mem, ValueRange{r, cc});
-    }
+  nv::StoreAccumulatorOp::create(b, c, mem, row, col, g, t2,
+                                 swizzle ? b.getUnitAttr() : UnitAttr());
 }
 
 Value MmaSyncTileMMA::loadC(Value mem, Value row, Value col, int64_t) {

@@ -15,8 +15,8 @@
 // MMA-LABEL: gpu.func @prefill_d40_mma
 // MMA: attn_nv.copy_tile %arg0 -> %{{.*}} plain async thread %{{.*}} {rows = 128 : i64, src_width = 40 : i64, threads = 128 : i64, width = 48 : i64} : memref<?x8x?x40xf16> -> memref<128x56xf16, #gpu.address_space<workgroup>>
 // MMA: memref<64x56xf16, #gpu.address_space<workgroup>>
-// Five 16-byte chunks of O per row, not six.
-// MMA: arith.constant 5 : index
+// O's chunks over its 40 columns: five 16-byte chunks a row, not six.
+// MMA: attn_nv.for_each_chunk thread %{{.*}} of 32 rows(%{{.*}}, 32) width 40 chunk 8
 // MMA: vector.store %{{.*}}, %arg3[{{.*}}] {alignment = 16 : i64} : memref<?x8x?x40xf16>, vector<8xf16>
 // WMMA-LABEL: gpu.func @prefill_d40_wmma
 // WMMA: attn_nv.copy_tile {{.*}} plain async {{.*}} width = 48 : i64} : memref<?x8x?x40xf16> -> memref<64x56xf16, #gpu.address_space<workgroup>>

@@ -214,3 +214,86 @@ func.func @copy_row_argument(%k: memref<?x8x?x64xf16>, %t: memref<64x64xf16, 3>,
   }
   return
 }
+
+// -----
+
+func.func @mask_no_scores(%i: index) {
+  // expected-error @+1 {{'attn_nv.mask_tile' op needs at least one score tile}}
+  attn_nv.mask_tile rows(%i) keys(%i, %i) sizes(%i, %i) {group = 1 : i64, mask = #attn.mask<causal>}
+  return
+}
+
+// -----
+
+func.func @mask_group(%s: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.mask_tile' op 'group' must be at least 1, got 0}}
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i) {group = 0 : i64, mask = #attn.mask<causal>}
+  return
+}
+
+// -----
+
+func.func @mask_not_a_mask(%s: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{attribute 'mask' failed to satisfy constraint: an #attn.mask}}
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i) {group = 1 : i64, mask = 3 : i64}
+  return
+}
+
+// -----
+
+func.func @store_accumulator_i8(%acc: vector<8xf32>, %t: memref<64x64xi8, 3>, %i: index) {
+  // expected-error @+1 {{operand #1 must be 2D memref of 32-bit float or 16-bit float or bfloat16 type values}}
+  attn_nv.store_accumulator %acc -> %t[%i, %i] lanes(%i, %i) : memref<64x64xi8, 3>
+  return
+}
+
+// -----
+
+func.func @chunk_width(%i: index) {
+  // expected-error @+1 {{'attn_nv.for_each_chunk' op 'width' must be a positive multiple of 'chunk' (8), got 44}}
+  attn_nv.for_each_chunk thread %i of 32 rows(%i, 32) width 44 chunk 8 limit(%i, %i) {
+  ^bb0(%row: index, %col: index):
+    attn_nv.yield
+  }
+  return
+}
+
+// -----
+
+func.func @chunk_threads(%i: index) {
+  // expected-error @+1 {{'attn_nv.for_each_chunk' op 'threads', 'rows' and 'chunk' must be positive, got 0, 32 and 8}}
+  attn_nv.for_each_chunk thread %i of 0 rows(%i, 32) width 40 chunk 8 limit(%i, %i) {
+  ^bb0(%row: index, %col: index):
+    attn_nv.yield
+  }
+  return
+}
+
+// -----
+
+func.func @chunk_body(%i: index) {
+  // expected-error @+1 {{'attn_nv.for_each_chunk' op 'body' must take two indices (the chunk's row and column)}}
+  attn_nv.for_each_chunk thread %i of 32 rows(%i, 32) width 40 chunk 8 limit(%i, %i) {
+  ^bb0(%row: index):
+    attn_nv.yield
+  }
+  return
+}
+
+// -----
+
+func.func @chunk_yield(%i: index) {
+  // expected-error @+1 {{'attn_nv.for_each_chunk' op 'body' must end in an attn_nv.yield of nothing}}
+  attn_nv.for_each_chunk thread %i of 32 rows(%i, 32) width 40 chunk 8 limit(%i, %i) {
+  ^bb0(%row: index, %col: index):
+    attn_nv.yield %row : index
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%i: index) {
+  // expected-error @+1 {{'attn_nv.yield' op expects parent op to be one of 'attn_nv.copy_tile, attn_nv.for_each_chunk'}}
+  attn_nv.yield
+}

@@ -64,3 +64,38 @@ func.func @copy_tile(%k: memref<?x8x?x128xf16>, %tile: memref<64x128xf16, 3>,
   }
   return
 }
+
+// CHECK-LABEL: func.func @mask_tile
+// CHECK: attn_nv.mask_tile %{{.*}}, %{{.*}} rows(%{{.*}}) keys(%{{.*}}, %{{.*}}) sizes(%{{.*}}, %{{.*}}) {group = 4 : i64, mask = #attn.mask<causal, bottom_right>}
+func.func @mask_tile(%s0: vector<8xf32>, %s1: vector<8xf32>, %row: index, %j: index,
+                     %col: index, %q: index, %kv: index) -> vector<8xf32> {
+  %m:2 = attn_nv.mask_tile %s0, %s1 rows(%row) keys(%j, %col) sizes(%q, %kv)
+      {group = 4 : i64, mask = #attn.mask<causal, bottom_right>}
+  return %m#1 : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @store_accumulator
+// CHECK: attn_nv.store_accumulator %{{.*}} -> %{{.*}}[%{{.*}}, %{{.*}}] lanes(%{{.*}}, %{{.*}}) swizzled : memref<256x64xf16, 3>
+// CHECK: attn_nv.store_accumulator %{{.*}} -> %{{.*}}[%{{.*}}, %{{.*}}] lanes(%{{.*}}, %{{.*}}) : memref<64x72xf32, 3>
+func.func @store_accumulator(%acc: vector<8xf32>, %stage: memref<256x64xf16, 3>,
+                             %f: memref<64x72xf32, 3>, %r: index, %c: index,
+                             %g: index, %t2: index) {
+  attn_nv.store_accumulator %acc -> %stage[%r, %c] lanes(%g, %t2) swizzled : memref<256x64xf16, 3>
+  attn_nv.store_accumulator %acc -> %f[%r, %c] lanes(%g, %t2) : memref<64x72xf32, 3>
+  return
+}
+
+// CHECK-LABEL: func.func @for_each_chunk
+// CHECK: attn_nv.for_each_chunk thread %{{.*}} of 32 rows(%{{.*}}, 32) width 40 chunk 8 limit(%{{.*}}, %{{.*}}) {
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index):
+// CHECK: attn_nv.yield
+func.func @for_each_chunk(%o: memref<?x40xf16>, %lane: index, %first: index,
+                          %row0: index, %rows: index, %x: vector<8xf16>) {
+  attn_nv.for_each_chunk thread %lane of 32 rows(%first, 32) width 40 chunk 8
+      limit(%row0, %rows) {
+  ^bb0(%row: index, %col: index):
+    vector.store %x, %o[%row, %col] : memref<?x40xf16>, vector<8xf16>
+    attn_nv.yield
+  }
+  return
+}

@@ -178,3 +178,107 @@ func.func @copy_tile_blocked(%k: memref<?x8x?x128xf16>, %t: memref<128x64xf16, 3
   }
   return
 }
+
+// mask_tile, causal from the bottom right, GQA group 4: the thread's two
+// rows' queries (row / 4, (row + 8) / 4); element 0's key j + col, element
+// 5's j + col + 9 (column 8 + 1), element 15 (tile 1's element 7) j +
+// col + 25; key <= query + kv_len - q_len and key < kv_len, else -inf.
+// CHECK-LABEL: func.func @mask_tile
+// CHECK-SAME: (%[[S0:.*]]: vector<8xf32>, %[[S1:.*]]: vector<8xf32>, %[[ROW:.*]]: index, %[[J:.*]]: index, %[[COL:.*]]: index, %[[Q:.*]]: index, %[[KV:.*]]: index)
+// CHECK: %[[TOP:.*]] = arith.divui %[[ROW]], %c4
+// CHECK: %[[ROW8:.*]] = arith.addi %[[ROW]], %c8
+// CHECK: %[[BOTTOM:.*]] = arith.divui %[[ROW8]], %c4
+// CHECK: %[[C0:.*]] = arith.addi %[[COL]], %c0
+// CHECK: %[[K0:.*]] = arith.addi %[[J]], %[[C0]]
+// CHECK: %[[INSIDE:.*]] = arith.cmpi slt, %[[K0]], %[[KV]]
+// CHECK: %[[SHIFT:.*]] = arith.subi %[[KV]], %[[Q]]
+// CHECK: %[[DIAG:.*]] = arith.addi %[[TOP]], %[[SHIFT]]
+// CHECK: %[[PAST:.*]] = arith.subi %[[K0]], %[[DIAG]]
+// CHECK: %[[SEES:.*]] = arith.cmpi sle, %[[PAST]], %c0
+// CHECK: arith.andi %[[INSIDE]], %[[SEES]] : i1
+// CHECK: %[[X0:.*]] = vector.extract %[[S0]][0]
+// CHECK: arith.select %{{.*}}, %[[X0]], %cst{{.*}} : f32
+// CHECK: arith.addi %[[COL]], %c9
+// CHECK: arith.subi %[[KV]], %[[Q]]
+// CHECK: arith.addi %[[BOTTOM]]
+// CHECK: arith.addi %[[COL]], %c25
+// CHECK: %[[X15:.*]] = vector.extract %[[S1]][7]
+// CHECK: arith.select %{{.*}}, %[[X15]], %cst{{.*}} : f32
+// CHECK: vector.from_elements {{.*}} : vector<8xf32>
+func.func @mask_tile(%s0: vector<8xf32>, %s1: vector<8xf32>, %row: index, %j: index,
+                     %col: index, %q: index, %kv: index) -> (vector<8xf32>, vector<8xf32>) {
+  %m:2 = attn_nv.mask_tile %s0, %s1 rows(%row) keys(%j, %col) sizes(%q, %kv)
+      {group = 4 : i64, mask = #attn.mask<causal, bottom_right>}
+  return %m#0, %m#1 : vector<8xf32>, vector<8xf32>
+}
+
+// store_accumulator: elements (0, 1) at [row + g, col + t2], (2, 3) at
+// row + g + 8, (4, 5) at column + 8, (6, 7) at both; rounded to f16 and,
+// swizzled, each column permuted by its row (c ^ 8 (r % 8)).
+// CHECK-LABEL: func.func @store_accumulator
+// CHECK-SAME: (%[[ACC:.*]]: vector<8xf32>, %[[T:.*]]: memref<64x64xf16, 3>, %[[R:.*]]: index, %[[C:.*]]: index, %[[G:.*]]: index, %[[T2:.*]]: index)
+// CHECK: %[[E0:.*]] = vector.extract %[[ACC]][0]
+// CHECK: %[[H0:.*]] = arith.truncf %[[E0]] : f32 to f16
+// CHECK: %[[R0:.*]] = arith.addi %[[R]], %[[G]]
+// CHECK: %[[C0:.*]] = arith.addi %[[C]], %[[T2]]
+// CHECK: arith.andi %[[R0]], %c7
+// CHECK: %[[SW:.*]] = arith.xori %[[C0]]
+// CHECK: %[[P0:.*]] = vector.from_elements %[[H0]], %{{.*}} : vector<2xf16>
+// CHECK: vector.store %[[P0]], %[[T]][%[[R0]], %[[SW]]] : memref<64x64xf16, 3>, vector<2xf16>
+// CHECK: %[[RG:.*]] = arith.addi %[[R]], %[[G]]
+// CHECK: %[[R8:.*]] = arith.addi %[[RG]], %c8
+// CHECK: vector.store %{{.*}}, %[[T]][%[[R8]], %{{.*}}]
+// CHECK-COUNT-2: vector.store
+// CHECK-NOT: vector.store
+func.func @store_accumulator(%acc: vector<8xf32>, %t: memref<64x64xf16, 3>, %r: index,
+                             %c: index, %g: index, %t2: index) {
+  attn_nv.store_accumulator %acc -> %t[%r, %c] lanes(%g, %t2) swizzled : memref<64x64xf16, 3>
+  return
+}
+
+// for_each_chunk, 32 rows of 40 columns in chunks of 8 (5 a row, 160 in
+// all) over 32 lanes: five rounds, all full. Chunk lane + 32 i is row
+// first + c / 5, column (c % 5) * 8, run where row0 + row < rows.
+// CHECK-LABEL: func.func @for_each_chunk
+// CHECK-SAME: (%[[O:.*]]: memref<?x40xf16>, %[[LANE:.*]]: index, %[[FIRST:.*]]: index, %[[ROW0:.*]]: index, %[[ROWS:.*]]: index, %[[X:.*]]: vector<8xf16>)
+// CHECK: %[[C:.*]] = arith.addi %[[LANE]], %c0
+// CHECK: %[[IN:.*]] = arith.divui %[[C]], %c5
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[IN]]
+// CHECK: %[[CHUNK:.*]] = arith.remui %[[C]], %c5
+// CHECK: %[[COL:.*]] = arith.muli %[[CHUNK]], %c8
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW0]], %[[ROW]]
+// CHECK: %[[OK:.*]] = arith.cmpi slt, %[[AT]], %[[ROWS]]
+// CHECK: scf.if %[[OK]] {
+// CHECK-NEXT: vector.store %[[X]], %[[O]][%[[ROW]], %[[COL]]]
+// CHECK-COUNT-4: scf.if
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @for_each_chunk(%o: memref<?x40xf16>, %lane: index, %first: index,
+                          %row0: index, %rows: index, %x: vector<8xf16>) {
+  attn_nv.for_each_chunk thread %lane of 32 rows(%first, 32) width 40 chunk 8
+      limit(%row0, %rows) {
+  ^bb0(%row: index, %col: index):
+    vector.store %x, %o[%row, %col] : memref<?x40xf16>, vector<8xf16>
+    attn_nv.yield
+  }
+  return
+}
+
+// 8 rows of 64 in chunks of 8 (64 chunks) over 48 threads: the second
+// round also asks whether the chunk exists at all (c < 64).
+// CHECK-LABEL: func.func @for_each_chunk_partial
+// CHECK: arith.addi %{{.*}}, %c48
+// CHECK: %[[OK:.*]] = arith.cmpi slt
+// CHECK: %[[SOME:.*]] = arith.cmpi slt, %{{.*}}, %c64
+// CHECK: %[[BOTH:.*]] = arith.andi %[[OK]], %[[SOME]] : i1
+// CHECK: scf.if %[[BOTH]] {
+func.func @for_each_chunk_partial(%o: memref<?x64xf16>, %tid: index, %first: index,
+                                  %row0: index, %rows: index, %x: vector<8xf16>) {
+  attn_nv.for_each_chunk thread %tid of 48 rows(%first, 8) width 64 chunk 8
+      limit(%row0, %rows) {
+  ^bb0(%row: index, %col: index):
+    vector.store %x, %o[%row, %col] : memref<?x64xf16>, vector<8xf16>
+    attn_nv.yield
+  }
+  return
+}

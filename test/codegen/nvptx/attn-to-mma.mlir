@@ -35,6 +35,12 @@
 // CHECK: scf.for
 // CHECK: attn_nv.ldmatrix {{.*}} : memref<64x128xf16, #gpu.address_space<workgroup>>
 // CHECK: attn_nv.mma_tile {{.*}} : f16
+// Tiles that cross the diagonal or the end of K/V take the mask, one
+// attn_nv.mask_tile per m-tile; interior tiles skip it.
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: attn_nv.mask_tile {{.*}} {group = 4 : i64, mask = #attn.mask<causal{{.*}}>}
+// CHECK: attn_nv.mask_tile
 // CHECK: attn_nv.online_softmax %{{.*}} state(%{{.*}}) {scale = {{.*}} : f64} : f16
 // CHECK: attn_nv.online_softmax %{{.*}} state(%{{.*}}) moved %{{.*}} {scale = {{.*}} : f64} : f16
 // CHECK: attn_nv.ldmatrix {{.*}} transpose

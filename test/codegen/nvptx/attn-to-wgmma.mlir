@@ -102,10 +102,10 @@
 // stores both blocks through O's map (%arg3) and waits until TMA has read
 // them.
 // TMA: gpu.barrier
-// TMA: vector.store %{{.*}} : memref<256x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// TMA: attn_nv.store_accumulator {{.*}} swizzled : memref<256x64xf16, #gpu.address_space<workgroup>>
 // TMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // TMA-NEXT: gpu.barrier
-// TMA-NOT: vector.store
+// TMA-NOT: {{vector.store|attn_nv.store_accumulator}}
 // TMA: nvvm.cp.async.bulk.tensor.global.shared.cta %arg3, %{{.*}}, box[%c0_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
 // TMA: nvvm.cp.async.bulk.tensor.global.shared.cta %arg3, %{{.*}}, box[%c64_i32, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
 // TMA-NEXT: nvvm.cp.async.bulk.commit.group
