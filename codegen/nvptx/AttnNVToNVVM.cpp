@@ -61,6 +61,22 @@ SmallVector<Value> elements(ImplicitLocOpBuilder &b, Value v, int64_t n) {
   return out;
 }
 
+/// One attn_nv op's expansion: `expand` builds its instructions at the op
+/// and returns what replaces its results (nothing for an op without).
+template <typename Op>
+struct Expansion : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  virtual SmallVector<Value> expand(Op op, ImplicitLocOpBuilder &b) const = 0;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const final {
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> replacement = expand(op, b);
+    rewriter.replaceOp(op, replacement);
+    return success();
+  }
+};
+
 /// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
 /// with g = lane / 4 and t = lane % 4,
 ///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]
@@ -68,12 +84,10 @@ SmallVector<Value> elements(ImplicitLocOpBuilder &b, Value v, int64_t n) {
 ///   C (16x8):  c0, c1 = C[g][2t + {0, 1}], c2, c3 = C[g + 8][2t + {0, 1}]
 /// A 16x16 tile is two 16x8 halves side by side: B half h in registers
 /// 2h, 2h + 1, C half h in elements 4h..4h+3.
-struct MmaTileLowering : OpRewritePattern<nv::MmaTileOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::MmaTileOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct MmaTileLowering : Expansion<nv::MmaTileOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::MmaTileOp op,
+                            ImplicitLocOpBuilder &b) const override {
     Type elt = op.getInputs();
     SmallVector<Value> aRegs = elements(b, op.getA(), 4);
     SmallVector<Value> bRegs = elements(b, op.getB(), 4);
@@ -105,20 +119,16 @@ struct MmaTileLowering : OpRewritePattern<nv::MmaTileOp> {
       for (int64_t e = 0; e < 4; ++e)
         out.push_back(LLVM::ExtractValueOp::create(b, mma, e));
     }
-    rewriter.replaceOp(
-        op, vector::FromElementsOp::create(b, VectorType::get({8}, f32), out));
-    return success();
+    return {vector::FromElementsOp::create(b, VectorType::get({8}, f32), out)};
   }
 };
 
 /// nvgpu.ldmatrix gives vector<4x2xT>: matrix i's two elements, packed
 /// into register i.
-struct LdMatrixLowering : OpRewritePattern<nv::LdMatrixOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::LdMatrixOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct LdMatrixLowering : Expansion<nv::LdMatrixOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::LdMatrixOp op,
+                            ImplicitLocOpBuilder &b) const override {
     Type elt = op.getSrc().getType().getElementType();
     Value tiles = nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, elt),
                                             op.getSrc(), op.getIndices(),
@@ -127,20 +137,16 @@ struct LdMatrixLowering : OpRewritePattern<nv::LdMatrixOp> {
     for (int64_t i = 0; i < 4; ++i)
       regs.push_back(
           packPair(b, vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{i})));
-    rewriter.replaceOp(op,
-                       vector::FromElementsOp::create(b, i32Vec(b, 4), regs));
-    return success();
+    return {vector::FromElementsOp::create(b, i32Vec(b, 4), regs)};
   }
 };
 
 /// Each element's query and key from mma.sync's C layout, its visibility
 /// from MaskRules (AttnSemantics.h), -inf where hidden.
-struct MaskTileLowering : OpRewritePattern<nv::MaskTileOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::MaskTileOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct MaskTileLowering : Expansion<nv::MaskTileOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::MaskTileOp op,
+                            ImplicitLocOpBuilder &b) const override {
     using Layout = MmaSyncTileMMA;
     const int64_t group = op.getGroup();
     Value rows[2], queries[2];
@@ -167,20 +173,17 @@ struct MaskTileLowering : OpRewritePattern<nv::MaskTileOp> {
       }
       masked.push_back(vector::FromElementsOp::create(b, tile.getType(), e));
     }
-    rewriter.replaceOp(op, masked);
-    return success();
+    return masked;
   }
 };
 
 /// The step in mma.sync's accumulator layout: element e of a tile is in
 /// row half rowHalf(e) (top or bottom); the row's maximum and, at the end,
 /// its sum span the quad's four lanes.
-struct OnlineSoftmaxLowering : OpRewritePattern<nv::OnlineSoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::OnlineSoftmaxOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct OnlineSoftmaxLowering : Expansion<nv::OnlineSoftmaxOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::OnlineSoftmaxOp op,
+                            ImplicitLocOpBuilder &b) const override {
     using Layout = MmaSyncTileMMA;
     std::optional<double> c;
     if (FloatAttr scale = op.getScaleAttr())
@@ -249,20 +252,17 @@ struct OnlineSoftmaxLowering : OpRewritePattern<nv::OnlineSoftmaxOp> {
     }
     results.push_back(rowBroadcast(b, alpha[0], alpha[1]));
     results.push_back(moved);
-    rewriter.replaceOp(op, results);
-    return success();
+    return results;
   }
 };
 
 /// The chunks of each thread, unrolled: chunk thread + i * threads for
 /// each i that some thread has, under a guard where not every thread does;
 /// the source region inlined for each chunk's row.
-struct CopyTileLowering : OpRewritePattern<nv::CopyTileOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::CopyTileOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct CopyTileLowering : Expansion<nv::CopyTileOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::CopyTileOp op,
+                            ImplicitLocOpBuilder &b) const override {
     const int64_t threads = op.getThreads(), rows = op.getRows(),
                   width = op.getWidth(), srcWidth = op.getSrcWidth();
     const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
@@ -340,18 +340,15 @@ struct CopyTileLowering : OpRewritePattern<nv::CopyTileOp> {
       b.setInsertionPointToStart(guard.thenBlock());
       emit();
     }
-    rewriter.eraseOp(op);
-    return success();
+    return {};
   }
 };
 
 /// Four pairs, each rounded and stored by one 2-element vector store.
-struct StoreAccumulatorLowering : OpRewritePattern<nv::StoreAccumulatorOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::StoreAccumulatorOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct StoreAccumulatorLowering : Expansion<nv::StoreAccumulatorOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::StoreAccumulatorOp op,
+                            ImplicitLocOpBuilder &b) const override {
     SmallVector<Value> e = elements(b, op.getAcc(), 8);
     Type to = op.getDst().getType().getElementType();
     auto two = VectorType::get({2}, to);
@@ -374,19 +371,16 @@ struct StoreAccumulatorLowering : OpRewritePattern<nv::StoreAccumulatorOp> {
         Value stored = vector::FromElementsOp::create(b, two, pair);
         vector::StoreOp::create(b, stored, op.getDst(), ValueRange{r, c});
       }
-    rewriter.eraseOp(op);
-    return success();
+    return {};
   }
 };
 
 /// The rounds unrolled, each chunk's guard an scf.if holding the body
 /// inlined.
-struct ForEachChunkLowering : OpRewritePattern<nv::ForEachChunkOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::ForEachChunkOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct ForEachChunkLowering : Expansion<nv::ForEachChunkOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::ForEachChunkOp op,
+                            ImplicitLocOpBuilder &b) const override {
     const int64_t count = op.getThreads(),
                   chunksPerRow = op.getWidth() / op.getChunk(),
                   chunks = op.getRows() * chunksPerRow;
@@ -415,19 +409,16 @@ struct ForEachChunkLowering : OpRewritePattern<nv::ForEachChunkOp> {
       for (Operation &o : body.without_terminator())
         b.clone(o, chunkAt);
     }
-    rewriter.eraseOp(op);
-    return success();
+    return {};
   }
 };
 
 /// The empty asm with side effects that reads and writes every element
 /// ("=f" for f32, "=r" for i32, each tied to its input).
-struct FenceRegistersLowering : OpRewritePattern<nv::FenceRegistersOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::FenceRegistersOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct FenceRegistersLowering : Expansion<nv::FenceRegistersOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::FenceRegistersOp op,
+                            ImplicitLocOpBuilder &b) const override {
     ValueRange vectors = op.getValues();
     auto vectorType = cast<VectorType>(vectors.front().getType());
     const int64_t width = vectorType.getNumElements();
@@ -456,8 +447,7 @@ struct FenceRegistersLowering : OpRewritePattern<nv::FenceRegistersOp> {
         e.push_back(LLVM::ExtractValueOp::create(b, s, width * v + i));
       out.push_back(vector::FromElementsOp::create(b, vectorType, e));
     }
-    rewriter.replaceOp(op, out);
-    return success();
+    return out;
   }
 };
 
@@ -554,12 +544,10 @@ SmallVector<Value> fromStruct(ImplicitLocOpBuilder &b, Value s,
 /// bytes inside its 64-column block (the swizzle applies to the address,
 /// so the step is a plain add) and to the next block every 4 steps; an
 /// MN-major one moves 16 rows.
-struct WgmmaLowering : OpRewritePattern<nv::WgmmaOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(nv::WgmmaOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.setInsertionPoint(op);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+struct WgmmaLowering : Expansion<nv::WgmmaOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::WgmmaOp op,
+                            ImplicitLocOpBuilder &b) const override {
     Type elt = op.getInputs();
     const int64_t tiles = op.getD().size(), n = 16 * tiles, k = op.getK();
     std::string t = elt.isBF16() ? "bf16" : "f16";
@@ -611,8 +599,7 @@ struct WgmmaLowering : OpRewritePattern<nv::WgmmaOp> {
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    rewriter.replaceOp(op, fromStruct(b, acc, tiles));
-    return success();
+    return fromStruct(b, acc, tiles);
   }
 };
 

@@ -394,48 +394,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // The split-K form's last argument is its workspace, which a block mask
   // would take too: the decode tier never builds both.
   assert(!(p.splitKV && p.blockMask) && "a split kernel has no block mask");
-  // Kernel arguments: the attention operands, in a fixed order; the
-  // split-K form writes the workspace instead of O and the LSE (its
-  // combine reads the sinks).
-  SmallVector<Value> operands = inputOperands(n);
-  if (p.splitKV) {
-    operands.push_back(hostWorkspace);
-  } else {
-    if (n.loadSink)
-      operands.push_back(n.loadSink.getSinks());
-    operands.push_back(n.storeO.getO());
-    if (n.storeLse)
-      operands.push_back(n.storeLse.getLse());
-    if (p.blockMask)
-      operands.push_back(hostWorkspace);
-  }
-
-  // TMA: the tensor maps of [Q,] K, V [and O] come first. On the host
-  // they are placeholders cast from the operands; libattnrt encodes the
-  // maps the launch contract describes, and attn-tensor-map-params passes
-  // them by value.
   SmallVector<LaunchOperand> mapped;
-  if (p.qTma)
-    mapped.push_back(LaunchOperand::Q);
-  if (p.tma)
-    mapped.append({LaunchOperand::K, LaunchOperand::V});
-  if (p.oTma)
-    mapped.push_back(LaunchOperand::O);
-  {
-    ImplicitLocOpBuilder hb(loc, n.forall);
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    SmallVector<Value> maps;
-    for (LaunchOperand o : mapped) {
-      // inputOperands' first three are q, k, v.
-      Value of = o == LaunchOperand::O   ? n.storeO.getO()
-                 : o == LaunchOperand::Q ? operands[0]
-                 : o == LaunchOperand::K ? operands[1]
-                                         : operands[2];
-      maps.push_back(
-          UnrealizedConversionCastOp::create(hb, ptr, of).getResult(0));
-    }
-    operands.insert(operands.begin(), maps.begin(), maps.end());
-  }
+  SmallVector<Value> operands = kernelOperands(hostWorkspace, mapped);
 
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
   auto funcType =
@@ -457,44 +417,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // The combine may start as soon as every split block has.
   if (p.splitKV && combineOverlapsSplit(p.sm))
     letCombineStart(kb);
-  for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
-    map.map(host, arg);
-  if (p.tma) {
-    kernel->setAttr(kTensorMapParamsAttrName,
-                    kb.getI64IntegerAttr(p.tensorMaps()));
-    if (p.qTma)
-      tensorMapQ = kernel.getArgument(0);
-    tensorMapK = kernel.getArgument(p.qTma ? 1 : 0);
-    tensorMapV = kernel.getArgument(p.qTma ? 2 : 1);
-    if (p.oTma)
-      tensorMapO = kernel.getArgument(p.qTma ? 3 : 2);
-  }
-
-  if (p.splitKV) {
-    // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
-    workspace = kernel.getArgument(operands.size() - 1);
-    FailureOr<Value> mapped = mapSplitBlock();
-    if (failed(mapped))
-      return failure();
-    split = *mapped;
-  } else if (n.loadQ.isPacked()) {
-    // Block (x, y) = (packed Q tile, K/V head).
-    mapPackedBlock(p.br);
-  } else {
-    // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
-    map.map(n.forall.getInductionVar(0),
-            gpu::BlockIdOp::create(kb, gpu::Dimension::z));
-    map.map(n.forall.getInductionVar(1),
-            gpu::BlockIdOp::create(kb, gpu::Dimension::y));
-    map.map(n.forall.getInductionVar(2),
-            gpu::BlockIdOp::create(kb, gpu::Dimension::x));
-  }
-  tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
-  smem = gpu::DynamicSharedMemoryOp::create(
-      kb, MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
-                          MemRefLayoutAttrInterface{},
-                          gpu::AddressSpaceAttr::get(
-                              ctx, gpu::AddressSpace::Workgroup)));
+  if (failed(mapKernelArguments(kernel, operands)))
+    return failure();
 
   // The nest's index arithmetic, cloned from L1.
   FailureOr<Value> row0 = materialize(n.loadQ.getRow());
@@ -513,19 +437,9 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // tile from tile s (interleaved), whose loop walks positions 0, 1, ...
   // that tileAt maps to keys.
   Value splitBase, splits;
-  if (p.splitKV)
-    splits = memref::DimOp::create(kb, workspace, 1);
-  if (p.splitKV && p.interleavedSplits) {
-    Value span = arith::SubIOp::create(kb, *hi, *lo);
-    Value length = arith::MaxSIOp::create(kb, span, idx(0));
-    Value tiles = arith::CeilDivSIOp::create(kb, length, idx(p.bc));
-    Value pastSplit = arith::SubIOp::create(kb, tiles, split);
-    Value left = arith::MaxSIOp::create(kb, pastSplit, idx(0));
-    splitBase = *lo;
-    lo = idx(0);
-    hi = Value(arith::CeilDivSIOp::create(kb, left, splits));
-  } else if (p.splitKV) {
-    auto [first, last] = splitRange(split, splits, *lo, *hi, p.bc);
+  if (p.splitKV) {
+    Value first = *lo, last = *hi;
+    std::tie(splitBase, splits) = splitWalk(first, last);
     lo = first;
     hi = last;
   }
@@ -541,82 +455,24 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // of the Q block's list holds the x-th tile's block of 128 keys, whose
   // r = 128 / bc tiles follow one another.
   Value maskList, maskRow, qBlock;
-  int64_t tilesPerBlock = kMaskBlock / p.bc;
   if (p.blockMask) {
-    maskList = kernel.getArgument(operands.size() - 1);
-    Value kvHeads = memref::DimOp::create(kb, map.lookup(n.loadK.getSrc()), 1);
-    maskRow = blockMaskRow(n, kb, batch, kvHead, kvHeads);
-    Value firstQuery = arith::DivUIOp::create(kb, *row0, idx(p.group));
-    qBlock = arith::DivUIOp::create(kb, firstQuery, idx(kMaskBlock));
-    Value maskCount = memref::LoadOp::create(
-        kb, maskList, ValueRange{maskRow, qBlock, idx(1), idx(0)});
-    // At most the list's length, whatever the workspace holds (a block
-    // mask made for other sizes): the loop stays bounded, and a stray
-    // entry's keys are past kv_len, which the copies and the mask check.
-    maskCount = arith::IndexCastUIOp::create(kb, kb.getIndexType(), maskCount);
-    maskCount = arith::MinUIOp::create(
-        kb, maskCount, memref::DimOp::create(kb, maskList, 3));
+    Value maskCount;
+    std::tie(maskList, maskRow, qBlock, maskCount) = blockMaskWalk(
+        kernel.getArgument(operands.size() - 1), batch, kvHead, *row0);
     lo = idx(0);
-    hi = mul(maskCount, idx(tilesPerBlock));
+    hi = mul(maskCount, idx(kMaskBlock / p.bc));
   }
-  // The first key of the tile at loop position x, and whether its block
-  // is full: the position itself, but for an interleaved split's and a
-  // block mask's positions.
-  auto tileAt = [&](Value x) -> std::pair<Value, Value> {
-    if (splitBase) {
-      Value tile = add(split, mul(x, splits));
-      Value offset = mul(tile, idx(p.bc));
-      return {add(splitBase, offset), Value()};
-    }
-    if (!p.blockMask)
-      return {x, Value()};
-    Value entry = memref::LoadOp::create(
-        kb, maskList,
-        ValueRange{maskRow, qBlock, idx(0),
-                   arith::DivUIOp::create(kb, x, idx(tilesPerBlock))});
-    entry = arith::IndexCastUIOp::create(kb, kb.getIndexType(), entry);
-    Value block = arith::ShRUIOp::create(kb, entry, idx(1));
-    Value blockKey = mul(block, idx(kMaskBlock));
-    Value tileInBlock = arith::RemUIOp::create(kb, x, idx(tilesPerBlock));
-    Value j = add(blockKey, mul(tileInBlock, idx(p.bc)));
-    Value fullBit = arith::AndIOp::create(kb, entry, idx(1));
-    Value full = arith::CmpIOp::create(kb, arith::CmpIPredicate::ne, fullBit,
-                                       idx(0));
-    return {j, full};
-  };
   // Loop positions advance by one tile: bc keys, or one position (a list
   // entry's tile, an interleaved split's next tile).
   int64_t posStep = p.blockMask || splitBase ? 1 : p.bc;
-  // The tile's index from the loop's first: its ring stage and use.
-  Value first = *lo;
-  auto iteration = [&](Value pos) -> Value {
-    if (p.blockMask || splitBase)
-      return pos;
-    Value done = arith::SubIOp::create(kb, pos, first);
-    return arith::DivUIOp::create(kb, done, idx(p.bc));
-  };
+  walk = TileWalk{splitBase, splits, maskList, maskRow, qBlock, *lo};
 
   // A producer warpgroup: thread 0 makes the mbarriers (a full one waits
   // for the producer's arrival with the tile's bytes, an empty one for
   // every consumer warp) before the roles part. Warpgroup 0 produces; the
   // rest of the kernel is the consumers', their threads numbered from 0.
-  if (p.specialized) {
-    onLeader([&] {
-      initMbarriers();
-      if (p.qTma)
-        copyQTma(*row0, kvHead, batch);
-    });
-    gpu::BarrierOp::create(kb);
-    auto roles = scf::IfOp::create(kb, lt(tid, idx(kWarpgroup)),
-                                   /*withElseRegion=*/true);
-    kb.setInsertionPointToStart(roles.thenBlock());
-    buildProducer(*lo, *hi, posStep, iteration,
-                  [&](Value pos) { return tileAt(pos).first; });
-    kb.setInsertionPointToStart(roles.elseBlock());
-    NVVM::SetMaxRegisterOp::create(kb, p.consumerRegisters,
-                                   NVVM::SetMaxRegisterAction::increase);
-    tid = arith::SubIOp::create(kb, tid, idx(kWarpgroup));
-  }
+  if (p.specialized)
+    splitRoles(*lo, *hi, posStep, *row0, kvHead, batch);
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
   // of each K/V tile.
@@ -649,48 +505,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // cp.async) the loop loads each tile itself.
   const int64_t ahead = p.stages - 1;
   const int64_t early = p.qkAhead ? 1 : 0;
-  if (p.specialized) {
-    // The producer sends every K/V tile: Q alone here, unless by TMA.
-    if (!p.qTma) {
-      NVVM::CpAsyncCommitGroupOp::create(kb);
-      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
-    }
-  } else if (p.tma) {
-    // Thread 0 makes the mbarriers (one arrival each: its own, with the
-    // tile's bytes) and sends [Q and] K_0; Q's cp.async group is waited
-    // for, and the barrier below hands both the mbarriers and Q to every
-    // thread.
-    if (!p.qTma)
-      NVVM::CpAsyncCommitGroupOp::create(kb);
-    onLeader([&] {
-      initMbarriers();
-      if (p.qTma)
-        copyQTma(*row0, kvHead, batch);
-      auto any = scf::IfOp::create(kb, lt(*lo, *hi));
-      OpBuilder::InsertionGuard g(kb);
-      kb.setInsertionPointToStart(any.thenBlock());
-      Value loKey = tileAt(*lo).first;
-      copyKVTma(loKey, idx(0), KVTiles::K);
-    });
-    if (!p.qTma)
-      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
-  } else if (p.cpAsync) {
-    NVVM::CpAsyncCommitGroupOp::create(kb);
-    // The staggered pipeline copies each V in its own step.
-    KVTiles first = p.staggered ? KVTiles::K : KVTiles::Both;
-    for (int64_t s = 0; s < ahead; ++s) {
-      Value start = add(*lo, idx(s * posStep));
-      auto any = scf::IfOp::create(kb, lt(start, *hi));
-      {
-        OpBuilder::InsertionGuard g(kb);
-        kb.setInsertionPointToStart(any.thenBlock());
-        Value key = tileAt(start).first;
-        copyKV(key, idx(s), /*commit=*/false, first);
-      }
-      NVVM::CpAsyncCommitGroupOp::create(kb);
-    }
-    NVVM::CpAsyncWaitGroupOp::create(kb, ahead - early);
-  }
+  primeTiles(*lo, *hi, *row0, kvHead, batch, posStep, ahead, early);
   asyncProxyFence();
   computeBarrier();
   if (p.qTma) {
@@ -719,14 +534,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       Value barrier = fullBarrier(KVTiles::K, idx(0));
       waitTma(barrier, i32(0));
     });
-  // Ping-pong: consumer warpgroup 0 takes the first turn (1 ends a turn
-  // it never had), which tile 0's Q K^T opens.
-  if (p.pingPong) {
-    Value second = arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, tid,
-                                         idx(kWarpgroup));
-    ifThen(second, [&] { endTurn(); });
-    awaitTurn();
-  }
+  if (p.pingPong)
+    openTurns();
   inits.append(carriedScores());
   if (firstKAhead)
     ifThen(anyTile, [&] { releaseStage(KVTiles::K, idx(0)); });
@@ -749,144 +558,400 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       Value nextStage = arith::RemUIOp::create(kb, nextIter, idx(p.stages));
       body(tileAt(next).first, nextStage);
     };
-    if (p.specialized) {
-      // Use u = iter / stages of the stage: the producer's u-th copies,
-      // phase parity u & 1 of its full mbarriers. Q K^T a tile ahead
-      // reads K_{j+1} in this step (K_j was read in the last).
-      Value uses = arith::DivUIOp::create(kb, iter, idx(p.stages));
-      vParity = parityOf(uses);
-      vBarrier = fullBarrier(KVTiles::V, stage);
-      if (!p.qkAhead)
-        waitTma(fullBarrier(KVTiles::K, stage), vParity);
-      else
-        ifNextTile([&](Value, Value nextStage) {
-          Value nextIter = add(iter, idx(1));
-          Value nextUses = arith::DivUIOp::create(kb, nextIter, idx(p.stages));
-          Value barrier = fullBarrier(KVTiles::K, nextStage);
-          waitTma(barrier, parityOf(nextUses));
-        });
-    } else if (p.tma) {
-      // K_j has landed when its stage's mbarrier completes its use
-      // iter / 2 (parity (iter / 2) & 1); after the barrier every warp is
-      // done with V_{j-1} and K_{j-1}, so thread 0 sends V_j into the one
-      // V buffer and K_{j+1} into the other K stage. V_j's parity is
-      // iter & 1 (awaitValues).
-      Value kUses = arith::DivUIOp::create(kb, iter, idx(p.stages));
-      Value kBarrier = fullBarrier(KVTiles::K, stage);
-      waitTma(kBarrier, parityOf(kUses));
-      gpu::BarrierOp::create(kb);
-      vParity = parityOf(iter);
-      vBarrier = fullBarrier(KVTiles::V, stage);
-      Value firstKey = j; // a lambda cannot capture a structured binding
-      onLeader([&] {
-        copyKVTma(firstKey, stage, KVTiles::V);
-        ifNextTile([&](Value start, Value nextStage) {
-          copyKVTma(start, nextStage, KVTiles::K);
-        });
-      });
-    } else if (p.staggered) {
-      // K_j is the one group in flight (V_{j-1} was waited for before
-      // P V): wait, and after the barrier every warp is done with V_{j-1}
-      // and K_{j-1}. Then V_j into the one V buffer, K_{j+1} into the
-      // other K stage, each its own group.
-      NVVM::CpAsyncWaitGroupOp::create(kb, 0);
-      asyncProxyFence();
-      gpu::BarrierOp::create(kb);
-      copyKV(j, stage, /*commit=*/true, KVTiles::V);
-      ifNextTile([&](Value start, Value nextStage) {
-        copyKV(start, nextStage, /*commit=*/false, KVTiles::K);
-      });
-      NVVM::CpAsyncCommitGroupOp::create(kb);
-    } else if (p.stages > 1) {
-      NVVM::CpAsyncWaitGroupOp::create(kb, ahead - 1 - early);
-      asyncProxyFence();
-      gpu::BarrierOp::create(kb);
-      // Prefetch tile iter + ahead into the stage the last iteration read
-      // (the barrier above says every warp is done with it; computing Q
-      // K^T ahead, the next tile's K is in another).
-      Value next = add(pos, idx(ahead * posStep));
-      auto more = scf::IfOp::create(kb, lt(next, *hi));
-      {
-        OpBuilder::InsertionGuard g2(kb);
-        kb.setInsertionPointToStart(more.thenBlock());
-        Value aheadIter = add(iter, idx(ahead));
-        Value nextStage =
-            arith::RemUIOp::create(kb, aheadIter, idx(p.stages));
-        copyKV(tileAt(next).first, nextStage, /*commit=*/false);
-      }
-      NVVM::CpAsyncCommitGroupOp::create(kb);
-    } else {
-      // One stage: load this tile between two barriers (synchronously
-      // without cp.async).
-      gpu::BarrierOp::create(kb);
-      copyKV(j, stage);
-      if (p.cpAsync)
-        NVVM::CpAsyncWaitGroupOp::create(kb, 0);
-      asyncProxyFence();
-      gpu::BarrierOp::create(kb);
-    }
+    awaitTile(pos, iter, stage, j, *hi, posStep, ahead, early, ifNextTile);
     kb.setInsertionPointToEnd(loop.getBody());
-    // This warp's keys of the tile: all of them, or its group's bcw.
-    Value jw = j;
-    Value kBase = stageOffset(p.kOff, stage, p.kStage);
-    Value vBase = p.staggered ? idx(p.vOff)
-                              : stageOffset(p.vOff, stage, p.vStage);
-    if (p.kvGroups > 1) {
-      Value firstKey = mul(kvGroup, idx(p.bcw));
-      jw = add(j, firstKey);
-      kBase = add(kBase, mul(firstKey, idx(p.inputRow(p.d) * 2)));
-      vBase = add(vBase, mul(firstKey, idx(p.inputRow(p.dv) * 2)));
-    }
-    Value ks = view(kBase, p.tileShape(p.bcw, p.d), p.elt);
-    Value vs = view(vBase, p.tileShape(p.bcw, p.dv), p.elt);
-
-    // With two m-tiles Q is re-read every tile; a view through an opaque
-    // offset keeps its 2 d/16 addresses from becoming as many registers
-    // held across the loop (four plus immediates instead).
-    Value qsStep =
-        p.mTiles > 1
-            ? view(opaqueIndex(idx(p.qOff)), p.tileShape(p.br, p.d), p.elt)
-            : qs;
-    // Q K^T a tile ahead reads the next stage's K.
-    Value nextKBase;
-    if (p.qkAhead) {
-      Value nextIter = add(iter, idx(1));
-      Value nextStage = arith::RemUIOp::create(kb, nextIter, idx(p.stages));
-      nextKBase = stageOffset(p.kOff, nextStage, p.kStage);
-    }
-    Step step{qFrags, qsStep, ks, vs, jw, *qLen, *row0, warpRow,
-              loop.getRegionIterArgs(), out.batch, out.kvHead, full,
-              kBase, vBase, nextKBase};
+    StageViews at = stageViews(j, stage, iter, kvGroup, qs);
+    Step step{qFrags, at.qs, at.ks, at.vs, at.firstKey, *qLen, *row0,
+              warpRow, loop.getRegionIterArgs(), out.batch, out.kvHead, full,
+              at.kBase, at.vBase, at.nextKBase};
     SmallVector<Value> next = this->step(*tiles, step);
-    if (p.specialized) {
-      // The stages go back to the producer once this warp's products
-      // have read them (their waits came first): V_j's, and K_j's or,
-      // a tile ahead, K_{j+1}'s. A step that skipped P V still waits for
-      // V's bytes: a copy in flight must land before the stage is
-      // refilled.
-      waitTma(vBarrier, vParity);
-      releaseStage(KVTiles::V, stage);
-      if (!p.qkAhead)
-        releaseStage(KVTiles::K, stage);
-      else
-        ifNextTile([&](Value, Value nextStage) {
-          releaseStage(KVTiles::K, nextStage);
-        });
-    }
+    if (p.specialized)
+      releaseTile(stage, ifNextTile);
     scf::YieldOp::create(kb, next);
   }
 
-  if (p.pingPong) {
-    // The last turn ends; warpgroup 0 takes the turn 1 then ends, so
-    // that every barrier phase completes.
-    endTurn();
-    Value first = lt(tid, idx(kWarpgroup));
-    ifThen(first, [&] { awaitTurn(); });
-  }
+  if (p.pingPong)
+    closeTurns();
   epilogue(*tiles, loop, WarpPlace{rowWarp, kvGroup, warpRow}, out);
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
 
+  if (failed(launchFromHost(module, name, kernel, operands, mapped,
+                            hostWorkspace)))
+    return failure();
+  n.forall.erase();
+  return success();
+}
+
+SmallVector<Value>
+PrefillKernel::kernelOperands(Value hostWorkspace,
+                              SmallVector<LaunchOperand> &mapped) {
+  MLIRContext *ctx = n.forall.getContext();
+  Location loc = n.forall.getLoc();
+  // Kernel arguments: the attention operands, in a fixed order; the
+  // split-K form writes the workspace instead of O and the LSE (its
+  // combine reads the sinks).
+  SmallVector<Value> operands = inputOperands(n);
+  if (p.splitKV) {
+    operands.push_back(hostWorkspace);
+  } else {
+    if (n.loadSink)
+      operands.push_back(n.loadSink.getSinks());
+    operands.push_back(n.storeO.getO());
+    if (n.storeLse)
+      operands.push_back(n.storeLse.getLse());
+    if (p.blockMask)
+      operands.push_back(hostWorkspace);
+  }
+
+  // TMA: the tensor maps of [Q,] K, V [and O] come first. On the host
+  // they are placeholders cast from the operands; libattnrt encodes the
+  // maps the launch contract describes, and attn-tensor-map-params passes
+  // them by value.
+  if (p.qTma)
+    mapped.push_back(LaunchOperand::Q);
+  if (p.tma)
+    mapped.append({LaunchOperand::K, LaunchOperand::V});
+  if (p.oTma)
+    mapped.push_back(LaunchOperand::O);
+  {
+    ImplicitLocOpBuilder hb(loc, n.forall);
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    SmallVector<Value> maps;
+    for (LaunchOperand o : mapped) {
+      // inputOperands' first three are q, k, v.
+      Value of = o == LaunchOperand::O   ? n.storeO.getO()
+                 : o == LaunchOperand::Q ? operands[0]
+                 : o == LaunchOperand::K ? operands[1]
+                                         : operands[2];
+      maps.push_back(
+          UnrealizedConversionCastOp::create(hb, ptr, of).getResult(0));
+    }
+    operands.insert(operands.begin(), maps.begin(), maps.end());
+  }
+  return operands;
+}
+
+LogicalResult PrefillKernel::mapKernelArguments(gpu::GPUFuncOp kernel,
+                                                ValueRange operands) {
+  MLIRContext *ctx = kernel.getContext();
+  for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
+    map.map(host, arg);
+  if (p.tma) {
+    kernel->setAttr(kTensorMapParamsAttrName,
+                    b->getI64IntegerAttr(p.tensorMaps()));
+    if (p.qTma)
+      tensorMapQ = kernel.getArgument(0);
+    tensorMapK = kernel.getArgument(p.qTma ? 1 : 0);
+    tensorMapV = kernel.getArgument(p.qTma ? 2 : 1);
+    if (p.oTma)
+      tensorMapO = kernel.getArgument(p.qTma ? 3 : 2);
+  }
+
+  if (p.splitKV) {
+    // Block (x, y, z) = (split, K/V head, batch * Q tiles + Q tile).
+    workspace = kernel.getArgument(operands.size() - 1);
+    FailureOr<Value> mapped = mapSplitBlock();
+    if (failed(mapped))
+      return failure();
+    split = *mapped;
+  } else if (n.loadQ.isPacked()) {
+    // Block (x, y) = (packed Q tile, K/V head).
+    mapPackedBlock(p.br);
+  } else {
+    // Block (x, y, z) = (Q tile, K/V head, batch): the forall's (t, h, b).
+    map.map(n.forall.getInductionVar(0),
+            gpu::BlockIdOp::create(*b, gpu::Dimension::z));
+    map.map(n.forall.getInductionVar(1),
+            gpu::BlockIdOp::create(*b, gpu::Dimension::y));
+    map.map(n.forall.getInductionVar(2),
+            gpu::BlockIdOp::create(*b, gpu::Dimension::x));
+  }
+  tid = gpu::ThreadIdOp::create(*b, gpu::Dimension::x);
+  smem = gpu::DynamicSharedMemoryOp::create(
+      *b, MemRefType::get({ShapedType::kDynamic}, b->getI8Type(),
+                          MemRefLayoutAttrInterface{},
+                          gpu::AddressSpaceAttr::get(
+                              ctx, gpu::AddressSpace::Workgroup)));
+  return success();
+}
+
+std::pair<Value, Value> PrefillKernel::splitWalk(Value &lo, Value &hi) {
+  Value splitBase, splits;
+  if (p.splitKV)
+    splits = memref::DimOp::create(*b, workspace, 1);
+  if (p.splitKV && p.interleavedSplits) {
+    Value span = arith::SubIOp::create(*b, hi, lo);
+    Value length = arith::MaxSIOp::create(*b, span, idx(0));
+    Value tiles = arith::CeilDivSIOp::create(*b, length, idx(p.bc));
+    Value pastSplit = arith::SubIOp::create(*b, tiles, split);
+    Value left = arith::MaxSIOp::create(*b, pastSplit, idx(0));
+    splitBase = lo;
+    lo = idx(0);
+    hi = arith::CeilDivSIOp::create(*b, left, splits);
+  } else if (p.splitKV) {
+    auto [first, last] = splitRange(split, splits, lo, hi, p.bc);
+    lo = first;
+    hi = last;
+  }
+  return {splitBase, splits};
+}
+
+void PrefillKernel::splitRoles(Value lo, Value hi, int64_t posStep,
+                               Value row0, Value kvHead, Value batch) {
+  onLeader([&] {
+    initMbarriers();
+    if (p.qTma)
+      copyQTma(row0, kvHead, batch);
+  });
+  gpu::BarrierOp::create(*b);
+  auto roles = scf::IfOp::create(*b, lt(tid, idx(kWarpgroup)),
+                                 /*withElseRegion=*/true);
+  b->setInsertionPointToStart(roles.thenBlock());
+  buildProducer(
+      lo, hi, posStep, [&](Value pos) { return iteration(pos); },
+      [&](Value pos) { return tileAt(pos).first; });
+  b->setInsertionPointToStart(roles.elseBlock());
+  NVVM::SetMaxRegisterOp::create(*b, p.consumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  tid = arith::SubIOp::create(*b, tid, idx(kWarpgroup));
+}
+
+std::tuple<Value, Value, Value, Value>
+PrefillKernel::blockMaskWalk(Value maskList, Value batch, Value kvHead,
+                             Value row0) {
+  Value kvHeads = memref::DimOp::create(*b, map.lookup(n.loadK.getSrc()), 1);
+  Value maskRow = blockMaskRow(n, *b, batch, kvHead, kvHeads);
+  Value firstQuery = arith::DivUIOp::create(*b, row0, idx(p.group));
+  Value qBlock = arith::DivUIOp::create(*b, firstQuery, idx(kMaskBlock));
+  Value maskCount = memref::LoadOp::create(
+      *b, maskList, ValueRange{maskRow, qBlock, idx(1), idx(0)});
+  // At most the list's length, whatever the workspace holds (a block
+  // mask made for other sizes): the loop stays bounded, and a stray
+  // entry's keys are past kv_len, which the copies and the mask check.
+  maskCount = arith::IndexCastUIOp::create(*b, b->getIndexType(), maskCount);
+  maskCount = arith::MinUIOp::create(
+      *b, maskCount, memref::DimOp::create(*b, maskList, 3));
+  return {maskList, maskRow, qBlock, maskCount};
+}
+
+std::pair<Value, Value> PrefillKernel::tileAt(Value x) {
+  if (walk.splitBase) {
+    Value tile = add(split, mul(x, walk.splits));
+    Value offset = mul(tile, idx(p.bc));
+    return {add(walk.splitBase, offset), Value()};
+  }
+  if (!p.blockMask)
+    return {x, Value()};
+  const int64_t tilesPerBlock = kMaskBlock / p.bc;
+  Value entry = memref::LoadOp::create(
+      *b, walk.maskList,
+      ValueRange{walk.maskRow, walk.qBlock, idx(0),
+                 arith::DivUIOp::create(*b, x, idx(tilesPerBlock))});
+  entry = arith::IndexCastUIOp::create(*b, b->getIndexType(), entry);
+  Value block = arith::ShRUIOp::create(*b, entry, idx(1));
+  Value blockKey = mul(block, idx(kMaskBlock));
+  Value tileInBlock = arith::RemUIOp::create(*b, x, idx(tilesPerBlock));
+  Value j = add(blockKey, mul(tileInBlock, idx(p.bc)));
+  Value fullBit = arith::AndIOp::create(*b, entry, idx(1));
+  Value full = arith::CmpIOp::create(*b, arith::CmpIPredicate::ne, fullBit,
+                                     idx(0));
+  return {j, full};
+}
+
+Value PrefillKernel::iteration(Value pos) {
+  if (p.blockMask || walk.splitBase)
+    return pos;
+  Value done = arith::SubIOp::create(*b, pos, walk.first);
+  return arith::DivUIOp::create(*b, done, idx(p.bc));
+}
+
+void PrefillKernel::primeTiles(
+    Value lo, Value hi, Value row0, Value kvHead, Value batch,
+    int64_t posStep, int64_t ahead, int64_t early) {
+  if (p.specialized) {
+    // The producer sends every K/V tile: Q alone here, unless by TMA.
+    if (!p.qTma) {
+      NVVM::CpAsyncCommitGroupOp::create(*b);
+      NVVM::CpAsyncWaitGroupOp::create(*b, 0);
+    }
+  } else if (p.tma) {
+    // Thread 0 makes the mbarriers (one arrival each: its own, with the
+    // tile's bytes) and sends [Q and] K_0; Q's cp.async group is waited
+    // for, and the barrier below hands both the mbarriers and Q to every
+    // thread.
+    if (!p.qTma)
+      NVVM::CpAsyncCommitGroupOp::create(*b);
+    onLeader([&] {
+      initMbarriers();
+      if (p.qTma)
+        copyQTma(row0, kvHead, batch);
+      auto any = scf::IfOp::create(*b, lt(lo, hi));
+      OpBuilder::InsertionGuard g(*b);
+      b->setInsertionPointToStart(any.thenBlock());
+      Value loKey = tileAt(lo).first;
+      copyKVTma(loKey, idx(0), KVTiles::K);
+    });
+    if (!p.qTma)
+      NVVM::CpAsyncWaitGroupOp::create(*b, 0);
+  } else if (p.cpAsync) {
+    NVVM::CpAsyncCommitGroupOp::create(*b);
+    // The staggered pipeline copies each V in its own step.
+    KVTiles first = p.staggered ? KVTiles::K : KVTiles::Both;
+    for (int64_t s = 0; s < ahead; ++s) {
+      Value start = add(lo, idx(s * posStep));
+      auto any = scf::IfOp::create(*b, lt(start, hi));
+      {
+        OpBuilder::InsertionGuard g(*b);
+        b->setInsertionPointToStart(any.thenBlock());
+        Value key = tileAt(start).first;
+        copyKV(key, idx(s), /*commit=*/false, first);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(*b);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(*b, ahead - early);
+  }
+}
+
+PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
+                                                   Value iter, Value kvGroup,
+                                                   Value qs) {
+  // This warp's keys of the tile: all of them, or its group's bcw.
+  Value jw = j;
+  Value kBase = stageOffset(p.kOff, stage, p.kStage);
+  Value vBase = p.staggered ? idx(p.vOff)
+                            : stageOffset(p.vOff, stage, p.vStage);
+  if (p.kvGroups > 1) {
+    Value firstKey = mul(kvGroup, idx(p.bcw));
+    jw = add(j, firstKey);
+    kBase = add(kBase, mul(firstKey, idx(p.inputRow(p.d) * 2)));
+    vBase = add(vBase, mul(firstKey, idx(p.inputRow(p.dv) * 2)));
+  }
+  Value ks = view(kBase, p.tileShape(p.bcw, p.d), p.elt);
+  Value vs = view(vBase, p.tileShape(p.bcw, p.dv), p.elt);
+
+  // With two m-tiles Q is re-read every tile; a view through an opaque
+  // offset keeps its 2 d/16 addresses from becoming as many registers
+  // held across the loop (four plus immediates instead).
+  Value qsStep =
+      p.mTiles > 1
+          ? view(opaqueIndex(idx(p.qOff)), p.tileShape(p.br, p.d), p.elt)
+          : qs;
+  // Q K^T a tile ahead reads the next stage's K.
+  Value nextKBase;
+  if (p.qkAhead) {
+    Value nextIter = add(iter, idx(1));
+    Value nextStage = arith::RemUIOp::create(*b, nextIter, idx(p.stages));
+    nextKBase = stageOffset(p.kOff, nextStage, p.kStage);
+  }
+  return {jw, qsStep, ks, vs, kBase, vBase, nextKBase};
+}
+
+void PrefillKernel::releaseTile(
+    Value stage,
+    function_ref<void(function_ref<void(Value, Value)>)> ifNextTile) {
+  // The stages go back to the producer once this warp's products
+  // have read them (their waits came first): V_j's, and K_j's or,
+  // a tile ahead, K_{j+1}'s. A step that skipped P V still waits for
+  // V's bytes: a copy in flight must land before the stage is
+  // refilled.
+  waitTma(vBarrier, vParity);
+  releaseStage(KVTiles::V, stage);
+  if (!p.qkAhead)
+    releaseStage(KVTiles::K, stage);
+  else
+    ifNextTile([&](Value, Value nextStage) {
+      releaseStage(KVTiles::K, nextStage);
+    });
+}
+
+void PrefillKernel::awaitTile(
+    Value pos, Value iter, Value stage, Value j, Value hi, int64_t posStep,
+    int64_t ahead, int64_t early,
+    function_ref<void(function_ref<void(Value, Value)>)> ifNextTile) {
+  if (p.specialized) {
+    // Use u = iter / stages of the stage: the producer's u-th copies,
+    // phase parity u & 1 of its full mbarriers. Q K^T a tile ahead
+    // reads K_{j+1} in this step (K_j was read in the last).
+    Value uses = arith::DivUIOp::create(*b, iter, idx(p.stages));
+    vParity = parityOf(uses);
+    vBarrier = fullBarrier(KVTiles::V, stage);
+    if (!p.qkAhead)
+      waitTma(fullBarrier(KVTiles::K, stage), vParity);
+    else
+      ifNextTile([&](Value, Value nextStage) {
+        Value nextIter = add(iter, idx(1));
+        Value nextUses = arith::DivUIOp::create(*b, nextIter, idx(p.stages));
+        Value barrier = fullBarrier(KVTiles::K, nextStage);
+        waitTma(barrier, parityOf(nextUses));
+      });
+  } else if (p.tma) {
+    // K_j has landed when its stage's mbarrier completes its use
+    // iter / 2 (parity (iter / 2) & 1); after the barrier every warp is
+    // done with V_{j-1} and K_{j-1}, so thread 0 sends V_j into the one
+    // V buffer and K_{j+1} into the other K stage. V_j's parity is
+    // iter & 1 (awaitValues).
+    Value kUses = arith::DivUIOp::create(*b, iter, idx(p.stages));
+    Value kBarrier = fullBarrier(KVTiles::K, stage);
+    waitTma(kBarrier, parityOf(kUses));
+    gpu::BarrierOp::create(*b);
+    vParity = parityOf(iter);
+    vBarrier = fullBarrier(KVTiles::V, stage);
+    Value firstKey = j; // a lambda cannot capture a structured binding
+    onLeader([&] {
+      copyKVTma(firstKey, stage, KVTiles::V);
+      ifNextTile([&](Value start, Value nextStage) {
+        copyKVTma(start, nextStage, KVTiles::K);
+      });
+    });
+  } else if (p.staggered) {
+    // K_j is the one group in flight (V_{j-1} was waited for before
+    // P V): wait, and after the barrier every warp is done with V_{j-1}
+    // and K_{j-1}. Then V_j into the one V buffer, K_{j+1} into the
+    // other K stage, each its own group.
+    NVVM::CpAsyncWaitGroupOp::create(*b, 0);
+    asyncProxyFence();
+    gpu::BarrierOp::create(*b);
+    copyKV(j, stage, /*commit=*/true, KVTiles::V);
+    ifNextTile([&](Value start, Value nextStage) {
+      copyKV(start, nextStage, /*commit=*/false, KVTiles::K);
+    });
+    NVVM::CpAsyncCommitGroupOp::create(*b);
+  } else if (p.stages > 1) {
+    NVVM::CpAsyncWaitGroupOp::create(*b, ahead - 1 - early);
+    asyncProxyFence();
+    gpu::BarrierOp::create(*b);
+    // Prefetch tile iter + ahead into the stage the last iteration read
+    // (the barrier above says every warp is done with it; computing Q
+    // K^T ahead, the next tile's K is in another).
+    Value next = add(pos, idx(ahead * posStep));
+    auto more = scf::IfOp::create(*b, lt(next, hi));
+    {
+      OpBuilder::InsertionGuard g2(*b);
+      b->setInsertionPointToStart(more.thenBlock());
+      Value aheadIter = add(iter, idx(ahead));
+      Value nextStage =
+          arith::RemUIOp::create(*b, aheadIter, idx(p.stages));
+      copyKV(tileAt(next).first, nextStage, /*commit=*/false);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(*b);
+  } else {
+    // One stage: load this tile between two barriers (synchronously
+    // without cp.async).
+    gpu::BarrierOp::create(*b);
+    copyKV(j, stage);
+    if (p.cpAsync)
+      NVVM::CpAsyncWaitGroupOp::create(*b, 0);
+    asyncProxyFence();
+    gpu::BarrierOp::create(*b);
+  }
+}
+
+LogicalResult PrefillKernel::launchFromHost(
+    gpu::GPUModuleOp module, StringRef name, gpu::GPUFuncOp kernel,
+    ValueRange operands, ArrayRef<LaunchOperand> mapped,
+    Value hostWorkspace) {
+  Location loc = n.forall.getLoc();
   // Host: launch one block per (Q tile, K/V head, batch), or per (split,
   // K/V head, batch x Q tile) and then the combine kernel.
   ImplicitLocOpBuilder hb(loc, n.forall);
@@ -931,7 +996,6 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
                       prefillLaunch(n, p.parts.tier, p.blockThreads,
                                     p.smemBytes, p.br, p.group, reads, mapped));
   }
-  n.forall.erase();
   return success();
 }
 
@@ -973,6 +1037,23 @@ void PrefillKernel::awaitTurn() {
   NVVM::BarrierOp::create(*b, Type(), own, i32(2 * kWarpgroup),
                           NVVM::BarrierReductionAttr(), Value());
 }
+void PrefillKernel::openTurns() {
+  // Consumer warpgroup 0 takes the first turn (1 ends a turn it never
+  // had), which tile 0's Q K^T opens.
+  Value second = arith::CmpIOp::create(*b, arith::CmpIPredicate::uge, tid,
+                                       idx(kWarpgroup));
+  ifThen(second, [&] { endTurn(); });
+  awaitTurn();
+}
+
+void PrefillKernel::closeTurns() {
+  // The last turn ends; warpgroup 0 takes the turn 1 then ends, so that
+  // every barrier phase completes.
+  endTurn();
+  Value first = lt(tid, idx(kWarpgroup));
+  ifThen(first, [&] { awaitTurn(); });
+}
+
 void PrefillKernel::endTurn() {
   Value group = arith::DivUIOp::create(*b, tid, idx(kWarpgroup));
   Value other = arith::IndexCastOp::create(

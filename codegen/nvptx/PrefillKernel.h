@@ -105,6 +105,10 @@ protected:
   /// other's named barrier), or waits for its own.
   void endTurn();
   void awaitTurn();
+  /// Before the K/V loop: warpgroup 0 takes the first turn; after it:
+  /// the turns wind down so every barrier phase completes.
+  void openTurns();
+  void closeTurns();
 
   Value view(Value byteOffset, ArrayRef<int64_t> shape, Type type);
   /// Byte offset `base + stage * stride` of a ring stage.
@@ -162,7 +166,90 @@ protected:
   Value split, workspace;
 
 private:
+  // The tile walk: which keys the K/V loop's positions stand for.
+
+  /// Positions walk whole K/V tiles: dense (a position is the tile's first
+  /// key, bc apart), every S-th tile of an interleaved split (splitBase,
+  /// splits: positions 0, 1, ...), or a block mask's list entries
+  /// (maskList, maskRow, qBlock: kMaskBlock / bc tiles an entry). `first`
+  /// is the loop's first position.
+  struct TileWalk {
+    Value splitBase, splits, maskList, maskRow, qBlock, first;
+  };
+  TileWalk walk;
+  /// A split's walk, where the loop bounds [lo, hi) become the split's:
+  /// one run of whole tiles (splitRange), or with interleaved splits the
+  /// positions 0, 1, ... of every S-th tile from tile `split`; returns
+  /// that walk's first key and the split count S (else null).
+  std::pair<Value, Value> splitWalk(Value &lo, Value &hi);
+  /// A producer warpgroup: thread 0 makes the mbarriers [and sends Q],
+  /// the block meets, warpgroup 0 runs the producer (buildProducer) and
+  /// the rest of the kernel is the consumers', their threads renumbered
+  /// from 0 with their registers raised.
+  void splitRoles(Value lo, Value hi, int64_t posStep, Value row0,
+                  Value kvHead, Value batch);
+  /// A block mask's walk: the list workspace `maskList`, the row of lists
+  /// of this block's (batch, K/V head), its Q block, and the entries in
+  /// its list (at most the list's length).
+  std::tuple<Value, Value, Value, Value>
+  blockMaskWalk(Value maskList, Value batch, Value kvHead, Value row0);
+  /// The first key of the tile at position `x`, and whether a block mask
+  /// says its block is full (else null).
+  std::pair<Value, Value> tileAt(Value x);
+  /// The tile's index from the loop's first: its ring stage and use.
+  Value iteration(Value pos);
+
+  // The kernel's frame: its parameters, their mapping, its launch.
+
+  /// The kernel's arguments in their fixed order: the attention
+  /// operands, then the outputs or the split-K workspace; the TMA maps
+  /// (their operands listed in `mapped`) come first, as host placeholders.
+  SmallVector<Value> kernelOperands(Value hostWorkspace,
+                                    SmallVector<LaunchOperand> &mapped);
+  /// Maps the host operands to `kernel`'s arguments and the nest's
+  /// forall indices to the block's ids (split, packed or plain grid);
+  /// makes tid and the dynamic shared memory.
+  LogicalResult mapKernelArguments(gpu::GPUFuncOp kernel,
+                                   ValueRange operands);
+  /// Replaces the nest with `kernel`'s launch (and, split, the combine's)
+  /// under its #attn.launch contract.
+  LogicalResult launchFromHost(gpu::GPUModuleOp module, StringRef name,
+                               gpu::GPUFuncOp kernel, ValueRange operands,
+                               ArrayRef<LaunchOperand> mapped,
+                               Value hostWorkspace);
+
   // The copy pipeline: Q and K/V tiles into shared memory.
+
+  /// Before the K/V loop over positions [lo, hi), `posStep` apart: the
+  /// first `ahead` tiles' copies (one cp.async group each, K alone where
+  /// the pipeline staggers), or with TMA the mbarriers, [Q and] K_0 from
+  /// thread 0, or with a producer Q's own group; waits for Q.
+  void primeTiles(Value lo, Value hi, Value row0, Value kvHead, Value batch,
+                  int64_t posStep, int64_t ahead, int64_t early);
+  /// The shared tiles step `iter` reads from ring stage `stage`: this
+  /// warp's keys from `firstKey` (the tile's `j`, or its key group's
+  /// part), their K and V views and byte offsets, Q's view (`qs`, or
+  /// through an opaque offset where two m-tiles re-read it), and with Q
+  /// K^T a tile ahead the next stage's K offset.
+  struct StageViews {
+    Value firstKey, qs, ks, vs, kBase, vBase, nextKBase;
+  };
+  StageViews stageViews(Value j, Value stage, Value iter, Value kvGroup,
+                        Value qs);
+  /// With a producer, after the step: gives V's stage and K's (or, a
+  /// tile ahead, the next tile's K stage) back once V's bytes landed.
+  void releaseTile(Value stage,
+                   function_ref<void(function_ref<void(Value, Value)>)>
+                       ifNextTile);
+  /// The top of the K/V loop's step at position `pos` (tile `iter` of the
+  /// loop, ring stage `stage`, first key `j`): waits until the step's
+  /// tiles have landed and issues the copies ahead of it, as the plan's
+  /// pipeline says (a producer's mbarriers, TMA from thread 0, the
+  /// staggered cp.async pair, a cp.async ring, or one synchronous stage).
+  void awaitTile(Value pos, Value iter, Value stage, Value j, Value hi,
+                 int64_t posStep, int64_t ahead, int64_t early,
+                 function_ref<void(function_ref<void(Value, Value)>)>
+                     ifNextTile);
 
   /// Copies a [rows, width] tile from global memory to `dst`; `source`
   /// gives, for tile row r, whether it exists and the global indices of
