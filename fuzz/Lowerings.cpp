@@ -39,7 +39,7 @@ const DialectRegistry &registry() {
     attn::registerAttnNVPTXPasses();
     attn::registerNVPTXPipelines();
     auto *r = new DialectRegistry;
-    r->insert<attn::AttnDialect>();
+    r->insert<attn::AttnDialect, attn::nv::AttnNVDialect>();
     registerAllDialects(*r);
     registerAllExtensions(*r);
     registerAllGPUToLLVMIRTranslations(*r);

@@ -280,7 +280,10 @@ int main(int argc, char **argv) {
   const RuntimePaths runtime = findRuntime(argv[0]);
 
   DialectRegistry registry;
-  registry.insert<attn::AttnDialect>();
+  // Every dialect the pipelines build, attn_nv too: the context loads them
+  // all before its thread pool runs the kernels (a dialect loaded during a
+  // multithreaded run races).
+  registry.insert<attn::AttnDialect, attn::nv::AttnNVDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
