@@ -13,6 +13,7 @@
 #include "codegen/nvptx/Passes.h"
 #include "codegen/nvptx/RegisterMath.h"
 #include "codegen/nvptx/TileMMA.h"
+#include "codegen/nvptx/WarpgroupMMA.h"
 #include "dialect/AttnSemantics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,8 +42,6 @@ using namespace mlir::attn::nvptx;
 
 namespace {
 
-/// Bytes of a swizzle block's row, and of its 8-row repeat.
-constexpr int64_t kBlockRow = 128, kAtom = 8 * kBlockRow;
 /// Descriptor bits 62-63: the 128-byte swizzle.
 constexpr uint64_t kSwizzle128 = uint64_t(1) << 62;
 
@@ -52,6 +51,10 @@ Value idx(ImplicitLocOpBuilder &b, int64_t v) {
 
 VectorType i32Vec(ImplicitLocOpBuilder &b, int64_t n) {
   return VectorType::get({n}, b.getI32Type());
+}
+
+Value lessThan(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
 }
 
 SmallVector<Value> elements(ImplicitLocOpBuilder &b, Value v, int64_t n) {
@@ -270,9 +273,6 @@ struct CopyTileLowering : Expansion<nv::CopyTileOp> {
     Type elt = op.getDst().getType().getElementType();
     auto vecType = VectorType::get({8}, elt);
     Block &source = op.getSource().front();
-    auto lt = [&](Value x, Value y) -> Value {
-      return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
-    };
     for (int64_t i = 0; i * threads < total; ++i) {
       Value c = arith::AddIOp::create(b, tid, idx(b, i * threads));
       auto emit = [&] {
@@ -292,7 +292,7 @@ struct CopyTileLowering : Expansion<nv::CopyTileOp> {
         if (srcWidth < width) {
           // The padding columns past the source row read nothing (chunk
           // 0's address) and are written as zeros.
-          Value inRow = lt(col, idx(b, srcWidth));
+          Value inRow = lessThan(b, col, idx(b, srcWidth));
           valid = arith::AndIOp::create(b, valid, inRow);
           srcCol = arith::SelectOp::create(b, inRow, col, idx(b, 0));
         }
@@ -334,7 +334,7 @@ struct CopyTileLowering : Expansion<nv::CopyTileOp> {
         emit();
         continue;
       }
-      Value some = lt(c, idx(b, total));
+      Value some = lessThan(b, c, idx(b, total));
       auto guard = scf::IfOp::create(b, some);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(guard.thenBlock());
@@ -384,9 +384,6 @@ struct ForEachChunkLowering : Expansion<nv::ForEachChunkOp> {
     const int64_t count = op.getThreads(),
                   chunksPerRow = op.getWidth() / op.getChunk(),
                   chunks = op.getRows() * chunksPerRow;
-    auto lt = [&](Value x, Value y) -> Value {
-      return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y);
-    };
     Block &body = op.getBody().front();
     for (int64_t i = 0; i * count < chunks; ++i) {
       Value c = arith::AddIOp::create(b, op.getThread(), idx(b, i * count));
@@ -395,9 +392,9 @@ struct ForEachChunkLowering : Expansion<nv::ForEachChunkOp> {
       Value chunk = arith::RemUIOp::create(b, c, idx(b, chunksPerRow));
       Value col = arith::MulIOp::create(b, chunk, idx(b, op.getChunk()));
       Value at = arith::AddIOp::create(b, op.getRowBase(), row);
-      Value ok = lt(at, op.getRowLimit());
+      Value ok = lessThan(b, at, op.getRowLimit());
       if ((i + 1) * count > chunks) {
-        Value some = lt(c, idx(b, chunks));
+        Value some = lessThan(b, c, idx(b, chunks));
         ok = arith::AndIOp::create(b, ok, some);
       }
       auto inside = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
@@ -466,7 +463,7 @@ Value descriptor(ImplicitLocOpBuilder &b, Value base, Value offset,
   Value field = arith::AndIOp::create(
       b, sixteens, arith::ConstantIntOp::create(b, i64, 0x3FFF));
   uint64_t fixed = (uint64_t(leadingBytes / 16) << 16) |
-                   (uint64_t(kAtom / 16) << 32) | kSwizzle128;
+                   (uint64_t(kSwizzleAtom / 16) << 32) | kSwizzle128;
   return arith::OrIOp::create(
       b, field,
       arith::ConstantIntOp::create(b, i64, static_cast<int64_t>(fixed)));

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/nvptx/RegisterMath.h"
 #include "codegen/nvptx/MergeStates.h"
 
 #include "codegen/nvptx/KernelCommon.h"
@@ -35,6 +36,7 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::nvptx;
 
 namespace {
 
@@ -77,15 +79,6 @@ public:
 private:
   /// The thread's row of (t, h) and its pieces from column `col` on.
   void buildRow(ImplicitLocOpBuilder &b, Value t, Value h, Value col);
-  Value exp2(ImplicitLocOpBuilder &b, Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-               ValueRange{x})
-        .getResult(0);
-  }
-  Value f32(ImplicitLocOpBuilder &b, double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
   llvm::Align alignOf(Type elt) const {
     return llvm::Align(vec * (elt.getIntOrFloatBitWidth() / 8));
   }
@@ -167,7 +160,7 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
   auto f32Vec = VectorType::get({vec}, b.getF32Type());
   auto partVec = VectorType::get({vec}, partElt);
   auto outVec = VectorType::get({vec}, outElt);
-  Value negInf = f32(b, -INFINITY), zero = f32(b, 0.0);
+  Value negInf = f32Constant(b, -INFINITY), zero = f32Constant(b, 0.0);
   Value zeroVec = arith::ConstantOp::create(
       b, f32Vec, DenseElementsAttr::get(f32Vec, b.getF32FloatAttr(0.0)));
   SmallVector<Value> cols{col};
@@ -221,10 +214,10 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
   auto accumulate = [&](Value l, const Pieces &xs, Value m, Value &sum,
                         Pieces &acc) {
     Value shifted = arith::SubFOp::create(b, l, m);
-    Value d = arith::MulFOp::create(b, shifted, f32(b, kLog2E));
+    Value d = arith::MulFOp::create(b, shifted, f32Constant(b, kLog2E));
     Value empty =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, negInf);
-    Value w = arith::SelectOp::create(b, empty, zero, exp2(b, d));
+    Value w = arith::SelectOp::create(b, empty, zero, fastExp2(b, d));
     Value wv = vector::BroadcastOp::create(b, f32Vec, w);
     sum = arith::AddFOp::create(b, sum, w);
     for (auto [a, x] : llvm::zip(acc, xs)) {
@@ -287,7 +280,7 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
       // -inf), 1 while M stays.
       Value drop = arith::SubFOp::create(b, mOld, safe);
       Value rescale =
-          exp2(b, arith::MulFOp::create(b, drop, f32(b, kLog2E)));
+          fastExp2(b, arith::MulFOp::create(b, drop, f32Constant(b, kLog2E)));
       Value rescaleVec = vector::BroadcastOp::create(b, f32Vec, rescale);
       Value s = arith::MulFOp::create(b, loop.getRegionIterArg(1), rescale);
       Pieces a;
@@ -307,7 +300,7 @@ void MergeKernel::buildRow(ImplicitLocOpBuilder &b, Value t, Value h,
   }
   // An empty row: S = 0, so 1 / S is inf; the select makes O exactly 0.
   Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, zero);
-  Value inv = arith::DivFOp::create(b, f32(b, 1.0), sum);
+  Value inv = arith::DivFOp::create(b, f32Constant(b, 1.0), sum);
   inv = arith::SelectOp::create(b, seen, inv, zero);
   Value invVec = vector::BroadcastOp::create(b, f32Vec, inv);
   for (auto [a, c] : llvm::zip(acc, cols)) {

@@ -18,11 +18,6 @@
 using namespace mlir;
 using namespace mlir::attn::nvptx;
 
-namespace {
-/// Bytes of a swizzle block's row.
-constexpr int64_t kBlockRow = 128;
-} // namespace
-
 WarpgroupMMA::WarpgroupMMA(ImplicitLocOpBuilder &b, Value shared, Type elt)
     : b(b), elt(elt) {
   Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);

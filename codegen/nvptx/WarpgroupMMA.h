@@ -39,6 +39,9 @@ namespace mlir::attn::nvptx {
 
 /// Threads of a warpgroup.
 constexpr int64_t kWarpgroup = 128;
+/// Bytes of a swizzled block's row (64 16-bit elements), and of its 8-row
+/// swizzle atom (a descriptor's stride byte offset).
+constexpr int64_t kBlockRow = 128, kSwizzleAtom = 8 * kBlockRow;
 
 class WarpgroupMMA {
 public:
