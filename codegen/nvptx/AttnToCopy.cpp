@@ -376,6 +376,7 @@ struct AttnToCopyPass : mlir::attn::impl::AttnToCopyBase<AttnToCopyPass> {
                                         (func.getSymName() + "_merge").str())))
         return signalPassFailure();
     }
+    tidyKernels(kernels);
   }
 };
 

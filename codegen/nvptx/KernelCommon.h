@@ -53,6 +53,12 @@ void replaceWithLaunch(Operation *op, ImplicitLocOpBuilder &hb,
                        int64_t threads, ValueRange operands,
                        LaunchAttr contract);
 
+/// Folds the repeated constants a tier's builders leave in `kernels` into
+/// the first that dominates each, so the IR after a tier pass reads as
+/// its steps; the pipeline's canonicalize would merge them a little later
+/// anyway.
+void tidyKernels(gpu::GPUModuleOp kernels);
+
 /// Helpers for building one kernel from one nest.
 class KernelEmitter {
 public:
