@@ -126,6 +126,30 @@ public:
 
 private:
   LogicalResult buildSplit(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
+  /// The split kernel's frame: the host operands mapped to `kernel`'s
+  /// arguments, the block's split, batch and K/V head, the nest's index
+  /// arithmetic, this split's keys [splitLo, splitHi), and this thread's
+  /// key group, lane and first column.
+  LogicalResult mapSplitFrame(gpu::GPUFuncOp kernel,
+                              ArrayRef<Value> operands);
+  /// The Q tile's rows (qSlices: this lane's slice of each, zeros past
+  /// the tile), their queries and flat rows.
+  void loadQueryRows();
+  /// Q's indices of query `query` of head `head`.
+  SmallVector<Value> qIndices(Value head, Value query) {
+    if (seqStart)
+      return {add(seqStart, query), head};
+    return {batch, head, query};
+  }
+  /// Row r's online-softmax state (m, l, acc) after key `key` (its K and
+  /// V slices, and whether it is in the split).
+  SmallVector<Value> attendKey(ValueRange state, int64_t r, Value key,
+                               Value inSplit, Value kSlice, Value vSlice);
+  /// Merges the block's key groups' states (the loop's results) through
+  /// shared memory `smem` (over the cp.async ring's bytes, once every
+  /// lane is done with its `ring`) and writes the split's (acc, m, l) to
+  /// the workspace.
+  void mergeKeyGroups(scf::ForOp loop, Value smem, bool ring);
   /// Copies this lane's 16-byte slice of a row `rowWidth` elements wide at
   /// `indices` (all but the column) into `dst` at `dstIndices` with
   /// cp.async; a lane past the row copies 0 bytes (zero-fill).
@@ -178,63 +202,64 @@ private:
   Type elt, outElt;
   /// This lane's first column.
   Value col;
+  // The split kernel's frame (mapSplitFrame) and Q rows (loadQueryRows).
+  Value wsArg, split, tid, row0, qLen, kvLen, batch, kvHead, totalRows,
+      seqStart, splitLo, splitHi, keyGroup, lane, zeroVec;
+  SmallVector<Value> qSlices, queries, flatRows;
 };
 
-LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
-                                        ArrayRef<Value> operands) {
+LogicalResult DecodeKernels::mapSplitFrame(gpu::GPUFuncOp kernel,
+                                           ArrayRef<Value> operands) {
   ImplicitLocOpBuilder &kb = *b;
-  MLIRContext *ctx = kb.getContext();
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
     map.map(host, arg);
-  Value wsArg = kernel.getArgument(operands.size());
+  wsArg = kernel.getArgument(operands.size());
 
   FailureOr<Value> mapped = mapSplitBlock();
   if (failed(mapped))
     return failure();
-  Value split = *mapped;
-  Value tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
+  split = *mapped;
+  tid = gpu::ThreadIdOp::create(kb, gpu::Dimension::x);
 
-  FailureOr<Value> row0 = materialize(n.loadQ.getRow());
-  FailureOr<Value> qLen = materialize(n.mask.getQLen());
-  FailureOr<Value> kvLen = materialize(n.mask.getKvLen());
+  FailureOr<Value> firstRow = materialize(n.loadQ.getRow());
+  FailureOr<Value> queryLen = materialize(n.mask.getQLen());
+  FailureOr<Value> keyLen = materialize(n.mask.getKvLen());
   FailureOr<Value> lo = materialize(n.kvLoop.getLowerBound());
   FailureOr<Value> hi = materialize(n.kvLoop.getUpperBound());
-  if (failed(row0) || failed(qLen) || failed(kvLen) || failed(lo) ||
+  if (failed(firstRow) || failed(queryLen) || failed(keyLen) || failed(lo) ||
       failed(hi) || failed(materialize(n.loadK.getBatch())))
     return failure();
-  Value batch = map.lookup(n.loadQ.getBatch());
-  Value kvHead = map.lookup(n.loadQ.getKvHead());
-  Value totalRows = mul(*qLen, idx(group));
+  row0 = *firstRow;
+  qLen = *queryLen;
+  kvLen = *keyLen;
+  batch = map.lookup(n.loadQ.getBatch());
+  kvHead = map.lookup(n.loadQ.getKvHead());
+  totalRows = mul(qLen, idx(group));
   // Packed forms: the sequence's first row of Q (and of K/V); else null.
   FailureOr<Value> qStart = materializeOptional(n.loadQ.getSeqStart());
   FailureOr<Value> kStart = materializeOptional(n.loadK.getSeqStart());
   if (failed(qStart) || failed(kStart))
     return failure();
-  Value seqStart = *qStart;
-  auto qIndices = [&](Value head, Value query) -> SmallVector<Value> {
-    if (seqStart)
-      return {add(seqStart, query), head};
-    return {batch, head, query};
-  };
+  seqStart = *qStart;
 
   // This split's keys, key by key.
   Value splits = memref::DimOp::create(kb, wsArg, 1);
-  // Named values, not a structured binding: the ring's lambdas capture them.
-  Value splitLo, splitHi;
   std::tie(splitLo, splitHi) = splitRange(split, splits, *lo, *hi, 1);
 
-  Value keyGroup = arith::DivUIOp::create(kb, tid, idx(lanesPerKey));
-  Value lane = arith::RemUIOp::create(kb, tid, idx(lanesPerKey));
+  keyGroup = arith::DivUIOp::create(kb, tid, idx(lanesPerKey));
+  lane = arith::RemUIOp::create(kb, tid, idx(lanesPerKey));
   col = mul(lane, idx(vec));
   auto f32Vec = VectorType::get({vec}, kb.getF32Type());
-  Value zeroVec = arith::ConstantOp::create(
+  zeroVec = arith::ConstantOp::create(
       kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(0)));
+  return success();
+}
 
-  // The Q tile's rows, this lane's slice of each, and their queries.
+void DecodeKernels::loadQueryRows() {
+  ImplicitLocOpBuilder &kb = *b;
   Value q = map.lookup(n.loadQ.getQ());
-  SmallVector<Value> qSlices, queries, flatRows;
   for (int64_t r = 0; r < rows; ++r) {
-    Value f = add(*row0, idx(r));
+    Value f = add(row0, idx(r));
     flatRows.push_back(f);
     Value valid = lt(f, totalRows);
     Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
@@ -245,6 +270,157 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     qSlices.push_back(arith::SelectOp::create(kb, valid, slice, zeroVec));
     queries.push_back(query);
   }
+}
+
+SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
+                                            Value key, Value inSplit,
+                                            Value kSlice, Value vSlice) {
+  ImplicitLocOpBuilder &kb = *b;
+  auto f32Vec = VectorType::get({vec}, kb.getF32Type());
+  Value m = state[0], l = state[1], acc = state[2];
+  Value dot = vector::ReductionOp::create(kb, vector::CombiningKind::ADD,
+                                          mulf(qSlices[r], kSlice));
+  for (int64_t off = lanesPerKey / 2; off >= 1; off /= 2)
+    dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult());
+  Value s = hasScoreMod() ? modScore(dot, batch, kvHead, flatRows[r], key,
+                                     qLen, kvLen)
+                          : scoreFromDot(dot);
+  Value seen = arith::AndIOp::create(
+      kb, inSplit, visible(key, queries[r], qLen, kvLen));
+  if (hasMaskMod())
+    seen = arith::AndIOp::create(
+        kb, seen, modVisible(batch, kvHead, flatRows[r], key, qLen, kvLen));
+  s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
+  // Lazy rescale: m is only a reference point, moved (and acc, l
+  // rescaled) when a score exceeds it by more than kRescaleSlack, so
+  // p <= 2^kRescaleSlack and most keys skip the rescale's multiplies.
+  // Any reference gives the same (m, l, acc) state up to scale.
+  Value moves = referenceMoves(s, m);
+  auto rescale = scf::IfOp::create(
+      kb, TypeRange{kb.getF32Type(), kb.getF32Type(), f32Vec}, moves,
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(rescale.thenBlock());
+    Value alpha = exp2(subf(m, s)); // 0 when m is still -inf
+    scf::YieldOp::create(
+        kb, ValueRange{s, mulf(l, alpha),
+                       mulf(acc, vector::BroadcastOp::create(kb, f32Vec,
+                                                             alpha))});
+    kb.setInsertionPointToStart(rescale.elseBlock());
+    scf::YieldOp::create(kb, ValueRange{m, l, acc});
+  }
+  Value ref = rescale.getResult(0);
+  Value p = exp2(subf(s, safeMax(ref)));
+  Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
+  Value sum = addf(rescale.getResult(1), p);
+  Value out =
+      vector::FMAOp::create(kb, pVec, vSlice, rescale.getResult(2));
+  return {ref, sum, out};
+}
+
+void DecodeKernels::mergeKeyGroups(scf::ForOp loop, Value smem, bool ring) {
+  ImplicitLocOpBuilder &kb = *b;
+  auto wg = gpu::AddressSpaceAttr::get(kb.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  // Over the ring's bytes once every lane is done with its ring.
+  if (ring) {
+    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
+    gpu::BarrierOp::create(kb);
+  }
+  // [key group][row][width | m | l]
+  auto stateType = MemRefType::get({keyGroups, rows, width + 2}, kb.getF32Type(),
+                                   MemRefLayoutAttrInterface{}, wg);
+  Value states =
+      memref::ViewOp::create(kb, stateType, smem, idx(0), ValueRange{});
+  for (int64_t r = 0; r < rows; ++r) {
+    vector::StoreOp::create(kb, loop.getResult(3 * r + 2), states,
+                            ValueRange{keyGroup, idx(r), col});
+    auto first = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0)));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(kb, loop.getResult(3 * r), states,
+                            ValueRange{keyGroup, idx(r), idx(width)});
+    memref::StoreOp::create(kb, loop.getResult(3 * r + 1), states,
+                            ValueRange{keyGroup, idx(r), idx(width + 1)});
+  }
+  gpu::BarrierOp::create(kb);
+
+  // Thread t merges elements t, t + 128, ... of the [rows, Dv] partial.
+  Value q = map.lookup(n.loadQ.getQ());
+  Value hq = idx(cast<MemRefType>(q.getType()).getDimSize(1));
+  for (int64_t e = 0; e * kThreads < rows * dv; ++e) {
+    Value flat = add(tid, idx(e * kThreads));
+    auto inRange = scf::IfOp::create(kb, lt(flat, idx(rows * dv)));
+    OpBuilder::InsertionGuard g(kb);
+    kb.setInsertionPointToStart(inRange.thenBlock());
+    Value r = arith::DivUIOp::create(kb, flat, idx(dv));
+    Value c = arith::RemUIOp::create(kb, flat, idx(dv));
+    Value from = idx(0), to = idx(keyGroups), by = idx(1);
+    Value noMax = f32(-INFINITY);
+    auto maxLoop = scf::ForOp::create(kb, from, to, by, ValueRange{noMax});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(maxLoop.getBody());
+      Value mg = memref::LoadOp::create(
+          kb, states, ValueRange{maxLoop.getInductionVar(), r, idx(width)});
+      scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
+                                   kb, maxLoop.getRegionIterArg(0), mg)});
+    }
+    Value m = maxLoop.getResult(0);
+    Value shift = safeMax(m);
+    Value sumFrom = idx(0), sumTo = idx(keyGroups), sumBy = idx(1);
+    auto sumLoop = scf::ForOp::create(kb, sumFrom, sumTo, sumBy,
+                                      ValueRange{f32(0), f32(0)});
+    {
+      OpBuilder::InsertionGuard g2(kb);
+      kb.setInsertionPointToStart(sumLoop.getBody());
+      Value kg = sumLoop.getInductionVar();
+      Value w = exp2(subf(
+          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width)}),
+          shift));
+      Value lg =
+          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width + 1)});
+      Value ag = memref::LoadOp::create(kb, states, ValueRange{kg, r, c});
+      scf::YieldOp::create(
+          kb, ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(lg, w)),
+                         addf(sumLoop.getRegionIterArg(1), mulf(ag, w))});
+    }
+    // Rows past the Q tile's end write nothing.
+    Value f = add(row0, r);
+    auto inside = scf::IfOp::create(kb, lt(f, totalRows));
+    kb.setInsertionPointToStart(inside.thenBlock());
+    Value firstHead = mul(kvHead, idx(group));
+    Value head = add(firstHead, arith::RemUIOp::create(kb, f, idx(group)));
+    Value query = arith::DivUIOp::create(kb, f, idx(group));
+    // O's rows flattened: (batch * Hq + head) * Sq + query, packed
+    // token * Hq + head.
+    SmallVector<Value> at = qIndices(head, query);
+    Value headRow = add(mul(at[0], hq), at[1]);
+    Value wsRow = seqStart ? headRow : add(mul(headRow, qLen), at[2]);
+    memref::StoreOp::create(kb, sumLoop.getResult(1), wsArg,
+                            ValueRange{wsRow, split, c});
+    auto first = scf::IfOp::create(
+        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, c, idx(0)));
+    kb.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(kb, m, wsArg, ValueRange{wsRow, split, idx(dv)});
+    memref::StoreOp::create(kb, sumLoop.getResult(0), wsArg,
+                            ValueRange{wsRow, split, idx(dv + 1)});
+  }
+}
+
+LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
+                                        ArrayRef<Value> operands) {
+  ImplicitLocOpBuilder &kb = *b;
+  MLIRContext *ctx = kb.getContext();
+  if (failed(mapSplitFrame(kernel, operands)))
+    return failure();
+  auto f32Vec = VectorType::get({vec}, kb.getF32Type());
+  // The Q tile's rows, this lane's slice of each, and their queries.
+  loadQueryRows();
 
   // Each key group walks its keys with an online softmax per row. The loop
   // runs the same trips in every lane (the shuffles need the whole warp):
@@ -341,142 +517,18 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       vSlices.push_back(loadSlice(map.lookup(n.loadV.getSrc()), at, dv));
     }
     SmallVector<Value> results(loop.getRegionIterArgs());
-    for (int64_t u = 0; u < kUnroll; ++u) {
+    for (int64_t u = 0; u < kUnroll; ++u)
       for (int64_t r = 0; r < rows; ++r) {
-        Value m = results[3 * r], l = results[3 * r + 1],
-              acc = results[3 * r + 2];
-        Value dot = vector::ReductionOp::create(
-            kb, vector::CombiningKind::ADD, mulf(qSlices[r], kSlices[u]));
-        for (int64_t off = lanesPerKey / 2; off >= 1; off /= 2)
-          dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult());
-        Value s = hasScoreMod() ? modScore(dot, batch, kvHead, flatRows[r],
-                                           keys[u], *qLen, *kvLen)
-                                : scoreFromDot(dot);
-        Value seen = arith::AndIOp::create(
-            kb, inSplit[u], visible(keys[u], queries[r], *qLen, *kvLen));
-        if (hasMaskMod())
-          seen = arith::AndIOp::create(
-              kb, seen,
-              modVisible(batch, kvHead, flatRows[r], keys[u], *qLen, *kvLen));
-        s = arith::SelectOp::create(kb, seen, s, f32(-INFINITY));
-        // Lazy rescale: m is only a reference point, moved (and acc, l
-        // rescaled) when a score exceeds it by more than kRescaleSlack, so
-        // p <= 2^kRescaleSlack and most keys skip the rescale's multiplies.
-        // Any reference gives the same (m, l, acc) state up to scale.
-        Value moves = referenceMoves(s, m);
-        auto rescale = scf::IfOp::create(
-            kb, TypeRange{kb.getF32Type(), kb.getF32Type(), f32Vec}, moves,
-            /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard g2(kb);
-          kb.setInsertionPointToStart(rescale.thenBlock());
-          Value alpha = exp2(subf(m, s)); // 0 when m is still -inf
-          scf::YieldOp::create(
-              kb, ValueRange{s, mulf(l, alpha),
-                             mulf(acc, vector::BroadcastOp::create(
-                                           kb, f32Vec, alpha))});
-          kb.setInsertionPointToStart(rescale.elseBlock());
-          scf::YieldOp::create(kb, ValueRange{m, l, acc});
-        }
-        Value ref = rescale.getResult(0);
-        Value p = exp2(subf(s, safeMax(ref)));
-        Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
-        results[3 * r] = ref;
-        results[3 * r + 1] = addf(rescale.getResult(1), p);
-        results[3 * r + 2] =
-            vector::FMAOp::create(kb, pVec, vSlices[u], rescale.getResult(2));
+        SmallVector<Value> next =
+            attendKey(ValueRange(results).slice(3 * r, 3), r, keys[u],
+                      inSplit[u], kSlices[u], vSlices[u]);
+        std::copy(next.begin(), next.end(), results.begin() + 3 * r);
       }
-    }
     scf::YieldOp::create(kb, results);
   }
 
-  // Merge the block's key groups through shared memory, over the ring's
-  // bytes once every lane is done with its ring.
-  if (ring) {
-    NVVM::CpAsyncWaitGroupOp::create(kb, 0);
-    gpu::BarrierOp::create(kb);
-  }
-  // [key group][row][width | m | l]
-  auto stateType = MemRefType::get({keyGroups, rows, width + 2}, kb.getF32Type(),
-                                   MemRefLayoutAttrInterface{}, wg);
-  Value states =
-      memref::ViewOp::create(kb, stateType, smem, idx(0), ValueRange{});
-  for (int64_t r = 0; r < rows; ++r) {
-    vector::StoreOp::create(kb, loop.getResult(3 * r + 2), states,
-                            ValueRange{keyGroup, idx(r), col});
-    auto first = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, lane, idx(0)));
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(first.thenBlock());
-    memref::StoreOp::create(kb, loop.getResult(3 * r), states,
-                            ValueRange{keyGroup, idx(r), idx(width)});
-    memref::StoreOp::create(kb, loop.getResult(3 * r + 1), states,
-                            ValueRange{keyGroup, idx(r), idx(width + 1)});
-  }
-  gpu::BarrierOp::create(kb);
-
-  // Thread t merges elements t, t + 128, ... of the [rows, Dv] partial.
-  Value hq = idx(cast<MemRefType>(q.getType()).getDimSize(1));
-  for (int64_t e = 0; e * kThreads < rows * dv; ++e) {
-    Value flat = add(tid, idx(e * kThreads));
-    auto inRange = scf::IfOp::create(kb, lt(flat, idx(rows * dv)));
-    OpBuilder::InsertionGuard g(kb);
-    kb.setInsertionPointToStart(inRange.thenBlock());
-    Value r = arith::DivUIOp::create(kb, flat, idx(dv));
-    Value c = arith::RemUIOp::create(kb, flat, idx(dv));
-    Value from = idx(0), to = idx(keyGroups), by = idx(1);
-    Value noMax = f32(-INFINITY);
-    auto maxLoop = scf::ForOp::create(kb, from, to, by, ValueRange{noMax});
-    {
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(maxLoop.getBody());
-      Value mg = memref::LoadOp::create(
-          kb, states, ValueRange{maxLoop.getInductionVar(), r, idx(width)});
-      scf::YieldOp::create(kb, ValueRange{arith::MaxNumFOp::create(
-                                   kb, maxLoop.getRegionIterArg(0), mg)});
-    }
-    Value m = maxLoop.getResult(0);
-    Value shift = safeMax(m);
-    Value sumFrom = idx(0), sumTo = idx(keyGroups), sumBy = idx(1);
-    auto sumLoop = scf::ForOp::create(kb, sumFrom, sumTo, sumBy,
-                                      ValueRange{f32(0), f32(0)});
-    {
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(sumLoop.getBody());
-      Value kg = sumLoop.getInductionVar();
-      Value w = exp2(subf(
-          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width)}),
-          shift));
-      Value lg =
-          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width + 1)});
-      Value ag = memref::LoadOp::create(kb, states, ValueRange{kg, r, c});
-      scf::YieldOp::create(
-          kb, ValueRange{addf(sumLoop.getRegionIterArg(0), mulf(lg, w)),
-                         addf(sumLoop.getRegionIterArg(1), mulf(ag, w))});
-    }
-    // Rows past the Q tile's end write nothing.
-    Value f = add(*row0, r);
-    auto inside = scf::IfOp::create(kb, lt(f, totalRows));
-    kb.setInsertionPointToStart(inside.thenBlock());
-    Value firstHead = mul(kvHead, idx(group));
-    Value head = add(firstHead, arith::RemUIOp::create(kb, f, idx(group)));
-    Value query = arith::DivUIOp::create(kb, f, idx(group));
-    // O's rows flattened: (batch * Hq + head) * Sq + query, packed
-    // token * Hq + head.
-    SmallVector<Value> at = qIndices(head, query);
-    Value headRow = add(mul(at[0], hq), at[1]);
-    Value wsRow = seqStart ? headRow : add(mul(headRow, *qLen), at[2]);
-    memref::StoreOp::create(kb, sumLoop.getResult(1), wsArg,
-                            ValueRange{wsRow, split, c});
-    auto first = scf::IfOp::create(
-        kb, arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, c, idx(0)));
-    kb.setInsertionPointToStart(first.thenBlock());
-    memref::StoreOp::create(kb, m, wsArg, ValueRange{wsRow, split, idx(dv)});
-    memref::StoreOp::create(kb, sumLoop.getResult(0), wsArg,
-                            ValueRange{wsRow, split, idx(dv + 1)});
-  }
+  // Merge the block's key groups through shared memory.
+  mergeKeyGroups(loop, smem, /*ring=*/bool(ring));
   kb.setInsertionPointToEnd(&kernel.front());
   gpu::ReturnOp::create(kb);
   return success();
@@ -640,6 +692,7 @@ struct AttnToDecodePass
       if (failed(k.plan()) || failed(k.build(kernels, func, name)))
         return signalPassFailure();
     }
+    tidyKernels(kernels);
   }
 };
 
