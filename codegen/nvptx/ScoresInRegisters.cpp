@@ -9,6 +9,12 @@
 // at the end; the epilogue normalizes O in registers and stages it, warp
 // by warp, for 16-byte stores.
 //
+// The two products, S = Q K^T and acc + P V, come from one provider that
+// the stage never asks about: mma.sync on each warp's 16-row tiles, or
+// wgmma on its warpgroup's 64 rows (whose accumulators are mma.sync's C
+// fragments warp by warp, WarpgroupMMA.h), which may also run Q K^T a
+// tile ahead.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/nvptx/AttnNVDialect.h"
@@ -42,19 +48,9 @@ private:
       state.append({f32(-INFINITY), f32(-INFINITY), f32(0), f32(0)});
     return state;
   }
-  void makeScoreViews() override {
-    if (p.warpgroups())
-      wgmma = std::make_unique<WarpgroupMMA>(*b, smem, p.elt);
-  }
+  void makeScoreViews() override;
   /// Q K^T a tile ahead: tile 0's scores (stage 0) before the loop.
-  SmallVector<Value> carriedScores() override {
-    if (!p.qkAhead)
-      return {};
-    Value qBase = idx(p.qOff);
-    Value rowBase = groupRow(tid);
-    Value kBase = idx(p.kOff);
-    return wgmma->productKMajor(qBase, p.br, rowBase, kBase, p.bc, p.d);
-  }
+  SmallVector<Value> carriedScores() override;
   /// The first row of this thread's warpgroup.
   Value groupRow(Value thread) {
     Value group = arith::DivUIOp::create(*b, thread, idx(kWarpgroup));
@@ -76,18 +72,8 @@ private:
   /// tiles); at D128 with two m-tiles, which fill the registers, the state
   /// kept live across the branch raised spills from 12 to 96 bytes and
   /// cost 1-3%.
-  bool warpSkips() {
-    // wgmma is a warpgroup's collective: its warps run every product.
-    return !n.mask.getMask().isNone() && !p.warpgroups() &&
-           (p.mTiles == 1 || std::max(p.d, p.dv) <= 64);
-  }
+  bool warpSkips();
   SmallVector<Value> softmaxStep(MmaSyncTileMMA &tiles, const Step &step);
-  /// S = Q K^T of the step's tile: raw[m-tile][16 keys] accumulators
-  /// (wgmma: its one chain, or this tile's scores carried from the last
-  /// step and the next tile's chain issued into `nextScores`).
-  SmallVector<SmallVector<Value>>
-  scoreProducts(MmaSyncTileMMA &tiles, const Step &step,
-                SmallVector<Value> &nextScores);
   /// The scores of the dots (score_mod inlined per element; the raw dots
   /// where `c` folds into the exponent), one tile per m-tile and 16 keys.
   SmallVector<Value> scoresFromDots(MmaSyncTileMMA &tiles, const Step &step,
@@ -125,8 +111,75 @@ private:
       storeFromRegisters(tiles, state, warpRow, out, kvDone);
   }
 
-  /// The wgmma tier's products (else null).
-  std::unique_ptr<WarpgroupMMA> wgmma;
+  /// The products' provider (below), made with the score views.
+  class Products;
+  class WarpTileProducts;
+  class WarpgroupProducts;
+  std::unique_ptr<Products> products;
+};
+
+/// S = Q K^T of a step's tile and acc + P V, on mma.sync's C fragments
+/// (`tiles` gives their layout) whatever computes them.
+class RegisterScoreKernel::Products {
+public:
+  explicit Products(RegisterScoreKernel &k) : k(k) {}
+  virtual ~Products() = default;
+  /// What the loop carries in after the accumulators: where Q K^T runs a
+  /// tile ahead, tile 0's scores.
+  virtual SmallVector<Value> carriedScores() { return {}; }
+  /// The step's scores, raw[m-tile][16 keys] accumulators.
+  virtual SmallVector<SmallVector<Value>>
+  scores(MmaSyncTileMMA &tiles, const Step &step) = 0;
+  /// `acc` + P V for P as A fragments pFrags[m-tile][16 keys], then what
+  /// the loop carries on (carriedScores' next values).
+  virtual SmallVector<Value> accumulate(MmaSyncTileMMA &tiles,
+                                        const Step &step,
+                                        ArrayRef<SmallVector<Value>> pFrags,
+                                        SmallVector<Value> acc) = 0;
+  /// Whether one warp may skip a tile while the others run it.
+  virtual bool warpsAlone() const { return true; }
+
+protected:
+  RegisterScoreKernel &k;
+};
+
+/// mma.sync: each warp's m-tiles (16 rows each) against the tile's keys,
+/// 16x16x16 at a time. Q's fragments stay in registers for one m-tile and
+/// are re-read from shared memory per tile for more (registers go to the
+/// accumulators), so each K/V fragment feeds every m-tile.
+class RegisterScoreKernel::WarpTileProducts : public Products {
+public:
+  using Products::Products;
+  SmallVector<SmallVector<Value>> scores(MmaSyncTileMMA &tiles,
+                                         const Step &step) override;
+  SmallVector<Value> accumulate(MmaSyncTileMMA &tiles, const Step &step,
+                                ArrayRef<SmallVector<Value>> pFrags,
+                                SmallVector<Value> acc) override;
+};
+
+/// wgmma: the warpgroup's 64 rows against the tile's keys in one chain,
+/// A (Q) and B (K) from shared memory; P V with P in registers. A tile
+/// ahead (p.qkAhead), a step's scores come from the last step (or from
+/// before the loop) and the next tile's chain runs under this tile's
+/// softmax: its K is in the next stage; past the last tile it reads a
+/// stale stage and its scores are dropped.
+class RegisterScoreKernel::WarpgroupProducts : public Products {
+public:
+  WarpgroupProducts(RegisterScoreKernel &k)
+      : Products(k), mma(*k.b, k.smem, k.p.elt) {}
+  SmallVector<Value> carriedScores() override;
+  SmallVector<SmallVector<Value>> scores(MmaSyncTileMMA &tiles,
+                                         const Step &step) override;
+  SmallVector<Value> accumulate(MmaSyncTileMMA &tiles, const Step &step,
+                                ArrayRef<SmallVector<Value>> pFrags,
+                                SmallVector<Value> acc) override;
+  /// A warpgroup's collective: its warps run every product.
+  bool warpsAlone() const override { return false; }
+
+private:
+  WarpgroupMMA mma;
+  /// Issued by scores a tile ahead, settled by accumulate.
+  SmallVector<Value> nextScores;
 };
 
 } // namespace
@@ -196,8 +249,7 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
                                                     const Step &step) {
   const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
   SmallVector<Value> accs(step.state.slice(4 * p.mTiles, p.mTiles * dv16));
-  SmallVector<Value> nextScores;
-  SmallVector<SmallVector<Value>> raw = scoreProducts(tiles, step, nextScores);
+  SmallVector<SmallVector<Value>> raw = products->scores(tiles, step);
   // Without a soft-cap the score is c * dot with c > 0 (the verifier's
   // scale > 0), so the mask and the row max work on raw dots and c folds
   // into p = 2^(c * dot - m), one FMA before the ex2.
@@ -239,38 +291,31 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
   }
   SmallVector<Value> out(rescaling.getResults());
   awaitValues();
-  if (wgmma && p.qkAhead) {
-    // One wait for both chains: P V and the next tile's Q K^T.
-    SmallVector<Value> running = wgmma->productRegisters(
-        pFrags[0], step.vOffset, p.dv, p.bc, out, /*wait=*/false);
-    running.append(nextScores);
-    results.append(wgmma->settle(running));
-    return results;
-  }
-  if (wgmma) {
-    results.append(
-        wgmma->productRegisters(pFrags[0], step.vOffset, p.dv, p.bc, out));
-    return results;
-  }
-  for (int64_t nb = 0; nb < dv16; ++nb)
-    for (int64_t k = 0; k < nb16; ++k) {
-      Value vRow = idx(16 * k), vCol = idx(16 * nb);
-      Value vf = tiles.loadB(step.vs, vRow, vCol, p.inputRow(p.dv),
-                             /*transpose=*/false);
-      for (int64_t mt = 0; mt < p.mTiles; ++mt)
-        out[mt * dv16 + nb] = tiles.mma(pFrags[mt][k], vf, out[mt * dv16 + nb]);
-    }
-  results.append(out);
+  results.append(products->accumulate(tiles, step, pFrags, out));
   return results;
 }
 
+SmallVector<Value> RegisterScoreKernel::carriedScores() {
+  return products->carriedScores();
+}
+
+bool RegisterScoreKernel::warpSkips() {
+  return !n.mask.getMask().isNone() && products->warpsAlone() &&
+         (p.mTiles == 1 || std::max(p.d, p.dv) <= 64);
+}
+
+void RegisterScoreKernel::makeScoreViews() {
+  if (p.warpgroups())
+    products = std::make_unique<WarpgroupProducts>(*this);
+  else
+    products = std::make_unique<WarpTileProducts>(*this);
+}
+
 SmallVector<SmallVector<Value>>
-RegisterScoreKernel::scoreProducts(MmaSyncTileMMA &tiles, const Step &step,
-                                   SmallVector<Value> &nextScores) {
-  const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
-  // The warp's m-tiles (16 rows each): Q fragments in registers for one,
-  // re-read from shared memory per tile for more (registers go to the
-  // accumulators), so each K/V fragment feeds every m-tile.
+RegisterScoreKernel::WarpTileProducts::scores(MmaSyncTileMMA &tiles,
+                                              const Step &step) {
+  const PrefillPlan &p = k.p;
+  const int64_t nb16 = p.bcw / 16;
   SmallVector<SmallVector<Value>> raw(p.mTiles, SmallVector<Value>(nb16));
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     for (int64_t nb = 0; nb < nb16; ++nb)
@@ -279,51 +324,86 @@ RegisterScoreKernel::scoreProducts(MmaSyncTileMMA &tiles, const Step &step,
   // loaded before their mma.sync (measured: loading the next columns'
   // before this column's products as well was no faster, 337 against 346
   // TFLOP/s at D128 S4096).
-  auto qkFragments = [&](int64_t k) {
+  for (int64_t kk = 0; kk < p.d / 16; ++kk) {
     SmallVector<Value> f;
     for (int64_t mt = 0; mt < p.mTiles; ++mt) {
       if (p.mTiles == 1) {
-        f.push_back(step.qFrags[k]);
+        f.push_back(step.qFrags[kk]);
         continue;
       }
-      Value qRow = add(step.warpRow, idx(16 * mt));
-      Value qCol = idx(16 * k);
+      Value qRow = k.add(step.warpRow, k.idx(16 * mt));
+      Value qCol = k.idx(16 * kk);
       f.push_back(tiles.loadA(step.qs, qRow, qCol, p.inputRow(p.d)));
     }
     for (int64_t nb = 0; nb < nb16; ++nb) {
-      Value kRow = idx(16 * nb), kCol = idx(16 * k);
+      Value kRow = k.idx(16 * nb), kCol = k.idx(16 * kk);
       f.push_back(
           tiles.loadB(step.ks, kRow, kCol, p.inputRow(p.d), /*transpose=*/true));
     }
-    return f;
-  };
-  // wgmma: the warpgroup's 64 rows against the tile's keys, in one chain;
-  // or, a tile ahead, this tile's scores from the last step (or before
-  // the loop) and the next tile's chain issued now, to run under this
-  // tile's softmax (its K is in the next stage; past the last tile it
-  // reads a stale stage and its scores are dropped).
-  if (wgmma && p.qkAhead) {
-    raw[0] = llvm::to_vector(step.state.drop_front(4 * p.mTiles +
-                                                   p.mTiles * dv16));
-    Value qBase = idx(p.qOff);
-    nextScores = wgmma->issueKMajor(qBase, p.br, groupRow(tid),
-                                    step.nextKOffset, p.bc, p.d);
-    // Ping-pong: the turn that P V opened in the last step ends once the
-    // next tile's Q K^T is issued.
-    if (p.pingPong)
-      endTurn();
-  } else if (wgmma) {
-    Value qBase = idx(p.qOff);
-    raw[0] = wgmma->productKMajor(qBase, p.br, groupRow(tid), step.kOffset,
-                                  p.bc, p.d);
-  }
-  for (int64_t k = 0; !wgmma && k < p.d / 16; ++k) {
-    SmallVector<Value> f = qkFragments(k);
     for (int64_t nb = 0; nb < nb16; ++nb)
       for (int64_t mt = 0; mt < p.mTiles; ++mt)
         raw[mt][nb] = tiles.mma(f[mt], f[p.mTiles + nb], raw[mt][nb]);
   }
   return raw;
+}
+
+SmallVector<Value> RegisterScoreKernel::WarpTileProducts::accumulate(
+    MmaSyncTileMMA &tiles, const Step &step,
+    ArrayRef<SmallVector<Value>> pFrags, SmallVector<Value> acc) {
+  const PrefillPlan &p = k.p;
+  const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
+  for (int64_t nb = 0; nb < dv16; ++nb)
+    for (int64_t kk = 0; kk < nb16; ++kk) {
+      Value vRow = k.idx(16 * kk), vCol = k.idx(16 * nb);
+      Value vf = tiles.loadB(step.vs, vRow, vCol, p.inputRow(p.dv),
+                             /*transpose=*/false);
+      for (int64_t mt = 0; mt < p.mTiles; ++mt)
+        acc[mt * dv16 + nb] = tiles.mma(pFrags[mt][kk], vf, acc[mt * dv16 + nb]);
+    }
+  return acc;
+}
+
+SmallVector<Value> RegisterScoreKernel::WarpgroupProducts::carriedScores() {
+  const PrefillPlan &p = k.p;
+  if (!p.qkAhead)
+    return {};
+  Value qBase = k.idx(p.qOff);
+  Value rowBase = k.groupRow(k.tid);
+  Value kBase = k.idx(p.kOff);
+  return mma.productKMajor(qBase, p.br, rowBase, kBase, p.bc, p.d);
+}
+
+SmallVector<SmallVector<Value>>
+RegisterScoreKernel::WarpgroupProducts::scores(MmaSyncTileMMA &,
+                                               const Step &step) {
+  const PrefillPlan &p = k.p;
+  const int64_t dv16 = p.dv / 16;
+  Value qBase = k.idx(p.qOff);
+  if (!p.qkAhead)
+    return {mma.productKMajor(qBase, p.br, k.groupRow(k.tid), step.kOffset,
+                              p.bc, p.d)};
+  SmallVector<Value> carried(
+      step.state.drop_front(4 * p.mTiles + p.mTiles * dv16));
+  nextScores = mma.issueKMajor(qBase, p.br, k.groupRow(k.tid),
+                               step.nextKOffset, p.bc, p.d);
+  // Ping-pong: the turn that P V opened in the last step ends once the
+  // next tile's Q K^T is issued.
+  if (p.pingPong)
+    k.endTurn();
+  return {carried};
+}
+
+SmallVector<Value> RegisterScoreKernel::WarpgroupProducts::accumulate(
+    MmaSyncTileMMA &, const Step &step, ArrayRef<SmallVector<Value>> pFrags,
+    SmallVector<Value> acc) {
+  const PrefillPlan &p = k.p;
+  if (!p.qkAhead)
+    return mma.productRegisters(pFrags[0], step.vOffset, p.dv, p.bc, acc);
+  // One wait for both chains: P V and the next tile's Q K^T.
+  SmallVector<Value> running = mma.productRegisters(
+      pFrags[0], step.vOffset, p.dv, p.bc, acc, /*wait=*/false);
+  running.append(nextScores);
+  return mma.settle(running);
 }
 
 Value RegisterScoreKernel::rowOf(MmaSyncTileMMA &tiles, const Step &step,
