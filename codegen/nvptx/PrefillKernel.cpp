@@ -466,6 +466,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // entry's tile, an interleaved split's next tile).
   int64_t posStep = p.blockMask || splitBase ? 1 : p.bc;
   walk = TileWalk{splitBase, splits, maskList, maskRow, qBlock, *lo};
+  copies = makePipeline(*lo, *hi, posStep);
 
   // A producer warpgroup: thread 0 makes the mbarriers (a full one waits
   // for the producer's arrival with the tile's bytes, an empty one for
@@ -496,16 +497,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       Value fc = arith::SelectOp::create(kb, valid, f, idx(0));
       return std::make_pair(valid, rowIndices(out, fc));
     });
-  // The first `ahead` = stages - 1 K/V tiles follow, one cp.async group
-  // each, committed even when there is no tile (an empty group): waiting
-  // for all but `ahead` groups then always covers Q, and in the loop all
-  // but ahead - 1 the current tile. Computing Q K^T a tile ahead
-  // (PrefillPlan.h) needs one tile more each time: Q and tile 0 before
-  // the loop, tile j + 1 at the top of step j. With one stage (or no
-  // cp.async) the loop loads each tile itself.
-  const int64_t ahead = p.stages - 1;
-  const int64_t early = p.qkAhead ? 1 : 0;
-  primeTiles(*lo, *hi, *row0, kvHead, batch, posStep, ahead, early);
+  // Then the copy pipeline's first K/V tiles (and its mbarriers).
+  copies->prime(*row0, kvHead, batch);
   asyncProxyFence();
   computeBarrier();
   if (p.qTma) {
@@ -524,21 +517,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   SmallVector<Value> inits = initialState();
   for (int64_t i = 0; i < p.dv / 16 * p.mTiles; ++i)
     inits.push_back(zeroC);
-  // Under a producer, tile 0's scores come from K stage 0 once it has
-  // landed, which then goes back (with no tile, neither: the scores are
-  // never read).
-  const bool firstKAhead = p.specialized && p.qkAhead;
-  Value anyTile = firstKAhead ? lt(*lo, *hi) : Value();
-  if (firstKAhead)
-    ifThen(anyTile, [&] {
-      Value barrier = fullBarrier(KVTiles::K, idx(0));
-      waitTma(barrier, i32(0));
-    });
+  copies->awaitFirstK();
   if (p.pingPong)
     openTurns();
   inits.append(carriedScores());
-  if (firstKAhead)
-    ifThen(anyTile, [&] { releaseStage(KVTiles::K, idx(0)); });
+  copies->releaseFirstK();
   auto loop = scf::ForOp::create(kb, *lo, *hi, idx(posStep), inits);
   {
     OpBuilder::InsertionGuard g(kb);
@@ -547,26 +530,15 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     auto [j, full] = tileAt(pos);
     Value iter = iteration(pos);
     Value stage = arith::RemUIOp::create(kb, iter, idx(p.stages));
-    // The staggered pipelines' K_{j+1}: `body(first key, stage)` where
-    // there is a next tile.
-    auto ifNextTile = [&](function_ref<void(Value, Value)> body) {
-      Value next = add(pos, idx(posStep));
-      auto more = scf::IfOp::create(kb, lt(next, *hi));
-      OpBuilder::InsertionGuard g2(kb);
-      kb.setInsertionPointToStart(more.thenBlock());
-      Value nextIter = add(iter, idx(1));
-      Value nextStage = arith::RemUIOp::create(kb, nextIter, idx(p.stages));
-      body(tileAt(next).first, nextStage);
-    };
-    awaitTile(pos, iter, stage, j, *hi, posStep, ahead, early, ifNextTile);
+    StepPosition position{pos, iter, stage, j};
+    copies->await(position);
     kb.setInsertionPointToEnd(loop.getBody());
     StageViews at = stageViews(j, stage, iter, kvGroup, qs);
     Step step{qFrags, at.qs, at.ks, at.vs, at.firstKey, *qLen, *row0,
               warpRow, loop.getRegionIterArgs(), out.batch, out.kvHead, full,
               at.kBase, at.vBase, at.nextKBase};
     SmallVector<Value> next = this->step(*tiles, step);
-    if (p.specialized)
-      releaseTile(stage, ifNextTile);
+    copies->release(position);
     scf::YieldOp::create(kb, next);
   }
 
@@ -766,53 +738,6 @@ Value PrefillKernel::iteration(Value pos) {
   return arith::DivUIOp::create(*b, done, idx(p.bc));
 }
 
-void PrefillKernel::primeTiles(
-    Value lo, Value hi, Value row0, Value kvHead, Value batch,
-    int64_t posStep, int64_t ahead, int64_t early) {
-  if (p.specialized) {
-    // The producer sends every K/V tile: Q alone here, unless by TMA.
-    if (!p.qTma) {
-      NVVM::CpAsyncCommitGroupOp::create(*b);
-      NVVM::CpAsyncWaitGroupOp::create(*b, 0);
-    }
-  } else if (p.tma) {
-    // Thread 0 makes the mbarriers (one arrival each: its own, with the
-    // tile's bytes) and sends [Q and] K_0; Q's cp.async group is waited
-    // for, and the barrier below hands both the mbarriers and Q to every
-    // thread.
-    if (!p.qTma)
-      NVVM::CpAsyncCommitGroupOp::create(*b);
-    onLeader([&] {
-      initMbarriers();
-      if (p.qTma)
-        copyQTma(row0, kvHead, batch);
-      auto any = scf::IfOp::create(*b, lt(lo, hi));
-      OpBuilder::InsertionGuard g(*b);
-      b->setInsertionPointToStart(any.thenBlock());
-      Value loKey = tileAt(lo).first;
-      copyKVTma(loKey, idx(0), KVTiles::K);
-    });
-    if (!p.qTma)
-      NVVM::CpAsyncWaitGroupOp::create(*b, 0);
-  } else if (p.cpAsync) {
-    NVVM::CpAsyncCommitGroupOp::create(*b);
-    // The staggered pipeline copies each V in its own step.
-    KVTiles first = p.staggered ? KVTiles::K : KVTiles::Both;
-    for (int64_t s = 0; s < ahead; ++s) {
-      Value start = add(lo, idx(s * posStep));
-      auto any = scf::IfOp::create(*b, lt(start, hi));
-      {
-        OpBuilder::InsertionGuard g(*b);
-        b->setInsertionPointToStart(any.thenBlock());
-        Value key = tileAt(start).first;
-        copyKV(key, idx(s), /*commit=*/false, first);
-      }
-      NVVM::CpAsyncCommitGroupOp::create(*b);
-    }
-    NVVM::CpAsyncWaitGroupOp::create(*b, ahead - early);
-  }
-}
-
 PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
                                                    Value iter, Value kvGroup,
                                                    Value qs) {
@@ -845,106 +770,6 @@ PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
     nextKBase = stageOffset(p.kOff, nextStage, p.kStage);
   }
   return {jw, qsStep, ks, vs, kBase, vBase, nextKBase};
-}
-
-void PrefillKernel::releaseTile(
-    Value stage,
-    function_ref<void(function_ref<void(Value, Value)>)> ifNextTile) {
-  // The stages go back to the producer once this warp's products
-  // have read them (their waits came first): V_j's, and K_j's or,
-  // a tile ahead, K_{j+1}'s. A step that skipped P V still waits for
-  // V's bytes: a copy in flight must land before the stage is
-  // refilled.
-  waitTma(vBarrier, vParity);
-  releaseStage(KVTiles::V, stage);
-  if (!p.qkAhead)
-    releaseStage(KVTiles::K, stage);
-  else
-    ifNextTile([&](Value, Value nextStage) {
-      releaseStage(KVTiles::K, nextStage);
-    });
-}
-
-void PrefillKernel::awaitTile(
-    Value pos, Value iter, Value stage, Value j, Value hi, int64_t posStep,
-    int64_t ahead, int64_t early,
-    function_ref<void(function_ref<void(Value, Value)>)> ifNextTile) {
-  if (p.specialized) {
-    // Use u = iter / stages of the stage: the producer's u-th copies,
-    // phase parity u & 1 of its full mbarriers. Q K^T a tile ahead
-    // reads K_{j+1} in this step (K_j was read in the last).
-    Value uses = arith::DivUIOp::create(*b, iter, idx(p.stages));
-    vParity = parityOf(uses);
-    vBarrier = fullBarrier(KVTiles::V, stage);
-    if (!p.qkAhead)
-      waitTma(fullBarrier(KVTiles::K, stage), vParity);
-    else
-      ifNextTile([&](Value, Value nextStage) {
-        Value nextIter = add(iter, idx(1));
-        Value nextUses = arith::DivUIOp::create(*b, nextIter, idx(p.stages));
-        Value barrier = fullBarrier(KVTiles::K, nextStage);
-        waitTma(barrier, parityOf(nextUses));
-      });
-  } else if (p.tma) {
-    // K_j has landed when its stage's mbarrier completes its use
-    // iter / 2 (parity (iter / 2) & 1); after the barrier every warp is
-    // done with V_{j-1} and K_{j-1}, so thread 0 sends V_j into the one
-    // V buffer and K_{j+1} into the other K stage. V_j's parity is
-    // iter & 1 (awaitValues).
-    Value kUses = arith::DivUIOp::create(*b, iter, idx(p.stages));
-    Value kBarrier = fullBarrier(KVTiles::K, stage);
-    waitTma(kBarrier, parityOf(kUses));
-    gpu::BarrierOp::create(*b);
-    vParity = parityOf(iter);
-    vBarrier = fullBarrier(KVTiles::V, stage);
-    Value firstKey = j; // a lambda cannot capture a structured binding
-    onLeader([&] {
-      copyKVTma(firstKey, stage, KVTiles::V);
-      ifNextTile([&](Value start, Value nextStage) {
-        copyKVTma(start, nextStage, KVTiles::K);
-      });
-    });
-  } else if (p.staggered) {
-    // K_j is the one group in flight (V_{j-1} was waited for before
-    // P V): wait, and after the barrier every warp is done with V_{j-1}
-    // and K_{j-1}. Then V_j into the one V buffer, K_{j+1} into the
-    // other K stage, each its own group.
-    NVVM::CpAsyncWaitGroupOp::create(*b, 0);
-    asyncProxyFence();
-    gpu::BarrierOp::create(*b);
-    copyKV(j, stage, /*commit=*/true, KVTiles::V);
-    ifNextTile([&](Value start, Value nextStage) {
-      copyKV(start, nextStage, /*commit=*/false, KVTiles::K);
-    });
-    NVVM::CpAsyncCommitGroupOp::create(*b);
-  } else if (p.stages > 1) {
-    NVVM::CpAsyncWaitGroupOp::create(*b, ahead - 1 - early);
-    asyncProxyFence();
-    gpu::BarrierOp::create(*b);
-    // Prefetch tile iter + ahead into the stage the last iteration read
-    // (the barrier above says every warp is done with it; computing Q
-    // K^T ahead, the next tile's K is in another).
-    Value next = add(pos, idx(ahead * posStep));
-    auto more = scf::IfOp::create(*b, lt(next, hi));
-    {
-      OpBuilder::InsertionGuard g2(*b);
-      b->setInsertionPointToStart(more.thenBlock());
-      Value aheadIter = add(iter, idx(ahead));
-      Value nextStage =
-          arith::RemUIOp::create(*b, aheadIter, idx(p.stages));
-      copyKV(tileAt(next).first, nextStage, /*commit=*/false);
-    }
-    NVVM::CpAsyncCommitGroupOp::create(*b);
-  } else {
-    // One stage: load this tile between two barriers (synchronously
-    // without cp.async).
-    gpu::BarrierOp::create(*b);
-    copyKV(j, stage);
-    if (p.cpAsync)
-      NVVM::CpAsyncWaitGroupOp::create(*b, 0);
-    asyncProxyFence();
-    gpu::BarrierOp::create(*b);
-  }
 }
 
 LogicalResult PrefillKernel::launchFromHost(
@@ -1000,20 +825,10 @@ LogicalResult PrefillKernel::launchFromHost(
 }
 
 void PrefillKernel::awaitValues() {
-  if (p.tma) {
-    // V_j's bytes are visible to every thread its mbarrier releases.
-    waitTma(vBarrier, vParity);
-    // P V opens this warpgroup's turn.
-    if (p.pingPong)
-      awaitTurn();
-    return;
-  }
-  if (!p.staggered)
-    return;
-  // In flight: V_j, then K_{j+1} (the newest group, left running).
-  NVVM::CpAsyncWaitGroupOp::create(*b, 1);
-  asyncProxyFence();
-  gpu::BarrierOp::create(*b);
+  copies->awaitValues();
+  // P V opens this warpgroup's turn.
+  if (p.pingPong)
+    awaitTurn();
 }
 
 void PrefillKernel::computeBarrier() {
@@ -1147,5 +962,6 @@ LogicalResult nvptx::lowerPrefillNests(ModuleOp module,
     if (failed(kernel->build(kernels, name, mask)))
       return failure();
   }
+  tidyKernels(kernels);
   return success();
 }

@@ -94,9 +94,9 @@ protected:
 
   // Shared helpers on the kernel builder `b`.
 
-  /// Called by a score stage before P V reads the step's V: with the
-  /// staggered copy pipeline, waits for V's copy (issued at the top of the
-  /// step) and makes it visible to every warp; otherwise nothing.
+  /// Called by a score stage before P V reads the step's V: the copy
+  /// pipeline's wait for V's copy where it came apart from K's (and with
+  /// ping-pong, this warpgroup's turn); otherwise nothing.
   void awaitValues();
   /// A barrier of the compute warps: the whole block's, or with a producer
   /// warpgroup (which runs its own loop) a named barrier of the consumers.
@@ -220,12 +220,66 @@ private:
 
   // The copy pipeline: Q and K/V tiles into shared memory.
 
-  /// Before the K/V loop over positions [lo, hi), `posStep` apart: the
-  /// first `ahead` tiles' copies (one cp.async group each, K alone where
-  /// the pipeline staggers), or with TMA the mbarriers, [Q and] K_0 from
-  /// thread 0, or with a producer Q's own group; waits for Q.
-  void primeTiles(Value lo, Value hi, Value row0, Value kvHead, Value batch,
-                  int64_t posStep, int64_t ahead, int64_t early);
+  /// Where the K/V loop's step is: its position, the tile's index from
+  /// the loop's first, its ring stage and its first key.
+  struct StepPosition {
+    Value pos, iter, stage, j;
+  };
+  /// Which tiles a K/V copy writes: the staggered pipelines copy K and V
+  /// at different points of a step.
+  enum class KVTiles { Both, K, V };
+  /// How K/V tiles reach shared memory and when a step may read them
+  /// (CopyPipelines.cpp has one class a kind); made once from the plan.
+  class CopyPipeline {
+  public:
+    CopyPipeline(PrefillKernel &k, Value lo, Value hi, int64_t posStep)
+        : k(k), lo(lo), hi(hi), posStep(posStep) {}
+    virtual ~CopyPipeline() = default;
+    /// Before the K/V loop over positions [lo, hi), with Q's cp.async
+    /// copies issued (not committed): the first tiles' copies, and Q
+    /// waited for unless it comes by TMA.
+    virtual void prime(Value row0, Value kvHead, Value batch) = 0;
+    /// Around tile 0's scores, computed before the loop where Q K^T runs
+    /// a tile ahead: its K waited for, then given back.
+    virtual void awaitFirstK() {}
+    virtual void releaseFirstK() {}
+    /// The top of a step: its tiles have landed, the copies ahead of it
+    /// are issued.
+    virtual void await(const StepPosition &at) = 0;
+    /// Before P V reads the step's V.
+    virtual void awaitValues() {}
+    /// After the step: its stages given back.
+    virtual void release(const StepPosition &at) {}
+
+  protected:
+    /// `body(first key, ring stage)` of the tile after `at`'s, where
+    /// there is one.
+    void ifNextTile(const StepPosition &at,
+                    function_ref<void(Value, Value)> body);
+    /// How often tile `iter`'s ring stage was used before: iter / stages.
+    Value usesOf(Value iter);
+    /// Tiles in flight ahead of a step, and one more where Q K^T runs a
+    /// tile ahead.
+    int64_t ahead() const { return k.p.stages - 1; }
+    int64_t early() const { return k.p.qkAhead ? 1 : 0; }
+    /// The cp.async pipelines' prologue: Q's group, then the first
+    /// `ahead` tiles (`first` of each), one group each; waits for Q.
+    void primeGroups(KVTiles first);
+
+    PrefillKernel &k;
+    Value lo, hi;
+    int64_t posStep;
+  };
+  class SynchronousCopies;
+  class CpAsyncRing;
+  class StaggeredCopies;
+  class LeaderTma;
+  class ProducerTma;
+  /// The plan's pipeline over loop positions [lo, hi), `posStep` apart.
+  std::unique_ptr<CopyPipeline> makePipeline(Value lo, Value hi,
+                                             int64_t posStep);
+  std::unique_ptr<CopyPipeline> copies;
+
   /// The shared tiles step `iter` reads from ring stage `stage`: this
   /// warp's keys from `firstKey` (the tile's `j`, or its key group's
   /// part), their K and V views and byte offsets, Q's view (`qs`, or
@@ -236,21 +290,6 @@ private:
   };
   StageViews stageViews(Value j, Value stage, Value iter, Value kvGroup,
                         Value qs);
-  /// With a producer, after the step: gives V's stage and K's (or, a
-  /// tile ahead, the next tile's K stage) back once V's bytes landed.
-  void releaseTile(Value stage,
-                   function_ref<void(function_ref<void(Value, Value)>)>
-                       ifNextTile);
-  /// The top of the K/V loop's step at position `pos` (tile `iter` of the
-  /// loop, ring stage `stage`, first key `j`): waits until the step's
-  /// tiles have landed and issues the copies ahead of it, as the plan's
-  /// pipeline says (a producer's mbarriers, TMA from thread 0, the
-  /// staggered cp.async pair, a cp.async ring, or one synchronous stage).
-  void awaitTile(Value pos, Value iter, Value stage, Value j, Value hi,
-                 int64_t posStep, int64_t ahead, int64_t early,
-                 function_ref<void(function_ref<void(Value, Value)>)>
-                     ifNextTile);
-
   /// Copies a [rows, width] tile from global memory to `dst`; `source`
   /// gives, for tile row r, whether it exists and the global indices of
   /// its first element (the innermost index is the column).
@@ -258,9 +297,6 @@ private:
                 Value src,
                 function_ref<std::pair<Value, SmallVector<Value>>(Value)>
                     source);
-  /// Which tiles a K/V copy writes: the staggered pipeline copies K and V
-  /// at different points of a step.
-  enum class KVTiles { Both, K, V };
   void copyKV(Value start, Value stage, bool commit = true,
               KVTiles tiles = KVTiles::Both);
   void copyKVRows(Value start, Value stage, bool inside, KVTiles tiles);
@@ -326,8 +362,6 @@ private:
   /// Runs `body` on thread 0 alone.
   void onLeader(function_ref<void()> body);
   Value tensorMapQ, tensorMapK, tensorMapV, tensorMapO;
-  /// This step's V mbarrier and phase parity (awaitValues waits for it).
-  Value vBarrier, vParity;
   /// The MMA provider the parts name (mma.sync for bf16 whatever they say).
   std::unique_ptr<TileMMA> makeTiles(ImplicitLocOpBuilder &kb);
   /// fence.proxy.async after cp.async's last writes, before the barrier,
