@@ -132,6 +132,16 @@ LogicalResult LdMatrixOp::verify() {
   if (getIndices().size() != 2)
     return emitOpError("takes 2 indices into 'src', got ")
            << getIndices().size();
+  if (!getLane().empty() && getLane().size() != 2)
+    return emitOpError("'lane' takes 2 offsets (row, column), got ")
+           << getLane().size();
+  if (getSwizzle() && getLane().empty())
+    return emitOpError("'swizzle' needs 'lane': the mask applies to a "
+                       "lane's column in a tile");
+  if (getSwizzle() && type.getDimSize(1) % 64)
+    return emitOpError("'swizzle' needs rows of a multiple of 64 elements "
+                       "(the swizzled layout's groups), got ")
+           << type;
   return success();
 }
 

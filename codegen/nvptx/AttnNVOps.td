@@ -175,24 +175,37 @@ def AttnNV_MmaTileOp : AttnNV_Op<"mma_tile", [Pure]> {
   let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` $inputs";
 }
 
-def AttnNV_LdMatrixOp : AttnNV_Op<"ldmatrix"> {
+def AttnNV_LdMatrixOp : AttnNV_Op<"ldmatrix", [AttrSizedOperandSegments]> {
   let summary = "four 8x8 matrices from shared memory, as an A or B fragment";
   let description = [{
     `ldmatrix.sync.aligned.x4` (optionally `.trans`): each lane gives the
-    address `src[indices]` of row `lane % 8` of matrix `lane / 8`, and gets
-    register `i` of the fragment from matrix `i`. `src` is a 2-D memref of
-    16-bit elements in shared memory (address space 3).
+    address of row `lane % 8` of matrix `lane / 8`, and gets register `i`
+    of the fragment from matrix `i`. `src` is a 2-D memref of 16-bit
+    elements in shared memory (address space 3).
+
+    Without `lane`, `indices` is the lane's own address. With
+    `lane [%r, %c]`, `indices` is the 16x16 tile's first row and column
+    and the lane's address is `src[row + r][col + c]`; `swizzle %mask`
+    then reads the mma tier's swizzled layout, the column XORed with
+    `mask` (8 (row % 8), inside each 64-element group of a row whose width
+    is a multiple of 64). A constant `col` keeps its 64-element group out
+    of the XOR, so it stays an address immediate.
 
     ```mlir
     %a = attn_nv.ldmatrix %tile[%row, %col] : memref<64x128xf16, 3>
     %b = attn_nv.ldmatrix %tile[%row, %col] transpose : memref<64x128xf16, 3>
+    %c = attn_nv.ldmatrix %tile[%row, %c16] lane [%r, %c] swizzle %mask
+         : memref<64x128xf16, 3>
     ```
   }];
   let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$src,
-                   Variadic<Index>:$indices, UnitAttr:$transpose);
+                   Variadic<Index>:$indices, Variadic<Index>:$lane,
+                   Optional<Index>:$swizzle, UnitAttr:$transpose);
   let results = (outs AttnNV_Fragment:$fragment);
   let assemblyFormat =
-      "$src `[` $indices `]` (`transpose` $transpose^)? attr-dict `:` type($src)";
+      "$src `[` $indices `]` (`lane` ` ` `[` $lane^ `]`)? "
+      "(`swizzle` $swizzle^)? (`transpose` $transpose^)? attr-dict `:` "
+      "type($src)";
   let hasVerifier = 1;
 }
 

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -130,11 +131,35 @@ struct MmaTileLowering : Expansion<nv::MmaTileOp> {
 /// into register i.
 struct LdMatrixLowering : Expansion<nv::LdMatrixOp> {
   using Expansion::Expansion;
+  /// The lane's row and column: the tile's plus the lane's offsets, the
+  /// column swizzled. Tiles start at multiples of 8 rows, so the swizzle
+  /// is an XOR with the lane's mask; a constant column 16 j splits into
+  /// its 64-element group (an address immediate) and 16 (j % 4) + the
+  /// lane's column < 64, whose XOR takes four values per lane and
+  /// operand: a few loop-invariant registers, not one per column.
+  static SmallVector<Value> laneAddress(nv::LdMatrixOp op,
+                                        ImplicitLocOpBuilder &b) {
+    Value row = op.getIndices()[0], col = op.getIndices()[1];
+    if (op.getLane().empty())
+      return {row, col};
+    Value laneRow = op.getLane()[0], laneCol = op.getLane()[1];
+    Value r = arith::AddIOp::create(b, row, laneRow);
+    Value mask = op.getSwizzle();
+    if (!mask)
+      return {r, arith::AddIOp::create(b, col, laneCol)};
+    if (std::optional<int64_t> c0 = getConstantIntValue(col)) {
+      Value inChunk = arith::AddIOp::create(b, idx(b, *c0 % 64), laneCol);
+      Value permuted = arith::XOrIOp::create(b, inChunk, mask);
+      return {r, arith::AddIOp::create(b, permuted, idx(b, *c0 - *c0 % 64))};
+    }
+    Value c = arith::AddIOp::create(b, col, laneCol);
+    return {r, arith::XOrIOp::create(b, c, mask)};
+  }
   SmallVector<Value> expand(nv::LdMatrixOp op,
                             ImplicitLocOpBuilder &b) const override {
     Type elt = op.getSrc().getType().getElementType();
     Value tiles = nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, elt),
-                                            op.getSrc(), op.getIndices(),
+                                            op.getSrc(), laneAddress(op, b),
                                             op.getTranspose(), 4);
     SmallVector<Value> regs;
     for (int64_t i = 0; i < 4; ++i)

@@ -7,7 +7,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -207,29 +206,16 @@ VectorType MmaSyncTileMMA::i32Vec(int64_t n) {
 }
 
 /// Four 8x8 matrices of 16-bit elements as vector<4xi32>, register i from
-/// matrix i; this lane addresses mem[row + laneRow][col + laneCol].
+/// matrix i; this lane addresses mem[row + laneRow][col + laneCol], the
+/// column swizzled where the tile is (attn_nv.ldmatrix's lowering).
 Value MmaSyncTileMMA::ldmatrix(Value mem, Value row, Value col, Value laneRow,
                                Value laneCol, bool transpose) {
-  Value r = add(row, laneRow, 0), c;
-  if (swizzled &&
-      isSwizzledWidth(cast<MemRefType>(mem.getType()).getShape().back())) {
-    // Tiles start at multiples of 8 rows, so row r % 8 is lane % 8 and the
-    // swizzle is an XOR with a per-lane mask. A constant column 16 j
-    // splits into its 64-element group (an address immediate) and
-    // 16 (j % 4) + laneCol < 64, whose XOR takes four values per lane
-    // and operand: a few loop-invariant registers, not one per column.
-    if (std::optional<int64_t> c0 = getConstantIntValue(col)) {
-      Value inChunk = add(idx(*c0 % 64), laneCol, 0);
-      Value permuted = arith::XOrIOp::create(b, inChunk, swizzleMask);
-      c = add(permuted, idx(*c0 - *c0 % 64), 0);
-    } else {
-      c = arith::XOrIOp::create(b, add(col, laneCol, 0), swizzleMask);
-    }
-  } else {
-    c = add(col, laneCol, 0);
-  }
-  return nv::LdMatrixOp::create(b, i32Vec(4), mem, ValueRange{r, c},
-                               transpose);
+  bool swizzle =
+      swizzled &&
+      isSwizzledWidth(cast<MemRefType>(mem.getType()).getShape().back());
+  return nv::LdMatrixOp::create(b, i32Vec(4), mem, ValueRange{row, col},
+                                ValueRange{laneRow, laneCol},
+                                swizzle ? swizzleMask : Value(), transpose);
 }
 
 SmallVector<Value> MmaSyncTileMMA::elements(Value v, int64_t n) {

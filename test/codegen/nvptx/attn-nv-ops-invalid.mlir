@@ -17,6 +17,30 @@ func.func @ldmatrix_f32(%m: memref<64x64xf32, 3>, %i: index) {
 
 // -----
 
+func.func @ldmatrix_one_lane_offset(%m: memref<64x64xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.ldmatrix' op 'lane' takes 2 offsets (row, column), got 1}}
+  %a = attn_nv.ldmatrix %m[%i, %i] lane [%i] : memref<64x64xf16, 3>
+  return
+}
+
+// -----
+
+func.func @ldmatrix_swizzle_without_lane(%m: memref<64x64xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.ldmatrix' op 'swizzle' needs 'lane': the mask applies to a lane's column in a tile}}
+  %a = attn_nv.ldmatrix %m[%i, %i] swizzle %i : memref<64x64xf16, 3>
+  return
+}
+
+// -----
+
+func.func @ldmatrix_swizzle_narrow(%m: memref<64x40xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.ldmatrix' op 'swizzle' needs rows of a multiple of 64 elements (the swizzled layout's groups), got 'memref<64x40xf16, 3>'}}
+  %a = attn_nv.ldmatrix %m[%i, %i] lane [%i, %i] swizzle %i : memref<64x40xf16, 3>
+  return
+}
+
+// -----
+
 func.func @mma_tile_f32_inputs(%a: vector<4xi32>, %c: vector<8xf32>) {
   // expected-error @+1 {{attribute 'inputs' failed to satisfy constraint: type attribute of 16-bit float or bfloat16 type}}
   %d = attn_nv.mma_tile %a, %a, %c : f32

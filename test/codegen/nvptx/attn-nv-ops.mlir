@@ -7,12 +7,16 @@
 // CHECK: %[[B:.*]] = attn_nv.ldmatrix %{{.*}}[%{{.*}}, %{{.*}}] transpose : memref<64x128xf16, 3>
 // CHECK: attn_nv.mma_tile %[[A]], %[[B]], %{{.*}} : f16
 // CHECK: attn_nv.mma_tile %{{.*}}, %{{.*}}, %{{.*}} : bf16
+// CHECK: attn_nv.ldmatrix %{{.*}}[%{{.*}}, %{{.*}}] lane [%{{.*}}, %{{.*}}] : memref<64x128xf16, 3>
+// CHECK: attn_nv.ldmatrix %{{.*}}[%{{.*}}, %{{.*}}] lane [%{{.*}}, %{{.*}}] swizzle %{{.*}} transpose : memref<64x128xf16, 3>
 func.func @mma_sync_tiles(%tile: memref<64x128xf16, 3>, %i: index,
                           %c: vector<8xf32>, %x: vector<4xi32>) -> vector<8xf32> {
   %a = attn_nv.ldmatrix %tile[%i, %i] : memref<64x128xf16, 3>
   %b = attn_nv.ldmatrix %tile[%i, %i] transpose : memref<64x128xf16, 3>
   %d = attn_nv.mma_tile %a, %b, %c : f16
   %e = attn_nv.mma_tile %x, %x, %d : bf16
+  %f = attn_nv.ldmatrix %tile[%i, %i] lane [%i, %i] : memref<64x128xf16, 3>
+  %g = attn_nv.ldmatrix %tile[%i, %i] lane [%i, %i] swizzle %i transpose : memref<64x128xf16, 3>
   return %e : vector<8xf32>
 }
 

@@ -13,6 +13,35 @@ func.func @ldmatrix(%tile: memref<64x128xf16, 3>, %i: index) -> vector<4xi32> {
   return %a : vector<4xi32>
 }
 
+// With lane offsets the lane's address is the tile's plus its own; a
+// swizzle XORs the column, a constant one (80 = 64 + 16) keeping its
+// 64-element group outside the XOR.
+// CHECK-LABEL: func.func @ldmatrix_lanes
+// CHECK-SAME: (%[[T:.*]]: memref<64x128xf16, 3>, %[[R:.*]]: index, %[[C:.*]]: index, %[[LR:.*]]: index, %[[LC:.*]]: index, %[[M:.*]]: index)
+// CHECK: %[[R0:.*]] = arith.addi %[[R]], %[[LR]] : index
+// CHECK: %[[C0:.*]] = arith.addi %[[C]], %[[LC]] : index
+// CHECK: nvgpu.ldmatrix %[[T]][%[[R0]], %[[C0]]]
+// CHECK: %[[R1:.*]] = arith.addi %[[R]], %[[LR]] : index
+// CHECK: %[[S1:.*]] = arith.addi %[[C]], %[[LC]] : index
+// CHECK: %[[X1:.*]] = arith.xori %[[S1]], %[[M]] : index
+// CHECK: nvgpu.ldmatrix %[[T]][%[[R1]], %[[X1]]]
+// CHECK: %[[R2:.*]] = arith.addi %[[R]], %[[LR]] : index
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[S2:.*]] = arith.addi %[[C16]], %[[LC]] : index
+// CHECK: %[[X2:.*]] = arith.xori %[[S2]], %[[M]] : index
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[G2:.*]] = arith.addi %[[X2]], %[[C64]] : index
+// CHECK: nvgpu.ldmatrix %[[T]][%[[R2]], %[[G2]]] {numTiles = 4 : i32, transpose = true}
+func.func @ldmatrix_lanes(%tile: memref<64x128xf16, 3>, %r: index, %c: index,
+                          %lr: index, %lc: index, %m: index)
+    -> (vector<4xi32>, vector<4xi32>, vector<4xi32>) {
+  %c80 = arith.constant 80 : index
+  %a = attn_nv.ldmatrix %tile[%r, %c] lane [%lr, %lc] : memref<64x128xf16, 3>
+  %b = attn_nv.ldmatrix %tile[%r, %c] lane [%lr, %lc] swizzle %m : memref<64x128xf16, 3>
+  %d = attn_nv.ldmatrix %tile[%r, %c80] lane [%lr, %lc] swizzle %m transpose : memref<64x128xf16, 3>
+  return %a, %b, %d : vector<4xi32>, vector<4xi32>, vector<4xi32>
+}
+
 // mma_tile: two m16n8k16, both on all of A; columns 0-7 take B's registers
 // 0-1 and C's elements 0-3, columns 8-15 the rest. f16 pairs go in as
 // vector<2xf16>, bf16 pairs as i32.
