@@ -10,7 +10,8 @@
 //            s = cap * log2(e) * tanh(dot * scale / cap)  (soft-cap)
 //            in base-2 logit units, so every backend exponentiates with 2^x
 //   softmax: a row's state (m, l) in base-2 units, its LSE ln 2 (m + log2 l),
-//            and a merge of LSEs max + ln 2 log2 sum (SoftmaxRules)
+//            a part's weight 2^(m - safe max) when states merge, and a
+//            merge of LSEs max + ln 2 log2 sum (SoftmaxRules)
 //   mask:    query i sees key j when j < kv_len and
 //            -left <= j - (i + shift) <= right,
 //            shift = kv_len - q_len for bottom-right masks, else 0; an
@@ -152,8 +153,11 @@ private:
 ///
 ///   Value positive(Value x);                  // x > 0
 ///   Value add(Value x, Value y);              // x + y
+///   Value sub(Value x, Value y);              // x - y
 ///   Value scaled(Value x, double c);          // x * c
-///   Value log2(Value x) { return math::Log2Op::create(b, x); }                      // log2(x)
+///   Value log2(Value x);                      // log2(x)
+///   Value exp2(Value x);                      // 2^x
+///   Value safeMax(Value m);                   // m == -inf ? 0 : m
 ///   Value select(Value c, Value x, Value y);  // c ? x : y
 ///   Value negInf();                           // -inf
 ///
@@ -174,6 +178,15 @@ public:
     Value log2Sum = e.add(m, e.log2(l));
     return e.select(seen, e.scaled(log2Sum, kLn2), e.negInf());
   }
+
+  /// The shift every part's running maximum is taken against when
+  /// states merge or a reference moves: the new maximum, or 0 where it is
+  /// -inf (every part empty), so that no weight is NaN.
+  Value shift(Value max) { return e.safeMax(max); }
+  /// A part's weight against `shift`: 2^(m - shift), 0 for an empty part
+  /// (m = -inf). Merged l and acc are the parts' sums under these weights;
+  /// p = weight(score, shift) is a probability of the online softmax.
+  Value weight(Value m, Value shift) { return e.exp2(e.sub(m, shift)); }
 
   /// attn.merge_states' LSE from the parts' largest LSE `max` (natural
   /// units) and the sum of their weights e^(L_n - max): max + ln 2 log2
@@ -197,6 +210,16 @@ struct F32Exprs {
     return arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, zero);
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value exp2(Value x) { return math::Exp2Op::create(b, x); }
+  /// `m == -inf ? 0 : m`.
+  Value safeMax(Value m) {
+    Value minusInf = negInf();
+    Value isEmpty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+    return arith::SelectOp::create(b, isEmpty, zero, m);
+  }
   Value scaled(Value x, double c) {
     Value k = arith::ConstantOp::create(b, b.getF32FloatAttr(c));
     return arith::MulFOp::create(b, x, k);

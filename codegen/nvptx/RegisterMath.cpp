@@ -41,11 +41,7 @@ Value mlir::attn::nvptx::xorReduce(ImplicitLocOpBuilder &b, Value x,
 }
 
 Value mlir::attn::nvptx::safeMax(ImplicitLocOpBuilder &b, Value m) {
-  Value minusInf = f32Constant(b, -INFINITY);
-  Value isEmpty =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
-  Value zero = f32Constant(b, 0);
-  return arith::SelectOp::create(b, isEmpty, zero, m);
+  return F32Exprs{b}.safeMax(m);
 }
 
 Value mlir::attn::nvptx::pairwise(SmallVector<Value> values,

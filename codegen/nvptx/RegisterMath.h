@@ -9,6 +9,7 @@
 #ifndef ATTN_CODEGEN_NVPTX_REGISTERMATH_H
 #define ATTN_CODEGEN_NVPTX_REGISTERMATH_H
 
+#include "dialect/AttnSemantics.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn::nvptx {
@@ -35,6 +36,12 @@ Value xorReduce(ImplicitLocOpBuilder &b, Value x, ArrayRef<int64_t> offsets,
                 bool isMax);
 /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
 Value safeMax(ImplicitLocOpBuilder &b, Value m);
+/// SoftmaxRules' builder for kernels (AttnSemantics.h): F32Exprs with 2^x
+/// on fastExp2.
+struct KernelF32Exprs : F32Exprs {
+  Value exp2(Value x) { return fastExp2(b, x); }
+};
+using KernelSoftmaxRules = SoftmaxRules<KernelF32Exprs>;
 /// Combines `values` pairwise, so a row's max or sum takes log2(n)
 /// dependent steps rather than n.
 Value pairwise(SmallVector<Value> values,

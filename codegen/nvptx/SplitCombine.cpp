@@ -124,14 +124,16 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
       m = arith::MaxNumFOp::create(kb, m, splitMax);
     // 2^(m_s - m) with an empty row's m = -inf taken as 0: weights 0, not
     // NaN (a slot past the last split has m_s = -inf too).
-    Value shift = safeMax(m);
-    Value scale = exp2(subf(mRun, shift));
+    KernelF32Exprs exprs{{kb}};
+    KernelSoftmaxRules rules(exprs);
+    Value shift = rules.shift(m);
+    Value scale = rules.weight(mRun, shift);
     Value l = mulf(rounds.getRegionIterArg(1), scale);
     SmallVector<Value> acc;
     for (int64_t k = 0; k < perThread; ++k)
       acc.push_back(mulf(rounds.getRegionIterArg(2 + k), scale));
     for (int64_t u = 0; u < kCombineUnroll; ++u) {
-      Value w = exp2(subf(ms[u], shift));
+      Value w = rules.weight(ms[u], shift);
       l = addf(l, mulf(ls[u], w));
       for (int64_t k = 0; k < perThread; ++k)
         acc[k] = addf(acc[k], mulf(accs[k][u], w));

@@ -54,12 +54,6 @@ struct Builder : ImplicitLocOpBuilder {
       return v;
     return arith::TruncFOp::create(*this, t, v);
   }
-  /// `m == -inf ? 0 : m`: the shift that keeps empty rows NaN-free.
-  Value safeMax(Value m) {
-    Value isEmpty =
-        arith::CmpFOp::create(*this, arith::CmpFPredicate::OEQ, m, negInf());
-    return arith::SelectOp::create(*this, isEmpty, f32(0.0), m);
-  }
   Value filled(RankedTensorType type, Value value) {
     Value empty = tensor::EmptyOp::create(*this, type.getShape(),
                                           type.getElementType());
@@ -358,18 +352,18 @@ SmallVector<Value> decompose(Builder &b, OnlineSoftmaxOp op) {
       1, {op.getMax(), rowMax}, {b.empty(rowType), b.empty(rowType)},
       {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
         Value newMax = arith::MaxNumFOp::create(nb, a[0], a[1]);
-        Value rescale = math::Exp2Op::create(
-            nb, arith::SubFOp::create(nb, a[0], nb.safeMax(newMax)));
+        F32Exprs exprs{nb};
+        SoftmaxRules<F32Exprs> rules(exprs);
+        Value rescale = rules.weight(a[0], rules.shift(newMax));
         linalg::YieldOp::create(nb, ValueRange{newMax, rescale});
       });
   Value newMax = maxAndRescale[0], rescale = maxAndRescale[1];
   Value probs = b.generic(
       2, {op.getScores(), newMax}, {b.empty(sType)}, {{0, 1}, {0}, {0, 1}}, {},
       [&](Builder &nb, ValueRange a) {
-        linalg::YieldOp::create(
-            nb, math::Exp2Op::create(
-                    nb, arith::SubFOp::create(nb, a[0], nb.safeMax(a[1])))
-                    .getResult());
+        F32Exprs exprs{nb};
+        SoftmaxRules<F32Exprs> rules(exprs);
+        linalg::YieldOp::create(nb, rules.weight(a[0], rules.shift(a[1])));
       })[0];
   Value rowSum =
       b.generic(2, {probs}, {b.filled(rowType, b.f32(0))}, {{0, 1}, {0}}, {1},
@@ -418,9 +412,11 @@ SmallVector<Value> decompose(Builder &b, MergeOp op) {
       SmallVector<SmallVector<unsigned>>(8, {0}), {},
       [&](Builder &nb, ValueRange a) {
         Value m = arith::MaxNumFOp::create(nb, a[0], a[2]);
-        Value shift = nb.safeMax(m);
-        Value a0 = math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[0], shift));
-        Value a1 = math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[2], shift));
+        F32Exprs exprs{nb};
+        SoftmaxRules<F32Exprs> rules(exprs);
+        Value shift = rules.shift(m);
+        Value a0 = rules.weight(a[0], shift);
+        Value a1 = rules.weight(a[2], shift);
         Value l0 = arith::MulFOp::create(nb, a[1], a0);
         Value l1 = arith::MulFOp::create(nb, a[3], a1);
         Value l = arith::AddFOp::create(nb, l0, l1);
@@ -467,11 +463,11 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
         [&](Builder &nb, ValueRange a) {
           Value t = arith::MulFOp::create(nb, a[2], nb.f32(kLog2E));
           Value m = arith::MaxNumFOp::create(nb, a[0], t);
-          Value shift = nb.safeMax(m);
-          Value rescale =
-              math::Exp2Op::create(nb, arith::SubFOp::create(nb, a[0], shift));
-          Value sinkProb =
-              math::Exp2Op::create(nb, arith::SubFOp::create(nb, t, shift));
+          F32Exprs exprs{nb};
+          SoftmaxRules<F32Exprs> rules(exprs);
+          Value shift = rules.shift(m);
+          Value rescale = rules.weight(a[0], shift);
+          Value sinkProb = rules.weight(t, shift);
           Value l = arith::AddFOp::create(
               nb, arith::MulFOp::create(nb, a[1], rescale), sinkProb);
           linalg::YieldOp::create(nb, ValueRange{m, l, rescale});
