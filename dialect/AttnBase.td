@@ -32,6 +32,12 @@ def Attn_Dialect : Dialect {
   }];
 }
 
+// An op whose regions are score_mod / mask_mod bodies ended by attn.yield
+// (AttnDialect.h); other dialects' ops that carry one declare it too.
+def Attn_HoldsModRegion : NativeOpTrait<"HoldsModRegion"> {
+  let cppNamespace = "::mlir::OpTrait::attn";
+}
+
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
 

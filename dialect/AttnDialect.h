@@ -10,6 +10,14 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::OpTrait::attn {
+/// Ops whose regions are score_mod / mask_mod bodies (AttnMods.h), ended
+/// by attn.yield: attn.attention, attn.qk, attn.mask, and ops of other
+/// dialects that carry a copy of one (attn_nv.mask_tile).
+template <typename ConcreteType>
+class HoldsModRegion : public TraitBase<ConcreteType, HoldsModRegion> {};
+} // namespace mlir::OpTrait::attn
+
 #include "dialect/AttnDialect.h.inc"
 #include "dialect/AttnEnums.h.inc"
 #include "dialect/AttnLaunch.h"

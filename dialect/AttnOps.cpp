@@ -878,3 +878,13 @@ public:
 LogicalResult MergeStatesOp::verify() {
   return MergeStatesVerifier(*this).verify();
 }
+
+LogicalResult YieldOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  if (!parent || !parent->hasTrait<OpTrait::attn::HoldsModRegion>())
+    return emitOpError("ends a score_mod or mask_mod region: its parent must "
+                       "be attn.attention, attn.qk, attn.mask or another op "
+                       "that holds one (HoldsModRegion), got '")
+           << (parent ? parent->getName().getStringRef() : "nothing") << "'";
+  return success();
+}

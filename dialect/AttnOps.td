@@ -18,7 +18,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 defvar Attn_AttentionMemRef = AnyMemRef;
 
 def Attn_AttentionOp : Attn_Op<"attention", [
-    AttrSizedOperandSegments, IsolatedFromAbove,
+    AttrSizedOperandSegments, IsolatedFromAbove, Attn_HoldsModRegion,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "scaled dot-product attention over buffers (L0)";
   let description = [{
@@ -540,7 +540,7 @@ def Attn_LoadKVOp : Attn_Op<"load_kv", [AttrSizedOperandSegments]> {
 }
 
 def Attn_QKOp : Attn_Op<"qk", [RecursiveMemoryEffects, IsolatedFromAbove,
-                               AttrSizedOperandSegments]> {
+                               AttrSizedOperandSegments, Attn_HoldsModRegion]> {
   let summary = "scores of a Q tile against a K tile, in base-2 units";
   let description = [{
     `scores[r, c] = log2(e) * cap(scale * <q[r, :], k[c, :]>)` where
@@ -604,7 +604,8 @@ def Attn_QKOp : Attn_Op<"qk", [RecursiveMemoryEffects, IsolatedFromAbove,
 }
 
 def Attn_MaskOp : Attn_Op<"mask", [RecursiveMemoryEffects, IsolatedFromAbove,
-    AttrSizedOperandSegments, AllTypesMatch<["scores", "result"]>]> {
+    AttrSizedOperandSegments, AllTypesMatch<["scores", "result"]>,
+    Attn_HoldsModRegion]> {
   let summary = "set scores a query cannot see to -inf";
   let description = [{
     Tile row `r` is query `i = (row + r) / group`, column `c` is key
@@ -844,12 +845,13 @@ def Attn_StoreLseOp : Attn_Op<"store_lse", [AttrSizedOperandSegments]> {
   }];
 }
 
-def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["AttentionOp", "QKOp", "MaskOp"]>]> {
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike]> {
   let summary = "the value of a score_mod (f32) or mask_mod (i1) region";
   let description = [{
     Ends a `score_mod` or `mask_mod` region of `attn.attention`,
-    `attn.qk` or `attn.mask`; the parent's verifier checks its type.
+    `attn.qk` or `attn.mask` (or of another dialect's op that carries a
+    copy of one: an op with the HoldsModRegion trait, such as
+    `attn_nv.mask_tile`); the parent's verifier checks its type.
 
     ```mlir
     attn.yield %score : f32
@@ -857,6 +859,7 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
   }];
   let arguments = (ins AnyType:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_OPS_TD

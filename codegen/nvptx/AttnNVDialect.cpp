@@ -2,6 +2,8 @@
 
 #include "codegen/nvptx/AttnNVDialect.h"
 
+#include "dialect/AttnMods.h"
+
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -185,6 +187,40 @@ LogicalResult MaskTileOp::verify() {
     return emitOpError("needs at least one score tile");
   if (getGroup() < 1)
     return emitOpError("'group' must be at least 1, got ") << getGroup();
+  const bool hasMod = !getMaskMod().empty();
+  if (hasMod != bool(getBatch()) || bool(getBatch()) != bool(getKvHead()))
+    return emitOpError("takes 'at(batch, kv_head)' exactly when it has a "
+                       "'mask_mod' region (the region's b and h)");
+  if (!hasMod && !getCaptures().empty())
+    return emitOpError("has captures but no 'mask_mod' region to read them");
+  if (hasMod)
+    return verifyModRegion(*this, getMaskMod(), ModKind::Mask, getCaptures());
+  return success();
+}
+
+LogicalResult ScoreTileOp::verify() {
+  if (getDots().empty())
+    return emitOpError("needs at least one tile of dot products");
+  if (getGroup() < 1)
+    return emitOpError("'group' must be at least 1, got ") << getGroup();
+  if (!(getScale().convertToDouble() > 0))
+    return emitOpError("'scale' must be positive, got ")
+           << getScale().convertToDouble();
+  if (std::optional<APFloat> cap = getSoftcap();
+      cap && !(cap->convertToDouble() > 0))
+    return emitOpError("'softcap' must be positive, got ")
+           << cap->convertToDouble();
+  return verifyModRegion(*this, getScoreMod(), ModKind::Score, getCaptures());
+}
+
+LogicalResult ScoreTileOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &types) {
+  // One score tile per tile of dots (the vector operands).
+  for (Value v : operands)
+    if (isa<VectorType>(v.getType()))
+      types.push_back(v.getType());
   return success();
 }
 

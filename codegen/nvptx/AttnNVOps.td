@@ -13,6 +13,7 @@
 #ifndef ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD
 #define ATTN_CODEGEN_NVPTX_ATTNNVOPS_TD
 
+include "dialect/AttnBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -307,8 +308,9 @@ def AttnNV_MaskAttr : Attr<CPred<"::llvm::isa<::mlir::attn::MaskAttr>($_self)">,
 }
 
 def AttnNV_MaskTileOp : AttnNV_Op<"mask_tile",
-    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "a built-in mask on a warp's 16-row score tile in registers";
+    [AttrSizedOperandSegments, IsolatedFromAbove, RecursiveMemoryEffects,
+     Attn_HoldsModRegion, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a mask on a warp's 16-row score tile in registers";
   let description = [{
     Hides (sets to -inf) each element of the thread's score accumulators
     whose query does not see its key under `mask` (attn.mask's rules, plus
@@ -319,18 +321,88 @@ def AttnNV_MaskTileOp : AttnNV_Op<"mask_tile",
     `kv_len` are the sequence's (a bottom-right mask aligns the last
     query with the last key).
 
+    With a `mask_mod` region (attn.attention's, its rules and arguments:
+    `(b, h, q_idx, kv_idx, captures...) -> i1`), an element the built-in
+    mask shows is hidden too where the region yields false, evaluated at
+    batch `batch`, query head `kv_head * group + row % group`, query
+    `row / group` and the key, its captures the op's `captures`; q_idx
+    and kv_idx are clamped to 0 outside the sequence where the region
+    addresses memory with them.
+
     ```mlir
     %m:2 = attn_nv.mask_tile %s0, %s1 rows(%row) keys(%j, %col)
         sizes(%q_len, %kv_len) {group = 4 : i64, mask = #attn.mask<causal>}
+    %d = attn_nv.mask_tile %s0 rows(%row) keys(%j, %col)
+        sizes(%q_len, %kv_len) at(%b, %kvh) captures(%doc : memref<4096xi32>)
+        {group = 4 : i64, mask = #attn.mask<causal>} mask_mod {
+    ^bb0(%bb: index, %h: index, %i: index, %jj: index, %ids: memref<4096xi32>):
+      ...
+      attn.yield %same : i1
+    }
     ```
   }];
   let arguments = (ins Variadic<AttnNV_Accumulator>:$scores, Index:$row,
                    Index:$key_base, Index:$lane_column, Index:$q_len,
-                   Index:$kv_len, AttnNV_MaskAttr:$mask, I64Attr:$group);
+                   Index:$kv_len, Optional<Index>:$batch,
+                   Optional<Index>:$kv_head, Variadic<AnyMemRef>:$captures,
+                   AttnNV_MaskAttr:$mask, I64Attr:$group);
   let results = (outs Variadic<AttnNV_Accumulator>:$masked);
+  let regions = (region AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $scores `rows` `(` $row `)` `keys` `(` $key_base `,` $lane_column `)`
-    `sizes` `(` $q_len `,` $kv_len `)` attr-dict
+    `sizes` `(` $q_len `,` $kv_len `)`
+    (`at` `(` $batch^ `,` $kv_head `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+    (`mask_mod` $mask_mod^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnNV_ScoreTileOp : AttnNV_Op<"score_tile",
+    [AttrSizedOperandSegments, IsolatedFromAbove, RecursiveMemoryEffects,
+     Attn_HoldsModRegion, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a score_mod on a warp's 16-row tile of dot products";
+  let description = [{
+    The scores of the thread's dot-product accumulators (mma.sync's C
+    layout) under attn.qk's transform and a `score_mod` region
+    (attn.attention's, `(score, b, h, q_idx, kv_idx, captures...) -> f32`),
+    in base-2 units: `log2(e) * score_mod(cap(scale * dot), ...)`, with
+    `cap(x) = softcap * tanh(x / softcap)` where `softcap` is given.
+    Element `e` of tile `t` is flat row
+    `row0 + (warp_row + (lane_row + (m_offset + 8 * ((e / 2) % 2))))` of
+    the K/V head's rows (query head `kv_head * group + row % group`, query
+    `row / group`) and key
+    `key_base + (lane_column + (16 t + 8 * (e / 4) + e % 2))`; the region
+    runs at batch `batch` with the op's `captures`, q_idx and kv_idx
+    clamped to 0 outside the sequence (`q_len`, `kv_len`) where it
+    addresses memory with them.
+
+    ```mlir
+    %s:2 = attn_nv.score_tile %d0, %d1 rows(%row0, %warp_row, %lane_row)
+        keys(%j, %col) sizes(%q_len, %kv_len) at(%b, %kvh)
+        captures(%slopes : memref<8xf32>)
+        {group = 1 : i64, m_offset = 0 : i64, scale = 0.125 : f64} score_mod {
+    ^bb0(%s: f32, %bb: index, %h: index, %i: index, %jj: index, %sl: memref<8xf32>):
+      ...
+      attn.yield %r : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AttnNV_Accumulator>:$dots, Index:$row0,
+                   Index:$warp_row, Index:$lane_row, Index:$key_base,
+                   Index:$lane_column, Index:$q_len, Index:$kv_len,
+                   Index:$batch, Index:$kv_head,
+                   Variadic<AnyMemRef>:$captures, F64Attr:$scale,
+                   OptionalAttr<F64Attr>:$softcap, I64Attr:$group,
+                   I64Attr:$m_offset);
+  let results = (outs Variadic<AttnNV_Accumulator>:$scores);
+  let regions = (region SizedRegion<1>:$score_mod);
+  let assemblyFormat = [{
+    $dots `rows` `(` $row0 `,` $warp_row `,` $lane_row `)`
+    `keys` `(` $key_base `,` $lane_column `)`
+    `sizes` `(` $q_len `,` $kv_len `)` `at` `(` $batch `,` $kv_head `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+    `score_mod` $score_mod
   }];
   let hasVerifier = 1;
 }

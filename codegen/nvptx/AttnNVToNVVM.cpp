@@ -10,10 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/nvptx/AttnNVDialect.h"
+#include "codegen/nvptx/KernelCommon.h"
 #include "codegen/nvptx/Passes.h"
 #include "codegen/nvptx/RegisterMath.h"
 #include "codegen/nvptx/TileMMA.h"
 #include "codegen/nvptx/WarpgroupMMA.h"
+#include "dialect/AttnMods.h"
 #include "dialect/AttnSemantics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -184,6 +186,10 @@ struct MaskTileLowering : Expansion<nv::MaskTileOp> {
     queries[1] = arith::DivUIOp::create(b, rows[1], idx(b, group));
     IndexExprs exprs{b};
     MaskRules<IndexExprs> rules(exprs, op.getMask());
+    Region &mod = op.getMaskMod();
+    std::pair<bool, bool> guards;
+    if (!mod.empty())
+      guards = modPositionGuards(mod, op.getCaptures().size());
     SmallVector<Value> masked;
     for (auto [t, tile] : llvm::enumerate(op.getScores())) {
       SmallVector<Value> e;
@@ -194,6 +200,14 @@ struct MaskTileLowering : Expansion<nv::MaskTileOp> {
         Value key = arith::AddIOp::create(b, op.getKeyBase(), column);
         Value seen = rules.visible(key, queries[Layout::rowHalf(i)],
                                    op.getQLen(), op.getKvLen());
+        if (!mod.empty()) {
+          SmallVector<Value> args = modPositionArgs(
+              b, group, guards, op.getBatch(), op.getKvHead(),
+              rows[Layout::rowHalf(i)], key, op.getQLen(), op.getKvLen());
+          args.append(op.getCaptures().begin(), op.getCaptures().end());
+          Value modSeen = inlineMod(b, mod, args);
+          seen = arith::AndIOp::create(b, seen, modSeen);
+        }
         Value score =
             vector::ExtractOp::create(b, tile, ArrayRef<int64_t>{i});
         Value hidden = f32Constant(b, -INFINITY);
@@ -202,6 +216,52 @@ struct MaskTileLowering : Expansion<nv::MaskTileOp> {
       masked.push_back(vector::FromElementsOp::create(b, tile.getType(), e));
     }
     return masked;
+  }
+};
+
+/// Each element's flat row and key from mma.sync's C layout, its dot
+/// transformed (scale, soft-cap) and given to the score_mod region, the
+/// result in base-2 units.
+struct ScoreTileLowering : Expansion<nv::ScoreTileOp> {
+  using Expansion::Expansion;
+  SmallVector<Value> expand(nv::ScoreTileOp op,
+                            ImplicitLocOpBuilder &b) const override {
+    using Layout = MmaSyncTileMMA;
+    ScoreTransform transform{op.getScale().convertToDouble(), std::nullopt};
+    if (std::optional<APFloat> cap = op.getSoftcap())
+      transform.softcap = cap->convertToDouble();
+    Region &mod = op.getScoreMod();
+    std::pair<bool, bool> guards =
+        modPositionGuards(mod, op.getCaptures().size());
+    SmallVector<Value> scores;
+    for (auto [t, tile] : llvm::enumerate(op.getDots())) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 8; ++i) {
+        Value dot = vector::ExtractOp::create(b, tile, ArrayRef<int64_t>{i});
+        // Each op in a statement of its own, innermost sum first.
+        Value rowOffset =
+            idx(b, op.getMOffset() + 8 * Layout::rowHalf(i));
+        Value inWarp = arith::AddIOp::create(b, op.getLaneRow(), rowOffset);
+        Value inBlock = arith::AddIOp::create(b, op.getWarpRow(), inWarp);
+        Value row = arith::AddIOp::create(b, op.getRow0(), inBlock);
+        Value columnOffset =
+            idx(b, 16 * int64_t(t) + Layout::columnOffset(i));
+        Value column =
+            arith::AddIOp::create(b, op.getLaneColumn(), columnOffset);
+        Value key = arith::AddIOp::create(b, op.getKeyBase(), column);
+        Value natural = transformDot(b, transform, dot, 1.0);
+        SmallVector<Value> args{natural};
+        args.append(modPositionArgs(b, op.getGroup(), guards, op.getBatch(),
+                                    op.getKvHead(), row, key, op.getQLen(),
+                                    op.getKvLen()));
+        args.append(op.getCaptures().begin(), op.getCaptures().end());
+        Value s = inlineMod(b, mod, args);
+        Value unit = f32Constant(b, kLog2E);
+        e.push_back(arith::MulFOp::create(b, s, unit));
+      }
+      scores.push_back(vector::FromElementsOp::create(b, tile.getType(), e));
+    }
+    return scores;
   }
 };
 
@@ -216,6 +276,8 @@ struct OnlineSoftmaxLowering : Expansion<nv::OnlineSoftmaxOp> {
     std::optional<double> c;
     if (FloatAttr scale = op.getScaleAttr())
       c = scale.getValueAsDouble();
+    KernelF32Exprs exprs{{b}};
+    KernelSoftmaxRules rules(exprs);
     Value state[4] = {op.getMTop(), op.getMBottom(), op.getLTop(),
                       op.getLBottom()};
     SmallVector<SmallVector<Value>> scores;
@@ -244,10 +306,9 @@ struct OnlineSoftmaxLowering : Expansion<nv::OnlineSoftmaxOp> {
       Value moves = referenceMoves(b, tileMax, state[h]);
       moved = moved ? Value(arith::OrIOp::create(b, moved, moves)) : moves;
       newMax[h] = arith::SelectOp::create(b, moves, tileMax, state[h]);
-      shift[h] = safeMax(b, newMax[h]);
+      shift[h] = rules.shift(newMax[h]);
       // 0 when m was -inf; exactly 1 when the reference stays.
-      Value rescaled =
-          fastExp2(b, arith::SubFOp::create(b, state[h], shift[h]));
+      Value rescaled = rules.weight(state[h], shift[h]);
       Value kept = f32Constant(b, 1);
       alpha[h] = arith::SelectOp::create(b, moves, rescaled, kept);
     }
@@ -637,6 +698,6 @@ struct AttnNVToNVVMPass : attn::impl::AttnNVToNVVMBase<AttnNVToNVVMPass> {
 
 void mlir::attn::populateAttnNVToNVVMPatterns(RewritePatternSet &patterns) {
   patterns.add<CopyTileLowering, ForEachChunkLowering, MmaTileLowering, LdMatrixLowering,
-               MaskTileLowering, OnlineSoftmaxLowering, StoreAccumulatorLowering, FenceRegistersLowering, WgmmaLowering>(
+               MaskTileLowering, ScoreTileLowering, OnlineSoftmaxLowering, StoreAccumulatorLowering, FenceRegistersLowering, WgmmaLowering>(
       patterns.getContext());
 }

@@ -297,6 +297,8 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
   // rescaled) when a score exceeds it by more than kRescaleSlack, so
   // p <= 2^kRescaleSlack and most keys skip the rescale's multiplies.
   // Any reference gives the same (m, l, acc) state up to scale.
+  KernelF32Exprs exprs{{kb}};
+  KernelSoftmaxRules rules(exprs);
   Value moves = referenceMoves(s, m);
   auto rescale = scf::IfOp::create(
       kb, TypeRange{kb.getF32Type(), kb.getF32Type(), f32Vec}, moves,
@@ -304,7 +306,7 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(rescale.thenBlock());
-    Value alpha = exp2(subf(m, s)); // 0 when m is still -inf
+    Value alpha = rules.weight(m, s); // 0 when m is still -inf
     scf::YieldOp::create(
         kb, ValueRange{s, mulf(l, alpha),
                        mulf(acc, vector::BroadcastOp::create(kb, f32Vec,
@@ -313,7 +315,7 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
     scf::YieldOp::create(kb, ValueRange{m, l, acc});
   }
   Value ref = rescale.getResult(0);
-  Value p = exp2(subf(s, safeMax(ref)));
+  Value p = rules.weight(s, rules.shift(ref));
   Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
   Value sum = addf(rescale.getResult(1), p);
   Value out =
@@ -371,7 +373,9 @@ void DecodeKernels::mergeKeyGroups(scf::ForOp loop, Value smem, bool ring) {
                                    kb, maxLoop.getRegionIterArg(0), mg)});
     }
     Value m = maxLoop.getResult(0);
-    Value shift = safeMax(m);
+    KernelF32Exprs exprs{{kb}};
+    KernelSoftmaxRules rules(exprs);
+    Value shift = rules.shift(m);
     Value sumFrom = idx(0), sumTo = idx(keyGroups), sumBy = idx(1);
     auto sumLoop = scf::ForOp::create(kb, sumFrom, sumTo, sumBy,
                                       ValueRange{f32(0), f32(0)});
@@ -379,9 +383,9 @@ void DecodeKernels::mergeKeyGroups(scf::ForOp loop, Value smem, bool ring) {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(sumLoop.getBody());
       Value kg = sumLoop.getInductionVar();
-      Value w = exp2(subf(
-          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width)}),
-          shift));
+      Value mg =
+          memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width)});
+      Value w = rules.weight(mg, shift);
       Value lg =
           memref::LoadOp::create(kb, states, ValueRange{kg, r, idx(width + 1)});
       Value ag = memref::LoadOp::create(kb, states, ValueRange{kg, r, c});

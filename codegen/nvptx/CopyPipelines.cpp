@@ -43,6 +43,12 @@ Value PrefillKernel::CopyPipeline::usesOf(Value iter) {
   return arith::DivUIOp::create(*k.b, iter, k.idx(k.p.stages));
 }
 
+void PrefillKernel::CopyPipeline::landGroups(int64_t pending) {
+  NVVM::CpAsyncWaitGroupOp::create(*k.b, pending);
+  k.asyncProxyFence();
+  gpu::BarrierOp::create(*k.b);
+}
+
 void PrefillKernel::CopyPipeline::primeGroups(KVTiles first) {
   // Q's copies close the first group; the first `ahead` = stages - 1 K/V
   // tiles follow, one group each, committed even when there is no tile
@@ -89,9 +95,7 @@ public:
   using CopyPipeline::CopyPipeline;
   void prime(Value, Value, Value) override { primeGroups(KVTiles::Both); }
   void await(const StepPosition &at) override {
-    NVVM::CpAsyncWaitGroupOp::create(*k.b, ahead() - 1 - early());
-    k.asyncProxyFence();
-    gpu::BarrierOp::create(*k.b);
+    landGroups(ahead() - 1 - early());
     // Prefetch tile iter + ahead into the stage the last iteration read
     // (the barrier above says every warp is done with it; computing Q
     // K^T ahead, the next tile's K is in another).
@@ -120,9 +124,7 @@ public:
     // P V): wait, and after the barrier every warp is done with V_{j-1}
     // and K_{j-1}. Then V_j into the one V buffer, K_{j+1} into the
     // other K stage, each its own group.
-    NVVM::CpAsyncWaitGroupOp::create(*k.b, 0);
-    k.asyncProxyFence();
-    gpu::BarrierOp::create(*k.b);
+    landGroups(0);
     k.copyKV(at.j, at.stage, /*commit=*/true, KVTiles::V);
     ifNextTile(at, [&](Value start, Value nextStage) {
       k.copyKV(start, nextStage, /*commit=*/false, KVTiles::K);
@@ -131,9 +133,7 @@ public:
   }
   void awaitValues() override {
     // In flight: V_j, then K_{j+1} (the newest group, left running).
-    NVVM::CpAsyncWaitGroupOp::create(*k.b, 1);
-    k.asyncProxyFence();
-    gpu::BarrierOp::create(*k.b);
+    landGroups(1);
   }
 };
 

@@ -61,8 +61,13 @@ void nvptx::tidyKernels(gpu::GPUModuleOp kernels) {
   SmallVector<Operation *> repeated;
   kernels.walk<WalkOrder::PreOrder>([&](arith::ConstantOp c) {
     auto &earlier = seen[{c.getValue(), c.getType()}];
+    // Not across an isolated region (attn_nv.mask_tile's mask_mod): its
+    // body may use only its own values.
+    Operation *scope = c->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
     for (Operation *first : earlier)
-      if (dominance.properlyDominates(first->getResult(0), c)) {
+      if (first->getParentWithTrait<OpTrait::IsIsolatedFromAbove>() ==
+              scope &&
+          dominance.properlyDominates(first->getResult(0), c)) {
         c.getResult().replaceAllUsesWith(first->getResult(0));
         repeated.push_back(c);
         return;
@@ -119,29 +124,38 @@ Value KernelEmitter::opaqueIndex(Value index) {
   return arith::IndexCastOp::create(*b, b->getIndexType(), mov.getResult(0));
 }
 
-Value KernelEmitter::tanh(Value x) {
+Value nvptx::tanhApprox(ImplicitLocOpBuilder &b, Value x) {
   // LLVM 22 has no NVVM intrinsic for it: inline PTX, without side
   // effects so that LLVM may move and merge it.
   return LLVM::InlineAsmOp::create(
-             *b, b->getF32Type(), ValueRange{x},
-             b->getStringAttr("tanh.approx.f32 $0, $1;"),
-             b->getStringAttr("=f,f"), /*has_side_effects=*/nullptr,
+             b, b.getF32Type(), ValueRange{x},
+             b.getStringAttr("tanh.approx.f32 $0, $1;"),
+             b.getStringAttr("=f,f"), /*has_side_effects=*/nullptr,
              /*is_align_stack=*/nullptr, LLVM::TailCallKindAttr{},
              LLVM::AsmDialectAttr{}, ArrayAttr{})
       .getResult(0);
 }
+
+Value nvptx::transformDot(ImplicitLocOpBuilder &b, ScoreTransform score,
+                          Value dot, double unit) {
+  if (score.softcap) {
+    Value factor = f32Constant(b, score.tanhInputFactor());
+    Value s = tanhApprox(b, arith::MulFOp::create(b, dot, factor));
+    Value cap = f32Constant(b, *score.softcap * unit);
+    return arith::MulFOp::create(b, s, cap);
+  }
+  Value factor = f32Constant(b, score.scale * unit);
+  return arith::MulFOp::create(b, dot, factor);
+}
+
+Value KernelEmitter::tanh(Value x) { return tanhApprox(*b, x); }
 
 Value KernelEmitter::scoreFromDot(Value dot) {
   return transformDot(dot, kLog2E);
 }
 
 Value KernelEmitter::transformDot(Value dot, double unit) {
-  ScoreTransform score = scoreTransform();
-  if (score.softcap) {
-    Value s = tanh(arith::MulFOp::create(*b, dot, f32(score.tanhInputFactor())));
-    return arith::MulFOp::create(*b, s, f32(*score.softcap * unit));
-  }
-  return arith::MulFOp::create(*b, dot, f32(score.scale * unit));
+  return nvptx::transformDot(*b, scoreTransform(), dot, unit);
 }
 
 SmallVector<Value> KernelEmitter::kvRowIndices(LoadKVOp load, Value j) {
@@ -185,38 +199,54 @@ SmallVector<Value> KernelEmitter::mappedCaptures() {
                              [&](Value c) { return map.lookup(c); });
 }
 
+SmallVector<Value> nvptx::modPositionArgs(ImplicitLocOpBuilder &b,
+                                          int64_t group,
+                                          std::pair<bool, bool> guards,
+                                          Value batch, Value kvHead,
+                                          Value flatRow, Value key,
+                                          Value qLen, Value kvLen) {
+  // Flat row f of a K/V head's rows is query f / G of head kvHead * G +
+  // f % G (query-major GQA packing, as attn-tile lays the rows out). Each
+  // op in a statement of its own.
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
+  Value g = idx(group);
+  Value firstHead = arith::MulIOp::create(b, kvHead, g);
+  Value g2 = idx(group);
+  Value headInGroup = arith::RemUIOp::create(b, flatRow, g2);
+  Value head = arith::AddIOp::create(b, firstHead, headInGroup);
+  Value g3 = idx(group);
+  Value query = arith::DivUIOp::create(b, flatRow, g3);
+  auto clampOutside = [&](Value x, Value size) -> Value {
+    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, size);
+    Value zero = idx(0);
+    return arith::SelectOp::create(b, inside, x, zero);
+  };
+  if (guards.first)
+    query = clampOutside(query, qLen);
+  if (guards.second)
+    key = clampOutside(key, kvLen);
+  return {batch, head, query, key};
+}
+
+std::pair<bool, bool> nvptx::modPositionGuards(Region &region,
+                                               unsigned captures) {
+  // q_idx and kv_idx are the last two position arguments.
+  unsigned keyArg = region.front().getNumArguments() - captures - 1;
+  return {addressesMemory(region, keyArg - 1), addressesMemory(region, keyArg)};
+}
+
 SmallVector<Value> KernelEmitter::modPositions(Region &region, Value batch,
                                                Value kvHead, Value flatRow,
                                                Value key, Value qLen,
                                                Value kvLen) {
-  // Flat row f of a K/V head's rows is query f / G of head kvHead * G +
-  // f % G (query-major GQA packing, as attn-tile lays the rows out).
-  int64_t group = n.loadQ.getGroup();
-  Value firstHead = mul(kvHead, idx(group));
-  Value headInGroup = arith::RemUIOp::create(*b, flatRow, idx(group));
-  Value head = add(firstHead, headInGroup);
-  Value query = arith::DivUIOp::create(*b, flatRow, idx(group));
-  auto [guardQuery, guardKey] = positionGuards(region);
-  if (guardQuery) {
-    Value inside = lt(query, qLen);
-    query = arith::SelectOp::create(*b, inside, query, idx(0));
-  }
-  if (guardKey) {
-    Value inside = lt(key, kvLen);
-    key = arith::SelectOp::create(*b, inside, key, idx(0));
-  }
-  return {batch, head, query, key};
+  return modPositionArgs(*b, n.loadQ.getGroup(), positionGuards(region),
+                         batch, kvHead, flatRow, key, qLen, kvLen);
 }
 
 std::pair<bool, bool> KernelEmitter::positionGuards(Region &region) {
   auto [it, inserted] = guards.try_emplace(&region);
-  if (inserted) {
-    // q_idx and kv_idx are the last two position arguments.
-    unsigned keyArg =
-        region.front().getNumArguments() - n.captures.size() - 1;
-    it->second = {addressesMemory(region, keyArg - 1),
-                  addressesMemory(region, keyArg)};
-  }
+  if (inserted)
+    it->second = modPositionGuards(region, n.captures.size());
   return it->second;
 }
 
@@ -257,11 +287,11 @@ KernelEmitter::SinkFold KernelEmitter::foldSink(Value m, Value l, Value sink) {
   Value unit = f32(kLog2E);
   Value t = arith::MulFOp::create(*b, sink, unit);
   Value merged = arith::MaxNumFOp::create(*b, m, t);
-  Value shift = safeMax(merged);
-  Value fromM = arith::SubFOp::create(*b, m, shift);
-  Value r = exp2(fromM);
-  Value fromT = arith::SubFOp::create(*b, t, shift);
-  Value sinkWeight = exp2(fromT);
+  KernelF32Exprs exprs{{*b}};
+  KernelSoftmaxRules rules(exprs);
+  Value shift = rules.shift(merged);
+  Value r = rules.weight(m, shift);
+  Value sinkWeight = rules.weight(t, shift);
   Value scaled = arith::MulFOp::create(*b, l, r);
   Value sum = arith::AddFOp::create(*b, scaled, sinkWeight);
   return {merged, sum, r};

@@ -59,6 +59,29 @@ void replaceWithLaunch(Operation *op, ImplicitLocOpBuilder &hb,
 /// anyway.
 void tidyKernels(gpu::GPUModuleOp kernels);
 
+/// A mod region's position arguments (b, h, q_idx, kv_idx) for flat row
+/// `flatRow` of K/V head `kvHead`'s rows (query-major GQA packing,
+/// `group` query heads a K/V head) and key `key`. With `guards` (q_idx,
+/// kv_idx: modPositionGuards), a query or key past the sequence (a tile's
+/// tail, whose result the mask drops) is given as position 0, so that the
+/// region's loads stay where the caller's sizes say.
+SmallVector<Value> modPositionArgs(ImplicitLocOpBuilder &b, int64_t group,
+                                   std::pair<bool, bool> guards, Value batch,
+                                   Value kvHead, Value flatRow, Value key,
+                                   Value qLen, Value kvLen);
+/// Whether a mod region (with `captures` trailing capture arguments)
+/// addresses memory with its q_idx and with its kv_idx (addressesMemory).
+std::pair<bool, bool> modPositionGuards(Region &region, unsigned captures);
+
+/// tanh(x) on tanh.approx.f32 (sm_75+, as every tier): one MUFU op, as
+/// FlashAttention's soft-cap, with a relative error below 2^-10.9.
+/// math.tanh would become a libdevice call that must be linked.
+Value tanhApprox(ImplicitLocOpBuilder &b, Value x);
+/// attn.qk's scale and soft-cap (`score`) of a raw dot product, in units
+/// of `unit` (log2(e): base-2 logits; 1: natural, what a score_mod sees).
+Value transformDot(ImplicitLocOpBuilder &b, ScoreTransform score, Value dot,
+                   double unit);
+
 /// Helpers for building one kernel from one nest.
 class KernelEmitter {
 public:

@@ -262,6 +262,9 @@ private:
     /// tile ahead.
     int64_t ahead() const { return k.p.stages - 1; }
     int64_t early() const { return k.p.qkAhead ? 1 : 0; }
+    /// Waits until at most `pending` cp.async groups are in flight and
+    /// makes the landed tiles visible to every warp (and to wgmma).
+    void landGroups(int64_t pending);
     /// The cp.async pipelines' prologue: Q's group, then the first
     /// `ahead` tiles (`first` of each), one group each; waits for Q.
     void primeGroups(KVTiles first);

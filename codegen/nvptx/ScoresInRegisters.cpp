@@ -74,17 +74,15 @@ private:
   /// cost 1-3%.
   bool warpSkips();
   SmallVector<Value> softmaxStep(MmaSyncTileMMA &tiles, const Step &step);
-  /// The scores of the dots (score_mod inlined per element; the raw dots
-  /// where `c` folds into the exponent), one tile per m-tile and 16 keys.
+  /// The scores of the dots, one tile per m-tile and 16 keys: a
+  /// score_mod's attn_nv.score_tile per m-tile, the raw dots where `c`
+  /// folds into the exponent, else the scale (and soft-cap) per element.
   SmallVector<Value> scoresFromDots(MmaSyncTileMMA &tiles, const Step &step,
                                     ArrayRef<SmallVector<Value>> raw,
                                     std::optional<double> c);
   /// The scores with attn.mask applied where the tile needs it.
   SmallVector<Value> maskScores(MmaSyncTileMMA &tiles, const Step &step,
                                 ArrayRef<Value> flat);
-  /// Element i of n-tile nb of m-tile mt: its flat row and its key.
-  Value rowOf(MmaSyncTileMMA &tiles, const Step &step, int64_t mt, int64_t i);
-  Value keyOf(MmaSyncTileMMA &tiles, const Step &step, int64_t nb, int64_t i);
   /// The exchange tile and the indices of 16-byte chunk `chunk` of this
   /// thread's slot (row warp and lane) in K/V group `kvGroup`'s part.
   std::pair<Value, SmallVector<Value>> exchangeSlot(Value kvGroup,
@@ -406,40 +404,38 @@ SmallVector<Value> RegisterScoreKernel::WarpgroupProducts::accumulate(
   return mma.settle(running);
 }
 
-Value RegisterScoreKernel::rowOf(MmaSyncTileMMA &tiles, const Step &step,
-                                 int64_t mt, int64_t i) {
-  return add(step.row0,
-             add(step.warpRow,
-                 add(tiles.laneRow(),
-                     idx(16 * mt + 8 * MmaSyncTileMMA::rowHalf(i)))));
-}
-
-Value RegisterScoreKernel::keyOf(MmaSyncTileMMA &tiles, const Step &step,
-                                 int64_t nb, int64_t i) {
-  return add(step.j, add(tiles.laneColumn(),
-                         idx(16 * nb + MmaSyncTileMMA::columnOffset(i))));
-}
-
 SmallVector<Value>
 RegisterScoreKernel::scoresFromDots(MmaSyncTileMMA &tiles, const Step &step,
                                     ArrayRef<SmallVector<Value>> raw,
                                     std::optional<double> c) {
   const int64_t nb16 = p.bcw / 16;
   SmallVector<Value> flat;
+  if (hasScoreMod()) {
+    // One attn_nv.score_tile per m-tile, the region cloned into it with
+    // the captures.
+    ScoreTransform transform = scoreTransform();
+    FloatAttr softcap =
+        transform.softcap ? b->getF64FloatAttr(*transform.softcap)
+                          : FloatAttr();
+    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      auto scores = nv::ScoreTileOp::create(
+          *b, raw[mt], step.row0, step.warpRow, tiles.laneRow(), step.j,
+          tiles.laneColumn(), step.qLen, kvLen, step.batch, step.kvHead,
+          mappedCaptures(), b->getF64FloatAttr(transform.scale), softcap,
+          b->getI64IntegerAttr(p.group), b->getI64IntegerAttr(16 * mt));
+      IRMapping none;
+      n.qk.getScoreMod().cloneInto(&scores.getScoreMod(), none);
+      llvm::append_range(flat, scores.getScores());
+    }
+    return flat;
+  }
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     for (int64_t nb = 0; nb < nb16; ++nb) {
       SmallVector<Value> e;
       for (int64_t i = 0; i < 8; ++i) {
         Value dot = vector::ExtractOp::create(*b, raw[mt][nb],
                                               ArrayRef<int64_t>{i});
-        if (hasScoreMod()) {
-          Value row = rowOf(tiles, step, mt, i);
-          Value key = keyOf(tiles, step, nb, i);
-          e.push_back(modScore(dot, step.batch, step.kvHead, row, key,
-                               step.qLen, kvLen));
-        } else {
-          e.push_back(c ? dot : scoreFromDot(dot));
-        }
+        e.push_back(c ? dot : scoreFromDot(dot));
       }
       flat.push_back(
           vector::FromElementsOp::create(*b, raw[mt][nb].getType(), e));
@@ -450,7 +446,6 @@ RegisterScoreKernel::scoresFromDots(MmaSyncTileMMA &tiles, const Step &step,
 SmallVector<Value> RegisterScoreKernel::maskScores(MmaSyncTileMMA &tiles,
                                                    const Step &step,
                                                    ArrayRef<Value> flat) {
-  using Layout = MmaSyncTileMMA;
   const int64_t nb16 = p.bcw / 16;
   // attn.mask only where the tile crosses a mask edge or the end of K/V
   // for the rows of the warp (where warps skip tiles, below) or block:
@@ -476,40 +471,25 @@ SmallVector<Value> RegisterScoreKernel::maskScores(MmaSyncTileMMA &tiles,
     for (int64_t mt = 0; mt < p.mTiles; ++mt) {
       Value rowTop = add(step.row0, add(step.warpRow,
                                         add(tiles.laneRow(), idx(16 * mt))));
-      // A built-in mask is one attn_nv.mask_tile per m-tile.
-      if (!hasMaskMod()) {
-        auto mask = nv::MaskTileOp::create(
-            *b, ValueRange(flat).slice(mt * nb16, nb16), rowTop, step.j,
-            tiles.laneColumn(), step.qLen, kvLen, n.mask.getMask(),
-            b->getI64IntegerAttr(p.group));
-        llvm::append_range(maskedTiles, mask.getMasked());
-        continue;
+      // One attn_nv.mask_tile per m-tile: the built-in mask, and a
+      // mask_mod's region (cloned into the op with its captures).
+      ValueRange scores = ValueRange(flat).slice(mt * nb16, nb16);
+      Value batch, kvHead;
+      SmallVector<Value> captures;
+      if (hasMaskMod()) {
+        batch = step.batch;
+        kvHead = step.kvHead;
+        captures = mappedCaptures();
       }
-      // A mask_mod's region, inlined for each element.
-      Value rows[2], queries[2];
-      rows[0] = rowTop;
-      queries[0] = arith::DivUIOp::create(*b, rows[0], idx(p.group));
-      rows[1] = add(rowTop, idx(8));
-      queries[1] = arith::DivUIOp::create(*b, rows[1], idx(p.group));
-      for (int64_t nb = 0; nb < nb16; ++nb) {
-        Value tile = flat[mt * nb16 + nb];
-        SmallVector<Value> e;
-        for (int64_t i = 0; i < 8; ++i) {
-          Value key = keyOf(tiles, step, nb, i);
-          Value seen =
-              visible(key, queries[Layout::rowHalf(i)], step.qLen, kvLen);
-          seen = arith::AndIOp::create(
-              *b, seen,
-              modVisible(step.batch, step.kvHead, rows[Layout::rowHalf(i)],
-                         key, step.qLen, kvLen));
-          Value score =
-              vector::ExtractOp::create(*b, tile, ArrayRef<int64_t>{i});
-          Value hidden = f32(-INFINITY);
-          e.push_back(arith::SelectOp::create(*b, seen, score, hidden));
-        }
-        maskedTiles.push_back(
-            vector::FromElementsOp::create(*b, tile.getType(), e));
+      auto mask = nv::MaskTileOp::create(
+          *b, scores, rowTop, step.j, tiles.laneColumn(), step.qLen, kvLen,
+          batch, kvHead, captures, n.mask.getMask(),
+          b->getI64IntegerAttr(p.group));
+      if (hasMaskMod()) {
+        IRMapping none;
+        n.mask.getMaskMod().cloneInto(&mask.getMaskMod(), none);
       }
+      llvm::append_range(maskedTiles, mask.getMasked());
     }
     scf::YieldOp::create(*b, maskedTiles);
   }
@@ -576,14 +556,16 @@ SmallVector<Value> RegisterScoreKernel::mergeState(MmaSyncTileMMA &tiles,
   // partial sum over its own columns either way.
   SmallVector<Value> merged(mine.size());
   const int64_t dv16 = p.dv / 16;
+  KernelF32Exprs exprs{{*b}};
+  KernelSoftmaxRules rules(exprs);
   for (int64_t mt = 0; mt < p.mTiles; ++mt) {
     Value mineScale[2], theirScale[2];
     for (int64_t h = 0; h < 2; ++h) {
       Value m0 = mine[4 * mt + h], m1 = theirs[4 * mt + h];
       Value m = arith::MaxNumFOp::create(*b, m0, m1);
-      Value shift = safeMax(m);
-      mineScale[h] = exp2(arith::SubFOp::create(*b, m0, shift));
-      theirScale[h] = exp2(arith::SubFOp::create(*b, m1, shift));
+      Value shift = rules.shift(m);
+      mineScale[h] = rules.weight(m0, shift);
+      theirScale[h] = rules.weight(m1, shift);
       merged[4 * mt + h] = m;
       Value lMine =
           arith::MulFOp::create(*b, mine[4 * mt + 2 + h], mineScale[h]);

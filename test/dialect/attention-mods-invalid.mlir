@@ -255,7 +255,7 @@ func.func @f(%q: memref<1x4x16x64xf32>, %k: memref<1x4x16x64xf32>,
 
 // attn.yield ends a region of attn.attention, attn.qk or attn.mask only.
 func.func @f(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.qk, attn.mask'}}
+  // expected-error @+1 {{'attn.yield' op ends a score_mod or mask_mod region: its parent must be attn.attention, attn.qk, attn.mask or another op that holds one (HoldsModRegion), got 'func.func'}}
   attn.yield %x : f32
 }
 

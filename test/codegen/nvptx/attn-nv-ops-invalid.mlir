@@ -321,3 +321,96 @@ func.func @yield_outside(%i: index) {
   // expected-error @+1 {{'attn_nv.yield' op expects parent op to be one of 'attn_nv.copy_tile, attn_nv.for_each_chunk'}}
   attn_nv.yield
 }
+
+// -----
+
+func.func @mask_tile_at_without_region(%s: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.mask_tile' op takes 'at(batch, kv_head)' exactly when it has a 'mask_mod' region (the region's b and h)}}
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 1 : i64, mask = #attn.mask<causal>}
+  return
+}
+
+// -----
+
+func.func @mask_tile_region_without_at(%s: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.mask_tile' op takes 'at(batch, kv_head)' exactly when it has a 'mask_mod' region (the region's b and h)}}
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i)
+      {group = 1 : i64, mask = #attn.mask<none>} mask_mod {
+  ^bb0(%bb: index, %h: index, %q: index, %k: index):
+    %t = arith.cmpi ule, %k, %q : index
+    attn.yield %t : i1
+  }
+  return
+}
+
+// -----
+
+func.func @mask_tile_captures_without_region(%s: vector<8xf32>, %i: index, %d: memref<4xi32>) {
+  // expected-error @+1 {{'attn_nv.mask_tile' op has captures but no 'mask_mod' region to read them}}
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i)
+      captures(%d : memref<4xi32>) {group = 1 : i64, mask = #attn.mask<none>}
+  return
+}
+
+// -----
+
+func.func @mask_tile_region_yields_f32(%s: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.mask_tile' op region 'mask_mod' must yield 'i1', got 'f32'}}
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 1 : i64, mask = #attn.mask<none>} mask_mod {
+  ^bb0(%bb: index, %h: index, %q: index, %k: index):
+    %z = arith.constant 0.0 : f32
+    attn.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_tile_negative_scale(%d: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.score_tile' op 'scale' must be positive, got -1.000000e+00}}
+  %s = attn_nv.score_tile %d rows(%i, %i, %i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 1 : i64, m_offset = 0 : i64, scale = -1.0 : f64} score_mod {
+  ^bb0(%x: f32, %bb: index, %h: index, %q: index, %k: index):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_tile_zero_softcap(%d: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.score_tile' op 'softcap' must be positive, got 0.000000e+00}}
+  %s = attn_nv.score_tile %d rows(%i, %i, %i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 1 : i64, m_offset = 0 : i64, scale = 1.0 : f64, softcap = 0.0 : f64} score_mod {
+  ^bb0(%x: f32, %bb: index, %h: index, %q: index, %k: index):
+    attn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_tile_yields_i1(%d: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.score_tile' op region 'score_mod' must yield 'f32', got 'i1'}}
+  %s = attn_nv.score_tile %d rows(%i, %i, %i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 1 : i64, m_offset = 0 : i64, scale = 1.0 : f64} score_mod {
+  ^bb0(%x: f32, %bb: index, %h: index, %q: index, %k: index):
+    %t = arith.cmpi ult, %q, %k : index
+    attn.yield %t : i1
+  }
+  return
+}
+
+// -----
+
+func.func @score_tile_group_zero(%d: vector<8xf32>, %i: index) {
+  // expected-error @+1 {{'attn_nv.score_tile' op 'group' must be at least 1, got 0}}
+  %s = attn_nv.score_tile %d rows(%i, %i, %i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 0 : i64, m_offset = 0 : i64, scale = 1.0 : f64} score_mod {
+  ^bb0(%x: f32, %bb: index, %h: index, %q: index, %k: index):
+    attn.yield %x : f32
+  }
+  return
+}

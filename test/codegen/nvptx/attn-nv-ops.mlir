@@ -103,3 +103,33 @@ func.func @for_each_chunk(%o: memref<?x40xf16>, %lane: index, %first: index,
   }
   return
 }
+
+// A mask_tile with a mask_mod region, its captures and positions.
+// CHECK-LABEL: func.func @mask_tile_mod
+// CHECK: attn_nv.mask_tile %{{.*}} rows(%{{.*}}) keys(%{{.*}}, %{{.*}}) sizes(%{{.*}}, %{{.*}}) at(%{{.*}}, %{{.*}}) captures(%{{.*}} : memref<?x?xi32>) {group = 2 : i64, mask = #attn.mask<none>} mask_mod {
+// CHECK: attn.yield %{{.*}} : i1
+func.func @mask_tile_mod(%s: vector<8xf32>, %i: index, %doc: memref<?x?xi32>) -> vector<8xf32> {
+  %m = attn_nv.mask_tile %s rows(%i) keys(%i, %i) sizes(%i, %i)
+      at(%i, %i) captures(%doc : memref<?x?xi32>)
+      {group = 2 : i64, mask = #attn.mask<none>} mask_mod {
+  ^bb0(%bb: index, %h: index, %q: index, %k: index, %ids: memref<?x?xi32>):
+    %a = memref.load %ids[%bb, %q] : memref<?x?xi32>
+    %c = memref.load %ids[%bb, %k] : memref<?x?xi32>
+    %same = arith.cmpi eq, %a, %c : i32
+    attn.yield %same : i1
+  }
+  return %m : vector<8xf32>
+}
+
+// A score_tile with its score_mod region.
+// CHECK-LABEL: func.func @score_tile
+// CHECK: attn_nv.score_tile %{{.*}} rows(%{{.*}}, %{{.*}}, %{{.*}}) keys(%{{.*}}, %{{.*}}) sizes(%{{.*}}, %{{.*}}) at(%{{.*}}, %{{.*}}) {group = 1 : i64, m_offset = 0 : i64, scale = 1.250000e-01 : f64} score_mod {
+// CHECK: attn.yield %{{.*}} : f32
+func.func @score_tile(%d: vector<8xf32>, %i: index) -> vector<8xf32> {
+  %s = attn_nv.score_tile %d rows(%i, %i, %i) keys(%i, %i) sizes(%i, %i) at(%i, %i)
+      {group = 1 : i64, m_offset = 0 : i64, scale = 0.125 : f64} score_mod {
+  ^bb0(%x: f32, %bb: index, %h: index, %q: index, %k: index):
+    attn.yield %x : f32
+  }
+  return %s : vector<8xf32>
+}

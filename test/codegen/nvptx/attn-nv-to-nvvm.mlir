@@ -241,6 +241,89 @@ func.func @mask_tile(%s0: vector<8xf32>, %s1: vector<8xf32>, %row: index, %j: in
   return %m#0, %m#1 : vector<8xf32>, vector<8xf32>
 }
 
+// mask_tile with a mask_mod (document ids, group 2): per element the
+// built-in test, then the region inlined at (b, h = kv_head * 2 + row % 2,
+// q_idx = row / 2, kv_idx = key), its loads at a query and a key clamped
+// to 0 outside the sequence (the region addresses memory with both), and
+// both verdicts ANDed.
+// CHECK-LABEL: func.func @mask_tile_mod
+// CHECK-SAME: (%[[S:.*]]: vector<8xf32>, %[[ROW:.*]]: index, %[[J:.*]]: index, %[[COL:.*]]: index, %[[Q:.*]]: index, %[[KV:.*]]: index, %[[B:.*]]: index, %[[KVH:.*]]: index, %[[DOC:.*]]: memref<?x?xi32>)
+// CHECK: %[[C0:.*]] = arith.addi %[[COL]], %c0
+// CHECK: %[[K0:.*]] = arith.addi %[[J]], %[[C0]]
+// CHECK: %[[BUILTIN:.*]] = arith.cmpi slt, %[[K0]], %[[KV]]
+// CHECK: %[[FIRST:.*]] = arith.muli %[[KVH]], %c2
+// CHECK: %[[IN:.*]] = arith.remui %[[ROW]], %c2
+// CHECK: arith.addi %[[FIRST]], %[[IN]]
+// CHECK: %[[QI:.*]] = arith.divui %[[ROW]], %c2
+// CHECK: %[[QOK:.*]] = arith.cmpi slt, %[[QI]], %[[Q]]
+// CHECK: %[[QC:.*]] = arith.select %[[QOK]], %[[QI]], %c0
+// CHECK: %[[KOK:.*]] = arith.cmpi slt, %[[K0]], %[[KV]]
+// CHECK: %[[KC:.*]] = arith.select %[[KOK]], %[[K0]], %c0
+// CHECK: %[[DQ:.*]] = memref.load %[[DOC]][%[[B]], %[[QC]]]
+// CHECK: %[[DK:.*]] = memref.load %[[DOC]][%[[B]], %[[KC]]]
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[DQ]], %[[DK]] : i32
+// CHECK: %[[SEEN:.*]] = arith.andi %[[BUILTIN]], %[[SAME]] : i1
+// CHECK: %[[X0:.*]] = vector.extract %[[S]][0]
+// CHECK: arith.select %[[SEEN]], %[[X0]], %cst{{.*}} : f32
+// CHECK-NOT: attn_nv.
+// CHECK-NOT: attn.yield
+func.func @mask_tile_mod(%s: vector<8xf32>, %row: index, %j: index, %col: index,
+                         %q: index, %kv: index, %b: index, %kvh: index,
+                         %doc: memref<?x?xi32>) -> vector<8xf32> {
+  %m = attn_nv.mask_tile %s rows(%row) keys(%j, %col) sizes(%q, %kv)
+      at(%b, %kvh) captures(%doc : memref<?x?xi32>)
+      {group = 2 : i64, mask = #attn.mask<none>} mask_mod {
+  ^bb0(%bb: index, %h: index, %i: index, %jj: index, %ids: memref<?x?xi32>):
+    %di = memref.load %ids[%bb, %i] : memref<?x?xi32>
+    %dj = memref.load %ids[%bb, %jj] : memref<?x?xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    attn.yield %same : i1
+  }
+  return %m : vector<8xf32>
+}
+
+// score_tile with a soft-cap (scale 0.5, cap 20) and a score_mod adding
+// a per-head bias: element 0 at row row0 + (warp + (lane_row + 16)) (m
+// offset 16) and key j + (col + 0); the dot capped (tanh.approx of dot *
+// 0.5 / 20, times 20), given to the region with (b, h = kv_head * 2 +
+// row % 2, q_idx = row / 2, kv_idx), the result times log2(e). The region
+// does not address memory with q_idx or kv_idx: no clamps.
+// CHECK-LABEL: func.func @score_tile
+// CHECK-SAME: (%[[D:.*]]: vector<8xf32>, %[[R0:.*]]: index, %[[W:.*]]: index, %[[LR:.*]]: index, %[[J:.*]]: index, %[[COL:.*]]: index, %[[Q:.*]]: index, %[[KV:.*]]: index, %[[B:.*]]: index, %[[KVH:.*]]: index, %[[BIAS:.*]]: memref<8xf32>)
+// CHECK: %[[X:.*]] = vector.extract %[[D]][0]
+// CHECK: %[[IW:.*]] = arith.addi %[[LR]], %c16
+// CHECK: %[[IB:.*]] = arith.addi %[[W]], %[[IW]]
+// CHECK: %[[ROW:.*]] = arith.addi %[[R0]], %[[IB]]
+// CHECK: %[[C:.*]] = arith.addi %[[COL]], %c0
+// CHECK: %[[KEY:.*]] = arith.addi %[[J]], %[[C]]
+// CHECK: %[[IN:.*]] = arith.mulf %[[X]], %cst{{.*}} : f32
+// CHECK: %[[T:.*]] = llvm.inline_asm "tanh.approx.f32 $0, $1;", "=f,f" %[[IN]]
+// CHECK: %[[CAPPED:.*]] = arith.mulf %[[T]], %cst{{.*}} : f32
+// CHECK: %[[FIRST:.*]] = arith.muli %[[KVH]], %c2
+// CHECK: %[[HIN:.*]] = arith.remui %[[ROW]], %c2
+// CHECK: %[[H:.*]] = arith.addi %[[FIRST]], %[[HIN]]
+// CHECK-NOT: arith.select
+// CHECK: %[[BH:.*]] = memref.load %[[BIAS]][%[[H]]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[CAPPED]], %[[BH]] : f32
+// CHECK: arith.mulf %[[SUM]], %cst{{.*}} : f32
+// CHECK: vector.from_elements
+// CHECK-NOT: attn_nv.
+// CHECK-NOT: attn.yield
+func.func @score_tile(%d: vector<8xf32>, %r0: index, %w: index, %lr: index,
+                      %j: index, %col: index, %q: index, %kv: index,
+                      %b: index, %kvh: index, %bias: memref<8xf32>) -> vector<8xf32> {
+  %s = attn_nv.score_tile %d rows(%r0, %w, %lr) keys(%j, %col) sizes(%q, %kv)
+      at(%b, %kvh) captures(%bias : memref<8xf32>)
+      {group = 2 : i64, m_offset = 16 : i64, scale = 0.5 : f64, softcap = 20.0 : f64}
+      score_mod {
+  ^bb0(%x: f32, %bb: index, %h: index, %i: index, %jj: index, %bt: memref<8xf32>):
+    %v = memref.load %bt[%h] : memref<8xf32>
+    %y = arith.addf %x, %v : f32
+    attn.yield %y : f32
+  }
+  return %s : vector<8xf32>
+}
+
 // store_accumulator: elements (0, 1) at [row + g, col + t2], (2, 3) at
 // row + g + 8, (4, 5) at column + 8, (6, 7) at both; rounded to f16 and,
 // swizzled, each column permuted by its row (c ^ 8 (r % 8)).

@@ -16,12 +16,17 @@
 // DECODE: params = [q, k, v, block_table, kv_lens, capture(0), workspace]
 // MMA-LABEL: gpu.func @alibi_documents_mma(
 // MMA-SAME: %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x8x?x64xf16>, %[[DOC:[^:]*]]: memref<?x?xi32>, %[[SL:[^:]*]]: memref<8xf32>, %{{[^:]*}}: memref<?x8x?x64xf16>, %{{[^:]*}}: memref<?x?x2x?xi32>)
-// MMA-DAG: memref.load %[[SL]][%{{.*}}] : memref<8xf32>
-// MMA-DAG: memref.load %[[DOC]][%{{.*}}, %{{.*}}] : memref<?x?xi32>
-// The ids are loaded at the key: a key past kv_len (a tile's tail) reads
-// position 0 instead, its verdict dropped by the built-in test.
-// MMA: %[[KEY:.*]] = arith.select %{{.*}}, %{{.*}}, %c0{{.*}} : index
-// MMA: memref.load %[[DOC]][%{{.*}}, %[[KEY]]] : memref<?x?xi32>
+// MMA: attn_nv.score_tile {{.*}} captures(%[[DOC]], %[[SL]] : memref<?x?xi32>, memref<8xf32>) {{.*}}score_mod {
+// MMA: memref.load %{{.*}}[%{{.*}}] : memref<8xf32>
+// MMA: attn.yield %{{.*}} : f32
+// The mask_mod stays a region, on the m-tile's attn_nv.mask_tile, which
+// takes the captures as operands.
+// MMA: attn_nv.mask_tile {{.*}} at(%{{.*}}, %{{.*}}) captures(%[[DOC]], %[[SL]] : memref<?x?xi32>, memref<8xf32>) {{.*}}mask_mod {
+// MMA: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[RDOC:.*]]: memref<?x?xi32>, %{{.*}}: memref<8xf32>):
+// MMA: memref.load %[[RDOC]][%{{.*}}, %{{.*}}] : memref<?x?xi32>
+// MMA: attn.yield %{{.*}} : i1
+// Its expansion loads the ids at a key clamped into the sequence
+// (attn-nv-to-nvvm.mlir, @mask_tile_mod).
 // WMMA-LABEL: gpu.func @alibi_documents_wmma(
 // WMMA-SAME: %[[DOC:[^:]*]]: memref<?x?xi32>, %[[SL:[^:]*]]: memref<8xf32>
 // WMMA-DAG: memref.load %[[SL]][%{{.*}}] : memref<8xf32>

@@ -1,7 +1,9 @@
 // score_mod / mask_mod regions (without captures) on the NVIDIA tiers: the
-// kernels inline the region per score, with (b, h, q_idx, kv_idx) of the
-// score's flat row and key; a mask_mod sends every tile its block mask
-// does not call full down the masked path (block-mask.mlir).
+// register tiers carry the region on their m-tile's attn_nv.score_tile or
+// attn_nv.mask_tile (attn-nv-to-nvvm inlines it per score), the others
+// inline it per score, with (b, h, q_idx, kv_idx) of the score's flat row
+// and key; a mask_mod sends every tile its block mask does not call full
+// down the masked path (block-mask.mlir).
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-mma=chip=sm_80 | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s "--attn-select-tier=prefill=wmma" --attn-tile --attn-to-wmma=chip=sm_80 | FileCheck %s --check-prefix=WMMA
 // RUN: attn-opt %s --attn-select-tier --attn-tile --attn-to-decode=chip=sm_80 | FileCheck %s --check-prefix=DECODE
@@ -11,17 +13,18 @@
 // RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
-// Prefix-LM with a fixed prefix of 16 keys: the region's compare against
-// 16 and its causal test, inlined into the masked path, ANDed with the
-// built-in mask's verdict; the tile-interior shortcut is the block mask's
-// full bit.
+// Prefix-LM with a fixed prefix of 16 keys: the region (its compare
+// against 16 and its causal test) on the masked path's mask_tile, whose
+// expansion ANDs it with the built-in mask's verdict; the tile-interior
+// shortcut is the block mask's full bit.
 // MMA-LABEL: gpu.func @prefix_lm_mma(
 // MMA: %[[FULL:.*]] = arith.cmpi ne, %{{.*}}, %c0{{.*}} : index
 // MMA: scf.if %[[FULL]]
+// MMA: attn_nv.mask_tile {{.*}} at(%{{.*}}, %{{.*}}) {group = 1 : i64, mask = #attn.mask<none>} mask_mod {
 // MMA: arith.cmpi slt, %{{.*}}, %c16{{.*}} : index
 // MMA: arith.cmpi sle
 // MMA: arith.ori
-// MMA: arith.andi
+// MMA: attn.yield %{{.*}} : i1
 // WMMA-LABEL: gpu.func @prefix_lm_wmma
 // WMMA: arith.cmpi slt, %{{.*}}, %c16{{.*}} : index
 // WMMA: arith.ori
@@ -43,14 +46,16 @@ func.func @prefix_lm(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
   return
 }
 
-// ALiBi with slopes computed from the head (no capture): the natural score
-// (scale * dot) goes in, the region's result times log2(e) comes out.
+// ALiBi with slopes computed from the head (no capture): the m-tile's
+// score_tile carries the region and the scale; its expansion gives the
+// region the natural score (scale * dot) and takes its result times
+// log2(e) (attn-nv-to-nvvm.mlir, @score_tile).
 // MMA-LABEL: gpu.func @alibi_mma
-// MMA: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// MMA: attn_nv.score_tile {{.*}} at(%{{.*}}, %{{.*}}) {group = 1 : i64, m_offset = 0 : i64, scale = 1.250000e-01 : f64} score_mod {
 // MMA: arith.index_cast
 // MMA: arith.sitofp
 // MMA: arith.subf
-// MMA: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// MMA: attn.yield %{{.*}} : f32
 // PTX-LABEL: .entry alibi_mma
 func.func @alibi(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xf16>,
                  %v: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>) {
