@@ -176,7 +176,11 @@ public:
   /// for a row that saw no key (`seen`: l > 0).
   Value logSumExp(Value m, Value l, Value seen) {
     Value log2Sum = e.add(m, e.log2(l));
-    return e.select(seen, e.scaled(log2Sum, kLn2), e.negInf());
+    // Each expression in a statement of its own: C++ leaves the order of
+    // a call's arguments unspecified.
+    Value natural = e.scaled(log2Sum, kLn2);
+    Value empty = e.negInf();
+    return e.select(seen, natural, empty);
   }
 
   /// The shift every part's running maximum is taken against when
@@ -193,7 +197,9 @@ public:
   /// sum; -inf where no part saw a key (`seen`: sum > 0).
   Value mergedLogSumExp(Value max, Value sum, Value seen) {
     Value lnSum = e.scaled(e.log2(sum), kLn2);
-    return e.select(seen, e.add(max, lnSum), e.negInf());
+    Value total = e.add(max, lnSum);
+    Value empty = e.negInf();
+    return e.select(seen, total, empty);
   }
 
 private:

@@ -28,7 +28,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_GLOBS = ["dialect/*.cpp", "lib/*/*.cpp", "lib/*/*.h",
+DEFAULT_GLOBS = ["dialect/*.cpp", "dialect/*.h", "lib/*/*.cpp", "lib/*/*.h",
                  "codegen/*/*.cpp", "codegen/*/*.h"]
 # Calls that return a Value but build nothing (lookups), beside the getters
 # GETTER finds.
