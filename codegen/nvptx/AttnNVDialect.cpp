@@ -182,11 +182,28 @@ LogicalResult WgmmaOp::verify() {
   return success();
 }
 
+/// The register tile ops' shared rules: some tiles, a GQA group of 1+.
+static LogicalResult verifyRegisterTiles(Operation *op, size_t tiles,
+                                         StringRef what, int64_t group) {
+  if (tiles == 0)
+    return op->emitOpError("needs at least one ") << what;
+  if (group < 1)
+    return op->emitOpError("'group' must be at least 1, got ") << group;
+  return success();
+}
+
+/// One result per vector operand (a tile in, a tile out).
+static void vectorOperandTypes(ValueRange operands,
+                               SmallVectorImpl<Type> &types) {
+  for (Value v : operands)
+    if (isa<VectorType>(v.getType()))
+      types.push_back(v.getType());
+}
+
 LogicalResult MaskTileOp::verify() {
-  if (getScores().empty())
-    return emitOpError("needs at least one score tile");
-  if (getGroup() < 1)
-    return emitOpError("'group' must be at least 1, got ") << getGroup();
+  if (failed(verifyRegisterTiles(*this, getScores().size(), "score tile",
+                                 getGroup())))
+    return failure();
   const bool hasMod = !getMaskMod().empty();
   if (hasMod != bool(getBatch()) || bool(getBatch()) != bool(getKvHead()))
     return emitOpError("takes 'at(batch, kv_head)' exactly when it has a "
@@ -199,10 +216,9 @@ LogicalResult MaskTileOp::verify() {
 }
 
 LogicalResult ScoreTileOp::verify() {
-  if (getDots().empty())
-    return emitOpError("needs at least one tile of dot products");
-  if (getGroup() < 1)
-    return emitOpError("'group' must be at least 1, got ") << getGroup();
+  if (failed(verifyRegisterTiles(*this, getDots().size(),
+                                 "tile of dot products", getGroup())))
+    return failure();
   if (!(getScale().convertToDouble() > 0))
     return emitOpError("'scale' must be positive, got ")
            << getScale().convertToDouble();
@@ -217,10 +233,7 @@ LogicalResult ScoreTileOp::inferReturnTypes(
     MLIRContext *, std::optional<Location>, ValueRange operands,
     DictionaryAttr, OpaqueProperties, RegionRange,
     SmallVectorImpl<Type> &types) {
-  // One score tile per tile of dots (the vector operands).
-  for (Value v : operands)
-    if (isa<VectorType>(v.getType()))
-      types.push_back(v.getType());
+  vectorOperandTypes(operands, types);
   return success();
 }
 
@@ -228,10 +241,7 @@ LogicalResult MaskTileOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location>, ValueRange operands,
     DictionaryAttr, OpaqueProperties, RegionRange,
     SmallVectorImpl<Type> &types) {
-  // One masked tile per score tile (the vector operands).
-  for (Value v : operands)
-    if (isa<VectorType>(v.getType()))
-      types.push_back(v.getType());
+  vectorOperandTypes(operands, types);
   return success();
 }
 

@@ -171,6 +171,29 @@ struct LdMatrixLowering : Expansion<nv::LdMatrixOp> {
   }
 };
 
+/// Element i of score tile t of a register tile op: its key,
+/// key_base + (lane_column + (16 t + column offset)), in mma.sync's C layout.
+Value elementKey(ImplicitLocOpBuilder &b, Value keyBase, Value laneColumn,
+                 int64_t t, int64_t i) {
+  Value offset = idx(b, 16 * t + MmaSyncTileMMA::columnOffset(i));
+  Value column = arith::AddIOp::create(b, laneColumn, offset);
+  return arith::AddIOp::create(b, keyBase, column);
+}
+
+/// A mod region of a register tile op inlined at flat row `row` and key
+/// `key`: its arguments `leading` (a score_mod's score), the positions
+/// (modPositionArgs) and the op's captures.
+Value inlineModAt(ImplicitLocOpBuilder &b, Region &mod, ValueRange leading,
+                  int64_t group, std::pair<bool, bool> guards, Value batch,
+                  Value kvHead, Value row, Value key, Value qLen, Value kvLen,
+                  ValueRange captures) {
+  SmallVector<Value> args(leading);
+  args.append(modPositionArgs(b, group, guards, batch, kvHead, row, key, qLen,
+                              kvLen));
+  args.append(captures.begin(), captures.end());
+  return inlineMod(b, mod, args);
+}
+
 /// Each element's query and key from mma.sync's C layout, its visibility
 /// from MaskRules (AttnSemantics.h), -inf where hidden.
 struct MaskTileLowering : Expansion<nv::MaskTileOp> {
@@ -194,18 +217,15 @@ struct MaskTileLowering : Expansion<nv::MaskTileOp> {
     for (auto [t, tile] : llvm::enumerate(op.getScores())) {
       SmallVector<Value> e;
       for (int64_t i = 0; i < 8; ++i) {
-        Value column = arith::AddIOp::create(
-            b, op.getLaneColumn(),
-            idx(b, 16 * int64_t(t) + Layout::columnOffset(i)));
-        Value key = arith::AddIOp::create(b, op.getKeyBase(), column);
+        Value key =
+            elementKey(b, op.getKeyBase(), op.getLaneColumn(), t, i);
         Value seen = rules.visible(key, queries[Layout::rowHalf(i)],
                                    op.getQLen(), op.getKvLen());
         if (!mod.empty()) {
-          SmallVector<Value> args = modPositionArgs(
-              b, group, guards, op.getBatch(), op.getKvHead(),
-              rows[Layout::rowHalf(i)], key, op.getQLen(), op.getKvLen());
-          args.append(op.getCaptures().begin(), op.getCaptures().end());
-          Value modSeen = inlineMod(b, mod, args);
+          Value modSeen = inlineModAt(
+              b, mod, {}, group, guards, op.getBatch(), op.getKvHead(),
+              rows[Layout::rowHalf(i)], key, op.getQLen(), op.getKvLen(),
+              op.getCaptures());
           seen = arith::AndIOp::create(b, seen, modSeen);
         }
         Value score =
@@ -244,18 +264,12 @@ struct ScoreTileLowering : Expansion<nv::ScoreTileOp> {
         Value inWarp = arith::AddIOp::create(b, op.getLaneRow(), rowOffset);
         Value inBlock = arith::AddIOp::create(b, op.getWarpRow(), inWarp);
         Value row = arith::AddIOp::create(b, op.getRow0(), inBlock);
-        Value columnOffset =
-            idx(b, 16 * int64_t(t) + Layout::columnOffset(i));
-        Value column =
-            arith::AddIOp::create(b, op.getLaneColumn(), columnOffset);
-        Value key = arith::AddIOp::create(b, op.getKeyBase(), column);
+        Value key =
+            elementKey(b, op.getKeyBase(), op.getLaneColumn(), t, i);
         Value natural = transformDot(b, transform, dot, 1.0);
-        SmallVector<Value> args{natural};
-        args.append(modPositionArgs(b, op.getGroup(), guards, op.getBatch(),
-                                    op.getKvHead(), row, key, op.getQLen(),
-                                    op.getKvLen()));
-        args.append(op.getCaptures().begin(), op.getCaptures().end());
-        Value s = inlineMod(b, mod, args);
+        Value s = inlineModAt(b, mod, natural, op.getGroup(), guards,
+                              op.getBatch(), op.getKvHead(), row, key,
+                              op.getQLen(), op.getKvLen(), op.getCaptures());
         Value unit = f32Constant(b, kLog2E);
         e.push_back(arith::MulFOp::create(b, s, unit));
       }
