@@ -24,7 +24,9 @@ using namespace mlir::attn;
 
 static MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
-int64_t AttentionOp::getNumQueryHeads() { return memrefOf(getQ()).getDimSize(1); }
+int64_t AttentionOp::getNumQueryHeads() {
+  return memrefOf(getQ()).getDimSize(1);
+}
 int64_t AttentionOp::getNumKVHeads() { return memrefOf(getK()).getDimSize(1); }
 // The head dim is the last dim in the padded and the packed forms.
 int64_t AttentionOp::getHeadDim() {
@@ -105,9 +107,9 @@ public:
                           StringRef layout, bool unitInner = true) {
     MemRefType type = memrefOf(v);
     if (type.getRank() != rank)
-      return op.emitOpError() << "operand '" << name << "' must have rank "
-                              << rank << " " << layout << ", got rank "
-                              << type.getRank();
+      return op.emitOpError()
+             << "operand '" << name << "' must have rank " << rank << " "
+             << layout << ", got rank " << type.getRank();
     for (int64_t i = 0; i < rank; ++i) {
       int64_t d = type.getDimSize(i);
       if (!ShapedType::isDynamic(d) && d > kMaxDim)
@@ -117,8 +119,8 @@ public:
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)))
-      return op.emitOpError() << "operand '" << name
-                              << "' must have a strided layout";
+      return op.emitOpError()
+             << "operand '" << name << "' must have a strided layout";
     if (unitInner && strides.back() != 1)
       return op.emitOpError() << "operand '" << name
                               << "' must have unit stride in its innermost dim";
@@ -216,11 +218,11 @@ public:
                             StringRef what) {
     int64_t d = memrefOf(v).getDimSize(dim);
     if (ShapedType::isDynamic(d))
-      return op.emitOpError() << "operand '" << name << "' " << what
-                              << " (dim " << dim << ") must be static";
+      return op.emitOpError() << "operand '" << name << "' " << what << " (dim "
+                              << dim << ") must be static";
     if (d < 1)
-      return op.emitOpError() << "operand '" << name << "' " << what
-                              << " (dim " << dim << ") must be >= 1, got " << d;
+      return op.emitOpError() << "operand '" << name << "' " << what << " (dim "
+                              << dim << ") must be >= 1, got " << d;
     return success();
   }
 
@@ -232,10 +234,10 @@ public:
     int64_t y = memrefOf(b).getDimSize(bDim);
     if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
       return success();
-    return op.emitOpError() << what << " mismatch: operand '" << aName
-                            << "' dim " << aDim << " is " << x
-                            << " but operand '" << bName << "' dim " << bDim
-                            << " is " << y;
+    return op.emitOpError()
+           << what << " mismatch: operand '" << aName << "' dim " << aDim
+           << " is " << x << " but operand '" << bName << "' dim " << bDim
+           << " is " << y;
   }
 
   LogicalResult checkPositiveFinite(StringRef name,
@@ -419,10 +421,10 @@ public:
     if (packedQ) {
       if (failed(checkSame("o", o, 0, "q", q, 0,
                            "packed query tokens (total_q)")) ||
-          (lse && (failed(checkSame("lse", lse, 0, "q", q, 0,
-                                    "packed query tokens (total_q)")) ||
-                   failed(checkSame("lse", lse, 1, "q", q, 1,
-                                    "query head count")))))
+          (lse &&
+           (failed(checkSame("lse", lse, 0, "q", q, 0,
+                             "packed query tokens (total_q)")) ||
+            failed(checkSame("lse", lse, 1, "q", q, 1, "query head count")))))
         return failure();
     } else {
       if (failed(checkSame("o", o, 2, "q", q, 2, "query length (Sq)")))
@@ -453,8 +455,8 @@ public:
       return failure();
 
     if (packedKV) {
-      if (failed(checkSame("v", v, 0, "k", k, 0,
-                           "packed key tokens (total_k)")))
+      if (failed(
+              checkSame("v", v, 0, "k", k, 0, "packed key tokens (total_k)")))
         return failure();
     } else if (!paged) {
       if (failed(checkBatch(batch, {"k", k, 0})) ||
@@ -478,14 +480,14 @@ public:
         failed(checkScoreFactors()))
       return failure();
     if (failed(checkWrittenDistinct({{"o", o}, {"lse", lse}},
-                                     {{"q", q},
-                                      {"k", k},
-                                      {"v", v},
-                                      {"block_table", table},
-                                      {"kv_lens", lens},
-                                      {"cu_seqlens_q", cuQ},
-                                      {"cu_seqlens_k", cuK},
-                                      {"sinks", sinks}})) ||
+                                    {{"q", q},
+                                     {"k", k},
+                                     {"v", v},
+                                     {"block_table", table},
+                                     {"kv_lens", lens},
+                                     {"cu_seqlens_q", cuQ},
+                                     {"cu_seqlens_k", cuK},
+                                     {"sinks", sinks}})) ||
         failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
@@ -526,8 +528,8 @@ public:
     };
     return op.emitOpError()
            << "batch mismatch: operand '" << other.name << "' dim 0 is " << x
-           << role(other.extra) << " but operand '" << ref.name
-           << "' dim 0 is " << y << role(ref.extra);
+           << role(other.extra) << " but operand '" << ref.name << "' dim 0 is "
+           << y << role(ref.extra);
   }
 
   /// The kernels fold scale and soft-cap into f32 constants with log2(e)
@@ -535,9 +537,7 @@ public:
   LogicalResult checkScoreFactors() {
     double scale = op.getScaleOrDefault();
     std::optional<APFloat> cap = op.getSoftcap();
-    auto finite = [](double x) {
-      return std::isfinite(static_cast<float>(x));
-    };
+    auto finite = [](double x) { return std::isfinite(static_cast<float>(x)); };
     // The scores scale * log2(e) * <q, k> are f32: up to 2^64 they stay
     // finite for any f16 inputs (|<q, k>| <= 1024 * 65504^2) and for
     // bf16/f32 ones while |<q, k>| < 1.2e19 (AttnOps.td).
@@ -555,16 +555,17 @@ public:
              << ") times log2(e) overflows f32; softcap must be below "
              << std::numeric_limits<float>::max() / kLog2E;
     if (!finite(scale / softcap))
-      return op.emitOpError() << "attribute 'scale' (" << scale
-                              << ") divided by 'softcap' (" << softcap
-                              << ") overflows f32";
+      return op.emitOpError()
+             << "attribute 'scale' (" << scale << ") divided by 'softcap' ("
+             << softcap << ") overflows f32";
     return success();
   }
-
 };
 } // namespace
 
-LogicalResult AttentionOp::verify() { return AttentionVerifier(*this).verify(); }
+LogicalResult AttentionOp::verify() {
+  return AttentionVerifier(*this).verify();
+}
 
 LogicalResult AttentionOp::verifyRegions() {
   ValueRange captures = getCaptures();
@@ -608,8 +609,7 @@ int64_t CacheAppendOp::getValueHeadDim() {
   return type.getDimSize(type.getRank() - 1);
 }
 int64_t CacheAppendOp::getBlockSize() {
-  return isPaged() || isSlotMapped() ? memrefOf(getKCache()).getDimSize(2)
-                                     : 0;
+  return isPaged() || isSlotMapped() ? memrefOf(getKCache()).getDimSize(2) : 0;
 }
 
 void CacheAppendOp::getEffects(
@@ -635,18 +635,18 @@ public:
              << "requires operand 'kv_lens' (each sequence's length before "
                 "the append), or the packed form's 'slot_mapping'";
     bool paged = table != nullptr;
-    StringRef kLayout = paged ? "[num_blocks, Hkv, block_size, D]"
-                              : "[B, Hkv, capacity, D]";
-    StringRef vLayout = paged ? "[num_blocks, Hkv, block_size, Dv]"
-                              : "[B, Hkv, capacity, Dv]";
+    StringRef kLayout =
+        paged ? "[num_blocks, Hkv, block_size, D]" : "[B, Hkv, capacity, D]";
+    StringRef vLayout =
+        paged ? "[num_blocks, Hkv, block_size, Dv]" : "[B, Hkv, capacity, Dv]";
     if (failed(checkRank("k_new", kn, 4, "[B, Hkv, S_new, D]")) ||
         failed(checkRank("v_new", vn, 4, "[B, Hkv, S_new, Dv]")) ||
         failed(checkRank("k_cache", kc, 4, kLayout)) ||
         failed(checkRank("v_cache", vc, 4, vLayout)) ||
         failed(checkRank("kv_lens", lens, 1, "[B]")) ||
         (newLens && failed(checkRank("new_lens", newLens, 1, "[B]"))) ||
-        (table && failed(checkRank("block_table", table, 2,
-                                   "[B, max_blocks]"))))
+        (table &&
+         failed(checkRank("block_table", table, 2, "[B, max_blocks]"))))
       return failure();
 
     Builder b(op.getContext());
@@ -671,8 +671,8 @@ public:
     if (!paged) {
       if (failed(checkSame("k_cache", kc, 0, "k_new", kn, 0, "batch")) ||
           failed(checkSame("v_cache", vc, 0, "k_new", kn, 0, "batch")) ||
-          failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
-                           "cache capacity")))
+          failed(
+              checkSame("v_cache", vc, 2, "k_cache", kc, 2, "cache capacity")))
         return failure();
     } else {
       if (failed(checkStatic("k_cache", kc, 2, "block size")) ||
@@ -706,12 +706,14 @@ public:
           vc = op.getVCache(), slots = op.getSlotMapping();
     for (auto [name, val] :
          {std::pair<StringRef, Value>{"block_table", op.getBlockTable()},
-          {"kv_lens", op.getKvLens()}, {"new_lens", op.getNewLens()}})
+          {"kv_lens", op.getKvLens()},
+          {"new_lens", op.getNewLens()}})
       if (val)
         return op.emitOpError()
                << "operand 'slot_mapping' names each token's slot; operand '"
-               << name << "' belongs to the batched form and cannot be given "
-                          "with it";
+               << name
+               << "' belongs to the batched form and cannot be given "
+                  "with it";
     if (failed(checkRank("k_new", kn, 3, "[T, Hkv, D] (packed tokens)")) ||
         failed(checkRank("v_new", vn, 3, "[T, Hkv, Dv] (packed tokens)")) ||
         failed(checkRank("slot_mapping", slots, 1, "[T]")) ||
@@ -856,21 +858,18 @@ public:
         failed(checkSame("o", o, 1, "o_parts", oParts, 2, "head count (H)")) ||
         failed(checkSame("o", o, 2, "o_parts", oParts, 3,
                          "value head dim (Dv)")) ||
-        (lse &&
-         (failed(checkSame("lse", lse, 0, "o_parts", oParts, 1,
-                           "row count (T)")) ||
-          failed(checkSame("lse", lse, 1, "o_parts", oParts, 2,
-                           "head count (H)")))))
+        (lse && (failed(checkSame("lse", lse, 0, "o_parts", oParts, 1,
+                                  "row count (T)")) ||
+                 failed(checkSame("lse", lse, 1, "o_parts", oParts, 2,
+                                  "head count (H)")))))
       return failure();
     // o and lse cannot be the parts (their ranks differ); that they share
     // no memory with them is the runtime's check.
     if (failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
-    return checkNoZeroDims({{"o_parts", oParts},
-                            {"lse_parts", lseParts},
-                            {"o", o},
-                            {"lse", lse}});
+    return checkNoZeroDims(
+        {{"o_parts", oParts}, {"lse_parts", lseParts}, {"o", o}, {"lse", lse}});
   }
 };
 } // namespace

@@ -70,8 +70,7 @@ struct ScoreTransform {
 ///   Value both(Value x, Value y);            // x && y
 ///
 /// and each rule builds its expression in the order written.
-template <typename E>
-class MaskRules {
+template <typename E> class MaskRules {
 public:
   using Value = typename E::Value;
 
@@ -104,8 +103,8 @@ public:
   /// [queryFirst, queryLast] (`every`: such a tile needs no mask), or
   /// whether some key may be visible to some query (false: the tile adds
   /// nothing).
-  Value band(Value keyFirst, Value keyLast, Value queryFirst,
-             Value queryLast, Value qLen, Value kvLen, bool every) {
+  Value band(Value keyFirst, Value keyLast, Value queryFirst, Value queryLast,
+             Value qLen, Value kvLen, bool every) {
     Value result = e.less(every ? keyLast : keyFirst, kvLen);
     if (mask.isNone())
       return result;
@@ -162,8 +161,7 @@ private:
 ///   Value negInf();                           // -inf
 ///
 /// and each rule builds its expression in the order written.
-template <typename E>
-class SoftmaxRules {
+template <typename E> class SoftmaxRules {
 public:
   using Value = typename E::Value;
 

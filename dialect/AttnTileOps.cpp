@@ -28,9 +28,9 @@ public:
                                    StringRef layout, bool f32) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type || type.getRank() != rank || !type.hasStaticShape())
-      return op->emitOpError() << "'" << name << "' must be a static tensor "
-                               << "of rank " << rank << " " << layout
-                               << ", got " << v.getType();
+      return op->emitOpError()
+             << "'" << name << "' must be a static tensor "
+             << "of rank " << rank << " " << layout << ", got " << v.getType();
     for (int64_t d : type.getShape())
       if (d < 1)
         return op->emitOpError() << "'" << name << "' must have no empty dim, "
@@ -52,9 +52,9 @@ public:
     int64_t x = a.getDimSize(ad), y = b.getDimSize(bd);
     if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
       return success();
-    return op->emitOpError() << what << " mismatch: '" << aName << "' dim "
-                             << ad << " is " << x << " but '" << bName
-                             << "' dim " << bd << " is " << y;
+    return op->emitOpError()
+           << what << " mismatch: '" << aName << "' dim " << ad << " is " << x
+           << " but '" << bName << "' dim " << bd << " is " << y;
   }
 
   LogicalResult memref(StringRef name, Value v, int64_t rank,
@@ -77,17 +77,17 @@ public:
   LogicalResult positive(StringRef name, int64_t value) {
     if (value >= 1)
       return success();
-    return op->emitOpError() << "attribute '" << name << "' must be >= 1, got "
-                             << value;
+    return op->emitOpError()
+           << "attribute '" << name << "' must be >= 1, got " << value;
   }
 
   LogicalResult sameElement(StringRef aName, ShapedType a, StringRef bName,
                             ShapedType b) {
     if (a.getElementType() == b.getElementType())
       return success();
-    return op->emitOpError() << "'" << aName << "' element type "
-                             << a.getElementType() << " must match '" << bName
-                             << "' (" << b.getElementType() << ")";
+    return op->emitOpError()
+           << "'" << aName << "' element type " << a.getElementType()
+           << " must match '" << bName << "' (" << b.getElementType() << ")";
   }
 
 private:
@@ -124,8 +124,8 @@ LogicalResult LoadQOp::verify() {
   auto q = cast<MemRefType>(getQ().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
   if (failed(tile) ||
-      failed(check.same("tile", *tile, 1, "q", q, q.getRank() - 1,
-                        "head dim")) ||
+      failed(
+          check.same("tile", *tile, 1, "q", q, q.getRank() - 1, "head dim")) ||
       failed(check.sameElement("tile", *tile, "q", q)))
     return failure();
   int64_t hq = q.getDimSize(1);
@@ -142,14 +142,14 @@ LogicalResult LoadKVOp::verify() {
     return emitOpError("a K/V tile comes from a paged cache ('block_table') "
                        "or from packed sequences ('seq'), not both");
   if (failed(check.memref("src", getSrc(), isPacked() ? 3 : 4,
-                          paged      ? "[num_blocks, Hkv, block_size, D]"
+                          paged        ? "[num_blocks, Hkv, block_size, D]"
                           : isPacked() ? "[total_k, Hkv, D] (packed by 'seq')"
                                        : "[B, Hkv, Sk, D]")))
     return failure();
   if (paged) {
     auto table = cast<MemRefType>(getBlockTable().getType());
-    if (failed(check.memref("block_table", getBlockTable(), 2,
-                            "[B, max_blocks]")))
+    if (failed(
+            check.memref("block_table", getBlockTable(), 2, "[B, max_blocks]")))
       return failure();
     if (!table.getElementType().isInteger(32))
       return emitOpError() << "'block_table' must have i32 elements, got "

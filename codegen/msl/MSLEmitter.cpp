@@ -313,13 +313,13 @@ LogicalResult checkBuffers(Operation *op,
     auto arg = dyn_cast<BlockArgument>(value);
     if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
       return op->emitError() << "the msl tier binds each operand to a kernel "
-                               "buffer; operand '"
-                            << name << "' must be an argument of the function";
+                                "buffer; operand '"
+                             << name << "' must be an argument of the function";
     auto type = cast<MemRefType>(value.getType());
     if (type.getMemorySpace())
       return op->emitError() << "the msl tier takes buffers in the default "
-                               "memory space; operand '"
-                            << name << "' is in " << type.getMemorySpace();
+                                "memory space; operand '"
+                             << name << "' is in " << type.getMemorySpace();
     if (type.getLayout().isIdentity())
       continue;
     if (!llvm::is_contained(strided, name))
@@ -350,11 +350,16 @@ LogicalResult checkSupported(AttentionOp op) {
                           << " (simdgroup_matrix 8x8); got D = " << d
                           << ", Dv = " << dv;
   std::pair<StringRef, Value> operands[] = {
-      {"q", op.getQ()},           {"k", op.getK()},
-      {"v", op.getV()},           {"o", op.getO()},
-      {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
-      {"kv_lens", op.getKvLens()}, {"cu_seqlens_q", op.getCuSeqlensQ()},
-      {"cu_seqlens_k", op.getCuSeqlensK()}, {"sinks", op.getSinks()}};
+      {"q", op.getQ()},
+      {"k", op.getK()},
+      {"v", op.getV()},
+      {"o", op.getO()},
+      {"lse", op.getLse()},
+      {"block_table", op.getBlockTable()},
+      {"kv_lens", op.getKvLens()},
+      {"cu_seqlens_q", op.getCuSeqlensQ()},
+      {"cu_seqlens_k", op.getCuSeqlensK()},
+      {"sinks", op.getSinks()}};
   if (failed(checkBuffers(op, operands, {"q", "k", "v", "o"})))
     return failure();
   for (auto [i, capture] : llvm::enumerate(op.getCaptures())) {
@@ -457,17 +462,29 @@ public:
     else if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
       StringRef sign;
       switch (cmp.getPredicate()) {
-      case arith::CmpIPredicate::slt: sign = "<"; break;
-      case arith::CmpIPredicate::sle: sign = "<="; break;
-      case arith::CmpIPredicate::sgt: sign = ">"; break;
-      case arith::CmpIPredicate::sge: sign = ">="; break;
-      case arith::CmpIPredicate::eq: sign = "=="; break;
-      case arith::CmpIPredicate::ne: sign = "!="; break;
-      default: return fail(v); // unsigned: not in attn-tile's arithmetic
+      case arith::CmpIPredicate::slt:
+        sign = "<";
+        break;
+      case arith::CmpIPredicate::sle:
+        sign = "<=";
+        break;
+      case arith::CmpIPredicate::sgt:
+        sign = ">";
+        break;
+      case arith::CmpIPredicate::sge:
+        sign = ">=";
+        break;
+      case arith::CmpIPredicate::eq:
+        sign = "==";
+        break;
+      case arith::CmpIPredicate::ne:
+        sign = "!=";
+        break;
+      default:
+        return fail(v); // unsigned: not in attn-tile's arithmetic
       }
       expr = "int(" + args[0] + " " + sign.str() + " " + args[1] + ")";
-    }
-    else if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    } else if (auto dim = dyn_cast<memref::DimOp>(def)) {
       std::optional<int64_t> index = dim.getConstantIndex();
       auto it = roles.find(dim.getSource());
       if (!index || it == roles.end())
@@ -501,9 +518,9 @@ public:
     if (!type.isDynamicDim(index))
       return std::to_string(type.getDimSize(index));
     // A packed operand's dim 0 is its total rows, which no kernel needs.
-    if (index == 0 && ((packedQ && (role == "q" || role == "o" ||
-                                    role == "lse")) ||
-                       (packedKV && (role == "k" || role == "v"))))
+    if (index == 0 &&
+        ((packedQ && (role == "q" || role == "o" || role == "lse")) ||
+         (packedKV && (role == "k" || role == "v"))))
       return failure();
     if (index == 0 && role != "k" && role != "v")
       return std::string("sizes.B");
@@ -537,7 +554,14 @@ private:
 // The kernel emitter: one function per L1 op kind
 //===----------------------------------------------------------------------===//
 
-enum class KernelKind { Prefill, Decode, Partial, Merge, Vector, VectorPartial };
+enum class KernelKind {
+  Prefill,
+  Decode,
+  Partial,
+  Merge,
+  Vector,
+  VectorPartial
+};
 
 StringRef kindName(KernelKind kind) {
   switch (kind) {
@@ -610,9 +634,7 @@ private:
   void emitModScore(StringRef indent, StringRef head, StringRef query);
   /// The dynamic dims of the captures, as the mod functions take them.
   void emitCaptureSizes();
-  bool hasMods() const {
-    return !s.scoreMod.empty() || !s.maskMod.empty();
-  }
+  bool hasMods() const { return !s.scoreMod.empty() || !s.maskMod.empty(); }
   void emitMask();
   void emitOnlineSoftmax();
   void emitPV();
@@ -631,8 +653,8 @@ private:
                      StringRef head) {
     body << indent << "float m_fin = " << m << ", l_fin = " << l
          << ", sink_scale = 1.0f;\n";
-    body << indent << "attn_merge(m_fin, l_fin, sink_scale, "
-         << sinkLogit(head) << ", 1.0f, 0.0f);\n";
+    body << indent << "attn_merge(m_fin, l_fin, sink_scale, " << sinkLogit(head)
+         << ", 1.0f, 0.0f);\n";
   }
   void emitMergeKeyBlocks();
   void emitPartialFromFragments();
@@ -825,8 +847,8 @@ void MSLKernelEmitter::emitLoadQ() {
   body << "    const int r = i / " << p.d / ve << ", c = i % " << p.d / ve
        << (ve > 1 ? " * " + std::to_string(ve) : "") << ";\n";
   body << "    const int f = " << row0 << " + r;\n";
-  body << "    " << piece << " x = " << piece
-       << (p.copyVec ? "(0u)" : "(0.0f)") << ";\n";
+  body << "    " << piece << " x = " << piece << (p.copyVec ? "(0u)" : "(0.0f)")
+       << ";\n";
   body << "    if (f < q_rows)\n";
   std::string at =
       "q + " +
@@ -877,7 +899,9 @@ void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
        << (p.copyVec ? "16-byte pieces"
                      : "element pieces (fallback: rows not 16-byte aligned)")
        << ", 32-bit offsets inside a ("
-       << (s.blockSize ? "page" : s.packedKV ? "sequence" : "batch")
+       << (s.blockSize  ? "page"
+           : s.packedKV ? "sequence"
+                        : "batch")
        << ", head) slice.\n";
   if (!s.blockSize)
     body << "    device const " << elt() << " *" << src << "_seq = " << src
@@ -895,8 +919,8 @@ void MSLKernelEmitter::emitLoadKV(LoadKVOp load, StringRef dst, int64_t width,
          << *index.dimOf("block_table", load.getBlockTable(), 1) << " + j / "
          << s.blockSize << "];\n";
     row = src.str() + " + (" +
-          offset64(src, load.getSrc(), "page", "kv_head", "0") + ") + uint(j % " +
-          std::to_string(s.blockSize) + ") * " +
+          offset64(src, load.getSrc(), "page", "kv_head", "0") +
+          ") + uint(j % " + std::to_string(s.blockSize) + ") * " +
           strideOf(src, load.getSrc(), 2);
   } else {
     row = src.str() + "_seq + uint(j) * " + kvRowStride(src, load.getSrc());
@@ -975,9 +999,9 @@ void MSLKernelEmitter::emitModScore(StringRef indent, StringRef head,
   }
   // ?: calls the score_mod only for visible keys, whose positions are
   // inside the sequence (and so inside the captures they index).
-  body << indent << "x = visible ? max(" << s.scoreMod << "(x, batch, "
-       << head << ", " << query << ", key" << captureArgs(s.captureTypes)
-       << ") * " << floatLiteral(kLog2E) << ", ATTN_NO_SCORE) : ATTN_NO_SCORE;\n";
+  body << indent << "x = visible ? max(" << s.scoreMod << "(x, batch, " << head
+       << ", " << query << ", key" << captureArgs(s.captureTypes) << ") * "
+       << floatLiteral(kLog2E) << ", ATTN_NO_SCORE) : ATTN_NO_SCORE;\n";
 }
 
 void MSLKernelEmitter::emitCaptureSizes() {
@@ -1294,14 +1318,13 @@ FailureOr<LaunchFacts> MSLKernelEmitter::emitTileKernel(StringRef name,
   return finishKernel(name, kind, partial, /*withTid=*/true);
 }
 
-FailureOr<LaunchFacts>
-MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
+FailureOr<LaunchFacts> MSLKernelEmitter::emitVectorKernel(StringRef name,
+                                                          KernelKind kind) {
   const bool partial = kind == KernelKind::VectorPartial;
   if (failed(emitIndexArithmetic(partial, /*mergeOnly=*/false)))
     return failure();
   emitCaptureSizes();
-  const int64_t lanes = p.lanes, keyGroups = 32 / lanes, ek = p.ek,
-                ev = p.ev;
+  const int64_t lanes = p.lanes, keyGroups = 32 / lanes, ek = p.ek, ev = p.ev;
   const std::string t = elt(), g = groupText();
   const std::string unroll = kUnroll;
   const bool paged = s.blockSize != 0;
@@ -1327,8 +1350,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
     // `use(i, x)`: the statement for element i with value x.
     auto stmt = [&](const std::string &i, const std::string &x) {
       std::string text = use.str();
-      for (auto [from, to] : {std::pair<StringRef, std::string>{"$i", i},
-                              {"$x", x}}) {
+      for (auto [from, to] :
+           {std::pair<StringRef, std::string>{"$i", i}, {"$x", x}}) {
         size_t at;
         while ((at = text.find(from.str())) != std::string::npos)
           text.replace(at, from.size(), to);
@@ -1337,14 +1360,14 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
     };
     if (p.vecLoads && p.aligned16 && p.eltBytes == 2 && count % 8 == 0) {
       // 16 bytes a load: 8 halves or bfloats as a uint4, split by as_type.
-      body << indent << unroll << indent << "for (int i = 0; i < "
-           << count / 8 << "; ++i) {\n";
+      body << indent << unroll << indent << "for (int i = 0; i < " << count / 8
+           << "; ++i) {\n";
       body << indent << "  const uint4 raw = *((device const uint4 *)(" << ptr
            << ") + i);\n";
       for (int h = 0; h < 2; ++h) {
         const std::string half = h ? "hi" : "lo";
-        body << indent << "  const float4 " << half << " = float4(as_type<"
-             << t << "4>(raw." << (h ? "zw" : "xy") << "));\n";
+        body << indent << "  const float4 " << half << " = float4(as_type<" << t
+             << "4>(raw." << (h ? "zw" : "xy") << "));\n";
         for (auto [c, comp] : llvm::enumerate(StringRef("xyzw")))
           body << indent << "  "
                << stmt("8 * i + " + std::to_string(4 * h + c),
@@ -1353,14 +1376,15 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
       }
       body << indent << "}\n";
     } else if (p.vecLoads) {
-      body << indent << unroll << indent << "for (int i = 0; i < "
-           << count / 4 << "; ++i) {\n";
+      body << indent << unroll << indent << "for (int i = 0; i < " << count / 4
+           << "; ++i) {\n";
       body << indent << "  const " << t << "4 raw = *((device const " << t
            << "4 *)(" << ptr << ") + i);\n";
       body << indent << "  const float4 x = float4(raw);\n";
       for (auto [c, comp] : llvm::enumerate(StringRef("xyzw")))
         body << indent << "  "
-             << stmt("4 * i + " + std::to_string(c), "x." + std::string(1, comp))
+             << stmt("4 * i + " + std::to_string(c),
+                     "x." + std::string(1, comp))
              << "\n";
       body << indent << "}\n";
     } else {
@@ -1413,7 +1437,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
        << kvEnd << " - " << kvBegin << ", 0), " << p.bct << ") * " << p.bct
        << ";\n";
   if (index32)
-    body << "  // Key offsets are 32-bit inside a (" << (paged ? "page" : "batch")
+    body << "  // Key offsets are 32-bit inside a ("
+         << (paged ? "page" : "batch")
          << ", head) slice of K and V: this needs "
          << (paged ? "the block's rows" : "Sk") << " * row stride < 2^32.\n";
   else
@@ -1425,8 +1450,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
     body << "  device const " << t << " *v_seq = v + ("
          << kvSeqOffset("v", vMem) << ");\n";
   }
-  body << "  for (int j0 = " << kvBegin << "; j0 < key_stop; j0 += "
-       << kVectorSimdgroups * keyGroups << ") {\n";
+  body << "  for (int j0 = " << kvBegin
+       << "; j0 < key_stop; j0 += " << kVectorSimdgroups * keyGroups << ") {\n";
   body << "    const int key = j0 + key_slot;\n";
   body << "    const bool in_range = key < key_stop && key < " << kvLen
        << ";\n";
@@ -1449,8 +1474,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
     vRowPtr = "v_seq + " + idx + "(key) * " + vRow + " + piece * " +
               std::to_string(ev);
   }
-  body << "    // attn.qk: this lane's part of q . k, summed over the "
-       << lanes << " lanes of the key.\n";
+  body << "    // attn.qk: this lane's part of q . k, summed over the " << lanes
+       << " lanes of the key.\n";
   body << "    float dot = 0.0f;\n";
   body << "    if (in_range) {\n";
   body << "      device const " << t << " *k_row = " << kRowPtr << ";\n";
@@ -1498,8 +1523,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   // bits above the key's lanes) hold different keys' states.
   if (keyGroups > 1) {
     body << "\n  // attn.merge of the " << keyGroups
-         << " lane groups of this simdgroup (lane bits of "
-         << lanes << " and up).\n";
+         << " lane groups of this simdgroup (lane bits of " << lanes
+         << " and up).\n";
     for (int64_t off = lanes; off < 32; off *= 2) {
       body << "  {\n";
       body << "    const float m1 = simd_shuffle_xor(m, " << off
@@ -1510,7 +1535,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
       body << "    const float s1 = m1 > ATTN_NO_SCORE ? fast::exp2(m1 - "
               "m_new) : 0.0f;\n";
       body << "    l = l * s0 + l1 * s1;\n";
-      body << "    " << unroll << "    for (int i = 0; i < " << ev << "; ++i)\n";
+      body << "    " << unroll << "    for (int i = 0; i < " << ev
+           << "; ++i)\n";
       body << "      acc[i] = acc[i] * s0 + simd_shuffle_xor(acc[i], " << off
            << ") * s1;\n";
       body << "    m = m_new;\n  }\n";
@@ -1576,8 +1602,8 @@ MSLKernelEmitter::emitVectorKernel(StringRef name, KernelKind kind) {
   if (partial)
     body << "      partials[record + e] = a;\n";
   else
-    body << "      o[o_row + e] = " << outElt() << "(" << lAll
-         << " > 0.0f ? " << oScale << " : 0.0f);\n";
+    body << "      o[o_row + e] = " << outElt() << "(" << lAll << " > 0.0f ? "
+         << oScale << " : 0.0f);\n";
   body << "    threadgroup_barrier(mem_flags::mem_threadgroup);\n";
   body << "  }\n";
   if (partial) {
@@ -1837,9 +1863,8 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
   if (!s.captureTypes.empty()) {
     s.captures = lastBuffer + 1;
     lastBuffer += s.captureTypes.size();
-    if (llvm::any_of(s.captureTypes, [](MemRefType t) {
-          return !t.hasStaticShape();
-        }))
+    if (llvm::any_of(s.captureTypes,
+                     [](MemRefType t) { return !t.hasStaticShape(); }))
       s.captureSizes = ++lastBuffer;
   }
   if (Value sinks = op.getSinks()) {
@@ -1892,10 +1917,11 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
     }
   }
 
-  std::string base =
-      (func.getSymName() + "_" +
-       (vector ? "vector" : s.decode ? "decode" : "prefill"))
-          .str();
+  std::string base = (func.getSymName() + "_" +
+                      (vector     ? "vector"
+                       : s.decode ? "decode"
+                                  : "prefill"))
+                         .str();
   for (int64_t splits : variants) {
     Spec vs = s;
     vs.splits = splits;
@@ -1946,8 +1972,8 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
       // 16-byte copies need 16-byte aligned rows in device memory (the
       // strides) and in threadgroup memory (the padded row strides).
       const int64_t ve = 16 / eltBytes;
-      if (aligned16 && s.d % ve == 0 && s.dv % ve == 0 &&
-          plan.ldq % ve == 0 && plan.ldk % ve == 0 && plan.ldv % ve == 0)
+      if (aligned16 && s.d % ve == 0 && s.dv % ve == 0 && plan.ldq % ve == 0 &&
+          plan.ldk % ve == 0 && plan.ldv % ve == 0)
         plan.copyVec = ve;
     }
     if (plan.smemBytes > kMaxThreadgroupBytes)
@@ -1967,10 +1993,14 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
         return nullptr;
       };
       std::pair<StringRef, Value> roles[] = {
-          {"q", op.getQ()},           {"k", op.getK()},
-          {"v", op.getV()},           {"o", op.getO()},
-          {"lse", op.getLse()},       {"block_table", op.getBlockTable()},
-          {"kv_lens", op.getKvLens()}, {"cu_seqlens_q", op.getCuSeqlensQ()},
+          {"q", op.getQ()},
+          {"k", op.getK()},
+          {"v", op.getV()},
+          {"o", op.getO()},
+          {"lse", op.getLse()},
+          {"block_table", op.getBlockTable()},
+          {"kv_lens", op.getKvLens()},
+          {"cu_seqlens_q", op.getCuSeqlensQ()},
           {"cu_seqlens_k", op.getCuSeqlensK()}};
       for (auto [role, value] : roles)
         if (value)
@@ -1978,8 +2008,9 @@ LogicalResult translateFunction(func::FuncOp func, AttentionOp op,
             index.setRole(a, role);
     };
 
-    const std::string variant =
-        !out.dispatch ? "" : splits ? "two_pass" : "one_pass";
+    const std::string variant = !out.dispatch ? ""
+                                : splits      ? "two_pass"
+                                              : "one_pass";
     for (int pass = 0; pass < (splits > 0 ? 2 : 1); ++pass) {
       MSLKernelEmitter emitter(vs, *nest, plan, os);
       setRoles(emitter.indexPrinter());
@@ -2031,9 +2062,12 @@ MetalNeeds needsOf(const AppendFacts &a) {
 
 LogicalResult checkSupported(CacheAppendOp op) {
   std::pair<StringRef, Value> operands[] = {
-      {"k_new", op.getKNew()},         {"v_new", op.getVNew()},
-      {"block_table", op.getBlockTable()}, {"kv_lens", op.getKvLens()},
-      {"new_lens", op.getNewLens()},   {"slot_mapping", op.getSlotMapping()},
+      {"k_new", op.getKNew()},
+      {"v_new", op.getVNew()},
+      {"block_table", op.getBlockTable()},
+      {"kv_lens", op.getKvLens()},
+      {"new_lens", op.getNewLens()},
+      {"slot_mapping", op.getSlotMapping()},
       {"k_cache", op.getKCache()},
       {"v_cache", op.getVCache()}};
   return checkBuffers(op, operands);
@@ -2065,8 +2099,8 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
   a.blockSize = op.isSlotMapped() ? 0 : op.getBlockSize();
   a.vec = a.d % 4 == 0 && a.dv % 4 == 0 ? 4 : 1;
   const bool slotted = op.isSlotMapped();
-  int64_t sNew = cast<MemRefType>(op.getKNew().getType())
-                     .getDimSize(slotted ? 0 : 2);
+  int64_t sNew =
+      cast<MemRefType>(op.getKNew().getType()).getDimSize(slotted ? 0 : 2);
   a.tokens = ShapedType::isDynamic(sNew)
                  ? kAppendTokens
                  : std::min<int64_t>(kAppendTokens, llvm::PowerOf2Ceil(sNew));
@@ -2100,9 +2134,9 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
   if (slotted) {
     // Packed tokens [T, Hkv, D] to slot_mapping's slots of [N, Hkv, R, D]
     // (sizes: S_new = T, num_blocks = N, capacity = R).
-    os << "// attn.cache_append of @" << func.getSymName() << ": "
-       << a.tokens << " packed tokens per threadgroup to their slots, "
-       << a.vec << "-element pieces.\n";
+    os << "// attn.cache_append of @" << func.getSymName() << ": " << a.tokens
+       << " packed tokens per threadgroup to their slots, " << a.vec
+       << "-element pieces.\n";
     os << "kernel void " << a.name << "(";
     for (auto [i, param] : llvm::enumerate(params))
       os << (i ? ",\n    " : "\n    ") << param;
@@ -2128,8 +2162,8 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
       os << "    if (s < 0 || s >= slots)\n      continue;\n";
       os << "    const long to = ((s / rows * " << a.hkv
          << " + h) * rows + s % rows) * " << width << " + col;\n";
-      os << "    const long from = (long(t) * " << a.hkv << " + h) * "
-         << width << " + col;\n";
+      os << "    const long from = (long(t) * " << a.hkv << " + h) * " << width
+         << " + col;\n";
       if (a.vec == 1)
         os << "    " << dst << "[to] = " << src << "[from];\n";
       else
@@ -2140,9 +2174,8 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
     os << "}\n\n";
     return a;
   }
-  os << "// attn.cache_append of @" << func.getSymName() << ": "
-     << a.tokens << " new tokens per threadgroup, " << a.vec
-     << "-element pieces.\n";
+  os << "// attn.cache_append of @" << func.getSymName() << ": " << a.tokens
+     << " new tokens per threadgroup, " << a.vec << "-element pieces.\n";
   os << "kernel void " << a.name << "(";
   for (auto [i, param] : llvm::enumerate(params))
     os << (i ? ",\n    " : "\n    ") << param;
@@ -2187,8 +2220,7 @@ FailureOr<AppendFacts> emitAppend(func::FuncOp func, CacheAppendOp op,
          << " + col;\n";
     } else {
       os << "    const long to = ((long(b) * " << a.hkv << " + h) * long("
-         << sizeOf(kc, 2, "capacity") << ") + pos) * " << width
-         << " + col;\n";
+         << sizeOf(kc, 2, "capacity") << ") + pos) * " << width << " + col;\n";
     }
     os << "    const long from = ((long(b) * " << a.hkv
        << " + h) * long(s_new) + t) * " << width << " + col;\n";
@@ -2226,9 +2258,9 @@ void writeAppendJsonFacts(raw_ostream &os, ArrayRef<AppendFacts> appends) {
        << "\", \"kernel\": \"" << a.name << "\", \"dtype\": \""
        << dtypeName(a.elt) << "\",\n     \"kv_heads\": " << a.hkv
        << ", \"head_dim\": " << a.d << ", \"value_head_dim\": " << a.dv
-       << ", \"block_size\": " << a.blockSize << ", \"new_lens\": "
-       << (a.op.getNewLens() ? "true" : "false") << ", \"slot_mapping\": "
-       << (a.op.getSlotMapping() ? "true" : "false")
+       << ", \"block_size\": " << a.blockSize
+       << ", \"new_lens\": " << (a.op.getNewLens() ? "true" : "false")
+       << ", \"slot_mapping\": " << (a.op.getSlotMapping() ? "true" : "false")
        << ",\n     \"msl_version\": \"" << needs.versionText()
        << "\", \"threads_per_threadgroup\": [" << kAppendThreads
        << ", 1, 1], \"tokens_per_threadgroup\": " << a.tokens
@@ -2323,12 +2355,15 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
         "// AttnSizes below; fields of static dims must match the spec.\n"
         "// Split-K: partials holds, per (batch, kv_head, q_tile, split),\n"
         "// block_q x Dv acc, then block_q m, then block_q l (f32).\n"
-        "// Packed (varlen) forms: q, o [total_q, Hq, D(v)], lse [total_q, Hq]\n"
-        "// by cu_seqlens_q, k, v [total_k, Hkv, D(v)] by cu_seqlens_k ([B + 1]\n"
+        "// Packed (varlen) forms: q, o [total_q, Hq, D(v)], lse [total_q, "
+        "Hq]\n"
+        "// by cu_seqlens_q, k, v [total_k, Hkv, D(v)] by cu_seqlens_k ([B + "
+        "1]\n"
         "// int, monotone, within the buffers); a packed Q's Sq is max_q_len.\n"
         "// Cache appends: k_new, v_new [B, Hkv, S_new, D(v)] into k_cache,\n"
         "// v_cache [B, Hkv, capacity, D(v)] or paged, with AttnAppendSizes.\n"
-        "// The host binds buffers at 16-byte aligned offsets (16-byte loads),\n"
+        "// The host binds buffers at 16-byte aligned offsets (16-byte "
+        "loads),\n"
         "// gives dynamic strides that are multiples of 16 bytes, and keeps\n"
         "// Sk x the K/V row stride below 2^32 (32-bit key offsets).\n"
         "//\n"
@@ -2349,16 +2384,15 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
            << (f.spec.packedKV ? " k, v [total_k, Hkv, D(v)] by cu_seqlens_k "
                                  "[B + 1];"
                                : "")
-           << (f.spec.packedQ ? " max_q_len: the host's bound, at least "
-                                "the longest sequence's q_len" +
-                                    (f.spec.maxQLen
-                                         ? ", at most " +
-                                               std::to_string(f.spec.maxQLen)
-                                         : std::string()) +
-                                    ";"
-                              : "")
-           << (f.spec.packedQ ? " tiles past a sequence's rows exit early"
-                              : "")
+           << (f.spec.packedQ
+                   ? " max_q_len: the host's bound, at least "
+                     "the longest sequence's q_len" +
+                         (f.spec.maxQLen
+                              ? ", at most " + std::to_string(f.spec.maxQLen)
+                              : std::string()) +
+                         ";"
+                   : "")
+           << (f.spec.packedQ ? " tiles past a sequence's rows exit early" : "")
            << "\n";
       os << "//   buffers:";
       for (auto &[role, idx] : k.buffers)
@@ -2371,8 +2405,7 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
       Cost c = costOf(f, k);
       os << "//   cost: " << k.threads << " threads/threadgroup, "
          << c.threadgroupsAtB1 << " threadgroups at B=1 (Sq=1 if dynamic), "
-         << k.smemBytes
-         << " threadgroup bytes";
+         << k.smemBytes << " threadgroup bytes";
       if (c.readersPerKey)
         os << "; per key: " << c.readersPerKey << " threadgroup(s) read "
            << c.bytesPerKey << " bytes of K+V each, in " << c.loadsPerKey
@@ -2382,8 +2415,7 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
     if (f.dispatch)
       os << "// dispatch " << f.kernels.front().function
          << ": the one_pass kernel while Sk < " << kTwoPassMinKeys
-         << ", else the two_pass kernels (" << kTwoPassSplits
-         << " splits)\n";
+         << ", else the two_pass kernels (" << kTwoPassSplits << " splits)\n";
   }
   writeAppendCommentFacts(os, appends);
   writeMergeCommentFacts(os, merges);
@@ -2409,9 +2441,10 @@ void writeCommentFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
 
 /// The strides of strided operands (-1: dynamic, given in AttnStrides).
 void writeJsonLayouts(raw_ostream &os, Spec s) {
-  std::pair<StringRef, Value> roles[] = {
-      {"q", s.op.getQ()}, {"k", s.op.getK()}, {"v", s.op.getV()},
-      {"o", s.op.getO()}};
+  std::pair<StringRef, Value> roles[] = {{"q", s.op.getQ()},
+                                         {"k", s.op.getK()},
+                                         {"v", s.op.getV()},
+                                         {"o", s.op.getO()}};
   std::string text;
   for (auto [role, value] : roles) {
     auto type = cast<MemRefType>(value.getType());
@@ -2437,8 +2470,8 @@ void writeJsonMods(raw_ostream &os, Spec s) {
   if (!s.op.hasMods() && s.captureTypes.empty())
     return;
   os << "      \"mods\": {\"score_mod\": "
-     << (s.op.hasScoreMod() ? "true" : "false") << ", \"mask_mod\": "
-     << (s.op.hasMaskMod() ? "true" : "false")
+     << (s.op.hasScoreMod() ? "true" : "false")
+     << ", \"mask_mod\": " << (s.op.hasMaskMod() ? "true" : "false")
      << ", \"inlined\": [" << (s.scoreMod.empty() ? "" : "\"score_mod\"")
      << (!s.scoreMod.empty() && !s.maskMod.empty() ? ", " : "")
      << (s.maskMod.empty() ? "" : "\"mask_mod\"") << "],\n";
@@ -2455,8 +2488,7 @@ void writeJsonMods(raw_ostream &os, Spec s) {
   }
   os << "]";
   if (s.captureSizes >= 0)
-    os << ",\n               \"capture_sizes\": {\"buffer\": "
-       << s.captureSizes
+    os << ",\n               \"capture_sizes\": {\"buffer\": " << s.captureSizes
        << ", \"type\": \"int32\", \"fields\": \"each capture's dynamic "
           "dims, in order\"}";
   os << "},\n";
@@ -2531,8 +2563,8 @@ void writeJsonFacts(raw_ostream &os, ArrayRef<FunctionFacts> functions,
       os << "      \"partials\": {\"buffer\": " << s.partials
          << ", \"floats\": \"B * " << s.hkv << " * "
          << "ceil(" << s.group << " * " << (s.packedQ ? "max_q_len" : "Sq")
-         << " / " << f.plan.br << ") * " << s.splits
-         << " * " << f.plan.br * (f.plan.dv + 2) << "\"},\n";
+         << " / " << f.plan.br << ") * " << s.splits << " * "
+         << f.plan.br * (f.plan.dv + 2) << "\"},\n";
     MetalNeeds needs = needsOf(s);
     os << "      \"kernels\": [";
     for (auto [ki, k] : llvm::enumerate(f.kernels)) {
@@ -2704,7 +2736,8 @@ LogicalResult mlir::attn::translateToMSL(ModuleOp module, raw_ostream &os,
   os << kPrelude;
   if (!merges.empty())
     os << kMergeSizesDecl << "\n";
-  if (llvm::any_of(merges, [](const MergeFacts &m) { return m.dynamicStrides; }))
+  if (llvm::any_of(merges,
+                   [](const MergeFacts &m) { return m.dynamicStrides; }))
     os << kMergeStridesDecl << "\n";
   os << kernels;
   if (launchFacts)

@@ -113,8 +113,8 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   operands.push_back(op.getKCache());
   operands.push_back(op.getVCache());
 
-  auto kernel = createKernel(module, loc, name,
-                             ValueRange(operands).getTypes(), threads);
+  auto kernel =
+      createKernel(module, loc, name, ValueRange(operands).getTypes(), threads);
 
   IRMapping map;
   for (auto [host, arg] : llvm::zip(operands, kernel.getArguments()))
@@ -139,8 +139,8 @@ LogicalResult AppendKernel::build(gpu::GPUModuleOp module, StringRef name) {
   Value one = cst(1);
   Value batches =
       slotted ? one : Value(memref::DimOp::create(hb, op.getKNew(), 0));
-  replaceWithLaunch(op, hb, kernel, {chunks, heads, batches}, threads,
-                    operands, appendLaunch(op, threads, tokens));
+  replaceWithLaunch(op, hb, kernel, {chunks, heads, batches}, threads, operands,
+                    appendLaunch(op, threads, tokens));
   return success();
 }
 
@@ -220,8 +220,8 @@ void AppendKernel::buildSlotMapped(ImplicitLocOpBuilder &b, IRMapping &map) {
       p.valid = arith::AndIOp::create(b, inChunk, known);
       p.block = arith::DivUIOp::create(b, slot, rows);
       p.row = arith::RemUIOp::create(b, slot, rows);
-      p.data = loadPiece(b, src, ValueRange{token, head, p.col}, inChunk,
-                         zeroVec);
+      p.data =
+          loadPiece(b, src, ValueRange{token, head, p.col}, inChunk, zeroVec);
       pieces.push_back(p);
     }
     return pieces;
@@ -331,8 +331,8 @@ void AppendKernel::buildBatched(gpu::GPUFuncOp kernel, IRMapping &map) {
         Value known = arith::AndIOp::create(b, notNegative, inCache);
         p.valid = arith::AndIOp::create(b, inRange, known);
       }
-      p.data = loadPiece(b, src, ValueRange{batch, head, token, p.col},
-                         inChunk, zeroVec);
+      p.data = loadPiece(b, src, ValueRange{batch, head, token, p.col}, inChunk,
+                         zeroVec);
       pieces.push_back(p);
     }
     return pieces;
@@ -364,8 +364,7 @@ struct AttnToCopyPass : mlir::attn::impl::AttnToCopyBase<AttnToCopyPass> {
                signalPassFailure();
       AppendKernel kernel(op);
       if (failed(kernel.plan()) ||
-          failed(kernel.build(kernels,
-                              (func.getSymName() + "_append").str())))
+          failed(kernel.build(kernels, (func.getSymName() + "_append").str())))
         return signalPassFailure();
     }
     for (auto [func, op] : merges) {

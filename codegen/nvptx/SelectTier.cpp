@@ -48,17 +48,16 @@ void fillSchedule(AttentionOp op, int64_t blockQ, int64_t blockKv,
   op.setScheduleAttr(ScheduleAttr::get(
       op.getContext(), pick(s.getBlockQ(), blockQ),
       pick(s.getBlockKv(), blockKv), pick(s.getWarps(), warps),
-      pick(s.getStages(), stages), pick(s.getUnroll(), unroll),
-      s.getProducer(), s.getQkAhead(),
-      s.getPingPong(), s.getKvLoad(), s.getQLoad(), s.getOStore()));
+      pick(s.getStages(), stages), pick(s.getUnroll(), unroll), s.getProducer(),
+      s.getQkAhead(), s.getPingPong(), s.getKvLoad(), s.getQLoad(),
+      s.getOStore()));
 }
 
 /// A pipeline field's wanted value: `asked`'s (the op's schedule), else
 /// `defaults`' (attn-select-tier's default-schedule), else `fallback`,
 /// where `get` reads the field (`auto`: unset).
 template <typename Get, typename Enum>
-Enum chosen(ScheduleAttr asked, ScheduleAttr defaults, Get get,
-            Enum fallback) {
+Enum chosen(ScheduleAttr asked, ScheduleAttr defaults, Get get, Enum fallback) {
   if (asked && get(asked) != Enum::Auto)
     return get(asked);
   if (defaults && get(defaults) != Enum::Auto)
@@ -69,11 +68,12 @@ Enum chosen(ScheduleAttr asked, ScheduleAttr defaults, Get get,
 /// Whether the wgmma tier's tiles are to be a producer warpgroup's: the
 /// spec's choice, else `defaults`', else yes; a producer needs K/V by TMA.
 bool wantsProducer(ScheduleAttr asked, ScheduleAttr defaults) {
-  return chosen(asked, defaults,
-                [](ScheduleAttr s) { return s.getProducer(); },
-                Toggle::On) == Toggle::On &&
-         chosen(asked, defaults, [](ScheduleAttr s) { return s.getKvLoad(); },
-                Transfer::Tma) == Transfer::Tma;
+  return chosen(
+             asked, defaults, [](ScheduleAttr s) { return s.getProducer(); },
+             Toggle::On) == Toggle::On &&
+         chosen(
+             asked, defaults, [](ScheduleAttr s) { return s.getKvLoad(); },
+             Transfer::Tma) == Transfer::Tma;
 }
 
 /// The prefill tiles of `tier` for head dims up to `dims` on `sm`.
@@ -223,8 +223,8 @@ struct AttnSelectTierPass
           // 1-5% (bench/RESULTS.md).
           int64_t stages = std::max<int64_t>(1, decodeTensorCoreStages);
           if (mmaTileSharedBytes(tensorCoreRows, 64, op.getHeadDim(),
-                                 op.getValueHeadDim(), stages) >
-              maxSharedMemoryBytes(sm))
+                                 op.getValueHeadDim(),
+                                 stages) > maxSharedMemoryBytes(sm))
             stages = defaultStages(sm);
           fillSchedule(op, tensorCoreRows, 64, 4, stages);
           dropUnroll("the decode tier's tensor-core split kernel");
@@ -242,8 +242,8 @@ struct AttnSelectTierPass
         return WalkResult::advance();
       }
       ScheduleAttr asked = op.getScheduleAttr();
-      auto [blockQ, blockKv] = selectedPrefillTiles(
-          op, tier, sm, wantsProducer(asked, defaults));
+      auto [blockQ, blockKv] =
+          selectedPrefillTiles(op, tier, sm, wantsProducer(asked, defaults));
       int64_t rows = asked && asked.getBlockQ() ? asked.getBlockQ() : blockQ;
       // wgmma keeps two stages too: a third runs Q K^T a tile ahead
       // (PrefillPlan.h, `qkAhead`), which measured 7-11% slower on an H100
@@ -255,13 +255,14 @@ struct AttnSelectTierPass
         return WalkResult::advance();
       // Every pipeline choice written down: what the kernel will do.
       ScheduleAttr filled = op.getScheduleAttr();
-      WgmmaPipeline pipeline = resolveWgmmaPipeline(
-          wgmmaKernelShape(op, filled), asked, defaults,
-          [&](StringRef field, StringRef why) {
-            op.emitRemark() << "the wgmma tier cannot honour the "
-                               "schedule's '"
-                            << field << "': " << why;
-          });
+      WgmmaPipeline pipeline =
+          resolveWgmmaPipeline(wgmmaKernelShape(op, filled), asked, defaults,
+                               [&](StringRef field, StringRef why) {
+                                 op.emitRemark()
+                                     << "the wgmma tier cannot honour the "
+                                        "schedule's '"
+                                     << field << "': " << why;
+                               });
       op.setScheduleAttr(withPipeline(filled, pipeline));
       return WalkResult::advance();
     });
@@ -295,8 +296,8 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
        << " not a multiple of 64 (one warpgroup per 64 rows)";
   else if (s && s.getWarps() && s.getBlockQ() &&
            s.getWarps() != s.getBlockQ() / 16)
-    os << "schedule warps " << s.getWarps() << " for block_q "
-       << s.getBlockQ() << " (the tier runs block_q / 16)";
+    os << "schedule warps " << s.getWarps() << " for block_q " << s.getBlockQ()
+       << " (the tier runs block_q / 16)";
   return why;
 }
 
@@ -329,8 +330,8 @@ std::string mlir::attn::whyDecodeSimt(AttentionOp op, int sm,
   return why;
 }
 
-std::string mlir::attn::whyNoTmaOperands(bool paged, bool packed,
-                                         bool kvLens, int64_t headDim,
+std::string mlir::attn::whyNoTmaOperands(bool paged, bool packed, bool kvLens,
+                                         int64_t headDim,
                                          int64_t valueHeadDim) {
   if (paged)
     return "K/V are paged (a block table maps onto no one tensor map)";
@@ -345,10 +346,9 @@ std::string mlir::attn::whyNoTmaOperands(bool paged, bool packed,
 }
 
 std::string mlir::attn::whyNoTmaOperands(AttentionOp op) {
-  return whyNoTmaOperands(op.getBlockTable() != nullptr,
-                          op.getCuSeqlensK() != nullptr,
-                          op.getKvLens() != nullptr, op.getHeadDim(),
-                          op.getValueHeadDim());
+  return whyNoTmaOperands(
+      op.getBlockTable() != nullptr, op.getCuSeqlensK() != nullptr,
+      op.getKvLens() != nullptr, op.getHeadDim(), op.getValueHeadDim());
 }
 
 std::string mlir::attn::whyNoQTmaOperands(bool packedQ, int64_t blockQ,
@@ -444,8 +444,8 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
             groups = std::max<int64_t>(1, tile.warps / (tile.rows / 16));
     while (keys / 2 >= 16 * groups &&
            mmaTileSharedBytes(tile.rows, keys, op.getHeadDim(),
-                              op.getValueHeadDim(), /*stages=*/2) >
-               maxSharedMemoryBytes(sm))
+                              op.getValueHeadDim(),
+                              /*stages=*/2) > maxSharedMemoryBytes(sm))
       keys /= 2;
     // The wgmma tier's default tile may be this one already (64x64 at
     // D64; past D64 with a producer it is 128 rows, and the 64x64 one-role
@@ -496,37 +496,36 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
   };
   auto on = [](Toggle t) { return t == Toggle::On; };
   auto tma = [](Transfer t) { return t == Transfer::Tma; };
-  bool wantKv = tma(want([](ScheduleAttr s) { return s.getKvLoad(); },
-                         Transfer::Tma));
-  bool wantQ = tma(want([](ScheduleAttr s) { return s.getQLoad(); },
-                        Transfer::Tma));
-  bool wantO = tma(want([](ScheduleAttr s) { return s.getOStore(); },
-                        Transfer::Tma));
-  bool wantProducer = on(want([](ScheduleAttr s) { return s.getProducer(); },
-                              Toggle::On));
-  bool wantAhead = on(want([](ScheduleAttr s) { return s.getQkAhead(); },
-                           Toggle::On));
-  bool wantPingPong = on(
-      want([](ScheduleAttr s) { return s.getPingPong(); }, Toggle::Off));
+  bool wantKv =
+      tma(want([](ScheduleAttr s) { return s.getKvLoad(); }, Transfer::Tma));
+  bool wantQ =
+      tma(want([](ScheduleAttr s) { return s.getQLoad(); }, Transfer::Tma));
+  bool wantO =
+      tma(want([](ScheduleAttr s) { return s.getOStore(); }, Transfer::Tma));
+  bool wantProducer =
+      on(want([](ScheduleAttr s) { return s.getProducer(); }, Toggle::On));
+  bool wantAhead =
+      on(want([](ScheduleAttr s) { return s.getQkAhead(); }, Toggle::On));
+  bool wantPingPong =
+      on(want([](ScheduleAttr s) { return s.getPingPong(); }, Toggle::Off));
 
   WgmmaPipeline p;
   // K/V by TMA: the operands' rules, then whole 64-row boxes.
   std::string &kvWhy = p.whyNoKvTma;
-  kvWhy = whyNoTmaOperands(k.paged, k.packedK, k.kvLens, k.headDim,
-                           k.valueHeadDim);
+  kvWhy =
+      whyNoTmaOperands(k.paged, k.packedK, k.kvLens, k.headDim, k.valueHeadDim);
   if (kvWhy.empty() && k.blockKv % 64)
     kvWhy = "its K/V tiles are not whole 64-row boxes";
   // A producer warpgroup sends every K/V tile by TMA into rings of two or
   // more stages; one consumer warpgroup (64-row tiles) would gain nothing
   // from its registers: two or more.
   std::string &producerWhy = p.whyNoProducer;
-  producerWhy =
-      !wantKv           ? "K/V do not come by TMA (kv_load = threads)"
-      : !kvWhy.empty()  ? kvWhy
-      : k.stages < 2    ? "it takes two or more K/V stages"
-      : k.warps < 8     ? "it takes two or more consumer warpgroups "
-                          "(block_q 128 or more)"
-                        : "";
+  producerWhy = !wantKv          ? "K/V do not come by TMA (kv_load = threads)"
+                : !kvWhy.empty() ? kvWhy
+                : k.stages < 2   ? "it takes two or more K/V stages"
+                : k.warps < 8    ? "it takes two or more consumer warpgroups "
+                                   "(block_q 128 or more)"
+                                 : "";
   p.producer = wantProducer && producerWhy.empty();
   // Without a producer, TMA takes the staggered two stages only.
   if (kvWhy.empty() && !p.producer && k.stages != 2)
@@ -548,8 +547,8 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
                          : "without a producer warpgroup, it takes three "
                            "or more stages";
   }
-  std::string pingWhy = !p.producer   ? "there is no producer warpgroup"
-                        : !p.qkAhead  ? "Q K^T is not a tile ahead"
+  std::string pingWhy = !p.producer    ? "there is no producer warpgroup"
+                        : !p.qkAhead   ? "Q K^T is not a tile ahead"
                         : k.warps != 8 ? "it takes exactly two consumer "
                                          "warpgroups"
                                        : "";
@@ -572,8 +571,7 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
     refused("producer", producerWhy);
   if (asked.getKvLoad() == Transfer::Tma && !p.kvTma)
     refused("kv_load", kvWhy);
-  if (asked.getQkAhead() != Toggle::Auto &&
-      on(asked.getQkAhead()) != p.qkAhead)
+  if (asked.getQkAhead() != Toggle::Auto && on(asked.getQkAhead()) != p.qkAhead)
     refused("qk_ahead", aheadWhy);
   if (asked.getPingPong() == Toggle::On && !p.pingPong)
     refused("ping_pong", pingWhy);
@@ -584,16 +582,14 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
   return p;
 }
 
-ScheduleAttr mlir::attn::withPipeline(ScheduleAttr s,
-                                      const WgmmaPipeline &p) {
+ScheduleAttr mlir::attn::withPipeline(ScheduleAttr s, const WgmmaPipeline &p) {
   auto toggle = [](bool on) { return on ? Toggle::On : Toggle::Off; };
   auto transfer = [](bool tma) {
     return tma ? Transfer::Tma : Transfer::Threads;
   };
   return ScheduleAttr::get(s.getContext(), s.getBlockQ(), s.getBlockKv(),
                            s.getWarps(), s.getStages(), s.getUnroll(),
-                           toggle(p.producer),
-                           toggle(p.qkAhead), toggle(p.pingPong),
-                           transfer(p.kvTma), transfer(p.qTma),
-                           transfer(p.oTma));
+                           toggle(p.producer), toggle(p.qkAhead),
+                           toggle(p.pingPong), transfer(p.kvTma),
+                           transfer(p.qTma), transfer(p.oTma));
 }

@@ -16,11 +16,10 @@ const char *const package::kOperandNames[ATTNRT_NUM_OPERANDS] = {
 #undef OPERAND_NAME
 
 const char *const package::kSizeNames[NumSizes] = {
-    "batch",      "q_heads",    "kv_heads",   "q_len",
-    "kv_len",     "head_dim",   "v_head_dim", "num_blocks",
-    "block_size", "max_blocks", "new_len",    "capacity",
-    "num_tokens", "total_q",    "total_k",    "max_q_len",
-    "num_parts"};
+    "batch",     "q_heads",    "kv_heads",   "q_len",      "kv_len",
+    "head_dim",  "v_head_dim", "num_blocks", "block_size", "max_blocks",
+    "new_len",   "capacity",   "num_tokens", "total_q",    "total_k",
+    "max_q_len", "num_parts"};
 
 int64_t package::sizeOffset(int operand) {
   return operand == ATTNRT_CU_SEQLENS_Q || operand == ATTNRT_CU_SEQLENS_K;
@@ -41,8 +40,8 @@ bool package::isOutput(const Kernel &kernel, int operand) {
 }
 
 std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
-                                  bool slotted, bool packedQ, bool packedKV,
-                                  bool merge) {
+                                   bool slotted, bool packedQ, bool packedKV,
+                                   bool merge) {
   if (merge) {
     switch (operand) {
     case ATTNRT_O_PARTS:
@@ -93,8 +92,7 @@ std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
     }
   }
   if (append && !paged && (operand == ATTNRT_K || operand == ATTNRT_V))
-    return {Batch, KVHeads, Capacity,
-            operand == ATTNRT_K ? HeadDim : VHeadDim};
+    return {Batch, KVHeads, Capacity, operand == ATTNRT_K ? HeadDim : VHeadDim};
   switch (operand) {
   case ATTNRT_K_NEW:
     return {Batch, KVHeads, NewLen, HeadDim};
@@ -154,8 +152,9 @@ static LogicalResult describeCaptures(Kernel &kernel) {
     auto arg = dyn_cast<BlockArgument>(value);
     if (!arg || arg.getOwner()->getParentOp() != kernel.func)
       return op.emitError("attn-compile: capture #")
-             << i << " must be an argument of the kernel function, so the C "
-                     "function can take it";
+             << i
+             << " must be an argument of the kernel function, so the C "
+                "function can take it";
     if (llvm::any_of(op.getCaptures().take_front(i),
                      [&](Value v) { return v == value; }))
       return op.emitError("attn-compile: capture #")
@@ -172,10 +171,10 @@ static LogicalResult describeCaptures(Kernel &kernel) {
                << i << " has a layout offset; only offset 0 is supported";
     }
     for (int64_t d = 0; d < capture.type.getRank(); ++d)
-      capture.sizeNames.push_back(
-          capture.type.isDynamicDim(d)
-              ? capture.name + "_size" + std::to_string(d)
-              : std::string());
+      capture.sizeNames.push_back(capture.type.isDynamicDim(d)
+                                      ? capture.name + "_size" +
+                                            std::to_string(d)
+                                      : std::string());
     kernel.captures.push_back(std::move(capture));
   }
   return success();
@@ -202,9 +201,9 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     kernel.op = ops.front();
     if (failed(describeCaptures(kernel)))
       return failure();
-    Value given[] = {kernel.op.getQ(),          kernel.op.getK(),
-                     kernel.op.getV(),          kernel.op.getBlockTable(),
-                     kernel.op.getKvLens(),     kernel.op.getO(),
+    Value given[] = {kernel.op.getQ(),      kernel.op.getK(),
+                     kernel.op.getV(),      kernel.op.getBlockTable(),
+                     kernel.op.getKvLens(), kernel.op.getO(),
                      kernel.op.getLse()};
     std::copy(std::begin(given), std::end(given), values);
     values[ATTNRT_CU_SEQLENS_Q] = kernel.op.getCuSeqlensQ();
@@ -247,11 +246,10 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     Operand &operand = kernel.operands[i];
     operand.type = cast<MemRefType>(values[i].getType());
     operand.argument = arg.getArgNumber();
-    operand.roles = rolesOf(i, paged, isAppend,
-                            values[ATTNRT_SLOT_MAPPING] != nullptr,
-                            values[ATTNRT_CU_SEQLENS_Q] != nullptr,
-                            values[ATTNRT_CU_SEQLENS_K] != nullptr,
-                            kernel.isMerge());
+    operand.roles =
+        rolesOf(i, paged, isAppend, values[ATTNRT_SLOT_MAPPING] != nullptr,
+                values[ATTNRT_CU_SEQLENS_Q] != nullptr,
+                values[ATTNRT_CU_SEQLENS_K] != nullptr, kernel.isMerge());
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)

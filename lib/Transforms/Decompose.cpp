@@ -55,8 +55,8 @@ struct Builder : ImplicitLocOpBuilder {
     return arith::TruncFOp::create(*this, t, v);
   }
   Value filled(RankedTensorType type, Value value) {
-    Value empty = tensor::EmptyOp::create(*this, type.getShape(),
-                                          type.getElementType());
+    Value empty =
+        tensor::EmptyOp::create(*this, type.getShape(), type.getElementType());
     return linalg::FillOp::create(*this, value, empty).getResult(0);
   }
   Value empty(RankedTensorType type) {
@@ -124,27 +124,28 @@ SmallVector<Value> rowIndices(ImplicitLocOpBuilder &b, Value batch,
 
 /// A tile whose element (r, d) is `load(r, d)` where `valid(r)` holds and
 /// zero elsewhere; nothing is read for invalid rows.
-Value guardedTile(Builder &b, RankedTensorType type,
-                  function_ref<Value(ImplicitLocOpBuilder &, Value)> valid,
-                  function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> load) {
+Value guardedTile(
+    Builder &b, RankedTensorType type,
+    function_ref<Value(ImplicitLocOpBuilder &, Value)> valid,
+    function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> load) {
   Type elt = type.getElementType();
-  return b.generic(2, {}, {b.empty(type)}, {{0, 1}}, {},
-                   [&](Builder &nb, ValueRange) {
-                     Value r = linalg::IndexOp::create(nb, 0);
-                     Value d = linalg::IndexOp::create(nb, 1);
-                     auto ifOp = scf::IfOp::create(
-                         nb, TypeRange{elt}, valid(nb, r), true, true);
-                     {
-                       OpBuilder::InsertionGuard g(nb);
-                       nb.setInsertionPointToStart(ifOp.thenBlock());
-                       scf::YieldOp::create(nb, load(nb, r, d));
-                       nb.setInsertionPointToStart(ifOp.elseBlock());
-                       scf::YieldOp::create(
-                           nb, arith::ConstantOp::create(nb, nb.getZeroAttr(elt))
-                                   .getResult());
-                     }
-                     linalg::YieldOp::create(nb, ifOp.getResult(0));
-                   })[0];
+  return b.generic(
+      2, {}, {b.empty(type)}, {{0, 1}}, {}, [&](Builder &nb, ValueRange) {
+        Value r = linalg::IndexOp::create(nb, 0);
+        Value d = linalg::IndexOp::create(nb, 1);
+        auto ifOp =
+            scf::IfOp::create(nb, TypeRange{elt}, valid(nb, r), true, true);
+        {
+          OpBuilder::InsertionGuard g(nb);
+          nb.setInsertionPointToStart(ifOp.thenBlock());
+          scf::YieldOp::create(nb, load(nb, r, d));
+          nb.setInsertionPointToStart(ifOp.elseBlock());
+          scf::YieldOp::create(
+              nb,
+              arith::ConstantOp::create(nb, nb.getZeroAttr(elt)).getResult());
+        }
+        linalg::YieldOp::create(nb, ifOp.getResult(0));
+      })[0];
 }
 
 Value decompose(Builder &b, LoadQOp op) {
@@ -182,8 +183,8 @@ Value decompose(Builder &b, LoadKVOp op) {
         if (Value seqStart = op.getSeqStart())
           return memref::LoadOp::create(
               nb, op.getSrc(),
-              ValueRange{arith::AddIOp::create(nb, seqStart, j),
-                         op.getKvHead(), d});
+              ValueRange{arith::AddIOp::create(nb, seqStart, j), op.getKvHead(),
+                         d});
         if (!table)
           return memref::LoadOp::create(
               nb, op.getSrc(), ValueRange{op.getBatch(), op.getKvHead(), j, d});
@@ -193,8 +194,7 @@ Value decompose(Builder &b, LoadKVOp op) {
         Value entry = memref::LoadOp::create(
             nb, table,
             ValueRange{op.getBatch(), arith::DivUIOp::create(nb, j, bs)});
-        Value block =
-            arith::IndexCastOp::create(nb, nb.getIndexType(), entry);
+        Value block = arith::IndexCastOp::create(nb, nb.getIndexType(), entry);
         return memref::LoadOp::create(
             nb, op.getSrc(),
             ValueRange{block, op.getKvHead(), arith::RemUIOp::create(nb, j, bs),
@@ -249,8 +249,8 @@ Value scoreWithMod(Builder &b, QKOp op, Value dot, ScoreTransform score) {
         Value j = arith::AddIOp::create(nb, op.getCol(), c);
         Value rowExists =
             arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, f, rows);
-        Value keyExists = arith::CmpIOp::create(
-            nb, arith::CmpIPredicate::slt, j, op.getKvLen());
+        Value keyExists = arith::CmpIOp::create(nb, arith::CmpIPredicate::slt,
+                                                j, op.getKvLen());
         Value inRange = arith::AndIOp::create(nb, rowExists, keyExists);
         Value natural = x;
         x = guarded(nb, inRange, natural, [&] {
@@ -267,33 +267,31 @@ Value scoreWithMod(Builder &b, QKOp op, Value dot, ScoreTransform score) {
 
 Value decompose(Builder &b, QKOp op) {
   auto type = cast<RankedTensorType>(op.getScores().getType());
-  Value dot = b.generic(3, {op.getQ(), op.getK()}, {b.filled(type, b.f32(0))},
-                        {{0, 2}, {1, 2}, {0, 1}}, {2},
-                        [&](Builder &nb, ValueRange a) {
-                          Value qx = nb.toF32(a[0]);
-                          Value kx = nb.toF32(a[1]);
-                          Value prod = arith::MulFOp::create(nb, qx, kx);
-                          linalg::YieldOp::create(
-                              nb, arith::AddFOp::create(nb, a[2], prod)
-                                      .getResult());
-                        })[0];
+  Value dot =
+      b.generic(3, {op.getQ(), op.getK()}, {b.filled(type, b.f32(0))},
+                {{0, 2}, {1, 2}, {0, 1}}, {2}, [&](Builder &nb, ValueRange a) {
+                  Value qx = nb.toF32(a[0]);
+                  Value kx = nb.toF32(a[1]);
+                  Value prod = arith::MulFOp::create(nb, qx, kx);
+                  linalg::YieldOp::create(
+                      nb, arith::AddFOp::create(nb, a[2], prod).getResult());
+                })[0];
   ScoreTransform score = ScoreTransform::of(op);
   if (op.hasScoreMod())
     return scoreWithMod(b, op, dot, score);
-  return b.generic(2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
-                   [&](Builder &nb, ValueRange a) {
-                     Value x = a[0];
-                     if (std::optional<double> c = score.linearFactor()) {
-                       x = arith::MulFOp::create(nb, x, nb.f32(*c));
-                     } else {
-                       x = arith::MulFOp::create(
-                           nb, x, nb.f32(score.tanhInputFactor()));
-                       x = math::TanhOp::create(nb, x);
-                       x = arith::MulFOp::create(
-                           nb, x, nb.f32(score.tanhOutputFactor()));
-                     }
-                     linalg::YieldOp::create(nb, x);
-                   })[0];
+  return b.generic(
+      2, {dot}, {b.empty(type)}, {{0, 1}, {0, 1}}, {},
+      [&](Builder &nb, ValueRange a) {
+        Value x = a[0];
+        if (std::optional<double> c = score.linearFactor()) {
+          x = arith::MulFOp::create(nb, x, nb.f32(*c));
+        } else {
+          x = arith::MulFOp::create(nb, x, nb.f32(score.tanhInputFactor()));
+          x = math::TanhOp::create(nb, x);
+          x = arith::MulFOp::create(nb, x, nb.f32(score.tanhOutputFactor()));
+        }
+        linalg::YieldOp::create(nb, x);
+      })[0];
 }
 
 Value decompose(Builder &b, MaskOp op) {
@@ -348,15 +346,15 @@ SmallVector<Value> decompose(Builder &b, OnlineSoftmaxOp op) {
                   linalg::YieldOp::create(
                       nb, arith::MaxNumFOp::create(nb, a[0], a[1]).getResult());
                 })[0];
-  ValueRange maxAndRescale = b.generic(
-      1, {op.getMax(), rowMax}, {b.empty(rowType), b.empty(rowType)},
-      {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
-        Value newMax = arith::MaxNumFOp::create(nb, a[0], a[1]);
-        F32Exprs exprs{nb};
-        SoftmaxRules<F32Exprs> rules(exprs);
-        Value rescale = rules.weight(a[0], rules.shift(newMax));
-        linalg::YieldOp::create(nb, ValueRange{newMax, rescale});
-      });
+  ValueRange maxAndRescale =
+      b.generic(1, {op.getMax(), rowMax}, {b.empty(rowType), b.empty(rowType)},
+                {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
+                  Value newMax = arith::MaxNumFOp::create(nb, a[0], a[1]);
+                  F32Exprs exprs{nb};
+                  SoftmaxRules<F32Exprs> rules(exprs);
+                  Value rescale = rules.weight(a[0], rules.shift(newMax));
+                  linalg::YieldOp::create(nb, ValueRange{newMax, rescale});
+                });
   Value newMax = maxAndRescale[0], rescale = maxAndRescale[1];
   Value probs = b.generic(
       2, {op.getScores(), newMax}, {b.empty(sType)}, {{0, 1}, {0}, {0, 1}}, {},
@@ -371,13 +369,13 @@ SmallVector<Value> decompose(Builder &b, OnlineSoftmaxOp op) {
                   linalg::YieldOp::create(
                       nb, arith::AddFOp::create(nb, a[0], a[1]).getResult());
                 })[0];
-  Value newSum = b.generic(
-      1, {op.getSum(), rescale, rowSum}, {b.empty(rowType)},
-      {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
-        Value scaled = arith::MulFOp::create(nb, a[0], a[1]);
-        linalg::YieldOp::create(
-            nb, arith::AddFOp::create(nb, scaled, a[2]).getResult());
-      })[0];
+  Value newSum =
+      b.generic(1, {op.getSum(), rescale, rowSum}, {b.empty(rowType)},
+                {{0}, {0}, {0}, {0}}, {}, [&](Builder &nb, ValueRange a) {
+                  Value scaled = arith::MulFOp::create(nb, a[0], a[1]);
+                  linalg::YieldOp::create(
+                      nb, arith::AddFOp::create(nb, scaled, a[2]).getResult());
+                })[0];
   return {probs, newMax, newSum, rescale};
 }
 
@@ -393,14 +391,13 @@ Value rescaleRows(Builder &b, Value acc, Value rescale) {
 
 Value decompose(Builder &b, PVOp op) {
   Value scaled = rescaleRows(b, op.getAcc(), op.getRescale());
-  return b.generic(3, {op.getProbs(), op.getV()}, {scaled},
-                   {{0, 2}, {2, 1}, {0, 1}}, {2},
-                   [&](Builder &nb, ValueRange a) {
-                     Value prod =
-                         arith::MulFOp::create(nb, a[0], nb.toF32(a[1]));
-                     linalg::YieldOp::create(
-                         nb, arith::AddFOp::create(nb, a[2], prod).getResult());
-                   })[0];
+  return b.generic(
+      3, {op.getProbs(), op.getV()}, {scaled}, {{0, 2}, {2, 1}, {0, 1}}, {2},
+      [&](Builder &nb, ValueRange a) {
+        Value prod = arith::MulFOp::create(nb, a[0], nb.toF32(a[1]));
+        linalg::YieldOp::create(
+            nb, arith::AddFOp::create(nb, a[2], prod).getResult());
+      })[0];
 }
 
 SmallVector<Value> decompose(Builder &b, MergeOp op) {
@@ -422,15 +419,14 @@ SmallVector<Value> decompose(Builder &b, MergeOp op) {
         Value l = arith::AddFOp::create(nb, l0, l1);
         linalg::YieldOp::create(nb, ValueRange{m, l, a0, a1});
       });
-  Value acc = b.generic(
-      2, {op.getAcc0(), op.getAcc1(), rows[2], rows[3]}, {b.empty(accType)},
-      {{0, 1}, {0, 1}, {0}, {0}, {0, 1}}, {},
-      [&](Builder &nb, ValueRange a) {
-        Value x0 = arith::MulFOp::create(nb, a[0], a[2]);
-        Value x1 = arith::MulFOp::create(nb, a[1], a[3]);
-        Value x = arith::AddFOp::create(nb, x0, x1);
-        linalg::YieldOp::create(nb, x);
-      })[0];
+  Value acc = b.generic(2, {op.getAcc0(), op.getAcc1(), rows[2], rows[3]},
+                        {b.empty(accType)}, {{0, 1}, {0, 1}, {0}, {0}, {0, 1}},
+                        {}, [&](Builder &nb, ValueRange a) {
+                          Value x0 = arith::MulFOp::create(nb, a[0], a[2]);
+                          Value x1 = arith::MulFOp::create(nb, a[1], a[3]);
+                          Value x = arith::AddFOp::create(nb, x0, x1);
+                          linalg::YieldOp::create(nb, x);
+                        })[0];
   return {rows[0], rows[1], acc};
 }
 
@@ -456,22 +452,22 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
   // acc' = acc * 2^(m - m'). A row with no key and no finite sink keeps
   // l' = 0 and takes the empty-row rule below.
   if (Value sink = op.getSink()) {
-    ValueRange rows = b.generic(
-        1, {max, sum, sink},
-        {b.empty(rowType), b.empty(rowType), b.empty(rowType)},
-        SmallVector<SmallVector<unsigned>>(6, {0}), {},
-        [&](Builder &nb, ValueRange a) {
-          Value t = arith::MulFOp::create(nb, a[2], nb.f32(kLog2E));
-          Value m = arith::MaxNumFOp::create(nb, a[0], t);
-          F32Exprs exprs{nb};
-          SoftmaxRules<F32Exprs> rules(exprs);
-          Value shift = rules.shift(m);
-          Value rescale = rules.weight(a[0], shift);
-          Value sinkProb = rules.weight(t, shift);
-          Value l = arith::AddFOp::create(
-              nb, arith::MulFOp::create(nb, a[1], rescale), sinkProb);
-          linalg::YieldOp::create(nb, ValueRange{m, l, rescale});
-        });
+    ValueRange rows =
+        b.generic(1, {max, sum, sink},
+                  {b.empty(rowType), b.empty(rowType), b.empty(rowType)},
+                  SmallVector<SmallVector<unsigned>>(6, {0}), {},
+                  [&](Builder &nb, ValueRange a) {
+                    Value t = arith::MulFOp::create(nb, a[2], nb.f32(kLog2E));
+                    Value m = arith::MaxNumFOp::create(nb, a[0], t);
+                    F32Exprs exprs{nb};
+                    SoftmaxRules<F32Exprs> rules(exprs);
+                    Value shift = rules.shift(m);
+                    Value rescale = rules.weight(a[0], shift);
+                    Value sinkProb = rules.weight(t, shift);
+                    Value l = arith::AddFOp::create(
+                        nb, arith::MulFOp::create(nb, a[1], rescale), sinkProb);
+                    linalg::YieldOp::create(nb, ValueRange{m, l, rescale});
+                  });
     max = rows[0];
     sum = rows[1];
     acc = rescaleRows(b, acc, rows[2]);
@@ -485,23 +481,23 @@ SmallVector<Value> decompose(Builder &b, FinalizeOp op) {
         Value x = arith::SelectOp::create(nb, seen, quotient, nb.f32(0));
         linalg::YieldOp::create(nb, nb.fromF32(x, outElt));
       })[0];
-  Value lse = b.generic(
-      1, {max, sum}, {b.empty(rowType)}, {{0}, {0}, {0}}, {},
-      [&](Builder &nb, ValueRange a) {
-        F32Exprs e{nb};
-        SoftmaxRules<F32Exprs> rules(e);
-        Value seen = rules.seen(a[1]);
-        linalg::YieldOp::create(nb, rules.logSumExp(a[0], a[1], seen));
-      })[0];
+  Value lse = b.generic(1, {max, sum}, {b.empty(rowType)}, {{0}, {0}, {0}}, {},
+                        [&](Builder &nb, ValueRange a) {
+                          F32Exprs e{nb};
+                          SoftmaxRules<F32Exprs> rules(e);
+                          Value seen = rules.seen(a[1]);
+                          linalg::YieldOp::create(
+                              nb, rules.logSumExp(a[0], a[1], seen));
+                        })[0];
   return {out, lse};
 }
 
 /// for r < rows of the tile with flat row f = row + r < G * q_len:
 ///   store(r, head, query)
-void storeRows(Builder &b, Value tile, Value dest, Value kvHead, Value row,
-               int64_t group, Value seqLen,
-               function_ref<void(ImplicitLocOpBuilder &, Value, Value, Value)>
-                   store) {
+void storeRows(
+    Builder &b, Value tile, Value dest, Value kvHead, Value row, int64_t group,
+    Value seqLen,
+    function_ref<void(ImplicitLocOpBuilder &, Value, Value, Value)> store) {
   auto type = cast<RankedTensorType>(tile.getType());
   Value rows = flatRows(b, dest, group, seqLen);
   Value first = b.idx(0);
@@ -521,30 +517,31 @@ void storeRows(Builder &b, Value tile, Value dest, Value kvHead, Value row,
 
 void decompose(Builder &b, StoreOOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
-  storeRows(b, op.getTile(), op.getO(), op.getKvHead(), op.getRow(),
-            op.getGroup(), op.getSeqLen(),
-            [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
-              Value from = idx(nb, 0);
-              Value to = idx(nb, type.getDimSize(1));
-              Value step = idx(nb, 1);
-              auto loop = scf::ForOp::create(nb, from, to, step);
-              OpBuilder::InsertionGuard guard(nb);
-              nb.setInsertionPointToStart(loop.getBody());
-              Value d = loop.getInductionVar();
-              Value x = tensor::ExtractOp::create(nb, op.getTile(),
-                                                  ValueRange{r, d});
-              SmallVector<Value> indices =
-                  rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query);
-              indices.push_back(d);
-              memref::StoreOp::create(nb, x, op.getO(), indices);
-            });
+  storeRows(
+      b, op.getTile(), op.getO(), op.getKvHead(), op.getRow(), op.getGroup(),
+      op.getSeqLen(),
+      [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
+        Value from = idx(nb, 0);
+        Value to = idx(nb, type.getDimSize(1));
+        Value step = idx(nb, 1);
+        auto loop = scf::ForOp::create(nb, from, to, step);
+        OpBuilder::InsertionGuard guard(nb);
+        nb.setInsertionPointToStart(loop.getBody());
+        Value d = loop.getInductionVar();
+        Value x = tensor::ExtractOp::create(nb, op.getTile(), ValueRange{r, d});
+        SmallVector<Value> indices =
+            rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query);
+        indices.push_back(d);
+        memref::StoreOp::create(nb, x, op.getO(), indices);
+      });
 }
 
 void decompose(Builder &b, StoreLseOp op) {
   storeRows(b, op.getTile(), op.getLse(), op.getKvHead(), op.getRow(),
             op.getGroup(), op.getSeqLen(),
             [&](ImplicitLocOpBuilder &nb, Value r, Value head, Value query) {
-              Value x = tensor::ExtractOp::create(nb, op.getTile(), ValueRange{r});
+              Value x =
+                  tensor::ExtractOp::create(nb, op.getTile(), ValueRange{r});
               memref::StoreOp::create(
                   nb, x, op.getLse(),
                   rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query));
@@ -558,7 +555,8 @@ SmallVector<Value> decompose(Builder &b, InitStateOp op) {
           b.filled(accType, b.f32(0))};
 }
 
-struct AttnDecomposePass : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass> {
+struct AttnDecomposePass
+    : mlir::attn::impl::AttnDecomposeBase<AttnDecomposePass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     // The mod regions of qk and mask go with their ops (their attn.yield

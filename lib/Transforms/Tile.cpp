@@ -1,4 +1,5 @@
-//===- Tile.cpp - attn-tile: attn.attention -> online-softmax loop ---------===//
+//===- Tile.cpp - attn-tile: attn.attention -> online-softmax loop
+//---------===//
 //
 // L0 -> L1. One attn.attention becomes
 //
@@ -89,8 +90,7 @@ std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, MaskAttr mask,
   Value shift = MaskRules<IndexExprs>(exprs, mask).shift(qLen, kvLen);
   if (mask.hasLeftBound()) {
     Value diagonal = arith::AddIOp::create(b, firstQuery, shift);
-    Value first =
-        arith::SubIOp::create(b, diagonal, cst(b, mask.getLeft()));
+    Value first = arith::SubIOp::create(b, diagonal, cst(b, mask.getLeft()));
     first = arith::MaxSIOp::create(b, first, zero);
     Value tile = arith::DivSIOp::create(b, first, cst(b, bc));
     lo = arith::MulIOp::create(b, tile, cst(b, bc));
@@ -163,15 +163,15 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
     qLen = dimOf(b, op.getQ(), 2);
   }
   Value rows = arith::MulIOp::create(b, qLen, cst(b, group));
-  OpFoldResult qTiles = arith::CeilDivSIOp::create(b, rows, cst(b, br))
-                            .getResult();
+  OpFoldResult qTiles =
+      arith::CeilDivSIOp::create(b, rows, cst(b, br)).getResult();
   // A packed Q's static max_q_len gives a static tile count, which the
   // decode tier's launch contract states.
   if (std::optional<int64_t> maxQLen = op.getMaxQLen(); packedQ && maxQLen)
     qTiles = b.getIndexAttr(llvm::divideCeil(*maxQLen * group, br));
   // Contiguous K/V: Sk bounds every sequence (kv_lens may only shorten it).
-  Value maxKV = op.isPaged() || op.isPackedKV() ? Value()
-                                                : dimOf(b, op.getK(), 2);
+  Value maxKV =
+      op.isPaged() || op.isPackedKV() ? Value() : dimOf(b, op.getK(), 2);
 
   auto forall = scf::ForallOp::create(
       b, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hkv), qTiles},
@@ -262,8 +262,7 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
                                       s, m, l);
     Value newAcc = PVOp::create(b, acc.getType(), sm.getProbs(), vTile, acc,
                                 sm.getRescale());
-    scf::YieldOp::create(b,
-                         ValueRange{sm.getNewMax(), sm.getNewSum(), newAcc});
+    scf::YieldOp::create(b, ValueRange{sm.getNewMax(), sm.getNewSum(), newAcc});
   }
   // The sinks join the denominator once, at finalize (after any split-K
   // merge).
