@@ -56,6 +56,10 @@ float AttentionOp::getScaleOrDefault() {
   return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
 }
 
+bool AttentionOp::isQuantizedKV() {
+  return kvFormatOf(memrefOf(getK()).getElementType()) != KVFormat::None;
+}
+
 MaskAttr AttentionOp::getMaskOrNone() {
   if (MaskAttr mask = getMaskAttr())
     return mask;
@@ -319,6 +323,48 @@ public:
     return success();
   }
 
+  /// A dequantization scale: f32, contiguous, for a quantized `data`,
+  /// with one of the ranks of AttnOps.td's table (per tensor, per K/V
+  /// head, per token and head).
+  /// `tokenShape` names the per-token form's dims.
+  LogicalResult checkScale(StringRef name, Value scale, StringRef dataName,
+                           Value data, StringRef tokenShape) {
+    if (!scale)
+      return success();
+    MemRefType type = memrefOf(scale), dataType = memrefOf(data);
+    if (kvFormatOf(dataType.getElementType()) == KVFormat::None)
+      return op.emitOpError()
+             << "operand '" << name << "' dequantizes a quantized " << dataName
+             << " (f8E4M3FN, f8E5M2 or i8); operand '" << dataName
+             << "' has element type " << dataType.getElementType();
+    if (failed(checkElementType(name, scale,
+                                Builder(op.getContext()).getF32Type())))
+      return failure();
+    if (!type.getLayout().isIdentity())
+      return op.emitOpError() << "operand '" << name
+                              << "' must be contiguous (identity layout), got "
+                              << type.getLayout();
+    const int64_t tokenRank = dataType.getRank() - 1;
+    if (type.getRank() != 0 && type.getRank() != 1 &&
+        type.getRank() != tokenRank)
+      return op.emitOpError()
+             << "operand '" << name
+             << "' must have rank 0 (per tensor), 1 ([Hkv], per K/V head) or "
+             << tokenRank << " (" << tokenShape
+             << ", per token and head), got rank " << type.getRank();
+    if (failed(checkRank(name, scale, type.getRank(), "", false)))
+      return failure();
+    if (type.getRank() == 1)
+      return failure(failed(checkStatic(name, scale, 0, "K/V head count")) ||
+                     failed(checkSame(name, scale, 0, dataName, data, 1,
+                                      "K/V head count")));
+    for (int64_t i = 0; type.getRank() > 1 && i < tokenRank; ++i)
+      if (failed(checkSame(name, scale, i, dataName, data, i,
+                           ("per-token scale " + tokenShape).str())))
+        return failure();
+    return success();
+  }
+
 protected:
   OpT op;
 };
@@ -332,7 +378,8 @@ public:
     Value q = op.getQ(), k = op.getK(), v = op.getV(), o = op.getO();
     Value lse = op.getLse(), table = op.getBlockTable(), lens = op.getKvLens(),
           cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK(),
-          sinks = op.getSinks();
+          sinks = op.getSinks(), kScale = op.getKScale(),
+          vScale = op.getVScale();
     const bool paged = table != nullptr, packedQ = cuQ != nullptr,
                packedKV = cuK != nullptr;
     if (packedKV && (table || lens))
@@ -385,7 +432,7 @@ public:
         failed(checkElementType("cu_seqlens_q", cuQ, b.getI32Type())) ||
         failed(checkElementType("cu_seqlens_k", cuK, b.getI32Type())) ||
         (sinks && failed(checkFloatElement("sinks", sinks))) ||
-        failed(checkSameElement({{"k", k}, {"v", v}}, "q", q)))
+        failed(checkKVElements(q, k, v)))
       return failure();
 
     // Heads (dim 1 in every form) and head dims (the last dim) are
@@ -415,6 +462,13 @@ public:
     if (sinks &&
         (failed(checkStatic("sinks", sinks, 0, "query head count")) ||
          failed(checkSame("sinks", sinks, 0, "q", q, 1, "query head count"))))
+      return failure();
+
+    StringRef tokenShape = paged      ? "[num_blocks, Hkv, block_size]"
+                           : packedKV ? "[total_k, Hkv]"
+                                      : "[B, Hkv, Sk]";
+    if (failed(checkScale("k_scale", kScale, "k", k, tokenShape)) ||
+        failed(checkScale("v_scale", vScale, "v", v, tokenShape)))
       return failure();
 
     // Query tokens: O and LSE have Q's.
@@ -487,7 +541,9 @@ public:
                                      {"kv_lens", lens},
                                      {"cu_seqlens_q", cuQ},
                                      {"cu_seqlens_k", cuK},
-                                     {"sinks", sinks}})) ||
+                                     {"sinks", sinks},
+                                     {"k_scale", kScale},
+                                     {"v_scale", vScale}})) ||
         failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
@@ -501,7 +557,24 @@ public:
                             {"kv_lens", lens},
                             {"cu_seqlens_q", cuQ},
                             {"cu_seqlens_k", cuK},
-                            {"sinks", sinks}});
+                            {"sinks", sinks},
+                            {"k_scale", kScale},
+                            {"v_scale", vScale}});
+  }
+
+  /// K and V hold Q's float type, or are both one quantized format.
+  LogicalResult checkKVElements(Value q, Value k, Value v) {
+    Type kElt = memrefOf(k).getElementType(),
+         vElt = memrefOf(v).getElementType();
+    if (kvFormatOf(kElt) == KVFormat::None &&
+        kvFormatOf(vElt) == KVFormat::None)
+      return checkSameElement({{"k", k}, {"v", v}}, "q", q);
+    if (kElt != vElt)
+      return op.emitOpError()
+             << "operand 'v' element type " << vElt
+             << " must match operand 'k' (" << kElt
+             << "): a quantized K/V cache stores both in one format";
+    return success();
   }
 
   /// An operand whose dim 0 is the batch B, or B + 1 (`extra`) for the
@@ -612,10 +685,22 @@ int64_t CacheAppendOp::getBlockSize() {
   return isPaged() || isSlotMapped() ? memrefOf(getKCache()).getDimSize(2) : 0;
 }
 
+bool CacheAppendOp::isQuantized() {
+  return kvFormatOf(memrefOf(getKCache()).getElementType()) != KVFormat::None;
+}
+
+bool CacheAppendOp::writesScale(Value scale) {
+  return scale && memrefOf(scale).getRank() > 1;
+}
+
 void CacheAppendOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  addOperandEffects(getOperation(), {getKCache(), getVCache()}, effects);
+  SmallVector<Value> written{getKCache(), getVCache()};
+  for (Value scale : {getKScale(), getVScale()})
+    if (writesScale(scale))
+      written.push_back(scale);
+  addOperandEffects(getOperation(), written, effects);
 }
 
 namespace {
@@ -688,7 +773,11 @@ public:
                                    {"v_new", vn},
                                    {"block_table", table},
                                    {"kv_lens", lens},
-                                   {"new_lens", newLens}})))
+                                   {"new_lens", newLens},
+                                   {"k_scale", op.getKScale()},
+                                   {"v_scale", op.getVScale()}})) ||
+        failed(checkScales(paged ? "[num_blocks, Hkv, block_size]"
+                                 : "[B, Hkv, capacity]")))
       return failure();
     return checkNoZeroDims({{"k_new", kn},
                             {"v_new", vn},
@@ -732,8 +821,12 @@ public:
         failed(checkSame("v_cache", vc, 2, "k_cache", kc, 2,
                          "cache rows per block")))
       return failure();
-    if (failed(checkCachesWritten(
-            {{"k_new", kn}, {"v_new", vn}, {"slot_mapping", slots}})))
+    if (failed(checkCachesWritten({{"k_new", kn},
+                                   {"v_new", vn},
+                                   {"slot_mapping", slots},
+                                   {"k_scale", op.getKScale()},
+                                   {"v_scale", op.getVScale()}})) ||
+        failed(checkScales("[N, Hkv, R]")))
       return failure();
     return checkNoZeroDims({{"k_new", kn},
                             {"v_new", vn},
@@ -743,15 +836,62 @@ public:
   }
 
 private:
-  /// A copy: every K/V operand has k_new's element type.
+  /// A copy: every K/V operand has k_new's element type. A quantizing
+  /// append: the caches share one quantized format, the new tokens one
+  /// float type.
   LogicalResult checkCopyElements() {
-    Value kn = op.getKNew();
+    Value kn = op.getKNew(), kc = op.getKCache();
     if (failed(checkFloatElement("k_new", kn)))
       return failure();
-    return checkSameElement({{"v_new", op.getVNew()},
+    if (!op.isQuantized())
+      return checkSameElement({{"v_new", op.getVNew()},
+                               {"k_cache", kc},
+                               {"v_cache", op.getVCache()}},
+                              "k_new", kn);
+    if (failed(checkSameElement({{"v_new", op.getVNew()}}, "k_new", kn)))
+      return failure();
+    Type kElt = memrefOf(kc).getElementType(),
+         vElt = memrefOf(op.getVCache()).getElementType();
+    if (kElt != vElt)
+      return op.emitOpError()
+             << "operand 'v_cache' element type " << vElt
+             << " must match operand 'k_cache' (" << kElt
+             << "): a quantized K/V cache stores both in one format";
+    return success();
+  }
+
+  /// The scales of a quantizing append (AttnOps.td): read per tensor or
+  /// head, written per token; a written one is a buffer of its own.
+  LogicalResult checkScales(StringRef tokenShape) {
+    Value ks = op.getKScale(), vs = op.getVScale();
+    if (failed(
+            checkScale("k_scale", ks, "k_cache", op.getKCache(), tokenShape)) ||
+        failed(
+            checkScale("v_scale", vs, "v_cache", op.getVCache(), tokenShape)))
+      return failure();
+    NamedOperand others[] = {{"k_new", op.getKNew()},
+                             {"v_new", op.getVNew()},
+                             {"block_table", op.getBlockTable()},
+                             {"kv_lens", op.getKvLens()},
+                             {"new_lens", op.getNewLens()},
+                             {"slot_mapping", op.getSlotMapping()},
                              {"k_cache", op.getKCache()},
-                             {"v_cache", op.getVCache()}},
-                            "k_new", kn);
+                             {"v_cache", op.getVCache()}};
+    for (auto [name, scale] :
+         {NamedOperand{"k_scale", ks}, NamedOperand{"v_scale", vs}}) {
+      if (!scale || !op.writesScale(scale))
+        continue;
+      for (auto [other, value] : others)
+        if (value == scale)
+          return op.emitOpError()
+                 << "operand '" << other << "' is the same buffer as operand '"
+                 << name << "', which the op writes (per-token scales)";
+    }
+    if (ks && ks == vs && op.writesScale(ks))
+      return op.emitOpError() << "operands 'k_scale' and 'v_scale' are the "
+                                 "same buffer; each per-token scale the op "
+                                 "writes needs its own";
+    return success();
   }
 
   /// Head counts and head dims are static and agree; the new tokens' head

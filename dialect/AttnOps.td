@@ -61,6 +61,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     | `block_table` | [B, max_blocks] (optional, paged) | i32            |
     | `kv_lens`     | [B] (optional)                    | i32            |
     | `sinks`       | [Hq] (optional)                   | f16, bf16, f32 |
+    | `k_scale`     | (optional) see below              | f32            |
+    | `v_scale`     | (optional) see below              | f32            |
 
     Packed (varlen) batches, as FlashAttention's varlen API takes them:
     with `cu_seqlens_q` (`[B+1]` i32, monotone offsets from 0), Q, O and
@@ -80,6 +82,30 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     rows past it unwritten, and the decode tier takes a spec whose
     `max_q_len` is at most 16. The caller guarantees monotone offsets that
     fit the buffers.
+
+    Quantized K/V caches (vLLM's `kv_cache_dtype`, TensorRT-LLM's int8
+    and fp8 caches): K and V may hold `f8E4M3FN`, `f8E5M2` or `i8` (both
+    the same) under a float Q. An element's value is its stored value
+    times its dequantization scale,
+
+        K[..., j, :] = decode(k[..., j, :]) * k_scale[g(j)]
+
+    and the same for V with `v_scale`; `decode` reads the OCP fp8 formats
+    exactly (e4m3fn: bias 7, no infinities, S.1111.111 is NaN; e5m2: the
+    top byte of an f16) and an `i8` as its integer. A scale (f32,
+    contiguous) has one of three granularities, told by its rank:
+
+    | rank            | granularity        | shape                       |
+    |-----------------|--------------------|-----------------------------|
+    | 0               | per tensor         | `memref<f32>`               |
+    | 1               | per K/V head       | [Hkv]                       |
+    | K/V's rank - 1  | per token and head | K/V's shape without D       |
+
+    (per token: [B, Hkv, Sk], paged [num_blocks, Hkv, block_size], packed
+    [total_k, Hkv]). An absent scale is 1. Attention then runs on the
+    dequantized values as on any others (f32 products and statistics). A
+    scale belongs to a quantized operand only: `k_scale` with an f16 K is
+    refused.
 
     With `block_table`, K and V are paged caches
     `[num_blocks, Hkv, block_size, D]`: key `j` of sequence `b` lives in block
@@ -204,6 +230,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<AnyMemRef>:$block_table,
     Optional<AnyMemRef>:$kv_lens,
     Optional<AnyMemRef>:$sinks,
+    Optional<AnyMemRef>:$k_scale,
+    Optional<AnyMemRef>:$v_scale,
     Attn_AttentionMemRef:$o,
     Optional<AnyMemRef>:$lse,
     Variadic<AnyMemRef>:$captures,
@@ -223,6 +251,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`k_scale` `(` $k_scale^ `:` type($k_scale) `)`)?
+    (`v_scale` `(` $v_scale^ `:` type($v_scale) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
@@ -245,8 +275,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     bool hasSinks() { return getSinks() != nullptr; }
     bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }
-    /// Whether the op has a score_mod or mask_mod region (CPU only so far).
+    /// Whether the op has a score_mod or mask_mod region.
     bool hasMods() { return hasScoreMod() || hasMaskMod(); }
+    /// Whether K and V are a quantized cache (fp8 or i8 elements).
+    bool isQuantizedKV();
     /// Q, O and LSE packed by cu_seqlens_q ([total_q, H, D]).
     bool isPackedQ() { return getCuSeqlensQ() != nullptr; }
     /// K and V packed by cu_seqlens_k ([total_k, Hkv, D]).
@@ -307,6 +339,20 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     | `k_cache`     | [B, Hkv, capacity, D] or paged         | same as k_new  |
     | `v_cache`     | [B, Hkv, capacity, Dv] or paged        | same as k_new  |
 
+    Quantized caches (the fp8 and i8 K/V caches `attn.attention` reads,
+    both in one format) take f16, bf16 or f32 new tokens and store each
+    element as the byte nearest `x / scale` (ties to even; fp8 saturates
+    at its largest finite value, i8 clamps to [-127, 127]). The scales
+    `k_scale`, `v_scale` (f32, contiguous, optional: 1 when absent) are
+    those `attn.attention` takes:
+    - rank 0 (per tensor) or 1 (`[Hkv]`, per K/V head): read;
+    - the cache's shape without D (`[num_blocks, Hkv, block_size]` paged,
+      `[B, Hkv, capacity]` contiguous, `[N, Hkv, R]` slot-mapped): per
+      token and head, computed and written: each appended row's scale is
+      `absmax(row) / largest` (448 e4m3, 57344 e5m2, 127 i8), written at
+      the row's slot beside the cache (0, with zero bytes, for a row of
+      zeros).
+
     The op does NOT update `kv_lens`: the caller adds `n_b` (S_new, or
     its `new_lens`) before the attention that reads the new tokens, e.g.
     `attn.attention ... kv_lens(kv_lens + n)`. It writes nothing but the
@@ -346,6 +392,8 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     Optional<AnyMemRef>:$kv_lens,
     Optional<AnyMemRef>:$new_lens,
     Optional<AnyMemRef>:$slot_mapping,
+    Optional<AnyMemRef>:$k_scale,
+    Optional<AnyMemRef>:$v_scale,
     AnyMemRef:$k_cache,
     AnyMemRef:$v_cache);
 
@@ -356,6 +404,8 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`new_lens` `(` $new_lens^ `:` type($new_lens) `)`)?
     (`slot_mapping` `(` $slot_mapping^ `:` type($slot_mapping) `)`)?
+    (`k_scale` `(` $k_scale^ `:` type($k_scale) `)`)?
+    (`v_scale` `(` $v_scale^ `:` type($v_scale) `)`)?
     `->` `k_cache` `(` $k_cache `:` type($k_cache) `)`
     `v_cache` `(` $v_cache `:` type($v_cache) `)`
     attr-dict
@@ -374,6 +424,11 @@ def Attn_CacheAppendOp : Attn_Op<"cache_append", [
     /// slot-mapping form, the cache's dim 2 (rows per slot block; may be
     /// dynamic).
     int64_t getBlockSize();
+    /// Whether the caches are quantized (fp8 or i8 elements).
+    bool isQuantized();
+    /// Whether `scale` (k_scale or v_scale) is per token, which the op
+    /// computes and writes.
+    bool writesScale(Value scale);
   }];
 }
 
@@ -518,24 +573,36 @@ def Attn_LoadKVOp : Attn_Op<"load_kv", [AttrSizedOperandSegments]> {
     `src[start + j, kv_head, :]`. Rows with `j >= length` are zero and
     read nothing, not even the block table.
 
+    A quantized `src` (f8E4M3FN, f8E5M2, i8: attn.attention's K/V caches)
+    is dequantized into an f32 tile: each element decoded, times its
+    `scale` (rank 0: one for the tensor; rank 1: `scale[kv_head]`; src's
+    rank - 1: the row's own, indexed like src without D); no scale is 1.
+
     ```mlir
     %kt = attn.load_kv %k[%b, %h, %j] length %n block_table %bt
         : memref<?x8x16x128xf16>, memref<?x?xi32> -> tensor<64x128xf16>
+    %kq = attn.load_kv %k[%b, %h, %j] length %n
+        scale(%ks : memref<?x8x?xf32>)
+        : memref<?x8x?x128xf8E4M3FN> -> tensor<64x128xf32>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$src, Index:$batch,
                        Index:$kv_head, Index:$start, Index:$length,
                        Arg<Optional<AnyMemRef>, "", [MemRead]>:$block_table,
-                       Optional<Index>:$seq_start);
+                       Optional<Index>:$seq_start,
+                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$scale);
   let results = (outs Attn_Tile:$tile);
   let assemblyFormat = [{
     $src `[` $batch `,` $kv_head `,` $start `]` `length` $length
-    (`block_table` $block_table^)? (`seq` `(` $seq_start^ `)`)? attr-dict
+    (`block_table` $block_table^)? (`seq` `(` $seq_start^ `)`)?
+    (`scale` `(` $scale^ `:` type($scale) `)`)? attr-dict
     `:` type($src) (`,` type($block_table)^)? `->` type($tile)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isPacked() { return getSeqStart() != nullptr; }
+    /// Whether `src` is quantized (the tile is dequantized to f32).
+    bool isQuantized();
   }];
 }
 

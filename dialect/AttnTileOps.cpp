@@ -7,6 +7,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnMods.h"
+#include "dialect/AttnSemantics.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -160,12 +161,39 @@ LogicalResult LoadKVOp::verify() {
   }
   auto src = cast<MemRefType>(getSrc().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
-  if (failed(tile) ||
-      failed(check.same("tile", *tile, 1, "src", src, src.getRank() - 1,
-                        "head dim")) ||
-      failed(check.sameElement("tile", *tile, "src", src)))
+  if (failed(tile) || failed(check.same("tile", *tile, 1, "src", src,
+                                        src.getRank() - 1, "head dim")))
     return failure();
+  if (!isQuantized()) {
+    if (getScale())
+      return emitOpError() << "'scale' dequantizes a quantized 'src' "
+                              "(f8E4M3FN, f8E5M2 or i8); 'src' has element "
+                              "type "
+                           << src.getElementType();
+    return check.sameElement("tile", *tile, "src", src);
+  }
+  if (!tile->getElementType().isF32())
+    return emitOpError() << "a quantized 'src' dequantizes into an f32 tile, "
+                            "got "
+                         << tile->getElementType();
+  if (!getScale())
+    return success();
+  auto scale = cast<MemRefType>(getScale().getType());
+  if (!scale.getElementType().isF32())
+    return emitOpError() << "'scale' must have f32 elements, got "
+                         << scale.getElementType();
+  if (scale.getRank() > 1 && scale.getRank() != src.getRank() - 1)
+    return emitOpError() << "'scale' must have rank 0 (per tensor), 1 (per "
+                            "K/V head) or "
+                         << src.getRank() - 1
+                         << " (src's rank - 1, per token), got rank "
+                         << scale.getRank();
   return success();
+}
+
+bool LoadKVOp::isQuantized() {
+  return kvFormatOf(cast<MemRefType>(getSrc().getType()).getElementType()) !=
+         KVFormat::None;
 }
 
 LogicalResult QKOp::verify() {
@@ -173,8 +201,10 @@ LogicalResult QKOp::verify() {
   auto q = check.tile("q", getQ(), 2, "[rows, D]", false);
   auto k = check.tile("k", getK(), 2, "[cols, D]", false);
   auto s = check.tile("scores", getScores(), 2, "[rows, cols]", true);
+  // A dequantized K tile is f32 under any Q.
   if (failed(q) || failed(k) || failed(s) ||
-      failed(check.sameElement("k", *k, "q", *q)) ||
+      (!k->getElementType().isF32() &&
+       failed(check.sameElement("k", *k, "q", *q))) ||
       failed(check.same("k", *k, 1, "q", *q, 1, "head dim")) ||
       failed(check.same("scores", *s, 0, "q", *q, 0, "row count")) ||
       failed(check.same("scores", *s, 1, "k", *k, 0, "column count")))

@@ -342,6 +342,11 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
+  if (op.isQuantizedKV())
+    return op.emitError()
+           << "the msl tier does not lower a quantized K/V cache ("
+           << cast<MemRefType>(op.getK().getType()).getElementType()
+           << ") yet; the CPU pipeline (attn-to-cpu) runs it";
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 8 || dv % 8 || d > kMaxHeadDim || dv > kMaxHeadDim)
     return op.emitError() << "the msl tier needs head dims that are "
@@ -2061,6 +2066,11 @@ MetalNeeds needsOf(const AppendFacts &a) {
 }
 
 LogicalResult checkSupported(CacheAppendOp op) {
+  if (op.isQuantized())
+    return op.emitError()
+           << "the msl tier does not lower a quantizing cache append ("
+           << cast<MemRefType>(op.getKCache().getType()).getElementType()
+           << " cache) yet; the CPU pipeline (attn-to-cpu) runs it";
   std::pair<StringRef, Value> operands[] = {
       {"k_new", op.getKNew()},
       {"v_new", op.getVNew()},

@@ -362,6 +362,14 @@ struct AttnToCopyPass : mlir::attn::impl::AttnToCopyBase<AttnToCopyPass> {
       if (!func)
         return op.emitOpError("must be inside a func.func"),
                signalPassFailure();
+      if (op.isQuantized())
+        return op.emitOpError()
+                   << "quantizes into a "
+                   << cast<MemRefType>(op.getKCache().getType())
+                          .getElementType()
+                   << " cache, which the copy tier does not lower yet; the "
+                      "CPU pipeline (attn-to-cpu) runs it",
+               signalPassFailure();
       AppendKernel kernel(op);
       if (failed(kernel.plan()) ||
           failed(kernel.build(kernels, (func.getSymName() + "_append").str())))

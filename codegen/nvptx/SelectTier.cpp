@@ -173,6 +173,14 @@ struct AttnSelectTierPass
       return signalPassFailure();
     }
     WalkResult walked = getOperation().walk([&](AttentionOp op) {
+      if (op.isQuantizedKV()) {
+        op.emitOpError()
+            << "has a quantized K/V cache ("
+            << cast<MemRefType>(op.getK().getType()).getElementType()
+            << "), which no NVIDIA tier lowers yet; the CPU pipeline "
+               "(attn-to-cpu) runs it";
+        return WalkResult::interrupt();
+      }
       Tier tier = tierOf(op, *prefillTier);
       if (tier == Tier::Copy) {
         op.emitOpError() << "'" << kTierAttrName

@@ -199,6 +199,12 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
     kernel.op = ops.front();
+    if (kernel.op.isQuantizedKV())
+      return kernel.op.emitError("attn-compile: a quantized K/V cache (")
+             << cast<MemRefType>(kernel.op.getK().getType()).getElementType()
+             << ") has no GPU kernel and no C ABI yet (no NVIDIA or Metal "
+                "tier lowers it); the CPU pipeline (attn-opt --attn-to-cpu) "
+                "runs it";
     if (failed(describeCaptures(kernel)))
       return failure();
     Value given[] = {kernel.op.getQ(),      kernel.op.getK(),
@@ -219,6 +225,11 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     values[ATTNRT_LSE] = merge.getLse();
   } else {
     CacheAppendOp append = kernel.append = appends.front();
+    if (append.isQuantized())
+      return append.emitError("attn-compile: a quantizing cache append (")
+             << cast<MemRefType>(append.getKCache().getType()).getElementType()
+             << " cache) has no GPU kernel and no C ABI yet; the CPU "
+                "pipeline (attn-opt --attn-to-cpu) runs it";
     values[ATTNRT_K] = append.getKCache();
     values[ATTNRT_V] = append.getVCache();
     values[ATTNRT_BLOCK_TABLE] = append.getBlockTable();

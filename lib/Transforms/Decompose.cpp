@@ -168,6 +168,53 @@ Value decompose(Builder &b, LoadQOp op) {
       });
 }
 
+/// The indices of key `j`'s row in a K/V operand `src` (without the head
+/// dim): [seqStart + j, head] packed, [batch, head, j] contiguous,
+/// [block_table[batch, j / bs], head, j % bs] paged.
+SmallVector<Value> kvRowIndices(ImplicitLocOpBuilder &b, LoadKVOp op, Value j) {
+  if (Value seqStart = op.getSeqStart())
+    return {arith::AddIOp::create(b, seqStart, j), op.getKvHead()};
+  Value table = op.getBlockTable();
+  if (!table)
+    return {op.getBatch(), op.getKvHead(), j};
+  int64_t blockSize = cast<MemRefType>(op.getSrc().getType()).getDimSize(2);
+  Value bs = idx(b, blockSize);
+  Value entry = memref::LoadOp::create(
+      b, table, ValueRange{op.getBatch(), arith::DivUIOp::create(b, j, bs)});
+  Value block = arith::IndexCastOp::create(b, b.getIndexType(), entry);
+  return {block, op.getKvHead(), arith::RemUIOp::create(b, j, bs)};
+}
+
+/// A quantized element's f32 value: its byte decoded (QuantRules) times
+/// its scale, indexed by the scale's granularity (`row`: the element's
+/// indices without D).
+Value dequantize(ImplicitLocOpBuilder &b, LoadKVOp op, Value stored,
+                 ArrayRef<Value> row) {
+  KVFormat format = kvFormatOf(stored.getType());
+  Value byte = stored;
+  if (format != KVFormat::Int8)
+    byte = arith::BitcastOp::create(b, b.getI8Type(), stored);
+  byte = arith::ExtUIOp::create(b, b.getI32Type(), byte);
+  ByteExprs exprs{b};
+  Value value = QuantRules<ByteExprs>(exprs).decode(format, byte);
+  Value scale = op.getScale();
+  if (!scale)
+    return value;
+  SmallVector<Value> at;
+  switch (scaleGranularityOf(cast<MemRefType>(scale.getType()))) {
+  case ScaleGranularity::Tensor:
+    break;
+  case ScaleGranularity::Head:
+    at.push_back(op.getKvHead());
+    break;
+  case ScaleGranularity::Token:
+    at.assign(row.begin(), row.end());
+    break;
+  }
+  Value factor = memref::LoadOp::create(b, scale, at);
+  return arith::MulFOp::create(b, value, factor);
+}
+
 Value decompose(Builder &b, LoadKVOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
   return guardedTile(
@@ -179,26 +226,13 @@ Value decompose(Builder &b, LoadKVOp op) {
       },
       [&](ImplicitLocOpBuilder &nb, Value r, Value d) -> Value {
         Value j = arith::AddIOp::create(nb, op.getStart(), r);
-        Value table = op.getBlockTable();
-        if (Value seqStart = op.getSeqStart())
-          return memref::LoadOp::create(
-              nb, op.getSrc(),
-              ValueRange{arith::AddIOp::create(nb, seqStart, j), op.getKvHead(),
-                         d});
-        if (!table)
-          return memref::LoadOp::create(
-              nb, op.getSrc(), ValueRange{op.getBatch(), op.getKvHead(), j, d});
-        int64_t blockSize =
-            cast<MemRefType>(op.getSrc().getType()).getDimSize(2);
-        Value bs = idx(nb, blockSize);
-        Value entry = memref::LoadOp::create(
-            nb, table,
-            ValueRange{op.getBatch(), arith::DivUIOp::create(nb, j, bs)});
-        Value block = arith::IndexCastOp::create(nb, nb.getIndexType(), entry);
-        return memref::LoadOp::create(
-            nb, op.getSrc(),
-            ValueRange{block, op.getKvHead(), arith::RemUIOp::create(nb, j, bs),
-                       d});
+        SmallVector<Value> row = kvRowIndices(nb, op, j);
+        SmallVector<Value> at = row;
+        at.push_back(d);
+        Value stored = memref::LoadOp::create(nb, op.getSrc(), at);
+        if (!op.isQuantized())
+          return stored;
+        return dequantize(nb, op, stored, row);
       });
 }
 

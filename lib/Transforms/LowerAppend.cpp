@@ -22,6 +22,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
@@ -46,8 +47,89 @@ void guardSlot(ImplicitLocOpBuilder &b, Value slot, Value zero, Value bound) {
   b.setInsertionPointToStart(guard.thenBlock());
 }
 
+/// An element as f32 (f16 and bf16 widened).
+Value toF32(ImplicitLocOpBuilder &b, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, b.getF32Type(), v);
+}
+
+/// The largest finite magnitude of a quantized format: per-token scales
+/// map each row's absmax onto it.
+double largestOf(KVFormat format) {
+  switch (format) {
+  case KVFormat::E4M3:
+    return 448.0;
+  case KVFormat::E5M2:
+    return 57344.0;
+  default:
+    return 127.0;
+  }
+}
+
+/// The divisor of a quantized row of head `h` at cache row (block, row):
+/// a read scale (per tensor or head), or the per-token one computed from
+/// the row's absmax (`load(x)` reads element x of the new row) and
+/// written; none for an absent scale.
+Value rowDivisor(ImplicitLocOpBuilder &b, CacheAppendOp op, Value scale,
+                 KVFormat format, Value zero, Value one, Value block, Value h,
+                 Value row, int64_t width,
+                 function_ref<Value(ImplicitLocOpBuilder &, Value)> load) {
+  if (!scale)
+    return Value();
+  if (!op.writesScale(scale)) {
+    SmallVector<Value> at;
+    if (cast<MemRefType>(scale.getType()).getRank() == 1)
+      at.push_back(h);
+    return memref::LoadOp::create(b, scale, at);
+  }
+  Value end = arith::ConstantIndexOp::create(b, width);
+  Value init = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+  auto absMax = scf::ForOp::create(
+      b, zero, end, one, ValueRange{init},
+      [&](OpBuilder &nested, Location loc, Value x, ValueRange acc) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        Value element = load(nb, x);
+        Value value = toF32(nb, element);
+        Value magnitude = math::AbsFOp::create(nb, value);
+        Value larger = arith::MaximumFOp::create(nb, acc[0], magnitude);
+        scf::YieldOp::create(nb, larger);
+      });
+  Value largest =
+      arith::ConstantOp::create(b, b.getF32FloatAttr(largestOf(format)));
+  Value divisor = arith::DivFOp::create(b, absMax.getResult(0), largest);
+  memref::StoreOp::create(b, divisor, scale, ValueRange{block, h, row});
+  return divisor;
+}
+
+/// The byte of `value` in a quantized cache of element type `elt`:
+/// value / divisor (0 where a per-token divisor is 0: a row of zeros)
+/// encoded by QuantRules.
+Value quantize(ImplicitLocOpBuilder &b, Value value, Value divisor,
+               bool perToken, Type elt) {
+  KVFormat format = kvFormatOf(elt);
+  Value x = toF32(b, value);
+  if (divisor) {
+    Value ratio = arith::DivFOp::create(b, x, divisor);
+    x = ratio;
+    if (perToken) {
+      Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, divisor, zero);
+      x = arith::SelectOp::create(b, positive, ratio, zero);
+    }
+  }
+  ByteExprs exprs{b};
+  Value code = QuantRules<ByteExprs>(exprs).encode(format, x);
+  Value byte = arith::TruncIOp::create(b, b.getI8Type(), code);
+  if (format == KVFormat::Int8)
+    return byte;
+  return arith::BitcastOp::create(b, elt, byte);
+}
+
 /// Emits, at `b`, the copy of one token into cache row (block, row): for h,
-/// x: k_cache[block, h, row, x] = k_new[newIndices(h, x)] (and V).
+/// x: k_cache[block, h, row, x] = k_new[newIndices(h, x)] (and V), each
+/// element quantized for a quantized cache.
 void copyToken(ImplicitLocOpBuilder &b, CacheAppendOp op, Value zero, Value one,
                Value block, Value row,
                function_ref<SmallVector<Value>(Value, Value)> newIndices) {
@@ -55,17 +137,27 @@ void copyToken(ImplicitLocOpBuilder &b, CacheAppendOp op, Value zero, Value one,
   auto headLoop = scf::ForOp::create(b, zero, heads, one);
   b.setInsertionPointToStart(headLoop.getBody());
   Value h = headLoop.getInductionVar();
-  for (auto [src, dst, width] :
-       {std::tuple<Value, Value, int64_t>{op.getKNew(), op.getKCache(),
-                                          op.getHeadDim()},
-        {op.getVNew(), op.getVCache(), op.getValueHeadDim()}}) {
+  for (auto [src, dst, width, scale] :
+       {std::tuple<Value, Value, int64_t, Value>{
+            op.getKNew(), op.getKCache(), op.getHeadDim(), op.getKScale()},
+        {op.getVNew(), op.getVCache(), op.getValueHeadDim(), op.getVScale()}}) {
     OpBuilder::InsertionGuard g(b);
+    Type elt = cast<MemRefType>(dst.getType()).getElementType();
+    const bool quantized = op.isQuantized();
+    auto load = [&](ImplicitLocOpBuilder &at, Value x) -> Value {
+      SmallVector<Value> indices = newIndices(h, x);
+      return memref::LoadOp::create(at, src, indices);
+    };
+    Value divisor = quantized ? rowDivisor(b, op, scale, kvFormatOf(elt), zero,
+                                           one, block, h, row, width, load)
+                              : Value();
     Value end = arith::ConstantIndexOp::create(b, width);
     auto elementLoop = scf::ForOp::create(b, zero, end, one);
     b.setInsertionPointToStart(elementLoop.getBody());
     Value x = elementLoop.getInductionVar();
-    SmallVector<Value> indices = newIndices(h, x);
-    Value value = memref::LoadOp::create(b, src, indices);
+    Value value = load(b, x);
+    if (quantized)
+      value = quantize(b, value, divisor, op.writesScale(scale), elt);
     memref::StoreOp::create(b, value, dst, ValueRange{block, h, row, x});
   }
 }

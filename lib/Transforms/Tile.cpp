@@ -137,8 +137,10 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   Type inElt = qType.getElementType();
   auto qTileType = RankedTensorType::get({br, d}, inElt);
-  auto kTileType = RankedTensorType::get({bc, d}, inElt);
-  auto vTileType = RankedTensorType::get({bc, dv}, inElt);
+  // A quantized K/V cache is dequantized into f32 tiles.
+  Type kvElt = op.isQuantizedKV() ? b.getF32Type() : inElt;
+  auto kTileType = RankedTensorType::get({bc, d}, kvElt);
+  auto vTileType = RankedTensorType::get({bc, dv}, kvElt);
   auto scoreType = RankedTensorType::get({br, bc}, b.getF32Type());
   auto rowType = RankedTensorType::get({br}, b.getF32Type());
   auto oTileType = RankedTensorType::get({br, dv}, oType.getElementType());
@@ -234,10 +236,12 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
     Value col = loop.getInductionVar();
     Value m = loop.getRegionIterArg(0), l = loop.getRegionIterArg(1),
           acc = loop.getRegionIterArg(2);
-    Value kTile = LoadKVOp::create(b, kTileType, op.getK(), bIdx, head, col,
-                                   kvLen, op.getBlockTable(), kvStart);
-    Value vTile = LoadKVOp::create(b, vTileType, op.getV(), bIdx, head, col,
-                                   kvLen, op.getBlockTable(), kvStart);
+    Value kTile =
+        LoadKVOp::create(b, kTileType, op.getK(), bIdx, head, col, kvLen,
+                         op.getBlockTable(), kvStart, op.getKScale());
+    Value vTile =
+        LoadKVOp::create(b, vTileType, op.getV(), bIdx, head, col, kvLen,
+                         op.getBlockTable(), kvStart, op.getVScale());
     // The regions travel to the score and mask ops, cloned with the
     // positions they need and the captures as operands (their trailing
     // block arguments stay as they are).

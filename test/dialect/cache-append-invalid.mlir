@@ -332,3 +332,39 @@ func.func @f(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>, %s: memref<?xi3
   attn.cache_append k_new(%kn : memref<?x8x128xf16>) v_new(%vn : memref<?x8x128xf16>) slot_mapping(%s : memref<?xi32>) -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x32x128xf16>)
   return
 }
+
+// -----
+
+// A quantizing append: the caches share one quantized format.
+func.func @f(%kn: memref<2x2x1x64xf16>, %vn: memref<2x2x1x64xf16>, %lens: memref<2xi32>, %kc: memref<2x2x8x64xf8E4M3FN>, %vc: memref<2x2x8x64xi8>) {
+  // expected-error @+1 {{operand 'v_cache' element type 'i8' must match operand 'k_cache' ('f8E4M3FN'): a quantized K/V cache stores both in one format}}
+  attn.cache_append k_new(%kn : memref<2x2x1x64xf16>) v_new(%vn : memref<2x2x1x64xf16>) kv_lens(%lens : memref<2xi32>) -> k_cache(%kc : memref<2x2x8x64xf8E4M3FN>) v_cache(%vc : memref<2x2x8x64xi8>)
+  return
+}
+
+// -----
+
+// A scale belongs to a quantized cache.
+func.func @f(%kn: memref<2x2x1x64xf16>, %vn: memref<2x2x1x64xf16>, %lens: memref<2xi32>, %s: memref<f32>, %kc: memref<2x2x8x64xf16>, %vc: memref<2x2x8x64xf16>) {
+  // expected-error @+1 {{operand 'k_scale' dequantizes a quantized k_cache (f8E4M3FN, f8E5M2 or i8); operand 'k_cache' has element type 'f16'}}
+  attn.cache_append k_new(%kn : memref<2x2x1x64xf16>) v_new(%vn : memref<2x2x1x64xf16>) kv_lens(%lens : memref<2xi32>) k_scale(%s : memref<f32>) -> k_cache(%kc : memref<2x2x8x64xf16>) v_cache(%vc : memref<2x2x8x64xf16>)
+  return
+}
+
+// -----
+
+// Per token: the cache's shape without D.
+func.func @f(%kn: memref<2x2x1x64xf16>, %vn: memref<2x2x1x64xf16>, %lens: memref<2xi32>, %s: memref<2x2x4xf32>, %kc: memref<2x2x8x64xi8>, %vc: memref<2x2x8x64xi8>) {
+  // expected-error @+1 {{per-token scale [B, Hkv, capacity] mismatch: operand 'k_scale' dim 2 is 4 but operand 'k_cache' dim 2 is 8}}
+  attn.cache_append k_new(%kn : memref<2x2x1x64xf16>) v_new(%vn : memref<2x2x1x64xf16>) kv_lens(%lens : memref<2xi32>) k_scale(%s : memref<2x2x4xf32>) -> k_cache(%kc : memref<2x2x8x64xi8>) v_cache(%vc : memref<2x2x8x64xi8>)
+  return
+}
+
+// -----
+
+// A per-token scale is written: a buffer of its own.
+func.func @f(%kn: memref<2x2x1x64xf16>, %vn: memref<2x2x1x64xf16>, %lens: memref<2xi32>, %s: memref<2x2x8xf32>, %kc: memref<2x2x8x64xi8>, %vc: memref<2x2x8x64xi8>) {
+  // expected-error @+1 {{operands 'k_scale' and 'v_scale' are the same buffer; each per-token scale the op writes needs its own}}
+  attn.cache_append k_new(%kn : memref<2x2x1x64xf16>) v_new(%vn : memref<2x2x1x64xf16>) kv_lens(%lens : memref<2xi32>) k_scale(%s : memref<2x2x8xf32>) v_scale(%s : memref<2x2x8xf32>) -> k_cache(%kc : memref<2x2x8x64xi8>) v_cache(%vc : memref<2x2x8x64xi8>)
+  return
+}

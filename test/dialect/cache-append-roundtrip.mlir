@@ -54,3 +54,11 @@ func.func @slots(%kn: memref<?x8x128xf16>, %vn: memref<?x8x128xf16>,
                  -> k_cache(%kc : memref<?x8x16x128xf16>) v_cache(%vc : memref<?x8x16x128xf16>)
   return
 }
+
+// A quantizing append: per-token scales written beside a paged fp8 cache.
+// CHECK-LABEL: func.func @quantizing
+// CHECK: kv_lens(%{{.*}} : memref<?xi32>) k_scale(%{{.*}} : memref<?x8x16xf32>) v_scale(%{{.*}} : memref<f32>) -> k_cache(%{{.*}} : memref<?x8x16x128xf8E4M3FN>)
+func.func @quantizing(%kn: memref<?x8x1x128xbf16>, %vn: memref<?x8x1x128xbf16>, %bt: memref<?x?xi32>, %lens: memref<?xi32>, %ks: memref<?x8x16xf32>, %vs: memref<f32>, %kc: memref<?x8x16x128xf8E4M3FN>, %vc: memref<?x8x16x128xf8E4M3FN>) {
+  attn.cache_append k_new(%kn : memref<?x8x1x128xbf16>) v_new(%vn : memref<?x8x1x128xbf16>) block_table(%bt : memref<?x?xi32>) kv_lens(%lens : memref<?xi32>) k_scale(%ks : memref<?x8x16xf32>) v_scale(%vs : memref<f32>) -> k_cache(%kc : memref<?x8x16x128xf8E4M3FN>) v_cache(%vc : memref<?x8x16x128xf8E4M3FN>)
+  return
+}

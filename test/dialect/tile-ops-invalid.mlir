@@ -392,3 +392,45 @@ func.func @f(%q: memref<?x8x64xf16>, %i: index) {
   %t = "attn.load_q"(%q, %i, %i, %i, %i) <{group = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}> : (memref<?x8x64xf16>, index, index, index, index) -> tensor<16x64xf16>
   return
 }
+
+// -----
+
+// load_kv of a quantized cache: a scale belongs to a quantized src only.
+func.func @f(%k: memref<?x2x?x64xf16>, %s: memref<f32>, %i: index) {
+  // expected-error @+1 {{'scale' dequantizes a quantized 'src' (f8E4M3FN, f8E5M2 or i8); 'src' has element type 'f16'}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i scale(%s : memref<f32>) : memref<?x2x?x64xf16> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%k: memref<?x2x?x64xf8E4M3FN>, %i: index) {
+  // expected-error @+1 {{a quantized 'src' dequantizes into an f32 tile, got 'f16'}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i : memref<?x2x?x64xf8E4M3FN> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%k: memref<?x2x?x64xi8>, %s: memref<2xf16>, %i: index) {
+  // expected-error @+1 {{'scale' must have f32 elements, got 'f16'}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i scale(%s : memref<2xf16>) : memref<?x2x?x64xi8> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: memref<?x2x?x64xi8>, %s: memref<?x2xf32>, %i: index) {
+  // expected-error @+1 {{'scale' must have rank 0 (per tensor), 1 (per K/V head) or 3 (src's rank - 1, per token), got rank 2}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i scale(%s : memref<?x2xf32>) : memref<?x2x?x64xi8> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// A dequantized (f32) K tile scores any Q; other K tiles need Q's type.
+func.func @f(%q: tensor<16x64xf16>, %k: tensor<16x64xbf16>) {
+  // expected-error @+1 {{'k' element type 'bf16' must match 'q' ('f16')}}
+  %s = attn.qk %q, %k scale 0.125 : tensor<16x64xf16>, tensor<16x64xbf16> -> tensor<16x16xf32>
+  return
+}

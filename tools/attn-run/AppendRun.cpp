@@ -20,6 +20,86 @@ namespace attn_run {
 // attn.cache_append: run, and check every cache element
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The largest finite value of a quantized cache's format.
+double quantizedLargest(Type elt) {
+  if (elt.isInteger())
+    return 127.0;
+  return isa<Float8E4M3FNType>(elt) ? 448.0 : 57344.0;
+}
+
+/// The value nearest `r` that `elt` stores (ties to even), saturating.
+double nearestStored(double r, Type elt) {
+  if (elt.isInteger())
+    return std::clamp(std::nearbyint(r), -127.0, 127.0);
+  bool e4m3 = isa<Float8E4M3FNType>(elt);
+  return ::attn::host::fromFP8(::attn::host::toFP8(r, e4m3), e4m3);
+}
+
+/// Turns the reference's copied values `want` (x where a row was written,
+/// `before` elsewhere) into the values a quantizing append leaves: the
+/// stored value nearest x / scale, where the element's scale is the
+/// tensor's, its head's, or its row's as the kernel wrote it. A written
+/// per-token scale must be absmax(row) / largest (to 1e-6), and an
+/// unwritten one must keep its poison; returns the scales that are not.
+/// The kernel's byte is accepted when it is as near x / scale as the
+/// nearest one up to f32 rounding of the quotient (a tie either way).
+int64_t checkQuantized(std::vector<double> &want,
+                       const std::vector<double> &before,
+                       const std::vector<double> &got, const Buffer *scale,
+                       int64_t width, int64_t heads, int64_t rows, Type elt) {
+  auto same = [](double x, double y) {
+    return (std::isnan(x) && std::isnan(y)) || x == y;
+  };
+  const bool perToken = scale && scale->shape.size() > 1;
+  const double largest = quantizedLargest(elt);
+  int64_t scalesWrong = 0;
+  for (size_t row = 0; row < want.size() / width; ++row) {
+    const size_t first = row * width;
+    bool written = false;
+    double absMax = 0;
+    for (int64_t x = 0; x < width; ++x) {
+      written |= !same(want[first + x], before[first + x]);
+      absMax = std::max(absMax, std::abs(want[first + x]));
+    }
+    double s = 1.0;
+    if (scale && !perToken)
+      s = scale->get(scale->shape.empty() ? 0 : row / rows % heads);
+    if (perToken) {
+      s = scale->get(row);
+      double wantScale = absMax / largest;
+      if (!written) {
+        scalesWrong += !std::isnan(s);
+        continue;
+      }
+      scalesWrong += !(std::abs(s - wantScale) <= 1e-6 * wantScale);
+    }
+    if (!written)
+      continue;
+    for (int64_t x = 0; x < width; ++x) {
+      const double r = s > 0 ? want[first + x] / s : 0.0;
+      const double nearest = nearestStored(r, elt);
+      const double kernel = got[first + x];
+      // The kernel's quotient is f32: within 2^-23 |r| of r.
+      const double slack = std::ldexp(std::abs(r), -22);
+      want[first + x] = std::abs(kernel - r) <= std::abs(nearest - r) + slack
+                            ? kernel
+                            : nearest;
+    }
+  }
+  return scalesWrong;
+}
+
+/// " tensor", "head" or "token" (written), or "none".
+std::string scaleLabel(const Buffer *scale, bool written) {
+  if (!scale)
+    return "none";
+  if (written)
+    return "token";
+  return scale->shape.empty() ? "tensor" : "head";
+}
+} // namespace
+
 enum class AppendRole {
   KNew,
   VNew,
@@ -28,6 +108,8 @@ enum class AppendRole {
   NewLens,
   SlotMapping,
   KCache,
+  KScale,
+  VScale,
   VCache, // the append
   Q,
   O,
@@ -63,8 +145,16 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       failed(
           bind(op.getSlotMapping(), AppendRole::SlotMapping, "slot_mapping")) ||
       failed(bind(op.getKCache(), AppendRole::KCache, "k_cache")) ||
-      failed(bind(op.getVCache(), AppendRole::VCache, "v_cache")))
+      failed(bind(op.getVCache(), AppendRole::VCache, "v_cache")) ||
+      failed(bind(op.getKScale(), AppendRole::KScale, "k_scale")) ||
+      failed(bind(op.getVScale(), AppendRole::VScale, "v_scale")))
     return 1;
+  const bool quantized = op.isQuantized();
+  const bool kScaleWritten = op.writesScale(op.getKScale()),
+             vScaleWritten = op.writesScale(op.getVScale());
+  if (attention && quantized)
+    return fail("attn-run checks a quantizing attn.cache_append alone, not "
+                "with an attention after it");
   if (attention) {
     if (attention.getK() != op.getKCache() ||
         attention.getV() != op.getVCache() ||
@@ -256,6 +346,16 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     case AppendRole::VCache:
       shape = {outer, Hkv, rows, p.valueHeadDim};
       break;
+    case AppendRole::KScale:
+    case AppendRole::VScale: {
+      // Per tensor, per K/V head, or the cache's shape without D.
+      int64_t rank = cast<MemRefType>(func.getArgument(i).getType()).getRank();
+      if (rank == 1)
+        shape = {Hkv};
+      else if (rank > 1)
+        shape = {outer, Hkv, rows};
+      break;
+    }
     case AppendRole::Q:
       shape = {B, ap.qHeads, ap.qLen, p.headDim};
       break;
@@ -280,7 +380,13 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   }
   SmallVector<Buffer> buffers = allocateArguments(func, shapes, extents);
   Buffer *kNew = nullptr, *vNew = nullptr, *kCache = nullptr, *vCache = nullptr,
-         *q = nullptr, *o = nullptr, *lse = nullptr;
+         *q = nullptr, *o = nullptr, *lse = nullptr, *kScale = nullptr,
+         *vScale = nullptr;
+  const Type cacheElt = kcType.getElementType();
+  const double largest = quantizedLargest(cacheElt);
+  // A poisoned quantized element: NaN's byte for fp8; -128 for i8, which
+  // the append never writes (it clamps to [-127, 127]).
+  const double cachePoison = cacheElt.isInteger() ? -128.0 : kNaN;
   for (unsigned i = 0; i < buffers.size(); ++i) {
     Buffer &buf = buffers[i];
     const std::vector<int32_t> *ints = nullptr;
@@ -305,6 +411,18 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       vCache = &buf;
       poison = !attention;
       break;
+    case AppendRole::KScale:
+    case AppendRole::VScale: {
+      (roles[i] == AppendRole::KScale ? kScale : vScale) = &buf;
+      // Per-token scales are written (poisoned); the others read: near
+      // 1 / largest, so that some new values saturate.
+      const bool written =
+          roles[i] == AppendRole::KScale ? kScaleWritten : vScaleWritten;
+      std::uniform_real_distribution<double> spread(0.5, 1.5);
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, written ? kNaN : spread(rng) / largest);
+      continue;
+    }
     case AppendRole::O:
       o = &buf;
       poison = true;
@@ -329,8 +447,13 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
       ints = &attnLens;
       break;
     }
+    const bool quantizedCache = quantized && (roles[i] == AppendRole::KCache ||
+                                              roles[i] == AppendRole::VCache);
+    const double poisonValue = quantizedCache ? cachePoison : kNaN;
     for (int64_t x = 0; x < buf.numElements(); ++x)
-      buf.set(x, ints ? double((*ints)[x]) : poison ? kNaN : uniform(rng));
+      buf.set(x, ints     ? double((*ints)[x])
+                 : poison ? poisonValue
+                          : uniform(rng));
   }
   // What the caches hold before the kernel runs.
   std::vector<double> kBefore = kCache->toDense(), vBefore = vCache->toDense();
@@ -349,11 +472,16 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   auto same = [](double x, double y) {
     return (std::isnan(x) && std::isnan(y)) || x == y;
   };
-  for (auto [got, want, before] :
-       {std::tuple<std::vector<double>, const std::vector<double> *,
-                   const std::vector<double> *>{kCache->toDense(), &kWant,
-                                                &kBefore},
-        {vCache->toDense(), &vWant, &vBefore}}) {
+  int64_t scalesWrong = 0;
+  for (auto [got, want, before, scale, width] :
+       {std::tuple<std::vector<double>, std::vector<double> *,
+                   const std::vector<double> *, Buffer *, int64_t>{
+            kCache->toDense(), &kWant, &kBefore, kScale, p.headDim},
+        {vCache->toDense(), &vWant, &vBefore, vScale, p.valueHeadDim}}) {
+    // A quantized element: the byte nearest x / its scale (QuantRules).
+    if (quantized)
+      scalesWrong += checkQuantized(*want, *before, got, scale, width, Hkv,
+                                    rows, cacheElt);
     for (size_t i = 0; i < got.size(); ++i) {
       bool isNew = !same((*want)[i], (*before)[i]);
       written += isNew;
@@ -361,7 +489,7 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
         ++(isNew ? wrong : clobbered);
     }
   }
-  bool pass = wrong == 0 && clobbered == 0;
+  bool pass = wrong == 0 && clobbered == 0 && scalesWrong == 0;
   llvm::outs() << "@" << kernelName << " append "
                << (slotted ? "T=" + std::to_string(p.newLen) +
                                  " slots=" + std::to_string(p.numBlocks) + "x" +
@@ -377,6 +505,11 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
                << " seed=" << seed << ": rows_written=" << rowsWritten
                << " elements_written=" << written << " wrong=" << wrong
                << " clobbered=" << clobbered;
+  if (quantized)
+    llvm::outs() << " cache=" << cacheElt
+                 << " k_scale=" << scaleLabel(kScale, kScaleWritten)
+                 << " v_scale=" << scaleLabel(vScale, vScaleWritten)
+                 << " scales_wrong=" << scalesWrong;
 
   if (attention) {
     // The reference attention over the old rows, then the new ones, as one

@@ -9,6 +9,7 @@
 #include "tools/attn-run/Run.h"
 
 #include "dialect/AttnMods.h"
+#include "dialect/AttnSemantics.h"
 #include "tools/attn-run/ModEval.h"
 
 #include "llvm/Support/Format.h"
@@ -16,6 +17,81 @@
 #include <cmath>
 
 namespace attn_run {
+
+namespace {
+/// The magnitude of the run's typical stored K/V value: i8 integers up to
+/// 127, fp8 values up to a quarter of the format's largest (448 e4m3,
+/// 57344 e5m2), so that scales near 1 / range make K/V of O(1).
+double quantizedRange(Type elt) {
+  if (elt.isInteger())
+    return 127.0;
+  return (isa<Float8E4M3FNType>(elt) ? 448.0 : 57344.0) / 4;
+}
+
+/// Fresh stored values of a quantized K/V buffer: i8 integers in
+/// [-127, 127]; fp8 values, half of them any finite code (subnormals and
+/// the largest included, so every decoding path is checked) and half in
+/// (-range, range) rounded to the format.
+void fillQuantized(Buffer &buf, std::mt19937_64 &rng) {
+  const double range = quantizedRange(buf.elt);
+  std::uniform_int_distribution<int> ints(-127, 127), codes(0, 255);
+  std::uniform_real_distribution<double> reals(-range, range);
+  std::bernoulli_distribution anyCode(0.5);
+  std::optional<bool> e4m3 = buf.fp8E4M3();
+  for (int64_t x = 0; x < buf.numElements(); ++x) {
+    if (!e4m3) {
+      buf.set(x, double(ints(rng)));
+      continue;
+    }
+    double value = reals(rng);
+    if (anyCode(rng)) {
+      double code = ::attn::host::fromFP8(uint8_t(codes(rng)), *e4m3);
+      value = std::isfinite(code) ? code : 0.0;
+    }
+    buf.set(x, value);
+  }
+}
+
+/// A K/V buffer's values in float64, times its scale (if any) by the
+/// scale's granularity: one, one a head (dim 1), or one a row (every dim
+/// but D).
+std::vector<double> dequantized(const Buffer &data, const Buffer *scale) {
+  std::vector<double> values = data.toDense();
+  if (!scale)
+    return values;
+  const int64_t width = data.shape.back();
+  int64_t headStride = 1; // elements a head: the dims after dim 1
+  for (size_t d = 2; d < data.shape.size(); ++d)
+    headStride *= data.shape[d];
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t at = 0;
+    if (scale->shape.size() == 1)
+      at = int64_t(i) / headStride % data.shape[1];
+    else if (scale->shape.size() > 1)
+      at = int64_t(i) / width;
+    values[i] *= scale->get(at);
+  }
+  return values;
+}
+
+/// " kv=<type> k_scale=<granularity> v_scale=<granularity>" for the
+/// run's line.
+std::string quantizedLabel(const Buffer &k, const Buffer *kScale,
+                           const Buffer *vScale) {
+  auto granularity = [](const Buffer *scale) -> std::string {
+    if (!scale)
+      return "none";
+    return scale->shape.empty()       ? "tensor"
+           : scale->shape.size() == 1 ? "head"
+                                      : "token";
+  };
+  std::string type;
+  llvm::raw_string_ostream os(type);
+  os << k.elt;
+  return " kv=" + type + " k_scale=" + granularity(kScale) +
+         " v_scale=" + granularity(vScale);
+}
+} // namespace
 
 int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
                  mlir::attn::AttentionOp op) {
@@ -49,6 +125,8 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       failed(bind(op.getCuSeqlensQ(), Role::CuSeqlensQ, "cu_seqlens_q")) ||
       failed(bind(op.getCuSeqlensK(), Role::CuSeqlensK, "cu_seqlens_k")) ||
       failed(bind(op.getSinks(), Role::Sinks, "sinks")) ||
+      failed(bind(op.getKScale(), Role::KScale, "k_scale")) ||
+      failed(bind(op.getVScale(), Role::VScale, "v_scale")) ||
       failed(bind(op.getO(), Role::O, "o")) ||
       failed(bind(op.getLse(), Role::LSE, "lse")))
     return 1;
@@ -173,13 +251,17 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     return width ? SmallVector<int64_t>{B, Hq, p.qLen, width}
                  : SmallVector<int64_t>{B, Hq, p.qLen};
   };
+  // With `width` 0, the shape of a per-token scale (no D).
   auto kvShape = [&](int64_t width) -> SmallVector<int64_t> {
+    SmallVector<int64_t> shape{kvOuter, Hkv, kvRows};
     if (packedKV)
-      return {totalK, Hkv, width};
-    return {kvOuter, Hkv, kvRows, width};
+      shape = {totalK, Hkv};
+    if (width)
+      shape.push_back(width);
+    return shape;
   };
   Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr,
-         *sinks = nullptr;
+         *sinks = nullptr, *kScale = nullptr, *vScale = nullptr;
   SmallVector<SmallVector<int64_t>> shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     SmallVector<int64_t> &shape = shapes.emplace_back();
@@ -212,6 +294,16 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     case Role::Sinks:
       shape = {Hq};
       break;
+    case Role::KScale:
+    case Role::VScale: {
+      // Per tensor, per K/V head, or K/V's shape without D.
+      auto type = cast<MemRefType>(func.getArgument(i).getType());
+      if (type.getRank() == 1)
+        shape = {Hkv};
+      else if (type.getRank() > 1)
+        shape = kvShape(0);
+      break;
+    }
     case Role::Capture: {
       auto type = cast<MemRefType>(func.getArgument(i).getType());
       int64_t dynamic =
@@ -233,10 +325,12 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       q = &buf;
       break;
     case Role::K:
-      k = &buf;
-      break;
     case Role::V:
-      v = &buf;
+      (roles[i] == Role::K ? k : v) = &buf;
+      if (mlir::attn::kvFormatOf(buf.elt) != mlir::attn::KVFormat::None) {
+        fillQuantized(buf, rng);
+        continue;
+      }
       break;
     case Role::O:
       o = &buf;
@@ -259,6 +353,16 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, logits(rng));
       sinks = &buf;
+      continue;
+    }
+    case Role::KScale:
+    case Role::VScale: {
+      // Around 1 / the stored values' range, so dequantized K/V are O(1).
+      std::uniform_real_distribution<double> spread(0.5, 1.5);
+      const double range = quantizedRange(kType.getElementType());
+      for (int64_t x = 0; x < buf.numElements(); ++x)
+        buf.set(x, spread(rng) / range);
+      (roles[i] == Role::KScale ? kScale : vScale) = &buf;
       continue;
     }
     case Role::Capture:
@@ -339,7 +443,9 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
   // The reference first: a region load outside its capture is refused
   // before the kernel makes the same load.
   std::vector<double> refO, refLse;
-  ref::attention(p, q->toDense(), k->toDense(), v->toDense(), refO, refLse);
+  // Quantized K/V reach the reference dequantized, in float64.
+  ref::attention(p, q->toDense(), dequantized(*k, kScale),
+                 dequantized(*v, vScale), refO, refLse);
   for (auto [eval, kind] : {std::pair{&scoreMod, mlir::attn::ModKind::Score},
                             std::pair{&maskMod, mlir::attn::ModKind::Mask}})
     if (*eval && !(*eval)->fault().empty())
@@ -350,6 +456,8 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
   const std::string kernelName = func.getSymName().str();
   const bool paged = op.isPaged();
   Type elt = qType.getElementType();
+  const std::string quantized =
+      op.isQuantizedKV() ? quantizedLabel(*k, kScale, vScale) : "";
   if (failed(compileAndCall(context, module, func, buffers)))
     return 1;
 
@@ -404,7 +512,7 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
       << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
       << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
-      << (sinks ? " sinks" : "")
+      << (sinks ? " sinks" : "") << quantized
       << (numCaptures ? " captures=" + std::to_string(numCaptures)
                       : std::string())
       << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)

@@ -104,8 +104,18 @@ struct Buffer {
     }
     return pos * width();
   }
+  /// Whether the elements are one of the fp8 formats (e4m3fn: true).
+  std::optional<bool> fp8E4M3() const {
+    if (isa<Float8E4M3FNType>(elt))
+      return true;
+    if (isa<Float8E5M2Type>(elt))
+      return false;
+    return std::nullopt;
+  }
   double get(int64_t linear) const {
     const char *p = bytes.data() + byteOffset(linear);
+    if (std::optional<bool> e4m3 = fp8E4M3())
+      return ::attn::host::fromFP8(static_cast<uint8_t>(*p), *e4m3);
     if (elt.isF64()) {
       double d;
       std::memcpy(&d, p, 8);
@@ -135,7 +145,9 @@ struct Buffer {
   }
   void set(int64_t linear, double value) {
     char *p = bytes.data() + byteOffset(linear);
-    if (elt.isF64()) {
+    if (std::optional<bool> e4m3 = fp8E4M3()) {
+      *p = static_cast<char>(::attn::host::toFP8(value, *e4m3));
+    } else if (elt.isF64()) {
       std::memcpy(p, &value, 8);
     } else if (elt.isInteger() && !elt.isInteger(32)) {
       int64_t x = static_cast<int64_t>(value);
@@ -183,6 +195,8 @@ enum class Role {
   CuSeqlensQ,
   CuSeqlensK,
   Sinks,
+  KScale,
+  VScale,
   Capture
 };
 

@@ -137,3 +137,26 @@ func.func @merge_offset(%op: memref<2x?x4x64xf16>, %lp: memref<2x?x4xf32>,
                  -> o(%o : memref<?x4x64xf16, strided<[256, 64, 1], offset: 8>>)
   return
 }
+
+// -----
+
+// Quantized K/V caches run on the CPU pipeline only, so far.
+func.func @fp8_kv(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf8E4M3FN>,
+                  %v: memref<?x4x?x64xf8E4M3FN>, %o: memref<?x4x?x64xf16>) {
+  // expected-error @+1 {{the msl tier does not lower a quantized K/V cache ('f8E4M3FN') yet; the CPU pipeline (attn-to-cpu) runs it}}
+  attn.attention q(%q : memref<?x4x?x64xf16>) k(%k : memref<?x4x?x64xf8E4M3FN>)
+                 v(%v : memref<?x4x?x64xf8E4M3FN>) -> o(%o : memref<?x4x?x64xf16>)
+  return
+}
+
+// -----
+
+func.func @append_i8(%kn: memref<?x2x1x64xf16>, %vn: memref<?x2x1x64xf16>,
+                     %lens: memref<?xi32>, %kc: memref<?x2x?x64xi8>,
+                     %vc: memref<?x2x?x64xi8>) {
+  // expected-error @+1 {{the msl tier does not lower a quantizing cache append ('i8' cache) yet; the CPU pipeline (attn-to-cpu) runs it}}
+  attn.cache_append k_new(%kn : memref<?x2x1x64xf16>) v_new(%vn : memref<?x2x1x64xf16>)
+                    kv_lens(%lens : memref<?xi32>)
+                 -> k_cache(%kc : memref<?x2x?x64xi8>) v_cache(%vc : memref<?x2x?x64xi8>)
+  return
+}

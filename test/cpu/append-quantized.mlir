@@ -1,0 +1,39 @@
+// attn.cache_append into quantized caches on the CPU: f16, bf16 or f32 new
+// tokens stored as fp8 (e4m3fn, e5m2) or i8 bytes, each the byte nearest
+// x / scale (QuantRules' encode: ties to even, fp8 saturating, i8 clamped
+// to [-127, 127]). Per-tensor and per-head scales are read (drawn near
+// 1 / the format's largest value, so some values saturate); per-token
+// scales are computed (absmax(row) / largest) and written beside the
+// cache. attn-run poisons the caches and the written scales, then checks
+// every element: each written byte against the nearest stored value of
+// x / scale computed in float64 from the formats' definition, each
+// written scale against absmax / largest to 1e-6, and that nothing else
+// changed; it exits 1 otherwise.
+//
+// RUN: attn-run %s --func=paged_e4m3_token --batch=3 --new-len=20 --kv-len=100 --new-lens=20,0,7 --invalid-blocks=1 | FileCheck %s --check-prefixes=CHECK,TOKEN
+// RUN: attn-run %s --func=contiguous_i8_head_tensor --batch=3 --new-len=7 --kv-len=40 | FileCheck %s --check-prefixes=CHECK,I8
+// RUN: attn-run %s --func=slots_e5m2_token --batch=4 --new-len=20 --kv-len=16 --invalid-blocks=3 | FileCheck %s --check-prefixes=CHECK,E5M2
+// RUN: attn-run %s --func=contiguous_e4m3_unscaled --batch=2 --new-len=5 --kv-len=9 | FileCheck %s
+//
+// CHECK: wrong=0 clobbered=0 cache=
+// TOKEN-SAME: f8E4M3FN k_scale=token v_scale=token
+// I8-SAME: i8 k_scale=head v_scale=tensor
+// E5M2-SAME: f8E5M2 k_scale=token v_scale=none
+// CHECK-SAME: scales_wrong=0 PASS
+
+func.func @paged_e4m3_token(%kn: memref<?x2x?x64xf16>, %vn: memref<?x2x?x64xf16>, %bt: memref<?x?xi32>, %lens: memref<?xi32>, %ks: memref<?x2x16xf32>, %vs: memref<?x2x16xf32>, %kc: memref<?x2x16x64xf8E4M3FN>, %vc: memref<?x2x16x64xf8E4M3FN>) {
+  attn.cache_append k_new(%kn : memref<?x2x?x64xf16>) v_new(%vn : memref<?x2x?x64xf16>) block_table(%bt : memref<?x?xi32>) kv_lens(%lens : memref<?xi32>) k_scale(%ks : memref<?x2x16xf32>) v_scale(%vs : memref<?x2x16xf32>) -> k_cache(%kc : memref<?x2x16x64xf8E4M3FN>) v_cache(%vc : memref<?x2x16x64xf8E4M3FN>)
+  return
+}
+func.func @contiguous_i8_head_tensor(%kn: memref<?x2x?x32xf32>, %vn: memref<?x2x?x32xf32>, %lens: memref<?xi32>, %ks: memref<2xf32>, %vs: memref<f32>, %kc: memref<?x2x?x32xi8>, %vc: memref<?x2x?x32xi8>) {
+  attn.cache_append k_new(%kn : memref<?x2x?x32xf32>) v_new(%vn : memref<?x2x?x32xf32>) kv_lens(%lens : memref<?xi32>) k_scale(%ks : memref<2xf32>) v_scale(%vs : memref<f32>) -> k_cache(%kc : memref<?x2x?x32xi8>) v_cache(%vc : memref<?x2x?x32xi8>)
+  return
+}
+func.func @slots_e5m2_token(%kn: memref<?x2x32xbf16>, %vn: memref<?x2x32xbf16>, %sm: memref<?xi32>, %ks: memref<?x2x16xf32>, %kc: memref<?x2x16x32xf8E5M2>, %vc: memref<?x2x16x32xf8E5M2>) {
+  attn.cache_append k_new(%kn : memref<?x2x32xbf16>) v_new(%vn : memref<?x2x32xbf16>) slot_mapping(%sm : memref<?xi32>) k_scale(%ks : memref<?x2x16xf32>) -> k_cache(%kc : memref<?x2x16x32xf8E5M2>) v_cache(%vc : memref<?x2x16x32xf8E5M2>)
+  return
+}
+func.func @contiguous_e4m3_unscaled(%kn: memref<?x1x?x16xf16>, %vn: memref<?x1x?x16xf16>, %lens: memref<?xi32>, %kc: memref<?x1x?x16xf8E4M3FN>, %vc: memref<?x1x?x16xf8E4M3FN>) {
+  attn.cache_append k_new(%kn : memref<?x1x?x16xf16>) v_new(%vn : memref<?x1x?x16xf16>) kv_lens(%lens : memref<?xi32>) -> k_cache(%kc : memref<?x1x?x16xf8E4M3FN>) v_cache(%vc : memref<?x1x?x16xf8E4M3FN>)
+  return
+}
