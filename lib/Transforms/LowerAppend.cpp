@@ -144,9 +144,11 @@ void copyToken(ImplicitLocOpBuilder &b, CacheAppendOp op, Value zero, Value one,
     OpBuilder::InsertionGuard g(b);
     Type elt = cast<MemRefType>(dst.getType()).getElementType();
     const bool quantized = op.isQuantized();
+    // A copy: C++17 lambdas cannot capture structured bindings.
+    Value source = src;
     auto load = [&](ImplicitLocOpBuilder &at, Value x) -> Value {
       SmallVector<Value> indices = newIndices(h, x);
-      return memref::LoadOp::create(at, src, indices);
+      return memref::LoadOp::create(at, source, indices);
     };
     Value divisor = quantized ? rowDivisor(b, op, scale, kvFormatOf(elt), zero,
                                            one, block, h, row, width, load)
