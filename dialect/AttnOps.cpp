@@ -56,6 +56,10 @@ float AttentionOp::getScaleOrDefault() {
   return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
 }
 
+bool AttentionOp::isQuantizedQ() {
+  return kvFormatOf(memrefOf(getQ()).getElementType()) != KVFormat::None;
+}
+
 bool AttentionOp::isQuantizedKV() {
   return kvFormatOf(memrefOf(getK()).getElementType()) != KVFormat::None;
 }
@@ -424,8 +428,7 @@ public:
 
     // Element types: K and V are read with Q's type; accumulation is f32.
     Builder b(op.getContext());
-    if (failed(checkFloatElement("q", q)) ||
-        failed(checkFloatElement("o", o)) ||
+    if (failed(checkQueryElement(q, k)) || failed(checkFloatElement("o", o)) ||
         failed(checkElementType("lse", lse, b.getF32Type())) ||
         failed(checkElementType("block_table", table, b.getI32Type())) ||
         failed(checkElementType("kv_lens", lens, b.getI32Type())) ||
@@ -468,7 +471,8 @@ public:
                            : packedKV ? "[total_k, Hkv]"
                                       : "[B, Hkv, Sk]";
     if (failed(checkScale("k_scale", kScale, "k", k, tokenShape)) ||
-        failed(checkScale("v_scale", vScale, "v", v, tokenShape)))
+        failed(checkScale("v_scale", vScale, "v", v, tokenShape)) ||
+        failed(checkQueryScale(op.getQScale(), q)))
       return failure();
 
     // Query tokens: O and LSE have Q's.
@@ -543,7 +547,8 @@ public:
                                      {"cu_seqlens_k", cuK},
                                      {"sinks", sinks},
                                      {"k_scale", kScale},
-                                     {"v_scale", vScale}})) ||
+                                     {"v_scale", vScale},
+                                     {"q_scale", op.getQScale()}})) ||
         failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
@@ -559,7 +564,55 @@ public:
                             {"cu_seqlens_k", cuK},
                             {"sinks", sinks},
                             {"k_scale", kScale},
-                            {"v_scale", vScale}});
+                            {"v_scale", vScale},
+                            {"q_scale", op.getQScale()}});
+  }
+
+  /// Q is f16, bf16 or f32, or fp8 over a quantized K/V cache (fp8
+  /// attention).
+  LogicalResult checkQueryElement(Value q, Value k) {
+    Type elt = memrefOf(q).getElementType();
+    KVFormat format = kvFormatOf(elt);
+    if (format == KVFormat::None || format == KVFormat::Int8)
+      return checkFloatElement("q", q);
+    if (kvFormatOf(memrefOf(k).getElementType()) == KVFormat::None)
+      return op.emitOpError()
+             << "operand 'q' element type " << elt
+             << " makes an fp8 attention, which needs a quantized K/V cache "
+                "(f8E4M3FN, f8E5M2 or i8 K and V); operand 'k' has element "
+                "type "
+             << memrefOf(k).getElementType();
+    return success();
+  }
+
+  /// Q's dequantization scale: f32, contiguous, for an fp8 Q, per tensor
+  /// (rank 0) or per query head ([Hq]).
+  LogicalResult checkQueryScale(Value scale, Value q) {
+    if (!scale)
+      return success();
+    MemRefType type = memrefOf(scale);
+    if (!op.isQuantizedQ())
+      return op.emitOpError()
+             << "operand 'q_scale' dequantizes an fp8 q (f8E4M3FN or "
+                "f8E5M2); operand 'q' has element type "
+             << memrefOf(q).getElementType();
+    if (failed(checkElementType("q_scale", scale,
+                                Builder(op.getContext()).getF32Type())))
+      return failure();
+    if (!type.getLayout().isIdentity())
+      return op.emitOpError()
+             << "operand 'q_scale' must be contiguous (identity layout), got "
+             << type.getLayout();
+    if (type.getRank() > 1)
+      return op.emitOpError() << "operand 'q_scale' must have rank 0 (per "
+                                 "tensor) or 1 ([Hq], per query head), got "
+                                 "rank "
+                              << type.getRank();
+    if (type.getRank() == 1 &&
+        (failed(checkStatic("q_scale", scale, 0, "query head count")) ||
+         failed(checkSame("q_scale", scale, 0, "q", q, 1, "query head count"))))
+      return failure();
+    return success();
   }
 
   /// K and V hold Q's float type, or are both one quantized format.

@@ -63,6 +63,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     | `sinks`       | [Hq] (optional)                   | f16, bf16, f32 |
     | `k_scale`     | (optional) see below              | f32            |
     | `v_scale`     | (optional) see below              | f32            |
+    | `q_scale`     | (optional) [] or [Hq]             | f32            |
 
     Packed (varlen) batches, as FlashAttention's varlen API takes them:
     with `cu_seqlens_q` (`[B+1]` i32, monotone offsets from 0), Q, O and
@@ -106,6 +107,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     dequantized values as on any others (f32 products and statistics). A
     scale belongs to a quantized operand only: `k_scale` with an f16 K is
     refused.
+
+    fp8 attention (FlashAttention-3's fp8 forward): over a quantized K/V
+    cache, Q may be `f8E4M3FN` or `f8E5M2` too, dequantized the same way
+    with `q_scale`, per tensor (rank 0) or per query head (`[Hq]`). O
+    stays f16, bf16 or f32.
 
     With `block_table`, K and V are paged caches
     `[num_blocks, Hkv, block_size, D]`: key `j` of sequence `b` lives in block
@@ -232,6 +238,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<AnyMemRef>:$sinks,
     Optional<AnyMemRef>:$k_scale,
     Optional<AnyMemRef>:$v_scale,
+    Optional<AnyMemRef>:$q_scale,
     Attn_AttentionMemRef:$o,
     Optional<AnyMemRef>:$lse,
     Variadic<AnyMemRef>:$captures,
@@ -253,6 +260,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`k_scale` `(` $k_scale^ `:` type($k_scale) `)`)?
     (`v_scale` `(` $v_scale^ `:` type($v_scale) `)`)?
+    (`q_scale` `(` $q_scale^ `:` type($q_scale) `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
@@ -279,6 +287,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     bool hasMods() { return hasScoreMod() || hasMaskMod(); }
     /// Whether K and V are a quantized cache (fp8 or i8 elements).
     bool isQuantizedKV();
+    /// Whether Q is fp8 (fp8 attention).
+    bool isQuantizedQ();
     /// Q, O and LSE packed by cu_seqlens_q ([total_q, H, D]).
     bool isPackedQ() { return getCuSeqlensQ() != nullptr; }
     /// K and V packed by cu_seqlens_k ([total_k, Hkv, D]).
@@ -541,6 +551,10 @@ def Attn_LoadQOp : Attn_Op<"load_q", [AttrSizedOperandSegments]> {
     `tile[r, :] = q[start + f / G, kv_head * G + f % G, :]`, zero for
     `f >= G * len`. `batch` is then only the sequence's number.
 
+    An fp8 `q` (fp8 attention) is dequantized into an f32 tile, each
+    element decoded times its `scale` (rank 0: one; rank 1: the row's
+    query head's); no scale is 1.
+
     ```mlir
     %qt = attn.load_q %q[%b, %h, %row] group 4
         : memref<?x32x?x128xf16> -> tensor<64x128xf16>
@@ -550,16 +564,20 @@ def Attn_LoadQOp : Attn_Op<"load_q", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$q, Index:$batch,
                        Index:$kv_head, Index:$row, I64Attr:$group,
-                       Optional<Index>:$seq_start, Optional<Index>:$seq_len);
+                       Optional<Index>:$seq_start, Optional<Index>:$seq_len,
+                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$scale);
   let results = (outs Attn_Tile:$tile);
   let assemblyFormat = [{
     $q `[` $batch `,` $kv_head `,` $row `]` `group` $group
-    (`seq` `(` $seq_start^ `,` $seq_len `)`)? attr-dict
+    (`seq` `(` $seq_start^ `,` $seq_len `)`)?
+    (`scale` `(` $scale^ `:` type($scale) `)`)? attr-dict
     `:` type($q) `->` type($tile)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isPacked() { return getSeqStart() != nullptr; }
+    /// Whether `q` is fp8 (the tile is dequantized to f32).
+    bool isQuantized();
   }];
 }
 

@@ -125,10 +125,27 @@ LogicalResult LoadQOp::verify() {
   auto q = cast<MemRefType>(getQ().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
   if (failed(tile) ||
-      failed(
-          check.same("tile", *tile, 1, "q", q, q.getRank() - 1, "head dim")) ||
-      failed(check.sameElement("tile", *tile, "q", q)))
+      failed(check.same("tile", *tile, 1, "q", q, q.getRank() - 1, "head dim")))
     return failure();
+  if (!isQuantized()) {
+    if (getScale())
+      return emitOpError() << "'scale' dequantizes an fp8 'q'; 'q' has "
+                              "element type "
+                           << q.getElementType();
+    if (failed(check.sameElement("tile", *tile, "q", q)))
+      return failure();
+  } else {
+    if (!tile->getElementType().isF32())
+      return emitOpError() << "an fp8 'q' dequantizes into an f32 tile, got "
+                           << tile->getElementType();
+    if (Value scale = getScale()) {
+      auto type = cast<MemRefType>(scale.getType());
+      if (!type.getElementType().isF32() || type.getRank() > 1)
+        return emitOpError() << "'scale' must be f32 of rank 0 (per tensor) "
+                                "or 1 (per query head), got "
+                             << type;
+    }
+  }
   int64_t hq = q.getDimSize(1);
   if (!ShapedType::isDynamic(hq) && hq % getGroup() != 0)
     return emitOpError() << "attribute 'group' (" << getGroup()
@@ -189,6 +206,11 @@ LogicalResult LoadKVOp::verify() {
                          << " (src's rank - 1, per token), got rank "
                          << scale.getRank();
   return success();
+}
+
+bool LoadQOp::isQuantized() {
+  return kvFormatOf(cast<MemRefType>(getQ().getType()).getElementType()) !=
+         KVFormat::None;
 }
 
 bool LoadKVOp::isQuantized() {

@@ -3,8 +3,10 @@
 // Text mutation rarely keeps a spec valid, so this target builds one from
 // the input bytes instead: element types, head counts (GQA groups), head
 // dims (multiples of 8 and others), static or dynamic batch and lengths,
-// contiguous, strided ([B, S, H, D] views) or paged K/V, LSE, masks with
-// any extents and alignment, scale, soft-cap and schedules, each drawn from
+// contiguous, strided ([B, S, H, D] views) or paged K/V, quantized K/V
+// caches (fp8, i8) with dequantization scales of every granularity (and
+// shapes just off them) and fp8 Q, LSE, masks with any extents and
+// alignment, scale, soft-cap and schedules, each drawn from
 // a range that includes the edges and values just past them. Most specs it
 // writes verify, so the lowerings (fuzz/Lowerings.h) see every input; the
 // rest exercise the verifier's rules. ATTN_FUZZ_PRINT=1 prints each spec.
@@ -35,33 +37,42 @@ std::string dim(FuzzedDataProvider &in, int64_t staticValue) {
 }
 
 struct Spec {
-  std::string q, k, v, o, lse, table, lens;
+  std::string q, k, v, o, lse, table, lens, kScale, vScale, qScale;
   std::string attrs;
 };
 
 Spec generate(FuzzedDataProvider &in) {
   static const char *const elementTypes[] = {"f16", "bf16", "f32"};
-  static const int64_t headDims[] = {8,  16, 32,  40,  64,  72,  80, 96,
+  static const int64_t headDims[] = {8,   16,  32,  40,  64,  72, 80,  96,
                                      104, 128, 160, 192, 256, 12, 100, 512};
   static const int64_t groups[] = {1, 1, 2, 4, 8, 16, 32, 3};
   static const int64_t kvHeads[] = {1, 2, 4, 8};
   static const int64_t blockSizes[] = {1, 16, 64, 128, 256, 3};
   static const int64_t lengths[] = {1, 2, 4, 7, 16, 100, 1024, 65536};
-  static const int64_t extents[] = {0,       1,          15,        64,
-                                    4096,    2147483646, 2147483647, 1000};
-  static const char *const floats[] = {"0.125", "1.0", "30.0", "1.0e-30",
+  static const int64_t extents[] = {0,    1,          15,         64,
+                                    4096, 2147483646, 2147483647, 1000};
+  static const char *const floats[] = {"0.125",  "1.0",    "30.0",   "1.0e-30",
                                        "1.0e30", "2.3e38", "0.0625", "50.0"};
   static const int64_t tiles[] = {0, 8, 16, 32, 48, 64, 128, 256};
   static const int64_t warpCounts[] = {0, 1, 2, 4, 8, 16, 3, 32};
   static const int64_t stageCounts[] = {0, 1, 2, 3, 4};
 
+  static const char *const quantizedTypes[] = {"f8E4M3FN", "f8E5M2", "i8",
+                                               "f8E4M3", "ui8"};
   const std::string elt = pick(in, elementTypes);
   const std::string outElt = in.ConsumeBool() ? elt : "f32";
+  // A quantized K/V cache, one time in four (the last two of its types
+  // are not quantized formats: refused), and then sometimes an fp8 Q.
+  const bool quantized = in.ConsumeIntegralInRange<int>(0, 3) == 0;
+  const std::string kvElt = quantized ? pick(in, quantizedTypes) : elt;
+  const std::string qElt =
+      quantized && in.ConsumeIntegralInRange<int>(0, 3) == 0 ? kvElt : elt;
   const int64_t hkv = pick(in, kvHeads), hq = hkv * pick(in, groups);
   const int64_t d = pick(in, headDims);
   const int64_t dv = in.ConsumeBool() ? d : pick(in, headDims);
   const std::string b = dim(in, 1 + in.ConsumeIntegralInRange<int>(0, 3));
-  const std::string sq = in.ConsumeBool() ? "?" : std::to_string(pick(in, lengths));
+  const std::string sq =
+      in.ConsumeBool() ? "?" : std::to_string(pick(in, lengths));
   const bool paged = in.ConsumeIntegralInRange<int>(0, 3) == 0;
   // [B, S, H, D] memory viewed as [B, H, S, D]: static head and row strides.
   const bool strided = !paged && in.ConsumeIntegralInRange<int>(0, 3) == 0;
@@ -76,19 +87,51 @@ Spec generate(FuzzedDataProvider &in) {
   auto memref = [&](const std::string &outer, int64_t heads,
                     const std::string &rows, int64_t hd, const std::string &t,
                     bool contiguous) {
-    return "memref<" + outer + "x" + std::to_string(heads) + "x" + rows +
-           "x" + std::to_string(hd) + "x" + t +
+    return "memref<" + outer + "x" + std::to_string(heads) + "x" + rows + "x" +
+           std::to_string(hd) + "x" + t +
            (contiguous ? std::string() : layout(heads, hd)) + ">";
   };
   Spec s;
-  s.q = memref(b, hq, sq, d, elt, false);
+  s.q = memref(b, hq, sq, d, qElt, false);
   s.o = memref(b, hq, sq, dv, outElt, false);
   // Paged: [num_blocks, Hkv, block_size, D] caches, always contiguous.
   const std::string outer = paged ? "?" : b;
-  const std::string rows = paged ? std::to_string(pick(in, blockSizes))
-                                 : dim(in, pick(in, lengths));
-  s.k = memref(outer, hkv, rows, d, elt, paged);
-  s.v = memref(outer, hkv, rows, dv, elt, paged);
+  const std::string rows =
+      paged ? std::to_string(pick(in, blockSizes)) : dim(in, pick(in, lengths));
+  s.k = memref(outer, hkv, rows, d, kvElt, paged);
+  s.v = memref(outer, hkv, rows, dv,
+               quantized && in.ConsumeIntegralInRange<int>(0, 7) == 0 ? elt
+                                                                      : kvElt,
+               paged);
+  // Scales: none, per tensor, per K/V head, per token, or just off one of
+  // those (a wrong head count, rank, element type or a scale on float K/V).
+  auto scale = [&](int64_t heads) -> std::string {
+    switch (in.ConsumeIntegralInRange<int>(0, 7)) {
+    case 0:
+    case 1:
+      return "";
+    case 2:
+      return "memref<f32>";
+    case 3:
+      return "memref<" + std::to_string(heads) + "xf32>";
+    case 4:
+      return "memref<" + outer + "x" + std::to_string(hkv) + "x" + rows +
+             "xf32>";
+    case 5:
+      return "memref<" + std::to_string(heads + 1) + "xf32>";
+    case 6:
+      return "memref<" + outer + "x" + std::to_string(hkv) + "xf32>";
+    default:
+      return "memref<" + std::to_string(heads) + "xf16>";
+    }
+  };
+  if (quantized || in.ConsumeIntegralInRange<int>(0, 15) == 0) {
+    s.kScale = scale(hkv);
+    s.vScale = scale(hkv);
+    // Q's per-token form (rank 3 here) is refused: Q has no such scale.
+    if (in.ConsumeBool())
+      s.qScale = scale(hq);
+  }
   if (paged)
     s.table = "memref<" + b + "x?xi32>";
   if (paged || in.ConsumeBool())
@@ -132,14 +175,22 @@ std::string text(const Spec &s) {
     args += ", %lens: " + s.lens;
     op += " kv_lens(%lens : " + s.lens + ")";
   }
+  for (auto [name, type] :
+       {std::pair<std::string, const std::string *>{"k_scale", &s.kScale},
+        {"v_scale", &s.vScale},
+        {"q_scale", &s.qScale}}) {
+    if (type->empty())
+      continue;
+    args += ", %" + name + ": " + *type;
+    op += " " + name + "(%" + name + " : " + *type + ")";
+  }
   args += ", %o: " + s.o;
   op += "\n      -> o(%o : " + s.o + ")";
   if (!s.lse.empty()) {
     args += ", %lse: " + s.lse;
     op += " lse(%lse : " + s.lse + ")";
   }
-  return "func.func @fuzz(" + args + ") {\n" + op + s.attrs +
-         "\n  return\n}\n";
+  return "func.func @fuzz(" + args + ") {\n" + op + s.attrs + "\n  return\n}\n";
 }
 
 } // namespace

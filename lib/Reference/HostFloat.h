@@ -61,24 +61,34 @@ inline double fromFP8(uint8_t bits, bool e4m3) {
 }
 
 /// The finite fp8 value nearest `x` (ties to the even code), saturating at
-/// the format's largest finite value; NaN gives NaN.
+/// the format's largest finite value; NaN gives NaN. Positive codes grow
+/// with their values, so the nearest is a neighbour in that order.
 inline uint8_t toFP8(double x, bool e4m3) {
   if (std::isnan(x))
     return 0x7f;
-  uint8_t best = 0;
-  double bestDistance = INFINITY;
-  for (int code = 0; code < 256; ++code) {
-    double value = fromFP8(static_cast<uint8_t>(code), e4m3);
-    if (!std::isfinite(value))
-      continue;
-    double distance = std::abs(value - x);
-    if (distance < bestDistance ||
-        (distance == bestDistance && !(code & 1) && (best & 1))) {
-      best = static_cast<uint8_t>(code);
-      bestDistance = distance;
+  // The positive finite codes: 0 .. 0x7e (e4m3) or 0 .. 0x7b (e5m2).
+  const int last = e4m3 ? 0x7e : 0x7b;
+  const double a = std::abs(x);
+  int lo = 0, hi = last; // largest code whose value is <= a
+  if (a >= fromFP8(static_cast<uint8_t>(last), e4m3)) {
+    lo = last;
+  } else {
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (fromFP8(static_cast<uint8_t>(mid), e4m3) <= a)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
   }
-  return best;
+  int code = lo;
+  if (lo < last) {
+    double below = a - fromFP8(static_cast<uint8_t>(lo), e4m3);
+    double above = fromFP8(static_cast<uint8_t>(lo + 1), e4m3) - a;
+    if (above < below || (above == below && (lo & 1)))
+      code = lo + 1;
+  }
+  return static_cast<uint8_t>(code | (std::signbit(x) ? 0x80 : 0));
 }
 
 } // namespace attn::host

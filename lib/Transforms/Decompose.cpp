@@ -148,6 +148,35 @@ Value guardedTile(
       })[0];
 }
 
+/// A quantized element's f32 value: its byte decoded (QuantRules) times
+/// `scale` (if any), indexed by the scale's granularity (`head`: the
+/// element's head; `row`: its indices without D).
+Value dequantize(ImplicitLocOpBuilder &b, Value stored, Value scale, Value head,
+                 ArrayRef<Value> row) {
+  KVFormat format = kvFormatOf(stored.getType());
+  Value byte = stored;
+  if (format != KVFormat::Int8)
+    byte = arith::BitcastOp::create(b, b.getI8Type(), stored);
+  byte = arith::ExtUIOp::create(b, b.getI32Type(), byte);
+  ByteExprs exprs{b};
+  Value value = QuantRules<ByteExprs>(exprs).decode(format, byte);
+  if (!scale)
+    return value;
+  SmallVector<Value> at;
+  switch (scaleGranularityOf(cast<MemRefType>(scale.getType()))) {
+  case ScaleGranularity::Tensor:
+    break;
+  case ScaleGranularity::Head:
+    at.push_back(head);
+    break;
+  case ScaleGranularity::Token:
+    at.assign(row.begin(), row.end());
+    break;
+  }
+  Value factor = memref::LoadOp::create(b, scale, at);
+  return arith::MulFOp::create(b, value, factor);
+}
+
 Value decompose(Builder &b, LoadQOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
   int64_t group = op.getGroup();
@@ -164,7 +193,10 @@ Value decompose(Builder &b, LoadQOp op) {
         SmallVector<Value> indices =
             rowIndices(nb, op.getBatch(), op.getSeqStart(), head, query);
         indices.push_back(d);
-        return memref::LoadOp::create(nb, op.getQ(), indices);
+        Value stored = memref::LoadOp::create(nb, op.getQ(), indices);
+        if (!op.isQuantized())
+          return stored;
+        return dequantize(nb, stored, op.getScale(), head, {});
       });
 }
 
@@ -185,36 +217,6 @@ SmallVector<Value> kvRowIndices(ImplicitLocOpBuilder &b, LoadKVOp op, Value j) {
   return {block, op.getKvHead(), arith::RemUIOp::create(b, j, bs)};
 }
 
-/// A quantized element's f32 value: its byte decoded (QuantRules) times
-/// its scale, indexed by the scale's granularity (`row`: the element's
-/// indices without D).
-Value dequantize(ImplicitLocOpBuilder &b, LoadKVOp op, Value stored,
-                 ArrayRef<Value> row) {
-  KVFormat format = kvFormatOf(stored.getType());
-  Value byte = stored;
-  if (format != KVFormat::Int8)
-    byte = arith::BitcastOp::create(b, b.getI8Type(), stored);
-  byte = arith::ExtUIOp::create(b, b.getI32Type(), byte);
-  ByteExprs exprs{b};
-  Value value = QuantRules<ByteExprs>(exprs).decode(format, byte);
-  Value scale = op.getScale();
-  if (!scale)
-    return value;
-  SmallVector<Value> at;
-  switch (scaleGranularityOf(cast<MemRefType>(scale.getType()))) {
-  case ScaleGranularity::Tensor:
-    break;
-  case ScaleGranularity::Head:
-    at.push_back(op.getKvHead());
-    break;
-  case ScaleGranularity::Token:
-    at.assign(row.begin(), row.end());
-    break;
-  }
-  Value factor = memref::LoadOp::create(b, scale, at);
-  return arith::MulFOp::create(b, value, factor);
-}
-
 Value decompose(Builder &b, LoadKVOp op) {
   auto type = cast<RankedTensorType>(op.getTile().getType());
   return guardedTile(
@@ -232,7 +234,7 @@ Value decompose(Builder &b, LoadKVOp op) {
         Value stored = memref::LoadOp::create(nb, op.getSrc(), at);
         if (!op.isQuantized())
           return stored;
-        return dequantize(nb, op, stored, row);
+        return dequantize(nb, stored, op.getScale(), op.getKvHead(), row);
       });
 }
 

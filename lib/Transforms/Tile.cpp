@@ -136,7 +136,9 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   const int64_t hkv = op.getNumKVHeads();
   const int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   Type inElt = qType.getElementType();
-  auto qTileType = RankedTensorType::get({br, d}, inElt);
+  // An fp8 Q (fp8 attention) is dequantized into an f32 tile too.
+  auto qTileType = RankedTensorType::get(
+      {br, d}, op.isQuantizedQ() ? b.getF32Type() : inElt);
   // A quantized K/V cache is dequantized into f32 tiles.
   Type kvElt = op.isQuantizedKV() ? b.getF32Type() : inElt;
   auto kTileType = RankedTensorType::get({bc, d}, kvElt);
@@ -223,7 +225,7 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
   Value seqStart = packedQ ? qStart : Value();
   Value seqLen = packedQ ? qLen : Value();
   Value qTile = LoadQOp::create(b, qTileType, op.getQ(), bIdx, head, row,
-                                groupAttr, seqStart, seqLen);
+                                groupAttr, seqStart, seqLen, op.getQScale());
   auto init = InitStateOp::create(b, br, dv);
   IRMapping mapping; // the regions are isolated: nothing to map
   auto loop = scf::ForOp::create(

@@ -48,15 +48,6 @@ func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x2x16x64xf8E4M3>, %v: memref
 
 // -----
 
-// Q stays a float type (fp8 Q is not taken yet).
-func.func @f(%q: memref<2x8x16x64xf8E4M3FN>, %k: memref<2x2x16x64xf8E4M3FN>, %v: memref<2x2x16x64xf8E4M3FN>, %o: memref<2x8x16x64xf16>) {
-  // expected-error @+1 {{operand 'q' element type 'f8E4M3FN' is not supported; expected f16, bf16 or f32}}
-  attn.attention q(%q : memref<2x8x16x64xf8E4M3FN>) k(%k : memref<2x2x16x64xf8E4M3FN>) v(%v : memref<2x2x16x64xf8E4M3FN>) -> o(%o : memref<2x8x16x64xf16>)
-  return
-}
-
-// -----
-
 // A scale dequantizes a quantized operand only.
 func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x2x16x64xf16>, %v: memref<2x2x16x64xf16>, %s: memref<f32>, %o: memref<2x8x16x64xf16>) {
   // expected-error @+1 {{operand 'k_scale' dequantizes a quantized k (f8E4M3FN, f8E5M2 or i8); operand 'k' has element type 'f16'}}
@@ -142,5 +133,57 @@ func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<?x2x16x64xi8>, %v: memref<?x2
 func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x8x16x64xf8E4M3FN>, %v: memref<2x8x16x64xf8E4M3FN>, %lse: memref<2x8x16xf32>, %o: memref<2x8x16x64xf16>) {
   // expected-error @+1 {{operand 'k_scale' is the same buffer as operand 'lse', which the op writes}}
   attn.attention q(%q : memref<2x8x16x64xf16>) k(%k : memref<2x8x16x64xf8E4M3FN>) v(%v : memref<2x8x16x64xf8E4M3FN>) k_scale(%lse : memref<2x8x16xf32>) -> o(%o : memref<2x8x16x64xf16>) lse(%lse : memref<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// fp8 attention: an fp8 Q scores a quantized K/V cache only.
+func.func @f(%q: memref<2x8x16x64xf8E4M3FN>, %k: memref<2x2x16x64xf16>, %v: memref<2x2x16x64xf16>, %o: memref<2x8x16x64xf16>) {
+  // expected-error @+1 {{operand 'q' element type 'f8E4M3FN' makes an fp8 attention, which needs a quantized K/V cache (f8E4M3FN, f8E5M2 or i8 K and V); operand 'k' has element type 'f16'}}
+  attn.attention q(%q : memref<2x8x16x64xf8E4M3FN>) k(%k : memref<2x2x16x64xf16>) v(%v : memref<2x2x16x64xf16>) -> o(%o : memref<2x8x16x64xf16>)
+  return
+}
+
+// -----
+
+// An i8 Q is not taken (fp8 only).
+func.func @f(%q: memref<2x8x16x64xi8>, %k: memref<2x2x16x64xi8>, %v: memref<2x2x16x64xi8>, %o: memref<2x8x16x64xf16>) {
+  // expected-error @+1 {{operand 'q' element type 'i8' is not supported; expected f16, bf16 or f32}}
+  attn.attention q(%q : memref<2x8x16x64xi8>) k(%k : memref<2x2x16x64xi8>) v(%v : memref<2x2x16x64xi8>) -> o(%o : memref<2x8x16x64xf16>)
+  return
+}
+
+// -----
+
+// q_scale dequantizes an fp8 Q.
+func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x2x16x64xf8E4M3FN>, %v: memref<2x2x16x64xf8E4M3FN>, %s: memref<f32>, %o: memref<2x8x16x64xf16>) {
+  // expected-error @+1 {{operand 'q_scale' dequantizes an fp8 q (f8E4M3FN or f8E5M2); operand 'q' has element type 'f16'}}
+  attn.attention q(%q : memref<2x8x16x64xf16>) k(%k : memref<2x2x16x64xf8E4M3FN>) v(%v : memref<2x2x16x64xf8E4M3FN>) q_scale(%s : memref<f32>) -> o(%o : memref<2x8x16x64xf16>)
+  return
+}
+
+// -----
+
+// Per tensor or per query head.
+func.func @f(%q: memref<2x8x16x64xf8E5M2>, %k: memref<2x2x16x64xf8E5M2>, %v: memref<2x2x16x64xf8E5M2>, %s: memref<2x8xf32>, %o: memref<2x8x16x64xf16>) {
+  // expected-error @+1 {{operand 'q_scale' must have rank 0 (per tensor) or 1 ([Hq], per query head), got rank 2}}
+  attn.attention q(%q : memref<2x8x16x64xf8E5M2>) k(%k : memref<2x2x16x64xf8E5M2>) v(%v : memref<2x2x16x64xf8E5M2>) q_scale(%s : memref<2x8xf32>) -> o(%o : memref<2x8x16x64xf16>)
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<2x8x16x64xf8E4M3FN>, %k: memref<2x2x16x64xf8E4M3FN>, %v: memref<2x2x16x64xf8E4M3FN>, %s: memref<2xf32>, %o: memref<2x8x16x64xf16>) {
+  // expected-error @+1 {{query head count mismatch: operand 'q_scale' dim 0 is 2 but operand 'q' dim 1 is 8}}
+  attn.attention q(%q : memref<2x8x16x64xf8E4M3FN>) k(%k : memref<2x2x16x64xf8E4M3FN>) v(%v : memref<2x2x16x64xf8E4M3FN>) q_scale(%s : memref<2xf32>) -> o(%o : memref<2x8x16x64xf16>)
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<2x8x16x64xf8E4M3FN>, %k: memref<2x2x16x64xf8E4M3FN>, %v: memref<2x2x16x64xf8E4M3FN>, %s: memref<bf16>, %o: memref<2x8x16x64xf16>) {
+  // expected-error @+1 {{operand 'q_scale' element type 'bf16' must be 'f32'}}
+  attn.attention q(%q : memref<2x8x16x64xf8E4M3FN>) k(%k : memref<2x2x16x64xf8E4M3FN>) v(%v : memref<2x2x16x64xf8E4M3FN>) q_scale(%s : memref<bf16>) -> o(%o : memref<2x8x16x64xf16>)
   return
 }

@@ -48,3 +48,19 @@ func.func @load_kv_dequantized(%k: memref<?x2x16x64xf8E4M3FN>, %bt: memref<?x?xi
   %s = attn.qk %qt, %kt scale 0.125 : tensor<16x64xf16>, tensor<16x64xf32> -> tensor<16x16xf32>
   return %s : tensor<16x16xf32>
 }
+
+// fp8 attention: an fp8 Q with per-head scales over an fp8 cache.
+// CHECK-LABEL: func.func @fp8_attention
+// CHECK: attn.attention q(%{{.*}} : memref<?x8x?x128xf8E4M3FN>) k(%{{.*}} : memref<?x8x?x128xf8E4M3FN>) v(%{{.*}} : memref<?x8x?x128xf8E4M3FN>) k_scale(%{{.*}} : memref<f32>) v_scale(%{{.*}} : memref<f32>) q_scale(%{{.*}} : memref<8xf32>) -> o(%{{.*}} : memref<?x8x?x128xbf16>) mask = <causal>{{$}}
+// CHECK-LABEL: func.func @load_q_dequantized
+// CHECK: attn.load_q %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group 1 scale(%{{.*}} : memref<f32>) : memref<?x8x?x128xf8E5M2> -> tensor<16x128xf32>
+func.func @fp8_attention(%q: memref<?x8x?x128xf8E4M3FN>, %k: memref<?x8x?x128xf8E4M3FN>, %v: memref<?x8x?x128xf8E4M3FN>, %ks: memref<f32>, %vs: memref<f32>, %qs: memref<8xf32>, %o: memref<?x8x?x128xbf16>) {
+  attn.attention q(%q : memref<?x8x?x128xf8E4M3FN>) k(%k : memref<?x8x?x128xf8E4M3FN>) v(%v : memref<?x8x?x128xf8E4M3FN>)
+                 k_scale(%ks : memref<f32>) v_scale(%vs : memref<f32>) q_scale(%qs : memref<8xf32>)
+              -> o(%o : memref<?x8x?x128xbf16>) mask = <causal>
+  return
+}
+func.func @load_q_dequantized(%q: memref<?x8x?x128xf8E5M2>, %s: memref<f32>, %i: index) -> tensor<16x128xf32> {
+  %t = attn.load_q %q[%i, %i, %i] group 1 scale(%s : memref<f32>) : memref<?x8x?x128xf8E5M2> -> tensor<16x128xf32>
+  return %t : tensor<16x128xf32>
+}

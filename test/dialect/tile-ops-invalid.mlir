@@ -389,7 +389,7 @@ func.func @f(%l: memref<?x8x?xf32>, %t: tensor<16xf32>, %i: index) {
 // The generic form can name a packed start without a length.
 func.func @f(%q: memref<?x8x64xf16>, %i: index) {
   // expected-error @+1 {{'seq' needs both the sequence's first row and its length}}
-  %t = "attn.load_q"(%q, %i, %i, %i, %i) <{group = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}> : (memref<?x8x64xf16>, index, index, index, index) -> tensor<16x64xf16>
+  %t = "attn.load_q"(%q, %i, %i, %i, %i) <{group = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (memref<?x8x64xf16>, index, index, index, index) -> tensor<16x64xf16>
   return
 }
 
@@ -432,5 +432,22 @@ func.func @f(%k: memref<?x2x?x64xi8>, %s: memref<?x2xf32>, %i: index) {
 func.func @f(%q: tensor<16x64xf16>, %k: tensor<16x64xbf16>) {
   // expected-error @+1 {{'k' element type 'bf16' must match 'q' ('f16')}}
   %s = attn.qk %q, %k scale 0.125 : tensor<16x64xf16>, tensor<16x64xbf16> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// load_q: a scale belongs to an fp8 q, which dequantizes into f32.
+func.func @f(%q: memref<?x8x?x64xf16>, %s: memref<f32>, %i: index) {
+  // expected-error @+1 {{'scale' dequantizes an fp8 'q'; 'q' has element type 'f16'}}
+  %t = attn.load_q %q[%i, %i, %i] group 1 scale(%s : memref<f32>) : memref<?x8x?x64xf16> -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<?x8x?x64xf8E4M3FN>, %i: index) {
+  // expected-error @+1 {{an fp8 'q' dequantizes into an f32 tile, got 'bf16'}}
+  %t = attn.load_q %q[%i, %i, %i] group 1 : memref<?x8x?x64xf8E4M3FN> -> tensor<16x64xbf16>
   return
 }

@@ -10,7 +10,7 @@
 func.func @f(%q: memref<1x8x16x64xf16>, %k: memref<1x8x16x64xf16>,
              %v: memref<1x8x16x64xf16>, %o: memref<1x8x16x64xf16>) {
   // expected-error @+1 {{'attn.attention' op operand count (4) does not match with the total size (9) specified in attribute 'operandSegmentSizes'}}
-  "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 2, 2, 0, 0, 0, 1, 1, 0>}> ({}, {})
+  "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 2, 2, 0, 0, 0, 0, 1, 1, 0>}> ({}, {})
       : (memref<1x8x16x64xf16>, memref<1x8x16x64xf16>, memref<1x8x16x64xf16>, memref<1x8x16x64xf16>) -> ()
   return
 }
@@ -31,7 +31,7 @@ func.func @f(%q: memref<1x8x16x64xf16>, %k: memref<1x8x16x64xf16>,
 func.func @f(%q: memref<1x8x16x64xf16>, %k: memref<1x8x16x64xf16>,
              %v: memref<1x8x16x64xf16>, %o: memref<1x8x16x64xf16>) {
   // expected-error @+1 {{'attn.attention' op requires zero results}}
-  %r = "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {})
+  %r = "attn.attention"(%q, %k, %v, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {})
       : (memref<1x8x16x64xf16>, memref<1x8x16x64xf16>, memref<1x8x16x64xf16>, memref<1x8x16x64xf16>) -> i32
   return
 }
@@ -42,7 +42,7 @@ func.func @f(%q: memref<1x8x16x64xf16>, %k: memref<1x8x16x64xf16>,
 func.func @f(%q: memref<1x8x16x64xf16>, %k: memref<1x8x16x64xf16>,
              %v: memref<1x8x16x64xf16>, %o: memref<1x8x16x64xf16>) {
   // expected-error-re @+1 {{invalid properties {{.*}} for op attn.attention: Invalid attribute `mask` in property conversion: 42 : i32}}
-  "attn.attention"(%q, %k, %v, %o) <{mask = 42 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {})
+  "attn.attention"(%q, %k, %v, %o) <{mask = 42 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>}> ({}, {})
       : (memref<1x8x16x64xf16>, memref<1x8x16x64xf16>, memref<1x8x16x64xf16>, memref<1x8x16x64xf16>) -> ()
   return
 }

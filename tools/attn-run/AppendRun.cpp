@@ -41,13 +41,15 @@ double nearestStored(double r, Type elt) {
 /// stored value nearest x / scale, where the element's scale is the
 /// tensor's, its head's, or its row's as the kernel wrote it. A written
 /// per-token scale must be absmax(row) / largest (to 1e-6), and an
-/// unwritten one must keep its poison; returns the scales that are not.
+/// unwritten one must keep its value (`scaleBefore`); returns the scales
+/// that are not.
 /// The kernel's byte is accepted when it is as near x / scale as the
 /// nearest one up to f32 rounding of the quotient (a tie either way).
 int64_t checkQuantized(std::vector<double> &want,
                        const std::vector<double> &before,
                        const std::vector<double> &got, const Buffer *scale,
-                       int64_t width, int64_t heads, int64_t rows, Type elt) {
+                       const std::vector<double> &scaleBefore, int64_t width,
+                       int64_t heads, int64_t rows, Type elt) {
   auto same = [](double x, double y) {
     return (std::isnan(x) && std::isnan(y)) || x == y;
   };
@@ -69,7 +71,7 @@ int64_t checkQuantized(std::vector<double> &want,
       s = scale->get(row);
       double wantScale = absMax / largest;
       if (!written) {
-        scalesWrong += !std::isnan(s);
+        scalesWrong += !same(s, scaleBefore[row]);
         continue;
       }
       scalesWrong += !(std::abs(s - wantScale) <= 1e-6 * wantScale);
@@ -152,17 +154,16 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
   const bool quantized = op.isQuantized();
   const bool kScaleWritten = op.writesScale(op.getKScale()),
              vScaleWritten = op.writesScale(op.getVScale());
-  if (attention && quantized)
-    return fail("attn-run checks a quantizing attn.cache_append alone, not "
-                "with an attention after it");
   if (attention) {
     if (attention.getK() != op.getKCache() ||
         attention.getV() != op.getVCache() ||
         attention.getBlockTable() != op.getBlockTable() ||
-        !attention.getKvLens() || attention.getKvLens() == op.getKvLens())
+        !attention.getKvLens() || attention.getKvLens() == op.getKvLens() ||
+        attention.getKScale() != op.getKScale() ||
+        attention.getVScale() != op.getVScale())
       return fail("an attn.attention after attn.cache_append must read its "
-                  "caches (and block table) and take its own kv_lens, the "
-                  "lengths after the append");
+                  "caches (block table and scales) and take its own "
+                  "kv_lens, the lengths after the append");
     if (failed(bind(attention.getQ(), AppendRole::Q, "q")) ||
         failed(bind(attention.getO(), AppendRole::O, "o")) ||
         failed(bind(attention.getLse(), AppendRole::LSE, "lse")) ||
@@ -414,13 +415,14 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     case AppendRole::KScale:
     case AppendRole::VScale: {
       (roles[i] == AppendRole::KScale ? kScale : vScale) = &buf;
-      // Per-token scales are written (poisoned); the others read: near
-      // 1 / largest, so that some new values saturate.
+      // Near 1 / largest, so that some new values saturate. Per-token
+      // scales are written: poisoned, unless an attention reads the old
+      // rows' too.
       const bool written =
           roles[i] == AppendRole::KScale ? kScaleWritten : vScaleWritten;
       std::uniform_real_distribution<double> spread(0.5, 1.5);
       for (int64_t x = 0; x < buf.numElements(); ++x)
-        buf.set(x, written ? kNaN : spread(rng) / largest);
+        buf.set(x, written && !attention ? kNaN : spread(rng) / largest);
       continue;
     }
     case AppendRole::O:
@@ -450,11 +452,21 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
     const bool quantizedCache = quantized && (roles[i] == AppendRole::KCache ||
                                               roles[i] == AppendRole::VCache);
     const double poisonValue = quantizedCache ? cachePoison : kNaN;
-    for (int64_t x = 0; x < buf.numElements(); ++x)
-      buf.set(x, ints     ? double((*ints)[x])
-                 : poison ? poisonValue
-                          : uniform(rng));
+    // Old rows of an i8 cache: integers in [-127, 127] (fp8 ones round
+    // to the format as they are set).
+    const bool intRows = quantizedCache && !poison && cacheElt.isInteger();
+    for (int64_t x = 0; x < buf.numElements(); ++x) {
+      double value = ints     ? double((*ints)[x])
+                     : poison ? poisonValue
+                              : uniform(rng);
+      buf.set(x, intRows ? std::nearbyint(value * 127) : value);
+    }
   }
+  std::vector<double> kScaleBefore, vScaleBefore;
+  if (kScale)
+    kScaleBefore = kScale->toDense();
+  if (vScale)
+    vScaleBefore = vScale->toDense();
   // What the caches hold before the kernel runs.
   std::vector<double> kBefore = kCache->toDense(), vBefore = vCache->toDense();
 
@@ -480,8 +492,10 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
         {vCache->toDense(), &vWant, &vBefore, vScale, p.valueHeadDim}}) {
     // A quantized element: the byte nearest x / its scale (QuantRules).
     if (quantized)
-      scalesWrong += checkQuantized(*want, *before, got, scale, width, Hkv,
-                                    rows, cacheElt);
+      scalesWrong +=
+          checkQuantized(*want, *before, got, scale,
+                         scale == kScale ? kScaleBefore : vScaleBefore, width,
+                         Hkv, rows, cacheElt);
     for (size_t i = 0; i < got.size(); ++i) {
       bool isNew = !same((*want)[i], (*before)[i]);
       written += isNew;
@@ -513,17 +527,24 @@ int runAppend(MLIRContext &context, ModuleOp module, func::FuncOp func,
 
   if (attention) {
     // The reference attention over the old rows, then the new ones, as one
-    // contiguous K/V: nothing of the append's reference is reused.
+    // contiguous K/V: nothing of the append's reference is reused. A
+    // quantized cache's new rows are what the append stored (checked
+    // above), read back dequantized by the scales it wrote: the attention
+    // must find them, and their scales, where the append put them.
     const int64_t L = p.capacity, d = p.headDim, dv = p.valueHeadDim;
     std::vector<double> kFull(B * Hkv * L * d, 0.0),
         vFull(B * Hkv * L * dv, 0.0);
     std::vector<double> kn = kNew->toDense(), vn = vNew->toDense();
+    if (quantized) {
+      kBefore = dequantized(*kCache, kScale);
+      vBefore = dequantized(*vCache, vScale);
+    }
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < Hkv; ++h)
         for (int64_t j = 0; j < attnLens[b]; ++j) {
           const std::vector<double> *ks = &kBefore, *vs = &vBefore;
           int64_t krow, vrow;
-          if (j < kvLens[b]) {
+          if (j < kvLens[b] || quantized) {
             int64_t slot = b, r = j;
             if (paged) {
               slot = blockTable[b * p.maxBlocks + j / p.blockSize];

@@ -52,44 +52,57 @@ void fillQuantized(Buffer &buf, std::mt19937_64 &rng) {
   }
 }
 
-/// A K/V buffer's values in float64, times its scale (if any) by the
-/// scale's granularity: one, one a head (dim 1), or one a row (every dim
-/// but D).
-std::vector<double> dequantized(const Buffer &data, const Buffer *scale) {
-  std::vector<double> values = data.toDense();
+/// A scale's granularity by its rank: none, tensor, head or token.
+std::string scaleGranularity(const Buffer *scale) {
   if (!scale)
-    return values;
-  const int64_t width = data.shape.back();
-  int64_t headStride = 1; // elements a head: the dims after dim 1
-  for (size_t d = 2; d < data.shape.size(); ++d)
-    headStride *= data.shape[d];
-  for (size_t i = 0; i < values.size(); ++i) {
-    int64_t at = 0;
-    if (scale->shape.size() == 1)
-      at = int64_t(i) / headStride % data.shape[1];
-    else if (scale->shape.size() > 1)
-      at = int64_t(i) / width;
-    values[i] *= scale->get(at);
+    return "none";
+  return scale->shape.empty()       ? "tensor"
+         : scale->shape.size() == 1 ? "head"
+                                    : "token";
+}
+
+/// --quantize-from-float: fresh floats in (-1, 1), quantized into `data`
+/// as an engine would: each scale absmax / largest over its elements (1
+/// for none, or an all-zero group), each byte the nearest of x / scale.
+/// Returns the floats, which the reference then reads.
+std::vector<double> quantizeFloats(Buffer &data, Buffer *scale,
+                                   std::mt19937_64 &rng) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> floats(data.numElements());
+  for (double &x : floats)
+    x = uniform(rng);
+  const double largest = data.elt.isInteger()              ? 127.0
+                         : isa<Float8E4M3FNType>(data.elt) ? 448.0
+                                                           : 57344.0;
+  if (scale) {
+    std::vector<double> absMax(scale->numElements(), 0.0);
+    for (size_t i = 0; i < floats.size(); ++i) {
+      double &m = absMax[scaleIndex(data, scale, i)];
+      m = std::max(m, std::abs(floats[i]));
+    }
+    for (size_t s = 0; s < absMax.size(); ++s)
+      scale->set(s, absMax[s] > 0 ? absMax[s] / largest : 1.0);
   }
-  return values;
+  for (size_t i = 0; i < floats.size(); ++i) {
+    double r =
+        floats[i] / (scale ? scale->get(scaleIndex(data, scale, i)) : 1.0);
+    // fp8: Buffer::set rounds to the nearest (saturating); i8 here.
+    data.set(i, data.elt.isInteger()
+                    ? std::clamp(std::nearbyint(r), -127.0, 127.0)
+                    : r);
+  }
+  return floats;
 }
 
 /// " kv=<type> k_scale=<granularity> v_scale=<granularity>" for the
 /// run's line.
 std::string quantizedLabel(const Buffer &k, const Buffer *kScale,
                            const Buffer *vScale) {
-  auto granularity = [](const Buffer *scale) -> std::string {
-    if (!scale)
-      return "none";
-    return scale->shape.empty()       ? "tensor"
-           : scale->shape.size() == 1 ? "head"
-                                      : "token";
-  };
   std::string type;
   llvm::raw_string_ostream os(type);
   os << k.elt;
-  return " kv=" + type + " k_scale=" + granularity(kScale) +
-         " v_scale=" + granularity(vScale);
+  return " kv=" + type + " k_scale=" + scaleGranularity(kScale) +
+         " v_scale=" + scaleGranularity(vScale);
 }
 } // namespace
 
@@ -127,6 +140,7 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       failed(bind(op.getSinks(), Role::Sinks, "sinks")) ||
       failed(bind(op.getKScale(), Role::KScale, "k_scale")) ||
       failed(bind(op.getVScale(), Role::VScale, "v_scale")) ||
+      failed(bind(op.getQScale(), Role::QScale, "q_scale")) ||
       failed(bind(op.getO(), Role::O, "o")) ||
       failed(bind(op.getLse(), Role::LSE, "lse")))
     return 1;
@@ -261,7 +275,8 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     return shape;
   };
   Buffer *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr,
-         *sinks = nullptr, *kScale = nullptr, *vScale = nullptr;
+         *sinks = nullptr, *kScale = nullptr, *vScale = nullptr,
+         *qScale = nullptr;
   SmallVector<SmallVector<int64_t>> shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     SmallVector<int64_t> &shape = shapes.emplace_back();
@@ -304,6 +319,11 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
         shape = kvShape(0);
       break;
     }
+    case Role::QScale:
+      // Per tensor, or per query head.
+      if (cast<MemRefType>(func.getArgument(i).getType()).getRank() == 1)
+        shape = {Hq};
+      break;
     case Role::Capture: {
       auto type = cast<MemRefType>(func.getArgument(i).getType());
       int64_t dynamic =
@@ -323,6 +343,10 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     switch (roles[i]) {
     case Role::Q:
       q = &buf;
+      if (mlir::attn::kvFormatOf(buf.elt) != mlir::attn::KVFormat::None) {
+        fillQuantized(buf, rng);
+        continue;
+      }
       break;
     case Role::K:
     case Role::V:
@@ -356,13 +380,19 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       continue;
     }
     case Role::KScale:
-    case Role::VScale: {
-      // Around 1 / the stored values' range, so dequantized K/V are O(1).
+    case Role::VScale:
+    case Role::QScale: {
+      // Around 1 / the stored values' range, so dequantized Q, K, V are
+      // O(1).
       std::uniform_real_distribution<double> spread(0.5, 1.5);
-      const double range = quantizedRange(kType.getElementType());
+      const double range =
+          quantizedRange(roles[i] == Role::QScale ? qType.getElementType()
+                                                  : kType.getElementType());
       for (int64_t x = 0; x < buf.numElements(); ++x)
         buf.set(x, spread(rng) / range);
-      (roles[i] == Role::KScale ? kScale : vScale) = &buf;
+      (roles[i] == Role::KScale   ? kScale
+       : roles[i] == Role::VScale ? vScale
+                                  : qScale) = &buf;
       continue;
     }
     case Role::Capture:
@@ -397,6 +427,25 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
   for (auto [arg, role] : aliases)
     if (role == Role::V)
       v = &buffers[arg];
+  // The reference's Q, K, V: the buffers' values dequantized, or, with
+  // --quantize-from-float, the floats the quantized ones came from.
+  auto isQuantized = [](const Buffer *buf) {
+    return mlir::attn::kvFormatOf(buf->elt) != mlir::attn::KVFormat::None;
+  };
+  std::vector<double> qRef, kRef, vRef;
+  const bool fromFloat = quantizeFromFloat && isQuantized(k);
+  if (fromFloat) {
+    if (isQuantized(q))
+      qRef = quantizeFloats(*q, qScale, rng);
+    kRef = quantizeFloats(*k, kScale, rng);
+    vRef = v == k ? kRef : quantizeFloats(*v, vScale, rng);
+  }
+  if (qRef.empty())
+    qRef = dequantized(*q, qScale);
+  if (kRef.empty())
+    kRef = dequantized(*k, kScale);
+  if (vRef.empty())
+    vRef = dequantized(*v, vScale);
 
   // The regions, as the reference evaluates them (before the pipeline
   // replaces the op), reading the captures' contents.
@@ -443,9 +492,9 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
   // The reference first: a region load outside its capture is refused
   // before the kernel makes the same load.
   std::vector<double> refO, refLse;
-  // Quantized K/V reach the reference dequantized, in float64.
-  ref::attention(p, q->toDense(), dequantized(*k, kScale),
-                 dequantized(*v, vScale), refO, refLse);
+  // Quantized operands reach the reference dequantized in float64 (or
+  // as their floats).
+  ref::attention(p, qRef, kRef, vRef, refO, refLse);
   for (auto [eval, kind] : {std::pair{&scoreMod, mlir::attn::ModKind::Score},
                             std::pair{&maskMod, mlir::attn::ModKind::Mask}})
     if (*eval && !(*eval)->fault().empty())
@@ -458,6 +507,8 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
   Type elt = qType.getElementType();
   const std::string quantized =
       op.isQuantizedKV() ? quantizedLabel(*k, kScale, vScale) : "";
+  const std::string quantizedQ =
+      op.isQuantizedQ() ? " q_scale=" + scaleGranularity(qScale) : "";
   if (failed(compileAndCall(context, module, func, buffers)))
     return 1;
 
@@ -473,7 +524,14 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
 
   // Check.
   int64_t unwritten = 0;
-  double relErr = relativeError(o->toDense(), refO, unwritten);
+  std::vector<double> gotO = o->toDense();
+  double relErr = relativeError(gotO, refO, unwritten);
+  // The largest error of an element of O, for --quantize-from-float's
+  // report (O's elements are O(1)).
+  double maxAbsErr = 0;
+  for (size_t i = 0; i < gotO.size(); ++i)
+    if (!std::isnan(gotO[i]))
+      maxAbsErr = std::max(maxAbsErr, std::abs(gotO[i] - refO[i]));
   double lseErr = 0;
   int64_t emptyRows = 0, lseWrong = 0;
   if (lse) {
@@ -499,9 +557,13 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     }
   }
   // O is only as precise as the narrowest of the inputs and O itself.
-  const bool allF32 = elt.isF32() && o->elt.isF32();
+  // Dequantized inputs are exact in f32.
+  const bool allF32 = (elt.isF32() || mlir::attn::kvFormatOf(elt) !=
+                                          mlir::attn::KVFormat::None) &&
+                      o->elt.isF32();
   double tol = tolerance > 0 ? double(tolerance) : allF32 ? 1e-4 : 1e-2;
-  const double lseTol = 1e-3;
+  // From floats, the LSE carries the format's error too.
+  const double lseTol = fromFloat ? tol : 1e-3;
   bool pass =
       relErr <= tol && unwritten == 0 && lseErr <= lseTol && lseWrong == 0;
   llvm::outs()
@@ -512,11 +574,13 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
       << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
       << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
-      << (sinks ? " sinks" : "") << quantized
+      << (sinks ? " sinks" : "") << quantized << quantizedQ
       << (numCaptures ? " captures=" + std::to_string(numCaptures)
                       : std::string())
-      << " seed=" << seed << ": rel_err=" << llvm::format("%.3e", relErr)
-      << " (tol " << tol << ")";
+      << (fromFloat ? " from_float" : "") << " seed=" << seed
+      << ": rel_err=" << llvm::format("%.3e", relErr) << " (tol " << tol << ")";
+  if (fromFloat)
+    llvm::outs() << " max_abs_err=" << llvm::format("%.3e", maxAbsErr);
   if (lse)
     llvm::outs() << " lse_err=" << llvm::format("%.3e", lseErr)
                  << " empty_rows=" << emptyRows;

@@ -58,6 +58,26 @@ FailureOr<Extent> extentOf(MemRefType type, ArrayRef<int64_t> shape) {
   return e;
 }
 
+int64_t scaleIndex(const Buffer &data, const Buffer *scale, int64_t i) {
+  if (!scale || scale->shape.empty())
+    return 0;
+  int64_t headStride = 1; // elements a head: the dims after dim 1
+  for (size_t d = 2; d < data.shape.size(); ++d)
+    headStride *= data.shape[d];
+  if (scale->shape.size() == 1)
+    return i / headStride % data.shape[1];
+  return i / data.shape.back();
+}
+
+std::vector<double> dequantized(const Buffer &data, const Buffer *scale) {
+  std::vector<double> values = data.toDense();
+  if (!scale)
+    return values;
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] *= scale->get(scaleIndex(data, scale, int64_t(i)));
+  return values;
+}
+
 /// Allocates the buffer `extent` describes.
 Buffer allocate(MemRefType type, ArrayRef<int64_t> shape, Extent extent) {
   Buffer buf;

@@ -56,9 +56,8 @@ struct Level {
 
 /// The function `name` of `module` and the one op of kind `OpT` in it.
 template <typename OpT>
-FailureOr<std::pair<func::FuncOp, OpT>> kernelNamed(ModuleOp module,
-                                                    StringRef name,
-                                                    StringRef what) {
+FailureOr<std::pair<func::FuncOp, OpT>>
+kernelNamed(ModuleOp module, StringRef name, StringRef what) {
   auto func = module.lookupSymbol<func::FuncOp>(name);
   if (!func)
     return fail("--cascade: no func.func @" + name + " (the " + what + ")"),
@@ -84,8 +83,8 @@ LogicalResult bindLevel(Level &level, StringRef what) {
                 " must be a paged attention over packed queries "
                 "(cu_seqlens_q) with kv_lens and an lse output"),
            failure();
-  if (op.getSinks() || !op.getCaptures().empty() ||
-      !op.getScoreMod().empty() || !op.getMaskMod().empty())
+  if (op.getSinks() || !op.getCaptures().empty() || !op.getScoreMod().empty() ||
+      !op.getMaskMod().empty())
     return fail("--cascade: the " + what + " " + name +
                 " has sinks, captures or a region; attn-run's cascade "
                 "covers plain levels"),
@@ -446,16 +445,15 @@ int runCascade(MLIRContext &context, ModuleOp module,
                       isF32(suf.getO()) && isF32(merge.getOParts()) &&
                       isF32(merge.getO());
   const double tol = tolerance > 0 ? double(tolerance) : allF32 ? 1e-4 : 1e-2;
-  const bool pass = relErr <= tol && lseErr <= 1e-3 && unwritten == 0 &&
-                    levelUnwritten == 0;
+  const bool pass =
+      relErr <= tol && lseErr <= 1e-3 && unwritten == 0 && levelUnwritten == 0;
   llvm::outs() << "cascade @" << prefixName << " + @" << suffixName << " -> @"
                << mergeName << " B=" << B << " Hq=" << Hq << " Hkv=" << Hkv
                << " D=" << D << " Dv=" << Dv << " bs=" << bs << " prefix=" << P
-               << " chunks=" << C << " rows=" << T
-               << (causal ? " causal" : "") << " seed=" << seed
-               << ": empty_parts=" << emptyParts
-               << " rel_err=" << llvm::format("%.3e", relErr) << " (tol "
-               << tol << ")";
+               << " chunks=" << C << " rows=" << T << (causal ? " causal" : "")
+               << " seed=" << seed << ": empty_parts=" << emptyParts
+               << " rel_err=" << llvm::format("%.3e", relErr) << " (tol " << tol
+               << ")";
   if (lse)
     llvm::outs() << " lse_err=" << llvm::format("%.3e", lseErr);
   llvm::outs() << " unwritten=" << unwritten + levelUnwritten

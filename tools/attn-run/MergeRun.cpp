@@ -103,8 +103,7 @@ int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
     case MergeRole::OParts:
       oParts = &buf;
       for (int64_t x = 0; x < buf.numElements(); ++x)
-        buf.set(x, empty(x / (rows * dv), x / dv % rows) ? kNaN
-                                                         : uniform(rng));
+        buf.set(x, empty(x / (rows * dv), x / dv % rows) ? kNaN : uniform(rng));
       break;
     case MergeRole::LseParts:
       lseParts = &buf;
@@ -164,8 +163,8 @@ int runMerge(MLIRContext &context, ModuleOp module, func::FuncOp func,
   llvm::outs() << "@" << kernelName << " merge N=" << N << " T=" << T
                << " H=" << H << " Dv=" << dv << " " << partElt << " -> "
                << outElt << " seed=" << seed << ": empty_rows=" << emptyRows
-               << " rel_err=" << llvm::format("%.3e", relErr) << " (tol "
-               << tol << ")";
+               << " rel_err=" << llvm::format("%.3e", relErr) << " (tol " << tol
+               << ")";
   if (lse)
     llvm::outs() << " lse_err=" << llvm::format("%.3e", lseErr);
   llvm::outs() << " empty_wrong=" << emptyWrong << " unwritten=" << unwritten

@@ -58,6 +58,7 @@ extern llvm::cl::opt<uint64_t> seedOpt;
 extern llvm::cl::opt<int64_t> maxMemoryMiB;
 extern llvm::cl::opt<double> maxWork;
 extern llvm::cl::opt<double> tolerance;
+extern llvm::cl::opt<bool> quantizeFromFloat;
 extern llvm::cl::list<std::string> cascadeKernels;
 extern llvm::cl::opt<int64_t> prefixLen;
 extern llvm::cl::opt<int64_t> prefixChunks;
@@ -197,8 +198,18 @@ enum class Role {
   Sinks,
   KScale,
   VScale,
+  QScale,
   Capture
 };
+
+/// Index, in `scale`, of the scale of element `i` (row-major) of a
+/// quantized buffer `data`: 0 per tensor (or no scale), the head (dim 1)
+/// per head, the row (every dim but the last) per token.
+int64_t scaleIndex(const Buffer &data, const Buffer *scale, int64_t i);
+
+/// A quantized buffer's values in float64 times their scales (a float
+/// buffer's values as they are).
+std::vector<double> dequantized(const Buffer &data, const Buffer *scale);
 
 /// Allocates the buffer `extent` describes.
 Buffer allocate(MemRefType type, ArrayRef<int64_t> shape, Extent extent);

@@ -133,6 +133,13 @@ cl::opt<double> tolerance(
     "tolerance",
     cl::desc("max ||o - ref|| / ||ref|| (default 1e-4 for f32, 1e-2 else)"),
     cl::init(0));
+cl::opt<bool> quantizeFromFloat(
+    "quantize-from-float",
+    cl::desc("quantized Q, K, V hold fresh floats quantized as an engine "
+             "would (each scale absmax / the format's largest, by its "
+             "granularity), and the reference reads the floats: the error "
+             "is the format's plus the kernel's (set --tolerance)"),
+    cl::init(false));
 cl::list<std::string> cascadeKernels(
     "cascade", cl::CommaSeparated,
     cl::desc("prefix,suffix,merge: run cascade attention from these three "
@@ -176,9 +183,9 @@ int main(int argc, char **argv) {
     return 1; // the parser printed why
 
   if (!cascadeKernels.empty())
-    return runCascade(context, *module,
-                      SmallVector<std::string>(cascadeKernels.begin(),
-                                               cascadeKernels.end()));
+    return runCascade(
+        context, *module,
+        SmallVector<std::string>(cascadeKernels.begin(), cascadeKernels.end()));
 
   // The kernel and its attention op (or its cache append, which has a run
   // of its own).
