@@ -254,6 +254,20 @@ inline KVFormat kvFormatOf(Type elt) {
   return KVFormat::None;
 }
 
+/// The largest finite magnitude of a quantized format (not None): 448
+/// (e4m3fn), 57344 (e5m2), 127 (i8, kept symmetric). encode saturates
+/// there; a per-token scale maps a row's absmax onto it.
+inline double largestFinite(KVFormat format) {
+  switch (format) {
+  case KVFormat::E4M3:
+    return 448.0;
+  case KVFormat::E5M2:
+    return 57344.0;
+  default:
+    return 127.0;
+  }
+}
+
 /// What a dequantization scale's rank says: one for the tensor (rank 0),
 /// one a K/V head (rank 1, [Hkv]), or one a token and head (K/V's rank - 1,
 /// K/V's shape without D).
@@ -372,7 +386,7 @@ public:
     }
     const bool e4m3 = format == KVFormat::E4M3;
     const int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-    Value largest = e.fcst(e4m3 ? 448.0 : 57344.0);
+    Value largest = e.fcst(largestFinite(format));
     Value absolute = e.fabs(x);
     Value a = e.fmin(absolute, largest);
     Value field = e.f32Exponent(a);

@@ -54,19 +54,6 @@ Value toF32(ImplicitLocOpBuilder &b, Value v) {
   return arith::ExtFOp::create(b, b.getF32Type(), v);
 }
 
-/// The largest finite magnitude of a quantized format: per-token scales
-/// map each row's absmax onto it.
-double largestOf(KVFormat format) {
-  switch (format) {
-  case KVFormat::E4M3:
-    return 448.0;
-  case KVFormat::E5M2:
-    return 57344.0;
-  default:
-    return 127.0;
-  }
-}
-
 /// The divisor of a quantized row of head `h` at cache row (block, row):
 /// a read scale (per tensor or head), or the per-token one computed from
 /// the row's absmax (`load(x)` reads element x of the new row) and
@@ -96,7 +83,7 @@ Value rowDivisor(ImplicitLocOpBuilder &b, CacheAppendOp op, Value scale,
         scf::YieldOp::create(nb, larger);
       });
   Value largest =
-      arith::ConstantOp::create(b, b.getF32FloatAttr(largestOf(format)));
+      arith::ConstantOp::create(b, b.getF32FloatAttr(largestFinite(format)));
   Value divisor = arith::DivFOp::create(b, absMax.getResult(0), largest);
   memref::StoreOp::create(b, divisor, scale, ValueRange{block, h, row});
   return divisor;
