@@ -249,8 +249,8 @@ public:
         failed(checkPositiveFinite("softcap", op.getSoftcap())) ||
         failed(checkScoreFactors()))
       return failure();
-    if (failed(checkWrittenDistinct({{"o", o}, {"lse", lse}},
-                                    {{"q", q},
+    // The operands the op reads, then those it writes.
+    const NamedOperand operands[] = {{"q", q},
                                      {"k", k},
                                      {"v", v},
                                      {"block_table", table},
@@ -260,24 +260,16 @@ public:
                                      {"sinks", sinks},
                                      {"k_scale", kScale},
                                      {"v_scale", vScale},
-                                     {"q_scale", op.getQScale()}})) ||
+                                     {"q_scale", op.getQScale()},
+                                     {"o", o},
+                                     {"lse", lse}};
+    ArrayRef<NamedOperand> all(operands);
+    if (failed(checkWrittenDistinct(all.take_back(2), all.drop_back(2))) ||
         failed(checkNoAliasing("o", o)) ||
         (lse && failed(checkNoAliasing("lse", lse))))
       return failure();
     // Last, so the rules above name head dims and counts of 0 themselves.
-    return checkNoZeroDims({{"q", q},
-                            {"k", k},
-                            {"v", v},
-                            {"o", o},
-                            {"lse", lse},
-                            {"block_table", table},
-                            {"kv_lens", lens},
-                            {"cu_seqlens_q", cuQ},
-                            {"cu_seqlens_k", cuK},
-                            {"sinks", sinks},
-                            {"k_scale", kScale},
-                            {"v_scale", vScale},
-                            {"q_scale", op.getQScale()}});
+    return checkNoZeroDims(all);
   }
 
   /// Q is f16, bf16 or f32, or fp8 over a quantized K/V cache (fp8
@@ -308,13 +300,8 @@ public:
              << "operand 'q_scale' dequantizes an fp8 q (f8E4M3FN or "
                 "f8E5M2); operand 'q' has element type "
              << memrefOf(q).getElementType();
-    if (failed(checkElementType("q_scale", scale,
-                                Builder(op.getContext()).getF32Type())))
+    if (failed(checkScaleBuffer("q_scale", scale)))
       return failure();
-    if (!type.getLayout().isIdentity())
-      return op.emitOpError()
-             << "operand 'q_scale' must be contiguous (identity layout), got "
-             << type.getLayout();
     if (type.getRank() > 1)
       return op.emitOpError() << "operand 'q_scale' must have rank 0 (per "
                                  "tensor) or 1 ([Hq], per query head), got "

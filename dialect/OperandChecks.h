@@ -279,6 +279,19 @@ public:
   /// with one of the ranks of AttnOps.td's table (per tensor, per K/V
   /// head, per token and head).
   /// `tokenShape` names the per-token form's dims.
+  /// What every dequantization scale is: f32 and contiguous.
+  LogicalResult checkScaleBuffer(StringRef name, Value scale) {
+    if (failed(checkElementType(name, scale,
+                                Builder(op.getContext()).getF32Type())))
+      return failure();
+    MemRefType type = memrefOf(scale);
+    if (!type.getLayout().isIdentity())
+      return op.emitOpError() << "operand '" << name
+                              << "' must be contiguous (identity layout), got "
+                              << type.getLayout();
+    return success();
+  }
+
   LogicalResult checkScale(StringRef name, Value scale, StringRef dataName,
                            Value data, StringRef tokenShape) {
     if (!scale)
@@ -289,13 +302,8 @@ public:
              << "operand '" << name << "' dequantizes a quantized " << dataName
              << " (f8E4M3FN, f8E5M2 or i8); operand '" << dataName
              << "' has element type " << dataType.getElementType();
-    if (failed(checkElementType(name, scale,
-                                Builder(op.getContext()).getF32Type())))
+    if (failed(checkScaleBuffer(name, scale)))
       return failure();
-    if (!type.getLayout().isIdentity())
-      return op.emitOpError() << "operand '" << name
-                              << "' must be contiguous (identity layout), got "
-                              << type.getLayout();
     const int64_t tokenRank = dataType.getRank() - 1;
     if (type.getRank() != 0 && type.getRank() != 1 &&
         type.getRank() != tokenRank)
