@@ -21,13 +21,6 @@ namespace attn_run {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The largest finite value of a quantized cache's format.
-double quantizedLargest(Type elt) {
-  if (elt.isInteger())
-    return 127.0;
-  return isa<Float8E4M3FNType>(elt) ? 448.0 : 57344.0;
-}
-
 /// The value nearest `r` that `elt` stores (ties to even), saturating.
 double nearestStored(double r, Type elt) {
   if (elt.isInteger())

@@ -25,7 +25,7 @@ namespace {
 double quantizedRange(Type elt) {
   if (elt.isInteger())
     return 127.0;
-  return (isa<Float8E4M3FNType>(elt) ? 448.0 : 57344.0) / 4;
+  return quantizedLargest(elt) / 4;
 }
 
 /// Fresh stored values of a quantized K/V buffer: i8 integers in
@@ -71,9 +71,7 @@ std::vector<double> quantizeFloats(Buffer &data, Buffer *scale,
   std::vector<double> floats(data.numElements());
   for (double &x : floats)
     x = uniform(rng);
-  const double largest = data.elt.isInteger()              ? 127.0
-                         : isa<Float8E4M3FNType>(data.elt) ? 448.0
-                                                           : 57344.0;
+  const double largest = quantizedLargest(data.elt);
   if (scale) {
     std::vector<double> absMax(scale->numElements(), 0.0);
     for (size_t i = 0; i < floats.size(); ++i) {

@@ -58,6 +58,12 @@ FailureOr<Extent> extentOf(MemRefType type, ArrayRef<int64_t> shape) {
   return e;
 }
 
+double quantizedLargest(Type elt) {
+  if (elt.isInteger())
+    return 127.0;
+  return isa<Float8E4M3FNType>(elt) ? 448.0 : 57344.0;
+}
+
 int64_t scaleIndex(const Buffer &data, const Buffer *scale, int64_t i) {
   if (!scale || scale->shape.empty())
     return 0;

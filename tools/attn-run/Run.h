@@ -202,6 +202,11 @@ enum class Role {
   Capture
 };
 
+/// The largest finite value of a quantized element type (fp8 e4m3fn 448,
+/// e5m2 57344; i8 127, symmetric), from the formats' definitions (the
+/// host does not use the compiler's rules).
+double quantizedLargest(Type elt);
+
 /// Index, in `scale`, of the scale of element `i` (row-major) of a
 /// quantized buffer `data`: 0 per tensor (or no scale), the head (dim 1)
 /// per head, the row (every dim but the last) per token.
