@@ -264,7 +264,9 @@ def Attn_LaunchOperand : I32EnumAttr<"LaunchOperand",
     I32EnumAttrCase<"CuSeqlensK", 12, "cu_seqlens_k">,
     I32EnumAttrCase<"Sinks", 13, "sinks">,
     I32EnumAttrCase<"OParts", 14, "o_parts">,
-    I32EnumAttrCase<"LseParts", 15, "lse_parts">]> {
+    I32EnumAttrCase<"LseParts", 15, "lse_parts">,
+    I32EnumAttrCase<"KScale", 16, "k_scale">,
+    I32EnumAttrCase<"VScale", 17, "v_scale">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }

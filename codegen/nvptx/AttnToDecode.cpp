@@ -15,6 +15,11 @@
 //     of `stages` trips in shared memory, private to the lane (no barrier:
 //     cp.async.wait_group makes a lane's copies visible to that lane), so
 //     several trips of loads are in flight without holding registers.
+//     A quantized K/V cache (one byte an element) is read in 16-byte
+//     slices the same way, 16 elements a lane, and decoded on the way to
+//     the f32 dot products (cvt.f16x2.e4m3x2 / e5m2x2 from sm_89, bit
+//     operations below; i8 converts directly); its scales multiply the
+//     key's dot product and its weight in P V, not the elements.
 //   combine kernel, one warp per (batch, head, query) row:
 //     o = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m), and the LSE.
 //
@@ -31,6 +36,7 @@
 #include "codegen/nvptx/LaunchContract.h"
 #include "codegen/nvptx/PrefillKernel.h"
 #include "codegen/nvptx/SplitCombine.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -84,8 +90,11 @@ public:
     dv = vTile.getDimSize(1);
     group = n.loadQ.getGroup();
     elt = qTile.getElementType();
+    kvElt = cast<MemRefType>(n.loadK.getSrc().getType()).getElementType();
+    format = kvFormatOf(kvElt);
     outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
-    vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
+    // A lane reads 16 bytes of a K/V row: vec elements of K/V's type.
+    vec = 16 / (kvElt.getIntOrFloatBitWidth() / 8);
     Operation *op = n.forall;
     if (failed(checkDecodeHeadDims(op, d, dv, vec)))
       return failure();
@@ -142,9 +151,22 @@ private:
     return {batch, head, query};
   }
   /// Row r's online-softmax state (m, l, acc) after key `key` (its K and
-  /// V slices, and whether it is in the split).
+  /// V slices, and whether it is in the split); a quantized cache's
+  /// dequantization scales of the key (null: 1) scale its dot product and
+  /// its weight in P V.
   SmallVector<Value> attendKey(ValueRange state, int64_t r, Value key,
-                               Value inSplit, Value kSlice, Value vSlice);
+                               Value inSplit, Value kSlice, Value vSlice,
+                               Value kScale, Value vScale);
+  /// The scale operand `scale` (null: none) of the key whose K/V row sits
+  /// at `rowIndices`: the uniform one found in the frame, else the key's.
+  Value scaleOf(Value scale, Value uniform, ArrayRef<Value> rowIndices) {
+    if (!scale || uniform)
+      return uniform;
+    return memref::LoadOp::create(*b, map.lookup(scale), rowIndices);
+  }
+  /// A slice `x` (vector<vec x T>) in f32: T extended, or a quantized
+  /// cache's bytes decoded (not scaled).
+  Value toF32(Value x);
   /// Merges the block's key groups' states (the loop's results) through
   /// shared memory `smem` (over the cp.async ring's bytes, once every
   /// lane is done with its `ring`) and writes the split's (acc, m, l) to
@@ -178,12 +200,12 @@ private:
       at = arith::SelectOp::create(*b, inRow, col, idx(0));
     }
     indices.push_back(at);
-    auto type = VectorType::get({vec}, elt);
-    Value x = vector::LoadOp::create(*b, type, src, indices,
-                                     /*nontemporal=*/false, llvm::Align(16));
+    auto type = VectorType::get(
+        {vec}, cast<MemRefType>(src.getType()).getElementType());
+    Value x = toF32(vector::LoadOp::create(*b, type, src, indices,
+                                           /*nontemporal=*/false,
+                                           llvm::Align(16)));
     auto f32Type = VectorType::get({vec}, b->getF32Type());
-    if (!elt.isF32())
-      x = arith::ExtFOp::create(*b, f32Type, x);
     if (!inRow)
       return x;
     Value zero = arith::ConstantOp::create(
@@ -199,12 +221,16 @@ private:
   /// `width`: the lanes' slices of a key, lanesPerKey * vec >= D, Dv.
   int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
           width = 0, keyGroups = 1, ringBytes = 0, smemBytes = 0;
-  Type elt, outElt;
+  /// Q's element type, K/V's, and O's; K/V's format (None: a float).
+  Type elt, kvElt, outElt;
+  KVFormat format = KVFormat::None;
   /// This lane's first column.
   Value col;
   // The split kernel's frame (mapSplitFrame) and Q rows (loadQueryRows).
   Value wsArg, split, tid, row0, qLen, kvLen, batch, kvHead, totalRows,
       seqStart, splitLo, splitHi, keyGroup, lane, zeroVec;
+  /// A per-tensor or per-head scale, loaded once (null: none or per token).
+  Value kScaleUniform, vScaleUniform;
   SmallVector<Value> qSlices, queries, flatRows;
 };
 
@@ -252,7 +278,97 @@ LogicalResult DecodeKernels::mapSplitFrame(gpu::GPUFuncOp kernel,
   auto f32Vec = VectorType::get({vec}, kb.getF32Type());
   zeroVec = arith::ConstantOp::create(
       kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(0)));
+  // A scale per tensor or per K/V head is one value for the whole block.
+  auto uniformScale = [&](Value scale) -> Value {
+    if (!scale)
+      return Value();
+    auto type = cast<MemRefType>(scale.getType());
+    switch (scaleGranularityOf(type)) {
+    case ScaleGranularity::Tensor:
+      return memref::LoadOp::create(kb, map.lookup(scale), ValueRange{});
+    case ScaleGranularity::Head:
+      return memref::LoadOp::create(kb, map.lookup(scale), ValueRange{kvHead});
+    case ScaleGranularity::Token:
+      return Value();
+    }
+    llvm_unreachable("a scale granularity");
+  };
+  kScaleUniform = uniformScale(n.loadK.getScale());
+  vScaleUniform = uniformScale(n.loadV.getScale());
   return success();
+}
+
+Value DecodeKernels::toF32(Value x) {
+  ImplicitLocOpBuilder &kb = *b;
+  auto type = cast<VectorType>(x.getType());
+  Type from = type.getElementType();
+  auto f32Vec = VectorType::get(type.getShape(), kb.getF32Type());
+  if (from.isF32())
+    return x;
+  KVFormat xFormat = kvFormatOf(from);
+  if (xFormat == KVFormat::None)
+    return arith::ExtFOp::create(kb, f32Vec, x);
+  if (xFormat == KVFormat::Int8)
+    return arith::SIToFPOp::create(kb, f32Vec, x);
+  auto i8Vec = VectorType::get(type.getShape(), kb.getI8Type());
+  auto f16Vec = VectorType::get(type.getShape(), kb.getF16Type());
+  Value bytes = arith::BitcastOp::create(kb, i8Vec, x);
+  Value halves;
+  if (sm >= 89) {
+    // cvt.rn.f16x2.{e4m3,e5m2}x2: two bytes a conversion, exact.
+    auto pair = VectorType::get({2}, kb.getI8Type());
+    auto halfPair = VectorType::get({2}, kb.getF16Type());
+    SmallVector<Value> elements;
+    for (int64_t i = 0; i < type.getNumElements(); i += 2) {
+      Value lo = vector::ExtractOp::create(kb, bytes, i);
+      Value hi = vector::ExtractOp::create(kb, bytes, i + 1);
+      Value two = vector::FromElementsOp::create(kb, pair, ValueRange{lo, hi});
+      Value h = NVVM::ConvertF8x2ToF16x2Op::create(
+          kb, halfPair, two, /*relu=*/false, from);
+      elements.push_back(vector::ExtractOp::create(kb, h, 0));
+      elements.push_back(vector::ExtractOp::create(kb, h, 1));
+    }
+    halves = vector::FromElementsOp::create(kb, f16Vec, elements);
+    return arith::ExtFOp::create(kb, f32Vec, halves);
+  }
+  // Below sm_89, bit operations: an e5m2 byte is the top byte of an f16
+  // (infinities and NaNs included); an e4m3fn byte S.EEEE.MMM as the f16
+  // S.0EEEE.MMM0000000 is its value times 2^-8 (subnormals too, exponent
+  // 0 in both), times 256 after, except its NaN S.1111.111.
+  auto i16Vec = VectorType::get(type.getShape(), kb.getI16Type());
+  auto splat = [&](int64_t c) -> Value {
+    return arith::ConstantOp::create(
+        kb, i16Vec, DenseElementsAttr::get(i16Vec, kb.getI16IntegerAttr(c)));
+  };
+  Value wide = arith::ExtUIOp::create(kb, i16Vec, bytes);
+  Value bits;
+  if (xFormat == KVFormat::E5M2) {
+    bits = arith::ShLIOp::create(kb, wide, splat(8));
+  } else {
+    // Each operand in a statement of its own: C++ leaves the order of a
+    // call's arguments unspecified.
+    Value signMask = splat(0x80), signShift = splat(8);
+    Value signBit = arith::AndIOp::create(kb, wide, signMask);
+    Value sign = arith::ShLIOp::create(kb, signBit, signShift);
+    Value lowMask = splat(0x7f);
+    Value low = arith::AndIOp::create(kb, wide, lowMask);
+    Value bodyShift = splat(7);
+    Value shifted = arith::ShLIOp::create(kb, low, bodyShift);
+    Value body = arith::OrIOp::create(kb, sign, shifted);
+    Value nanCode = splat(0x7f);
+    Value isNaN =
+        arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, low, nanCode);
+    Value nanBits = splat(0x7e00);
+    Value nan = arith::OrIOp::create(kb, sign, nanBits);
+    bits = arith::SelectOp::create(kb, isNaN, nan, body);
+  }
+  halves = arith::BitcastOp::create(kb, f16Vec, bits);
+  Value f = arith::ExtFOp::create(kb, f32Vec, halves);
+  if (xFormat == KVFormat::E5M2)
+    return f;
+  Value unit = arith::ConstantOp::create(
+      kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(256)));
+  return arith::MulFOp::create(kb, f, unit);
 }
 
 void DecodeKernels::loadQueryRows() {
@@ -274,7 +390,8 @@ void DecodeKernels::loadQueryRows() {
 
 SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
                                             Value key, Value inSplit,
-                                            Value kSlice, Value vSlice) {
+                                            Value kSlice, Value vSlice,
+                                            Value kScale, Value vScale) {
   ImplicitLocOpBuilder &kb = *b;
   auto f32Vec = VectorType::get({vec}, kb.getF32Type());
   Value m = state[0], l = state[1], acc = state[2];
@@ -284,6 +401,8 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
     dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
                                            gpu::ShuffleMode::XOR)
                         .getShuffleResult());
+  if (kScale)
+    dot = mulf(dot, kScale);
   Value s = hasScoreMod() ? modScore(dot, batch, kvHead, flatRows[r], key,
                                      qLen, kvLen)
                           : scoreFromDot(dot);
@@ -316,7 +435,8 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
   }
   Value ref = rescale.getResult(0);
   Value p = rules.weight(s, rules.shift(ref));
-  Value pVec = vector::BroadcastOp::create(kb, f32Vec, p);
+  Value pVec =
+      vector::BroadcastOp::create(kb, f32Vec, vScale ? mulf(p, vScale) : p);
   Value sum = addf(rescale.getResult(1), p);
   Value out =
       vector::FMAOp::create(kb, pVec, vSlice, rescale.getResult(2));
@@ -422,7 +542,6 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   MLIRContext *ctx = kb.getContext();
   if (failed(mapSplitFrame(kernel, operands)))
     return failure();
-  auto f32Vec = VectorType::get({vec}, kb.getF32Type());
   // The Q tile's rows, this lane's slice of each, and their queries.
   loadQueryRows();
 
@@ -467,7 +586,7 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
   };
   if (kStages > 1) {
     auto ringType =
-        MemRefType::get({kStages, kUnroll, 2, kThreads, vec}, elt,
+        MemRefType::get({kStages, kUnroll, 2, kThreads, vec}, kvElt,
                         MemRefLayoutAttrInterface{}, wg);
     ring = memref::ViewOp::create(kb, ringType, smem, idx(0), ValueRange{});
     // The first stages - 1 trips, one group each (empty past the split).
@@ -498,25 +617,30 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       NVVM::CpAsyncWaitGroupOp::create(kb, kStages - 1);
     }
     auto fromRing = [&](int64_t u, int64_t kind) -> Value {
-      Value x = vector::LoadOp::create(
-          kb, VectorType::get({vec}, elt), ring,
+      return toF32(vector::LoadOp::create(
+          kb, VectorType::get({vec}, kvElt), ring,
           ValueRange{stage, idx(u), idx(kind), tid, idx(0)},
-          /*nontemporal=*/false, llvm::Align(16));
-      if (elt.isF32())
-        return x;
-      return arith::ExtFOp::create(kb, f32Vec, x);
+          /*nontemporal=*/false, llvm::Align(16)));
     };
-    SmallVector<Value> keys, inSplit, kSlices, vSlices;
+    // Per-token scales are read beside the key's slices (cached: a key's
+    // lanes read the same one).
+    bool tokenScales = (n.loadK.getScale() && !kScaleUniform) ||
+                       (n.loadV.getScale() && !vScaleUniform);
+    SmallVector<Value> keys, inSplit, kSlices, vSlices, kScales, vScales;
     for (int64_t u = 0; u < kUnroll; ++u) {
       Value slot = slotOf(j, u);
       inSplit.push_back(lt(slot, splitHi));
       keys.push_back(keyOf(slot));
+      SmallVector<Value> at;
+      if (!ring || tokenScales)
+        at = kvRowIndices(n.loadK, keys.back());
+      kScales.push_back(scaleOf(n.loadK.getScale(), kScaleUniform, at));
+      vScales.push_back(scaleOf(n.loadV.getScale(), vScaleUniform, at));
       if (ring) {
         kSlices.push_back(fromRing(u, 0));
         vSlices.push_back(fromRing(u, 1));
         continue;
       }
-      SmallVector<Value> at = kvRowIndices(n.loadK, keys.back());
       kSlices.push_back(loadSlice(map.lookup(n.loadK.getSrc()), at, d));
       vSlices.push_back(loadSlice(map.lookup(n.loadV.getSrc()), at, dv));
     }
@@ -525,7 +649,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
       for (int64_t r = 0; r < rows; ++r) {
         SmallVector<Value> next =
             attendKey(ValueRange(results).slice(3 * r, 3), r, keys[u],
-                      inSplit[u], kSlices[u], vSlices[u]);
+                      inSplit[u], kSlices[u], vSlices[u], kScales[u],
+                      vScales[u]);
         std::copy(next.begin(), next.end(), results.begin() + 3 * r);
       }
     scf::YieldOp::create(kb, results);
@@ -666,7 +791,12 @@ struct AttnToDecodePass
         return signalPassFailure();
       std::string name = (func.getSymName() + "_decode").str();
       auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
-      if (decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
+      // A quantized cache's bytes are decoded by the SIMT kernel only.
+      bool quantized = nest->loadK.getScale() ||
+                       kvFormatOf(cast<MemRefType>(nest->loadK.getSrc().getType())
+                                      .getElementType()) != KVFormat::None;
+      if (!quantized &&
+          decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
                               *sm)) {
         if (failed(buildTensorCoreSplit(*nest, func, kernels, name, chip, *sm,
                                         getArgument())))

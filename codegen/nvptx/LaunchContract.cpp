@@ -13,6 +13,8 @@ using namespace mlir::attn;
 LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   LaunchOperands operands;
+  operands.kScale = n.loadK.getScale() != nullptr;
+  operands.vScale = n.loadV.getScale() != nullptr;
   operands.blockTable = n.loadK.getBlockTable() != nullptr;
   operands.kvLens = n.kvLens != nullptr;
   operands.cuSeqlensQ = n.cuSeqlensQ != nullptr;
@@ -23,12 +25,17 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   return operands;
 }
 
-// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
-// captures: what every kernel of a nest reads (inputOperands' order).
+// q, k, v, [k_scale], [v_scale], [cu_seqlens_q], [cu_seqlens_k],
+// [block_table], [kv_lens], captures: what every kernel of a nest reads
+// (inputOperands' order).
 static void addInputs(SmallVectorImpl<LaunchParam> &params,
                       LaunchOperands operands) {
   for (LaunchOperand o : {LaunchOperand::Q, LaunchOperand::K, LaunchOperand::V})
     params.push_back(LaunchParam::memref(o));
+  if (operands.kScale)
+    params.push_back(LaunchParam::memref(LaunchOperand::KScale));
+  if (operands.vScale)
+    params.push_back(LaunchParam::memref(LaunchOperand::VScale));
   if (operands.cuSeqlensQ)
     params.push_back(LaunchParam::memref(LaunchOperand::CuSeqlensQ));
   if (operands.cuSeqlensK)

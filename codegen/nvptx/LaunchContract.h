@@ -24,8 +24,8 @@ inline constexpr llvm::StringLiteral kLaunchAttrName = "attn.launch";
 
 /// Which of attn.attention's optional operands a kernel takes.
 struct LaunchOperands {
-  bool blockTable = false, kvLens = false, lse = false, cuSeqlensQ = false,
-       cuSeqlensK = false, sinks = false;
+  bool kScale = false, vScale = false, blockTable = false, kvLens = false,
+       lse = false, cuSeqlensQ = false, cuSeqlensK = false, sinks = false;
   unsigned captures = 0; // the mod regions' memrefs, passed last
 
   /// The operands of `nest`'s attention, as inputOperands() and the
@@ -35,8 +35,8 @@ struct LaunchOperands {
 
 /// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
 /// head, batch), or, for a packed Q, per (packed Q tile, K/V head); params
-/// q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
-/// [capture(0) ...], [sinks], o, [lse]: the launches that normalize O
+/// q, k, v, [k_scale], [v_scale], [cu_seqlens_q], [cu_seqlens_k],
+/// [block_table], [kv_lens], [capture(0) ...], [sinks], o, [lse]: the launches that normalize O
 /// read the sinks, just before it.
 /// With `blockMask` (whether the block mask has a row per batch and per
 /// K/V head), the block mask is the workspace, the last param. The

@@ -33,7 +33,8 @@ namespace mlir::attn {
 inline constexpr int64_t kDecodeSimtMaxRows = 8;
 /// The SIMT split kernel's shape by default (attn-select-tier; a schedule
 /// may set its `warps`, `unroll` and `stages`).
-inline constexpr int64_t kDecodeSimtThreads = 128, kDecodeSimtUnroll = 2;
+inline constexpr int64_t kDecodeSimtThreads = 128, kDecodeSimtUnroll = 2,
+                         kDecodeSimtQuantizedUnroll = 4;
 inline constexpr int64_t kDecodeTensorCoreStages = 4;
 /// The most queries per sequence the decode tier takes by default.
 inline constexpr int64_t kDecodeMaxQueries = 16;

@@ -87,13 +87,15 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
   };
   if (n.loadQ.isPacked() && !(n.cuSeqlensQ = offsetsOf(n.loadQ.getSeqStart())))
     return forall.emitError()
-               << pass << ": a packed Q's first row must be loaded from its "
-                          "offsets (cu_seqlens_q)",
+               << pass
+               << ": a packed Q's first row must be loaded from its "
+                  "offsets (cu_seqlens_q)",
            failure();
   if (n.loadK.isPacked() && !(n.cuSeqlensK = offsetsOf(n.loadK.getSeqStart())))
     return forall.emitError()
-               << pass << ": a packed K/V's first row must be loaded from "
-                          "its offsets (cu_seqlens_k)",
+               << pass
+               << ": a packed K/V's first row must be loaded from "
+                  "its offsets (cu_seqlens_k)",
            failure();
   // The mod regions' captures: the same list on qk and mask (attn-tile
   // gives each the attention's captures when it has a region).
@@ -109,8 +111,14 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
   // is the one memref left.
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(forall.getRegion(), captured);
-  Value known[] = {n.loadQ.getQ(),      n.loadK.getSrc(),   n.loadV.getSrc(),
-                   n.loadK.getBlockTable(), n.cuSeqlensQ,   n.cuSeqlensK,
+  Value known[] = {n.loadQ.getQ(),
+                   n.loadK.getSrc(),
+                   n.loadV.getSrc(),
+                   n.loadK.getBlockTable(),
+                   n.cuSeqlensQ,
+                   n.cuSeqlensK,
+                   n.loadK.getScale(),
+                   n.loadV.getScale(),
                    n.storeO.getO(),
                    n.storeLse ? n.storeLse.getLse() : Value(),
                    n.loadSink ? n.loadSink.getSinks() : Value()};
@@ -120,8 +128,9 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
       continue;
     if (n.kvLens)
       return forall.emitError()
-                 << pass << ": the nest reads more memrefs than attn-tile's "
-                            "operands",
+                 << pass
+                 << ": the nest reads more memrefs than attn-tile's "
+                    "operands",
              failure();
     n.kvLens = v;
   }
@@ -132,8 +141,9 @@ SmallVector<Value> mlir::attn::inputOperands(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   SmallVector<Value> operands{n.loadQ.getQ(), n.loadK.getSrc(),
                               n.loadV.getSrc()};
-  for (Value v : {n.cuSeqlensQ, n.cuSeqlensK, Value(n.loadK.getBlockTable()),
-                  n.kvLens})
+  for (Value v :
+       {Value(n.loadK.getScale()), Value(n.loadV.getScale()), n.cuSeqlensQ,
+        n.cuSeqlensK, Value(n.loadK.getBlockTable()), n.kvLens})
     if (v)
       operands.push_back(v);
   operands.append(n.captures);

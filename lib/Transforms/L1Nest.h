@@ -45,8 +45,8 @@ struct L1Nest {
 FailureOr<L1Nest> matchL1Nest(scf::ForallOp forall, StringRef pass);
 
 /// The memrefs a kernel reads for `nest`, in the order every target passes
-/// them: q, k, v, [cu_seqlens_q], [cu_seqlens_k], [block_table], [kv_lens],
-/// captures.
+/// them: q, k, v, [k_scale], [v_scale], [cu_seqlens_q], [cu_seqlens_k],
+/// [block_table], [kv_lens], captures.
 SmallVector<Value> inputOperands(const L1Nest &nest);
 
 } // namespace mlir::attn

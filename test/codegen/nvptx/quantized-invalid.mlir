@@ -1,16 +1,16 @@
-// No NVIDIA tier lowers a quantized K/V cache yet: attn-select-tier (the
-// first step of attn-to-ptx and attn-compile) refuses it by name, never a
-// silent slow path. The CPU pipeline runs it (test/cpu/quantized.mlir).
+// On NVIDIA only the decode tier's SIMT kernel lowers a quantized K/V
+// cache (decode-quantized.mlir): attn-select-tier (the first step of
+// attn-to-ptx and attn-compile) refuses the rest by name, never a silent
+// slow path. The CPU pipeline runs them all (test/cpu/quantized.mlir).
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-select-tier --attn-to-copy
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-to-ptx="chip=sm_90a"
 
-func.func @decode_e4m3(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf8E4M3FN>,
-                       %v: memref<?x2x?x64xf8E4M3FN>, %ks: memref<f32>,
-                       %o: memref<?x8x1x64xf16>) {
-  // expected-error @+1 {{has a quantized K/V cache ('f8E4M3FN'), which no NVIDIA tier lowers yet; the CPU pipeline (attn-to-cpu) runs it}}
-  attn.attention q(%q : memref<?x8x1x64xf16>) k(%k : memref<?x2x?x64xf8E4M3FN>)
-                 v(%v : memref<?x2x?x64xf8E4M3FN>) k_scale(%ks : memref<f32>)
-              -> o(%o : memref<?x8x1x64xf16>)
+// fp8 Q (fp8 prefill) has no NVIDIA kernel yet.
+func.func @fp8_q(%q: memref<?x8x1x64xf8E4M3FN>, %k: memref<?x2x?x64xf8E4M3FN>,
+                 %v: memref<?x2x?x64xf8E4M3FN>, %o: memref<?x8x1x64xf16>) {
+  // expected-error @+1 {{has an fp8 Q ('f8E4M3FN'), which no NVIDIA tier lowers yet (fp8 prefill); the CPU pipeline (attn-to-cpu) runs it}}
+  attn.attention q(%q : memref<?x8x1x64xf8E4M3FN>) k(%k : memref<?x2x?x64xf8E4M3FN>)
+                 v(%v : memref<?x2x?x64xf8E4M3FN>) -> o(%o : memref<?x8x1x64xf16>)
   return
 }
 
@@ -18,10 +18,22 @@ func.func @decode_e4m3(%q: memref<?x8x1x64xf16>, %k: memref<?x2x?x64xf8E4M3FN>,
 
 func.func @prefill_i8(%q: memref<?x8x?x64xbf16>, %k: memref<?x8x?x64xi8>,
                       %v: memref<?x8x?x64xi8>, %o: memref<?x8x?x64xbf16>) {
-  // expected-error @+1 {{has a quantized K/V cache ('i8'), which no NVIDIA tier lowers yet; the CPU pipeline (attn-to-cpu) runs it}}
+  // expected-error @+1 {{has a quantized K/V cache ('i8'), which on NVIDIA only the decode tier lowers (a static q_len of at most 16 queries, D and Dv multiples of 16 up to 512); this spec would run on the}}
   attn.attention q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x8x?x64xi8>)
                  v(%v : memref<?x8x?x64xi8>) -> o(%o : memref<?x8x?x64xbf16>)
                  mask = <causal>
+  return
+}
+
+// -----
+
+// A decode whose head dim is no multiple of 16 bytes' worth of elements
+// takes a prefill tier, which refuses it.
+func.func @decode_d40(%q: memref<?x8x1x40xf16>, %k: memref<?x2x?x40xf8E5M2>,
+                      %v: memref<?x2x?x40xf8E5M2>, %o: memref<?x8x1x40xf16>) {
+  // expected-error @+1 {{has a quantized K/V cache ('f8E5M2'), which on NVIDIA only the decode tier lowers}}
+  attn.attention q(%q : memref<?x8x1x40xf16>) k(%k : memref<?x2x?x40xf8E5M2>)
+                 v(%v : memref<?x2x?x40xf8E5M2>) -> o(%o : memref<?x8x1x40xf16>)
   return
 }
 
