@@ -91,7 +91,14 @@ const char *attnrt_attention_status_string(int status);
    A merge kernel (attn.merge_states) reads O_PARTS [N, T, H, Dv] and
    LSE_PARTS [N, T, H] (f32), the partial states of N disjoint key sets,
    and writes O [T, H, Dv] and, optionally, LSE [T, H]; it has no Q, K or
-   V. */
+   V.
+
+   A quantized K/V cache (f8E4M3FN, f8E5M2 or i8 K and V, one byte an
+   element) has dequantization scales K_SCALE and V_SCALE (f32, each
+   optional: 1 where absent): rank 0, one for the tensor; [Hkv], one per
+   K/V head; or one per token and head, K's shape without D
+   ([B, Hkv, Sk], paged [num_blocks, Hkv, block_size], packed
+   [total_k, Hkv]). A K/V element is its decoded byte times its scale. */
 /* Every operand and its name, in number order: X(ATTNRT_Q, "q") and so
    on. The enum below, libattnrt's messages and attn-compile's C functions
    all come from this one list. */
@@ -111,7 +118,9 @@ const char *attnrt_attention_status_string(int status);
   X(ATTNRT_CU_SEQLENS_K, "cu_seqlens_k")                                       \
   X(ATTNRT_SINKS, "sinks")                                                     \
   X(ATTNRT_O_PARTS, "o_parts")                                                 \
-  X(ATTNRT_LSE_PARTS, "lse_parts")
+  X(ATTNRT_LSE_PARTS, "lse_parts")                                             \
+  X(ATTNRT_K_SCALE, "k_scale")                                                 \
+  X(ATTNRT_V_SCALE, "v_scale")
 
 /* The operands' numbers: ATTNRT_Q = 0, ATTNRT_K = 1, ... */
 #define ATTNRT_OPERAND_ENUMERATOR(id, name) id,
@@ -126,8 +135,8 @@ enum { ATTNRT_OPERANDS(ATTNRT_OPERAND_ENUMERATOR) ATTNRT_NUM_OPERANDS };
 
 /* An operand's memref type. */
 typedef struct attnrt_operand_type {
-  int rank; /* 0: the kernel has no such operand */
-  int element_bytes;
+  int rank; /* 0: a scalar (a per-tensor scale) */
+  int element_bytes; /* 0: the kernel has no such operand */
   /* 1: an identity layout, whose strides are the row-major ones of its
      sizes. 0: a strided layout with `strides` (-1 where dynamic). */
   int row_major;
@@ -321,11 +330,11 @@ enum {
    misread its tables. Raise it with every change to attnrt_launch_facts,
    attnrt_device_code, attnrt_attention_kernel, attnrt_attention_call or
    the launch roles (3: decode_unsplit; 4: the sinks operand; 5: the
-   merge's operands and role). */
-#define ATTNRT_ATTENTION_ABI 5
-#define attnrt_attention_can_implement attnrt_attention_can_implement_abi5
-#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi5
-#define attnrt_attention_run attnrt_attention_run_abi5
+   merge's operands and role; 6: the k_scale and v_scale operands). */
+#define ATTNRT_ATTENTION_ABI 6
+#define attnrt_attention_can_implement attnrt_attention_can_implement_abi6
+#define attnrt_attention_workspace_bytes attnrt_attention_workspace_bytes_abi6
+#define attnrt_attention_run attnrt_attention_run_abi6
 
 /* Whether the kernel can run on `call`'s sizes (pointers are not looked at):
    ATTN_SUCCESS or ATTN_ERROR_UNSUPPORTED_SIZE. No driver needed. It never

@@ -31,7 +31,7 @@ extern const char *const attnrt_internal_operand_names[ATTNRT_NUM_OPERANDS];
 #define MAX_TENSOR_MAPS 4
 
 static inline int present(const attnrt_attention_kernel *kernel, int operand) {
-  return kernel->operands[operand].rank > 0;
+  return kernel->operands[operand].element_bytes > 0;
 }
 
 // A cache-append kernel: it reads K_NEW and V_NEW and writes the caches K
