@@ -122,6 +122,15 @@ int main() {
       {"GQA-4 B1 Sk16k", 2ull * 1 * 8 * 16384 * 128 * 2, 0},
       {"MQA Hq64 B8 Sk16k", 2ull * 8 * 1 * 16384 * 128 * 2, 2.5},
       {"GQA-4 B1 Sk128k", 2ull * 1 * 8 * 131072 * 128 * 2, 2.85},
+      // Issue 41's rows (GQA-4 D128): f16 K/V, and one-byte K/V with an
+      // f32 scale per token and head (128 + 4 bytes a row).
+      {"GQA-4 B8 Sk16k", 2ull * 8 * 8 * 16384 * 128 * 2, 0},
+      {"GQA-4 B64 Sk4k", 2ull * 64 * 8 * 4096 * 128 * 2, 0},
+      {"GQA-4 B64 Sk32k", 2ull * 64 * 8 * 32768 * 128 * 2, 0},
+      {"8-bit GQA-4 B1 Sk128k", 2ull * 1 * 8 * 131072 * 132, 0},
+      {"8-bit GQA-4 B8 Sk16k", 2ull * 8 * 8 * 16384 * 132, 0},
+      {"8-bit GQA-4 B64 Sk4k", 2ull * 64 * 8 * 4096 * 132, 0},
+      {"8-bit GQA-4 B64 Sk32k", 2ull * 64 * 8 * 32768 * 132, 0},
   };
   int device, sms;
   CHECK(cudaGetDevice(&device));

@@ -50,6 +50,15 @@ for spec in "$out"/specs/*.mlir; do
 done
 # The wgmma tier (sm_90a) on every spec it takes: the same cases again,
 # as <name>.wgmma.ptx (specs it refuses or sends to decode are skipped).
+# Quantized caches decode with bit operations below sm_89 (cvt from fp8
+# from it): the sm_80 code runs too (JIT-compiled for the GPU).
+for spec in "$out"/specs/q8_*.mlir; do
+  name="$(basename "$spec" .mlir)"
+  "$build/bin/attn-opt" "$spec" --attn-to-ptx="chip=sm_80" 2>/dev/null |
+    "$build/bin/attn-translate" --attn-ptx -o "$out/$name.sm80.ptx"
+  grep "^$name $name.ptx " "$out/cases.txt" |
+    sed "s/ $name.ptx / $name.sm80.ptx /" >> "$out/cases.txt"
+done
 for spec in "$out"/specs/*.mlir; do
   name="$(basename "$spec" .mlir)"
   "$build/bin/attn-opt" "$spec" --attn-to-ptx="chip=sm_90a prefill=wgmma" \
@@ -127,6 +136,10 @@ $cc "$root/examples/c/llama3_prefill.c" "$out/lib/libllama3_8b_prefill.a" \
   -ldl -lpthread -lm -o "$out/llama3_prefill"
 $cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
   -o "$out/abi_check"
+"$compile" "$root/test/compile/Inputs/quantized-decode.mlir" -o "$out/lib" \
+  2> /dev/null
+$cc "$root/test/compile/quantized_check.c" "$out/lib/libquantized_decode.a" \
+  -ldl -lpthread -lm -o "$out/quantized_check"
 cp "$root/examples/python/attn_library.py" \
   "$root/examples/python/check_kernels.py" "$root/bench/compare.py" \
   "$root/bench/mods_compare.py" "$root/bench/examples_check.py" \

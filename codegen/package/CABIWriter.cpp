@@ -462,6 +462,13 @@ extern "C" {
             "scaled) that joins\n * each row's softmax denominator and "
             "carries no value; the LSE counts it, and\n * a row that sees "
             "no key gets O = 0 and LSE = its head's sink.\n";
+    if (kernel.op && AttentionOp(kernel.op).isQuantizedKV())
+      os << " * k and v: a quantized cache of "
+         << elementName(kernel.operands[ATTNRT_K].type.getElementType())
+         << " bytes; an element is its decoded byte times\n"
+            " * its scale (k_scale, v_scale; absent: 1), one per tensor, "
+            "per K/V head or\n * per token (laid out like k without its "
+            "last dimension).\n";
     if (!kernel.decodeCode.empty() && kernel.packedQ())
       os << " * max_q_len 1 to " << kernel.decodeCode.front().maxQLen
          << " runs split-K decode code, which may need a workspace\n"

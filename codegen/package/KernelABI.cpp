@@ -199,12 +199,12 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
   Value values[ATTNRT_NUM_OPERANDS] = {};
   if (!ops.empty()) {
     kernel.op = ops.front();
-    if (kernel.op.isQuantizedKV())
-      return kernel.op.emitError("attn-compile: a quantized K/V cache (")
-             << cast<MemRefType>(kernel.op.getK().getType()).getElementType()
+    if (kernel.op.isQuantizedQ())
+      return kernel.op.emitError("attn-compile: an fp8 Q (")
+             << cast<MemRefType>(kernel.op.getQ().getType()).getElementType()
              << ") has no GPU kernel and no C ABI yet (no NVIDIA or Metal "
-                "tier lowers it); the CPU pipeline (attn-opt --attn-to-cpu) "
-                "runs it";
+                "tier lowers fp8 prefill); the CPU pipeline (attn-opt "
+                "--attn-to-cpu) runs it";
     if (failed(describeCaptures(kernel)))
       return failure();
     Value given[] = {kernel.op.getQ(),      kernel.op.getK(),
@@ -215,6 +215,8 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     values[ATTNRT_CU_SEQLENS_Q] = kernel.op.getCuSeqlensQ();
     values[ATTNRT_CU_SEQLENS_K] = kernel.op.getCuSeqlensK();
     values[ATTNRT_SINKS] = kernel.op.getSinks();
+    values[ATTNRT_K_SCALE] = kernel.op.getKScale();
+    values[ATTNRT_V_SCALE] = kernel.op.getVScale();
     if (kernel.op.isPackedQ())
       kernel.staticMaxQLen = kernel.op.getMaxQLen().value_or(0);
   } else if (!merges.empty()) {
@@ -257,10 +259,21 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     Operand &operand = kernel.operands[i];
     operand.type = cast<MemRefType>(values[i].getType());
     operand.argument = arg.getArgNumber();
-    operand.roles =
-        rolesOf(i, paged, isAppend, values[ATTNRT_SLOT_MAPPING] != nullptr,
-                values[ATTNRT_CU_SEQLENS_Q] != nullptr,
-                values[ATTNRT_CU_SEQLENS_K] != nullptr, kernel.isMerge());
+    // A dequantization scale: per tensor, per K/V head, or per token, K's
+    // shape without D.
+    bool isScale = i == ATTNRT_K_SCALE || i == ATTNRT_V_SCALE;
+    operand.roles = rolesOf(isScale ? ATTNRT_K : i, paged, isAppend,
+                            values[ATTNRT_SLOT_MAPPING] != nullptr,
+                            values[ATTNRT_CU_SEQLENS_Q] != nullptr,
+                            values[ATTNRT_CU_SEQLENS_K] != nullptr,
+                            kernel.isMerge());
+    if (isScale) {
+      int64_t rank = operand.type.getRank();
+      if (rank <= 1)
+        operand.roles = rank ? std::vector<Size>{KVHeads} : std::vector<Size>{};
+      else
+        operand.roles.pop_back();
+    }
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)

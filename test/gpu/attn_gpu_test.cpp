@@ -60,6 +60,14 @@ struct Case {
   // column "sinks:TYPE"), drawn from [-2, 4).
   bool sinks = false;
   std::string sinkType;
+  // A quantized K/V cache (a last column "kv:FORMAT:SCALES"): K/V of
+  // f8E4M3FN, f8E5M2 or i8 bytes, with scales per "tensor", "head",
+  // "token" or "none".
+  std::string kvFormat, kvScales;
+  bool quantized() const { return !kvFormat.empty(); }
+  // Keep the inputs' values on the host for the reference (benchmark
+  // shapes too large to check are timed only, without them).
+  bool hostCopies = true;
 };
 
 struct LaunchFacts {
@@ -168,7 +176,8 @@ bool loadModule(const std::string &path, Module &m) {
 
 /// Device buffers of one case, filled with fresh random inputs.
 struct Problem {
-  Arg q, k, v, cuQ, cuK, blockTable, kvLens, sinks, o, lse, workspace;
+  Arg q, k, v, kScale, vScale, cuQ, cuK, blockTable, kvLens, sinks, o, lse,
+      workspace;
   std::vector<double> hq, hk, hv; // the inputs as the kernel sees them
   std::vector<double> hsinks;
   std::vector<int32_t> table, lens, offsetsQ, offsetsK;
@@ -278,15 +287,71 @@ bool setUp(const Case &c, const std::vector<LaunchFacts> &launches,
   p.lse.elementBytes = 4;
   auto random = [&](Arg &a, std::vector<double> &host) -> bool {
     std::vector<uint16_t> bits(a.count());
-    host.resize(a.count());
+    host.resize(c.hostCopies ? a.count() : 0);
     for (int64_t i = 0; i < a.count(); ++i) {
       double x = uniform(rng);
       bits[i] = c.bf16 ? toBF16(x) : toHalf(x);
-      host[i] = c.bf16 ? fromBF16(bits[i]) : fromHalf(bits[i]);
+      if (c.hostCopies)
+        host[i] = c.bf16 ? fromBF16(bits[i]) : fromHalf(bits[i]);
     }
     return upload(a, bits.data());
   };
-  if (!random(p.q, p.hq) || !random(p.k, p.hk) || !random(p.v, p.hv))
+  // A quantized cache: fresh bytes (any finite code) and scales around
+  // 4 / the format's largest value, so elements reach a few units; the
+  // reference reads them dequantized. Scales per token are K's shape
+  // without D.
+  auto quantized = [&](Arg &a, Arg &scale, std::vector<double> &host) {
+    const bool e4m3 = c.kvFormat == "f8E4M3FN", i8 = c.kvFormat == "i8";
+    const double largest = e4m3 ? 448 : i8 ? 127 : 57344;
+    a.elementBytes = 1;
+    std::vector<uint8_t> bytes(a.count());
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (uint8_t &x : bytes) {
+      do
+        x = uint8_t(byte(rng));
+      while (i8 ? x == 0x80
+                : e4m3 ? (x & 0x7f) == 0x7f : ((x >> 2) & 31) == 31);
+    }
+    std::vector<float> scales;
+    std::vector<int64_t> scaleSizes;
+    if (c.kvScales == "head")
+      scaleSizes = {c.hkv};
+    else if (c.kvScales == "token")
+      scaleSizes.assign(a.sizes.begin(), a.sizes.end() - 1);
+    if (c.kvScales != "none") {
+      scale.sizes = scaleSizes;
+      scale.elementBytes = 4;
+      std::uniform_real_distribution<double> around(2.0, 6.0);
+      scales.resize(scale.count());
+      for (float &x : scales)
+        x = float(around(rng) / largest);
+      if (!upload(scale, scales.data()))
+        return false;
+    }
+    // The scale of element i: one, a head's (dim 1), or its row's.
+    const int64_t rowLen = a.sizes.back(), heads = a.sizes[1];
+    if (!c.hostCopies)
+      return upload(a, bytes.data());
+    host.resize(a.count());
+    for (int64_t i = 0; i < a.count(); ++i) {
+      int64_t row = i / rowLen;
+      int64_t head = a.sizes.size() == 3 ? row % heads
+                                         : (row / a.sizes[2]) % heads;
+      double s = c.kvScales == "none"     ? 1.0
+                 : c.kvScales == "tensor" ? scales[0]
+                 : c.kvScales == "head"   ? scales[head]
+                                          : scales[row];
+      double x = i8 ? double(int8_t(bytes[i]))
+                    : ::attn::host::fromFP8(bytes[i], e4m3);
+      host[i] = x * s;
+    }
+    return upload(a, bytes.data());
+  };
+  if (!random(p.q, p.hq))
+    return false;
+  if (c.quantized() ? !quantized(p.k, p.kScale, p.hk) ||
+                          !quantized(p.v, p.vScale, p.hv)
+                    : !random(p.k, p.hk) || !random(p.v, p.hv))
     return false;
   if (c.sinks) {
     // Past the scores' usual range, so that a sink sometimes dominates.
@@ -343,8 +408,9 @@ bool setUp(const Case &c, const std::vector<LaunchFacts> &launches,
   p.workspace.sizes = {rows, p.splits, c.dv + 2};
   p.workspace.elementBytes = 4;
   CHECK_RT(attnrt_malloc(&p.workspace.ptr, p.workspace.count() * 4));
-  for (Arg *a : {&p.q, &p.k, &p.v, &p.cuQ, &p.cuK, &p.blockTable, &p.kvLens,
-                 &p.sinks, &p.o, &p.lse, &p.workspace})
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.kScale, &p.vScale, &p.cuQ, &p.cuK,
+                 &p.blockTable, &p.kvLens, &p.sinks, &p.o, &p.lse,
+                 &p.workspace})
     if (a->ptr)
       a->describe();
   return true;
@@ -364,8 +430,9 @@ struct Params {
 };
 
 void tearDown(Problem &p) {
-  for (Arg *a : {&p.q, &p.k, &p.v, &p.cuQ, &p.cuK, &p.blockTable, &p.kvLens,
-                 &p.sinks, &p.o, &p.lse, &p.workspace})
+  for (Arg *a : {&p.q, &p.k, &p.v, &p.kScale, &p.vScale, &p.cuQ, &p.cuK,
+                 &p.blockTable, &p.kvLens, &p.sinks, &p.o, &p.lse,
+                 &p.workspace})
     if (a->ptr)
       attnrt_free(a->ptr);
 }
@@ -404,9 +471,9 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
                                       c.batch);
         gridZ = 1;
       }
-      Params params{&p.q,      &p.k,     &p.v,     &p.cuQ,
-                    &p.cuK,    &p.blockTable, &p.kvLens, &p.sinks,
-                    &p.o,      &p.lse};
+      Params params{&p.q,          &p.k,      &p.v,     &p.kScale,
+                    &p.vScale,     &p.cuQ,    &p.cuK,   &p.blockTable,
+                    &p.kvLens,     &p.sinks,  &p.o,     &p.lse};
       // The contract's [tensor_map(q),] tensor_map(k), tensor_map(v)
       // [, tensor_map(o)] first, encoded as libattnrt does (AttnAttrs.td).
       attnrt_tensor_map maps[4];
@@ -434,8 +501,9 @@ bool launch(const Case &c, const std::vector<LaunchFacts> &launches,
     } else if (f.tier == "decode-split") {
       int64_t rows = c.sq * (c.hq / c.hkv);
       int64_t qTiles = (rows + f.blockQ - 1) / f.blockQ;
-      Params params{&p.q,          &p.k,      &p.v, &p.cuQ, &p.cuK,
-                    &p.blockTable, &p.kvLens, &p.workspace};
+      Params params{&p.q,      &p.k,   &p.v,          &p.kScale,
+                    &p.vScale, &p.cuQ, &p.cuK,        &p.blockTable,
+                    &p.kvLens, &p.workspace};
       CHECK_RT(attnrt_launch(f.kernel, p.splits, c.hkv, c.batch * qTiles,
                              f.threads, 1, 1, f.smem, stream,
                              params.pointers.data()));
@@ -546,6 +614,12 @@ std::vector<Case> readCases(const char *path) {
       if (form.rfind("sinks:", 0) == 0) {
         c.sinks = true;
         c.sinkType = form.substr(6);
+        continue;
+      }
+      if (form.rfind("kv:", 0) == 0) {
+        auto colon = form.find(':', 3);
+        c.kvFormat = form.substr(3, colon - 3);
+        c.kvScales = form.substr(colon + 1);
         continue;
       }
       c.packedQ = form == "packed_q" || form == "packed_qkv";
@@ -1017,9 +1091,10 @@ int main(int argc, char **argv) {
     // hours on the host: those are timed only (the check suite covers
     // correctness on smaller shapes of the same kernels).
     const bool verify =
-        !bench || double(c.batch) * c.hq * c.sq * c.sk * c.d < 2e10;
+        !bench || double(c.batch) * c.hq * c.sq * c.sk * c.d < 4e9;
     Case run = c;
     run.benchLengths = bench && (c.packedQ || c.packedKV);
+    run.hostCopies = verify;
     bool ok = setUp(run, f, rng, sms, p) && poison(c, p) &&
               launch(c, f, p, nullptr) &&
               attnrt_synchronize() == ATTNRT_SUCCESS &&
@@ -1045,6 +1120,8 @@ int main(int argc, char **argv) {
       std::printf(" bf16");
     if (c.f32Out)
       std::printf(" o=f32");
+    if (c.quantized())
+      std::printf(" kv=%s scales=%s", c.kvFormat.c_str(), c.kvScales.c_str());
     if (c.packedQ || c.packedKV) {
       // Packed: the tokens, and the causal FLOPs of the sequences.
       double flops = 0;
@@ -1095,8 +1172,11 @@ int main(int argc, char **argv) {
       double flops = 4.0 * c.batch * c.hq * c.sq * c.sk * c.d;
       if (c.left < 0 && c.right == 0)
         flops /= 2;
-      double bytes = 2.0 * (p.q.count() + p.k.count() + p.v.count()) +
-                     double(p.o.elementBytes) * p.o.count();
+      // Bytes: Q, K, V (and a quantized cache's scales) read once, O.
+      double bytes = 0;
+      for (const Arg *a : {&p.q, &p.k, &p.v, &p.kScale, &p.vScale, &p.o})
+        if (a->ptr)
+          bytes += double(a->elementBytes) * a->count();
       std::printf(" median=%.1fus %.1fTFLOP/s %.2fTB/s", median * 1e3,
                   flops / (median * 1e-3) / 1e12,
                   bytes / (median * 1e-3) / 1e12);

@@ -273,6 +273,20 @@ BENCH_KERNELS = {
                                            (64, 1, 4096), (64, 1, 32768)]),
 }
 
+# Quantized-cache decode (issue 41's rows): GQA-4 D128 over fp8 and i8
+# caches with per-token scales (the most bytes of scales), against the
+# f16 rows above on the same shapes: name -> (FORMAT, block_size, sizes).
+QUANT_BENCH = {
+    "bench_q8_dec_h32_kv8_d128_e4m3": ("f8E4M3FN", 0, [(1, 1, 131072),
+                                                      (8, 1, 16384),
+                                                      (64, 1, 4096)]),
+    "bench_q8_dec_h32_kv8_d128_i8": ("i8", 0, [(1, 1, 131072), (8, 1, 16384),
+                                              (64, 1, 4096)]),
+    "bench_q8_dec_paged16_h32_kv8_d128_e4m3": ("f8E4M3FN", 16,
+                                               [(64, 1, 32768)]),
+    "bench_q8_dec_paged16_h32_kv8_d128_i8": ("i8", 16, [(64, 1, 32768)]),
+}
+
 # The benchmark shapes run again with sinks: name -> BENCH_KERNELS' name.
 SINK_BENCH = {"bench_snk_h16_d128_causal": "bench_h16_d128_causal",
               "bench_snk_dec_paged16_h32_kv8_d128":
@@ -392,17 +406,58 @@ SINK_KERNELS = {
 }
 
 
+# Quantized K/V caches on the decode tier (a last column
+# "kv:FORMAT:SCALES", SCALES tensor, head, token or none): name ->
+# (kernel as in KERNELS, FORMAT, SCALES, dict of spec()'s keywords,
+# sizes (B, Sq, Sk, splits)). attn_gpu_test stores fresh bytes (any finite
+# code) and scales; the reference reads their dequantized values.
+QUANT_DECODE_SIZES = [(b, 1, sk, splits) for b, sk, splits in DECODE_SIZES]
+QUANT_KERNELS = {
+    "q8_dec_gqa4_d128_e4m3_tensor": (
+        (8, 2, 128, 128, None, None, None, True), "f8E4M3FN", "tensor",
+        {"sq": 1}, QUANT_DECODE_SIZES),
+    "q8_dec_paged16_gqa4_d128_e4m3_token_lens": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "f8E4M3FN",
+        "token", {"sq": 1, "block_size": 16, "lens": True},
+        QUANT_DECODE_SIZES),
+    "q8_dec_gqa8_d128_e5m2_head_bf16": (
+        (8, 1, 128, 128, None, None, None, True), "f8E5M2", "head",
+        {"sq": 1, "dtype": "bf16"}, QUANT_DECODE_SIZES),
+    "q8_dec_mha_d64_i8_token_softcap": (
+        (4, 4, 64, 64, None, 0.1, 30.0, True), "i8", "token", {"sq": 1},
+        QUANT_DECODE_SIZES),
+    "q8_dec_paged1_gqa4_d64_i8_head": (
+        (8, 2, 64, 64, None, None, None, False), "i8", "head",
+        {"sq": 1, "block_size": 1}, QUANT_DECODE_SIZES),
+    "q8_dec_gqa4_d48_e4m3_none": (
+        (8, 2, 48, 48, None, None, None, True), "f8E4M3FN", "none", {"sq": 1},
+        QUANT_DECODE_SIZES),
+    "q8_specdec4_gqa4_d128_e4m3_token_causal": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "f8E4M3FN",
+        "token", {"sq": 4}, [(2, 4, 239, 1), (2, 4, 239, 3), (3, 4, 777, 0)]),
+    "q8_vl_dec_gqa4_d128_e4m3_token": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "f8E4M3FN",
+        "token", {"form": "packed_qkv", "max_q_len": 1},
+        [(b, 1, sk, splits) for b, sk, splits in VARLEN_DECODE_SIZES]),
+    "q8_vl_dec_paged16_gqa4_d128_i8_token": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "i8", "token",
+        {"form": "packed_q", "block_size": 16, "lens": True, "max_q_len": 1},
+        [(b, 1, sk, splits) for b, sk, splits in VARLEN_DECODE_SIZES]),
+}
+
+
 def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
          block_size=0, lens=False, schedule=None, dtype="f16", form=None,
-         max_q_len=None, sinks=None):
+         max_q_len=None, sinks=None, kv=None):
     s = sq or "?"
     dtype, _, out_type = dtype.partition(":")  # "f16:f32": O in f32
     packed_q = form in ("packed_q", "packed_qkv")
     packed_kv = form in ("packed_kv", "packed_qkv")
     q = f"memref<?x{hq}x{s}x{d}x{dtype}>"
     rows = block_size or "?"
-    k = f"memref<?x{hkv}x{rows}x{d}x{dtype}>"
-    v = f"memref<?x{hkv}x{rows}x{dv}x{dtype}>"
+    kv_type, scales = kv or (dtype, "none")
+    k = f"memref<?x{hkv}x{rows}x{d}x{kv_type}>"
+    v = f"memref<?x{hkv}x{rows}x{dv}x{kv_type}>"
     o = f"memref<?x{hq}x{s}x{dv}x{out_type or dtype}>"
     l = f"memref<?x{hq}x{s}xf32>"
     if packed_q:
@@ -410,8 +465,8 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
         o = f"memref<?x{hq}x{dv}x{out_type or dtype}>"
         l = f"memref<?x{hq}xf32>"
     if packed_kv:
-        k = f"memref<?x{hkv}x{d}x{dtype}>"
-        v = f"memref<?x{hkv}x{dv}x{dtype}>"
+        k = f"memref<?x{hkv}x{d}x{kv_type}>"
+        v = f"memref<?x{hkv}x{dv}x{kv_type}>"
     args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     op = f"  attn.attention q(%q : {q}) k(%k : {k}) v(%v : {v})"
     if packed_q:
@@ -429,6 +484,14 @@ def spec(name, hq, hkv, d, dv, mask, scale, softcap, lse, sq=None,
     if sinks:
         args.append(f"%sinks: memref<{hq}x{sinks}>")
         op += f" sinks(%sinks : memref<{hq}x{sinks}>)"
+    # A scale per tensor, per K/V head, or per token laid out like K
+    # without D.
+    scale_type = {"tensor": "memref<f32>", "head": f"memref<{hkv}xf32>",
+                  "token": (f"memref<?x{hkv}xf32>" if packed_kv else
+                            f"memref<?x{hkv}x{rows}xf32>")}.get(scales)
+    if scale_type:
+        args += [f"%ks: {scale_type}", f"%vs: {scale_type}"]
+        op += f" k_scale(%ks : {scale_type}) v_scale(%vs : {scale_type})"
     args.append(f"%o: {o}")
     op += f"\n      -> o(%o : {o})"
     if lse:
@@ -532,6 +595,21 @@ def main(out):
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} {bs} {lens} {splits} {dtype} {form} "
                          f"sinks:{sink_type}")
+    for name, (kernel, fmt, scales, extra, sizes) in QUANT_KERNELS.items():
+        hq, hkv, d, dv, mask, scale, softcap, lse = kernel
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, *kernel, kv=(fmt, scales), **extra))
+        left, right, br = mask if mask else (-1, -1, False)
+        sc = scale if scale else d ** -0.5
+        bs = extra.get("block_size", 0)
+        lens = int(extra.get("lens", False))
+        dtype = extra.get("dtype", "f16")
+        form = extra.get("form", "padded")
+        for b, sq, sk, splits in sizes:
+            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
+                         f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
+                         f"{b} {sq} {sk} {bs} {lens} {splits} {dtype} {form} "
+                         f"kv:{fmt}:{scales}")
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     bench = lines[:1]
@@ -558,6 +636,17 @@ def main(out):
         bench += [line.replace(f"{base} {base}.ptx ", f"{name} {name}.ptx ")
                   + " sinks:f32" for line in bench
                   if line.startswith(f"{base} {base}.ptx ")]
+    for name, (fmt, bs, sizes) in QUANT_BENCH.items():
+        kernel = (32, 8, 128, 128, None, None, None, False)
+        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+            f.write(spec(name, *kernel, sq=1, block_size=bs, kv=(fmt, "token")))
+        for b, sq, sk in sizes:
+            bench.append(f"{name} {name}.ptx 32 8 128 128 -1 -1 0 "
+                         f"{128 ** -0.5!r} 0 0 {b} {sq} {sk} {bs} 0 0 f16 "
+                         f"padded kv:{fmt}:token")
+    # f16 at B8 Sk16k, the quantized rows' middle shape.
+    bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
+                 f"128 -1 -1 0 {128 ** -0.5!r} 0 0 8 1 16384 0 0 0 f16")
     # The decode split count against a fixed one, to see the heuristic's cost.
     bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 1 1 131072 0 0 264")
@@ -579,7 +668,7 @@ def main(out):
                                  for name, size in APPEND_BENCH]
     with open(os.path.join(out, "append_bench.txt"), "w") as f:
         f.write("\n".join(append_bench) + "\n")
-    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS) + len(VARLEN_KERNELS) + len(SINK_KERNELS)}"
+    print(f"{len(prefill) + len(PAGED_PREFILL_KERNELS) + len(DECODE_KERNELS) + len(VARLEN_KERNELS) + len(SINK_KERNELS) + len(QUANT_KERNELS)}"
           f" kernels, {len(lines) - 1} cases in {out}; {len(APPEND_KERNELS)} "
           f"append kernels, {len(append) - 1} cases")
 

@@ -28,6 +28,8 @@ timeout 60 ./llama3_prefill; echo "llama3_prefill rc=$?"
 timeout 60 ./llama3_prefill 2 1 3000; echo "llama3_prefill q_len 1 rc=$?"
 timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
 tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
+# A quantized cache's scales through the C ABI, against float64.
+timeout 60 ./quantized_check gpu; echo "quantized_check rc=$?"
 timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
 echo "== score_mod / mask_mod kernels (bench/mods.mlir) against a float64 reference"
 PYTHONUNBUFFERED=1 timeout 200 python3 mods_compare.py lib/libmods.so --check-only
