@@ -275,10 +275,6 @@ public:
     return success();
   }
 
-  /// A dequantization scale: f32, contiguous, for a quantized `data`,
-  /// with one of the ranks of AttnOps.td's table (per tensor, per K/V
-  /// head, per token and head).
-  /// `tokenShape` names the per-token form's dims.
   /// What every dequantization scale is: f32 and contiguous.
   LogicalResult checkScaleBuffer(StringRef name, Value scale) {
     if (failed(checkElementType(name, scale,
@@ -292,6 +288,10 @@ public:
     return success();
   }
 
+  /// A dequantization scale: f32, contiguous, for a quantized `data`,
+  /// with one of the ranks of AttnOps.td's table (per tensor, per K/V
+  /// head, per token and head). `tokenShape` names the per-token form's
+  /// dims.
   LogicalResult checkScale(StringRef name, Value scale, StringRef dataName,
                            Value data, StringRef tokenShape) {
     if (!scale)
@@ -299,7 +299,8 @@ public:
     MemRefType type = memrefOf(scale), dataType = memrefOf(data);
     if (kvFormatOf(dataType.getElementType()) == KVFormat::None)
       return op.emitOpError()
-             << "operand '" << name << "' dequantizes a quantized " << dataName
+             << "operand '" << name << "' is the scale of a quantized "
+             << dataName
              << " (f8E4M3FN, f8E5M2 or i8); operand '" << dataName
              << "' has element type " << dataType.getElementType();
     if (failed(checkScaleBuffer(name, scale)))

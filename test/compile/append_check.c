@@ -17,54 +17,7 @@
 
 #include "append.h"
 #include "attnrt.h"
-#include "../runtime/fake_cuda_driver.h"
-
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int fake_mode, passed, failed;
-
-static void check(int ok, const char *line) {
-  ok ? ++passed : ++failed;
-  printf("%s: %s\n", ok ? "PASS" : "FAIL", line);
-}
-
-static void expect(const char *what, int got, int want, const char *needle) {
-  char line[1024];
-  const char *message = attn_last_error();
-  snprintf(line, sizeof line, "%s -> %s (%s)", what, attn_status_string(got),
-           message);
-  check(got == want && (!needle || strstr(message, needle)), line);
-}
-
-static const struct fake_cuda_state *fake(void) {
-  static const struct fake_cuda_state *state;
-  if (!state) {
-    void *driver = dlopen(getenv("ATTNRT_CUDA_DRIVER"), RTLD_NOW);
-    state = driver ? dlsym(driver, "fake_cuda_state") : NULL;
-    if (!state) {
-      printf("FAIL: no fake_cuda_state in $ATTNRT_CUDA_DRIVER\n");
-      exit(1);
-    }
-  }
-  return state;
-}
-
-// Device memory with the fake driver, else host memory no call may touch.
-static char *make(size_t bytes) {
-  if (fake_mode) {
-    attnrt_deviceptr p = 0;
-    if (attnrt_malloc(&p, bytes) != ATTNRT_SUCCESS) {
-      printf("FAIL: device allocation: %s\n", attnrt_last_error());
-      exit(1);
-    }
-    return (char *)(uintptr_t)p;
-  }
-  return aligned_alloc(256, (bytes + 255) / 256 * 256);
-}
+#include "check_common.h"
 
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "no-driver") && strcmp(argv[1], "fake"))) {

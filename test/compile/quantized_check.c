@@ -18,78 +18,11 @@
 
 #define _POSIX_C_SOURCE 200809L
 
-#include "quantized_decode.h"
 #include "attnrt.h"
-#include "../runtime/fake_cuda_driver.h"
+#include "check_common.h"
+#include "quantized_decode.h"
 
-#include <dlfcn.h>
 #include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int fake_mode, passed, failed;
-
-static void check(int ok, const char *line) {
-  ok ? ++passed : ++failed;
-  printf("%s: %s\n", ok ? "PASS" : "FAIL", line);
-}
-
-static void expect(const char *what, int got, int want, const char *needle) {
-  char line[1024];
-  const char *message = attn_last_error();
-  snprintf(line, sizeof line, "%s -> %s (%s)", what, attn_status_string(got),
-           message);
-  check(got == want && (!needle || strstr(message, needle)), line);
-}
-
-static const struct fake_cuda_state *fake(void) {
-  static const struct fake_cuda_state *state;
-  if (!state) {
-    void *driver = dlopen(getenv("ATTNRT_CUDA_DRIVER"), RTLD_NOW);
-    state = driver ? dlsym(driver, "fake_cuda_state") : NULL;
-    if (!state) {
-      printf("FAIL: no fake_cuda_state in $ATTNRT_CUDA_DRIVER\n");
-      exit(1);
-    }
-  }
-  return state;
-}
-
-static int launches(void) { return fake_mode ? fake()->launches : 0; }
-
-// The last launch: how many since `before`, its grid and parameter count.
-static void expect_launches(const char *what, int before, int count,
-                            unsigned gx, unsigned gy, unsigned gz,
-                            int params) {
-  if (!fake_mode)
-    return;
-  const struct fake_cuda_state *s = fake();
-  char line[512];
-  snprintf(line, sizeof line,
-           "%s: %d launch(es), the last on grid (%u, %u, %u) (%d "
-           "parameters)",
-           what, s->launches - before, s->last_grid[0], s->last_grid[1],
-           s->last_grid[2], s->last_param_count);
-  check(s->launches - before == count && s->last_grid[0] == gx &&
-            s->last_grid[1] == gy && s->last_grid[2] == gz &&
-            s->last_param_count == params,
-        line);
-}
-
-// Device memory with the fake driver, else host memory no call may touch.
-static char *make(size_t bytes) {
-  if (fake_mode) {
-    attnrt_deviceptr p = 0;
-    if (attnrt_malloc(&p, bytes) != ATTNRT_SUCCESS) {
-      printf("FAIL: device allocation: %s\n", attnrt_last_error());
-      exit(1);
-    }
-    return (char *)(uintptr_t)p;
-  }
-  return aligned_alloc(256, (bytes + 255) / 256 * 256);
-}
 
 static uint16_t to_bf16(float x) {
   uint32_t u;
@@ -129,8 +62,7 @@ static void gpu_check(void) {
       attn_i8_decode_workspace_bytes_splits(B, S, 3, &ws) ||
       attnrt_malloc(&dws, ws) || attnrt_memcpy_htod(dq, q, sizeof q) ||
       attnrt_memcpy_htod(dk, k, sizeof k) ||
-      attnrt_memcpy_htod(dv, v, sizeof v) ||
-      attnrt_memcpy_htod(dks, &ks, 4) ||
+      attnrt_memcpy_htod(dv, v, sizeof v) || attnrt_memcpy_htod(dks, &ks, 4) ||
       attnrt_memcpy_htod(dvs, vs, sizeof vs)) {
     check(0, "gpu setup");
     return;
@@ -162,15 +94,15 @@ static void gpu_check(void) {
     attnrt_memset_d8(dout, 0xff, sizeof o);
     attnrt_memset_d8(dlse, 0xff, sizeof lse);
 #define DEV(x) ((void *)(uintptr_t)(x))
-    int status =
-        splits ? attn_i8_decode_run_splits(
-                     DEV(dq), NULL, DEV(dk), NULL, DEV(dv), NULL, DEV(dks),
-                     NULL, DEV(dvs), NULL, DEV(dout), NULL, DEV(dlse), NULL,
-                     B, S, splits, DEV(dws), ws, NULL)
-               : attn_i8_decode_run(DEV(dq), NULL, DEV(dk), NULL, DEV(dv),
-                                    NULL, DEV(dks), NULL, DEV(dvs), NULL,
-                                    DEV(dout), NULL, DEV(dlse), NULL, B, S,
-                                    DEV(dws), ws, NULL);
+    int status = splits
+                     ? attn_i8_decode_run_splits(
+                           DEV(dq), NULL, DEV(dk), NULL, DEV(dv), NULL,
+                           DEV(dks), NULL, DEV(dvs), NULL, DEV(dout), NULL,
+                           DEV(dlse), NULL, B, S, splits, DEV(dws), ws, NULL)
+                     : attn_i8_decode_run(DEV(dq), NULL, DEV(dk), NULL, DEV(dv),
+                                          NULL, DEV(dks), NULL, DEV(dvs), NULL,
+                                          DEV(dout), NULL, DEV(dlse), NULL, B,
+                                          S, DEV(dws), ws, NULL);
 #undef DEV
     expect(splits ? "i8_decode_run_splits(gpu, 3 splits)"
                   : "i8_decode_run(gpu)",
@@ -224,7 +156,8 @@ int main(int argc, char **argv) {
   // [20, 2, 16, 128] with per-token scales [20, 2, 16].
   const int64_t batch = 3, num_blocks = 20, max_blocks = 5;
   char *q = make(batch * 8 * 128 * 2), *o = make(batch * 8 * 128 * 2);
-  char *k = make(num_blocks * 2 * 16 * 128), *v = make(num_blocks * 2 * 16 * 128);
+  char *k = make(num_blocks * 2 * 16 * 128),
+       *v = make(num_blocks * 2 * 16 * 128);
   char *ks = make(num_blocks * 2 * 16 * 4), *vs = make(num_blocks * 2 * 16 * 4);
   char *table = make(batch * max_blocks * 4), *lens = make(batch * 4);
   expect("fp8_paged_decode_can_implement(3, 20, 5)",
@@ -246,31 +179,31 @@ int main(int argc, char **argv) {
   }
   char *workspace = make(ws);
   expect("fp8_paged_decode_run_splits(k_scale NULL)",
-         attn_fp8_paged_decode_run_splits(
-             q, NULL, k, NULL, v, NULL, table, NULL, lens, NULL, NULL, NULL,
-             vs, NULL, o, NULL, batch, num_blocks, max_blocks, 2, workspace,
-             ws, NULL),
+         attn_fp8_paged_decode_run_splits(q, NULL, k, NULL, v, NULL, table,
+                                          NULL, lens, NULL, NULL, NULL, vs,
+                                          NULL, o, NULL, batch, num_blocks,
+                                          max_blocks, 2, workspace, ws, NULL),
          ATTN_ERROR_NULL_POINTER, "k_scale is NULL");
   expect("fp8_paged_decode_run_splits(v_scale + 2 bytes)",
-         attn_fp8_paged_decode_run_splits(
-             q, NULL, k, NULL, v, NULL, table, NULL, lens, NULL, ks, NULL,
-             vs + 2, NULL, o, NULL, batch, num_blocks, max_blocks, 2,
-             workspace, ws, NULL),
+         attn_fp8_paged_decode_run_splits(q, NULL, k, NULL, v, NULL, table,
+                                          NULL, lens, NULL, ks, NULL, vs + 2,
+                                          NULL, o, NULL, batch, num_blocks,
+                                          max_blocks, 2, workspace, ws, NULL),
          ATTN_ERROR_MISALIGNED, "v_scale (0x");
   const int64_t scale_strides[3] = {64, 16, 1};
   expect("fp8_paged_decode_run_splits(k_scale's blocks 64 apart)",
-         attn_fp8_paged_decode_run_splits(
-             q, NULL, k, NULL, v, NULL, table, NULL, lens, NULL, ks,
-             scale_strides, vs, NULL, o, NULL, batch, num_blocks, max_blocks,
-             2, workspace, ws, NULL),
+         attn_fp8_paged_decode_run_splits(q, NULL, k, NULL, v, NULL, table,
+                                          NULL, lens, NULL, ks, scale_strides,
+                                          vs, NULL, o, NULL, batch, num_blocks,
+                                          max_blocks, 2, workspace, ws, NULL),
          ATTN_ERROR_UNSUPPORTED_STRIDE,
          "k_scale stride 0 is 64; the kernel's layout needs 32 (row-major)");
   int before = launches();
   expect("fp8_paged_decode_run_splits(valid, 2 splits)",
-         attn_fp8_paged_decode_run_splits(
-             q, NULL, k, NULL, v, NULL, table, NULL, lens, NULL, ks, NULL, vs,
-             NULL, o, NULL, batch, num_blocks, max_blocks, 2, workspace, ws,
-             NULL),
+         attn_fp8_paged_decode_run_splits(q, NULL, k, NULL, v, NULL, table,
+                                          NULL, lens, NULL, ks, NULL, vs, NULL,
+                                          o, NULL, batch, num_blocks,
+                                          max_blocks, 2, workspace, ws, NULL),
          valid, NULL);
   // The split launch, then the combine over 24 rows, which reads the
   // workspace (rank 3: 9 values) and o (rank 4: 11).
@@ -293,9 +226,9 @@ int main(int argc, char **argv) {
   ws = 8u * 3 * 66 * 4;
   char *workspace2 = make(ws);
   expect("i8_decode_run_splits(valid, 3 splits)",
-         attn_i8_decode_run_splits(q2, NULL, k2, NULL, v2, NULL, ks2, NULL,
-                                   vs2, NULL, o2, NULL, lse, NULL, b2, kv_len,
-                                   3, workspace2, ws, NULL),
+         attn_i8_decode_run_splits(q2, NULL, k2, NULL, v2, NULL, ks2, NULL, vs2,
+                                   NULL, o2, NULL, lse, NULL, b2, kv_len, 3,
+                                   workspace2, ws, NULL),
          valid, NULL);
   // The combine: workspace (9), o (11), lse (9).
   expect_launches("i8 decode's combine", before, 2, 8, 1, 1, 9 + 11 + 9);

@@ -18,75 +18,7 @@
 
 #include "varlen.h"
 #include "attnrt.h"
-#include "../runtime/fake_cuda_driver.h"
-
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int fake_mode, passed, failed;
-
-static void check(int ok, const char *line) {
-  ok ? ++passed : ++failed;
-  printf("%s: %s\n", ok ? "PASS" : "FAIL", line);
-}
-
-static void expect(const char *what, int got, int want, const char *needle) {
-  char line[1024];
-  const char *message = attn_last_error();
-  snprintf(line, sizeof line, "%s -> %s (%s)", what, attn_status_string(got),
-           message);
-  check(got == want && (!needle || strstr(message, needle)), line);
-}
-
-static const struct fake_cuda_state *fake(void) {
-  static const struct fake_cuda_state *state;
-  if (!state) {
-    void *driver = dlopen(getenv("ATTNRT_CUDA_DRIVER"), RTLD_NOW);
-    state = driver ? dlsym(driver, "fake_cuda_state") : NULL;
-    if (!state) {
-      printf("FAIL: no fake_cuda_state in $ATTNRT_CUDA_DRIVER\n");
-      exit(1);
-    }
-  }
-  return state;
-}
-
-static int launches(void) { return fake_mode ? fake()->launches : 0; }
-
-// What the last launches were: count, grid, parameters.
-static void expect_launches(const char *what, int before, int count,
-                            unsigned gx, unsigned gy, unsigned gz,
-                            int params) {
-  if (!fake_mode)
-    return;
-  const struct fake_cuda_state *s = fake();
-  char line[512];
-  snprintf(line, sizeof line,
-           "%s: %d launch(es), the last on grid (%u, %u, %u) (%d "
-           "parameters)",
-           what, s->launches - before, s->last_grid[0], s->last_grid[1],
-           s->last_grid[2], s->last_param_count);
-  check(s->launches - before == count && s->last_grid[0] == gx &&
-            s->last_grid[1] == gy && s->last_grid[2] == gz &&
-            (params < 0 || s->last_param_count == params),
-        line);
-}
-
-// Device memory with the fake driver, else host memory no call may touch.
-static char *make(size_t bytes) {
-  if (fake_mode) {
-    attnrt_deviceptr p = 0;
-    if (attnrt_malloc(&p, bytes) != ATTNRT_SUCCESS) {
-      printf("FAIL: device allocation: %s\n", attnrt_last_error());
-      exit(1);
-    }
-    return (char *)(uintptr_t)p;
-  }
-  return aligned_alloc(256, (bytes + 255) / 256 * 256);
-}
+#include "check_common.h"
 
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "no-driver") && strcmp(argv[1], "fake"))) {

@@ -50,7 +50,7 @@ func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x2x16x64xf8E4M3>, %v: memref
 
 // A scale dequantizes a quantized operand only.
 func.func @f(%q: memref<2x8x16x64xf16>, %k: memref<2x2x16x64xf16>, %v: memref<2x2x16x64xf16>, %s: memref<f32>, %o: memref<2x8x16x64xf16>) {
-  // expected-error @+1 {{operand 'k_scale' dequantizes a quantized k (f8E4M3FN, f8E5M2 or i8); operand 'k' has element type 'f16'}}
+  // expected-error @+1 {{operand 'k_scale' is the scale of a quantized k (f8E4M3FN, f8E5M2 or i8); operand 'k' has element type 'f16'}}
   attn.attention q(%q : memref<2x8x16x64xf16>) k(%k : memref<2x2x16x64xf16>) v(%v : memref<2x2x16x64xf16>) k_scale(%s : memref<f32>) -> o(%o : memref<2x8x16x64xf16>)
   return
 }

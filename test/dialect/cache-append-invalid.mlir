@@ -346,7 +346,7 @@ func.func @f(%kn: memref<2x2x1x64xf16>, %vn: memref<2x2x1x64xf16>, %lens: memref
 
 // A scale belongs to a quantized cache.
 func.func @f(%kn: memref<2x2x1x64xf16>, %vn: memref<2x2x1x64xf16>, %lens: memref<2xi32>, %s: memref<f32>, %kc: memref<2x2x8x64xf16>, %vc: memref<2x2x8x64xf16>) {
-  // expected-error @+1 {{operand 'k_scale' dequantizes a quantized k_cache (f8E4M3FN, f8E5M2 or i8); operand 'k_cache' has element type 'f16'}}
+  // expected-error @+1 {{operand 'k_scale' is the scale of a quantized k_cache (f8E4M3FN, f8E5M2 or i8); operand 'k_cache' has element type 'f16'}}
   attn.cache_append k_new(%kn : memref<2x2x1x64xf16>) v_new(%vn : memref<2x2x1x64xf16>) kv_lens(%lens : memref<2xi32>) k_scale(%s : memref<f32>) -> k_cache(%kc : memref<2x2x8x64xf16>) v_cache(%vc : memref<2x2x8x64xf16>)
   return
 }

@@ -580,10 +580,20 @@ def main(out):
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} {bs} {int(lens)} {splits} {dtype} "
                          f"{form}")
-    for name, (kernel, sink_type, extra, sizes) in SINK_KERNELS.items():
+    # Sinks and quantized caches: spec() keywords beside the kernel, and a
+    # last column naming what the case adds.
+    grouped = [(name, kernel, {"sinks": sink_type, **extra}, sizes,
+                f"sinks:{sink_type}")
+               for name, (kernel, sink_type, extra, sizes)
+               in SINK_KERNELS.items()]
+    grouped += [(name, kernel, {"kv": (fmt, scales), **extra}, sizes,
+                 f"kv:{fmt}:{scales}")
+                for name, (kernel, fmt, scales, extra, sizes)
+                in QUANT_KERNELS.items()]
+    for name, kernel, extra, sizes, column in grouped:
         hq, hkv, d, dv, mask, scale, softcap, lse = kernel
         with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, *kernel, sinks=sink_type, **extra))
+            f.write(spec(name, *kernel, **extra))
         left, right, br = mask if mask else (-1, -1, False)
         sc = scale if scale else d ** -0.5
         bs = extra.get("block_size", 0)
@@ -594,22 +604,7 @@ def main(out):
             lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
                          f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
                          f"{b} {sq} {sk} {bs} {lens} {splits} {dtype} {form} "
-                         f"sinks:{sink_type}")
-    for name, (kernel, fmt, scales, extra, sizes) in QUANT_KERNELS.items():
-        hq, hkv, d, dv, mask, scale, softcap, lse = kernel
-        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, *kernel, kv=(fmt, scales), **extra))
-        left, right, br = mask if mask else (-1, -1, False)
-        sc = scale if scale else d ** -0.5
-        bs = extra.get("block_size", 0)
-        lens = int(extra.get("lens", False))
-        dtype = extra.get("dtype", "f16")
-        form = extra.get("form", "padded")
-        for b, sq, sk, splits in sizes:
-            lines.append(f"{name} {name}.ptx {hq} {hkv} {d} {dv} {left} "
-                         f"{right} {int(br)} {sc!r} {softcap or 0} {int(lse)} "
-                         f"{b} {sq} {sk} {bs} {lens} {splits} {dtype} {form} "
-                         f"kv:{fmt}:{scales}")
+                         f"{column}")
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     bench = lines[:1]
