@@ -18,9 +18,11 @@
 
 #define _POSIX_C_SOURCE 200809L
 
+#include "quantized_decode.h"
+
+// After the library's header, whose functions they call.
 #include "attnrt.h"
 #include "check_common.h"
-#include "quantized_decode.h"
 
 #include <math.h>
 
