@@ -213,7 +213,6 @@ public:
     else
       diag << x;
     return diag;
-    return success();
   }
 
   /// A static 0 describes a kernel that can never do anything; an empty

@@ -91,7 +91,6 @@ public:
     group = n.loadQ.getGroup();
     elt = qTile.getElementType();
     kvElt = cast<MemRefType>(n.loadK.getSrc().getType()).getElementType();
-    format = kvFormatOf(kvElt);
     outElt = cast<MemRefType>(n.storeO.getO().getType()).getElementType();
     // A lane reads 16 bytes of a K/V row: vec elements of K/V's type.
     vec = 16 / (kvElt.getIntOrFloatBitWidth() / 8);
@@ -221,9 +220,8 @@ private:
   /// `width`: the lanes' slices of a key, lanesPerKey * vec >= D, Dv.
   int64_t rows = 0, d = 0, dv = 0, group = 1, vec = 8, lanesPerKey = 1,
           width = 0, keyGroups = 1, ringBytes = 0, smemBytes = 0;
-  /// Q's element type, K/V's, and O's; K/V's format (None: a float).
+  /// Q's element type, K/V's, and O's.
   Type elt, kvElt, outElt;
-  KVFormat format = KVFormat::None;
   /// This lane's first column.
   Value col;
   // The split kernel's frame (mapSplitFrame) and Q rows (loadQueryRows).
@@ -791,13 +789,9 @@ struct AttnToDecodePass
         return signalPassFailure();
       std::string name = (func.getSymName() + "_decode").str();
       auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
-      // A quantized cache's bytes are decoded by the SIMT kernel only.
-      bool quantized = nest->loadK.getScale() ||
-                       kvFormatOf(cast<MemRefType>(nest->loadK.getSrc().getType())
-                                      .getElementType()) != KVFormat::None;
-      if (!quantized &&
-          decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
-                              *sm)) {
+      Type kvElt =
+          cast<MemRefType>(nest->loadK.getSrc().getType()).getElementType();
+      if (decodeOnTensorCores(qTile.getDimSize(0), kvElt, *sm)) {
         if (failed(buildTensorCoreSplit(*nest, func, kernels, name, chip, *sm,
                                         getArgument())))
           return signalPassFailure();

@@ -55,7 +55,10 @@ int64_t defaultWarps(Tier tier, int64_t blockQ);
 /// loaded synchronously, which also keeps D = 128 inside Turing's 64 KiB.
 int64_t defaultStages(int sm);
 
-bool decodeOnTensorCores(int64_t blockQ, Type elt, int sm);
+/// Whether the decode tier's split kernel for a Q tile of `blockQ` rows
+/// over K/V elements of `kvElt` runs on tensor cores: f16 or bf16 K/V (a
+/// quantized cache's bytes are decoded by the SIMT kernel only).
+bool decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm);
 
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
 /// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;

@@ -21,9 +21,6 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-static std::string whyFloatDecodeSimt(AttentionOp op, int sm,
-                                      bool tensorCores);
-
 namespace {
 
 /// The decode tier's limits (AttnToDecode.cpp): K and V rows of 16-byte
@@ -145,6 +142,37 @@ Tier tierOf(AttentionOp op, Tier prefillTier) {
   if (prefillTier == Tier::WGMMA && !whyNotWgmma(op).empty())
     return Tier::MMA;
   return prefillTier;
+}
+
+/// Why a float decode takes the SIMT split kernel ("" where it takes
+/// tensor cores).
+std::string whyFloatDecodeSimt(AttentionOp op, int sm,
+                                      bool tensorCores) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  ScheduleAttr asked = op.getScheduleAttr();
+  // With a dynamic Sq, a Q tile for one query a sequence (decode).
+  int64_t rows = staticGroupRows(op).value_or(op.getGroupSize());
+  if (!elt.isF16() && !elt.isBF16())
+    os << elt << " inputs (tensor cores take f16 or bf16)";
+  else if (sm < 80)
+    os << "no mma.sync on sm_" << sm;
+  else if (asked && asked.getBlockQ() &&
+           asked.getBlockQ() <= kDecodeSimtMaxRows)
+    os << "the spec's block_q " << asked.getBlockQ()
+       << " (8 rows or fewer ask for it)";
+  else if (rows > kDecodeSimtMaxRows)
+    return "";
+  // Few rows take tensor cores on sm_90+ only: measured on an H100, and
+  // the kernel's 68-135 KiB of stages fit no consumer part that runs
+  // sm_80 code (99 KiB a block), where the SIMT kernel's 17 do.
+  else if (sm < 90)
+    os << "8 rows or fewer on sm_" << sm
+       << " (tensor cores take them from sm_90)";
+  else if (!tensorCores)
+    os << "8 rows or fewer with decode-tensor-cores=false";
+  return why;
 }
 
 /// A quantized K/V cache runs on the decode tier's SIMT kernel, which
@@ -339,37 +367,6 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
   return why;
 }
 
-/// Why a float decode takes the SIMT split kernel ("" where it takes
-/// tensor cores).
-static std::string whyFloatDecodeSimt(AttentionOp op, int sm,
-                                      bool tensorCores) {
-  std::string why;
-  llvm::raw_string_ostream os(why);
-  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
-  ScheduleAttr asked = op.getScheduleAttr();
-  // With a dynamic Sq, a Q tile for one query a sequence (decode).
-  int64_t rows = staticGroupRows(op).value_or(op.getGroupSize());
-  if (!elt.isF16() && !elt.isBF16())
-    os << elt << " inputs (tensor cores take f16 or bf16)";
-  else if (sm < 80)
-    os << "no mma.sync on sm_" << sm;
-  else if (asked && asked.getBlockQ() &&
-           asked.getBlockQ() <= kDecodeSimtMaxRows)
-    os << "the spec's block_q " << asked.getBlockQ()
-       << " (8 rows or fewer ask for it)";
-  else if (rows > kDecodeSimtMaxRows)
-    return "";
-  // Few rows take tensor cores on sm_90+ only: measured on an H100, and
-  // the kernel's 68-135 KiB of stages fit no consumer part that runs
-  // sm_80 code (99 KiB a block), where the SIMT kernel's 17 do.
-  else if (sm < 90)
-    os << "8 rows or fewer on sm_" << sm
-       << " (tensor cores take them from sm_90)";
-  else if (!tensorCores)
-    os << "8 rows or fewer with decode-tensor-cores=false";
-  return why;
-}
-
 std::string mlir::attn::whyDecodeSimt(AttentionOp op, int sm,
                                       bool tensorCores) {
   if (op.isQuantizedKV())
@@ -422,8 +419,8 @@ bool mlir::attn::decodesAtRunTime(AttentionOp op) {
          fitsDecode(op);
 }
 
-bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type elt, int sm) {
-  return blockQ > kDecodeSimtMaxRows && (elt.isF16() || elt.isBF16()) &&
+bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm) {
+  return blockQ > kDecodeSimtMaxRows && (kvElt.isF16() || kvElt.isBF16()) &&
          sm >= 80;
 }
 

@@ -41,7 +41,7 @@ bool package::isOutput(const Kernel &kernel, int operand) {
 
 std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
                                    bool slotted, bool packedQ, bool packedKV,
-                                   bool merge) {
+                                   bool merge, int64_t scaleRank) {
   if (merge) {
     switch (operand) {
     case ATTNRT_O_PARTS:
@@ -58,6 +58,15 @@ std::vector<Size> package::rolesOf(int operand, bool paged, bool append,
   case ATTNRT_CU_SEQLENS_Q:
   case ATTNRT_CU_SEQLENS_K:
     return {Batch}; // batch + 1 offsets
+  case ATTNRT_K_SCALE:
+  case ATTNRT_V_SCALE: {
+    if (scaleRank <= 1)
+      return scaleRank ? std::vector<Size>{KVHeads} : std::vector<Size>{};
+    std::vector<Size> roles =
+        rolesOf(ATTNRT_K, paged, append, slotted, packedQ, packedKV, merge);
+    roles.pop_back();
+    return roles;
+  }
   case ATTNRT_SINKS:
     return {QHeads};
   case ATTNRT_Q:
@@ -259,21 +268,11 @@ LogicalResult package::describeKernel(func::FuncOp func, Kernel &kernel) {
     Operand &operand = kernel.operands[i];
     operand.type = cast<MemRefType>(values[i].getType());
     operand.argument = arg.getArgNumber();
-    // A dequantization scale: per tensor, per K/V head, or per token, K's
-    // shape without D.
-    bool isScale = i == ATTNRT_K_SCALE || i == ATTNRT_V_SCALE;
-    operand.roles = rolesOf(isScale ? ATTNRT_K : i, paged, isAppend,
-                            values[ATTNRT_SLOT_MAPPING] != nullptr,
-                            values[ATTNRT_CU_SEQLENS_Q] != nullptr,
-                            values[ATTNRT_CU_SEQLENS_K] != nullptr,
-                            kernel.isMerge());
-    if (isScale) {
-      int64_t rank = operand.type.getRank();
-      if (rank <= 1)
-        operand.roles = rank ? std::vector<Size>{KVHeads} : std::vector<Size>{};
-      else
-        operand.roles.pop_back();
-    }
+    operand.roles =
+        rolesOf(i, paged, isAppend, values[ATTNRT_SLOT_MAPPING] != nullptr,
+                values[ATTNRT_CU_SEQLENS_Q] != nullptr,
+                values[ATTNRT_CU_SEQLENS_K] != nullptr, kernel.isMerge(),
+                operand.type.getRank());
     if (!operand.type.getLayout().isIdentity()) {
       auto [strides, offset] = operand.type.getStridesAndOffset();
       if (offset != 0)

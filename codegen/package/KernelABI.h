@@ -63,9 +63,12 @@ extern const char *const kSizeNames[NumSizes];
 /// `slotted`: the slot-mapping form (packed tokens, caches named by slots).
 /// `packedQ` / `packedKV`: Q, O, LSE by cu_seqlens_q / K, V by
 /// cu_seqlens_k ([total, H, D]); the offsets are [batch + 1] (sizeOffset).
+/// A dequantization scale (k_scale, v_scale) of rank `scaleRank`: none
+/// per tensor, [kv_heads] per head, else K's without D (per token).
 std::vector<Size> rolesOf(int operand, bool paged, bool append = false,
                           bool slotted = false, bool packedQ = false,
-                          bool packedKV = false, bool merge = false);
+                          bool packedKV = false, bool merge = false,
+                          int64_t scaleRank = 0);
 
 /// What `operand`'s dimensions add to their size role: 1 for the offsets
 /// cu_seqlens_q/k ([batch + 1]), else 0.
