@@ -37,8 +37,8 @@
 #include "codegen/nvptx/PrefillKernel.h"
 #include "codegen/nvptx/SplitCombine.h"
 #include "dialect/AttnSemantics.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -138,8 +138,7 @@ private:
   /// arguments, the block's split, batch and K/V head, the nest's index
   /// arithmetic, this split's keys [splitLo, splitHi), and this thread's
   /// key group, lane and first column.
-  LogicalResult mapSplitFrame(gpu::GPUFuncOp kernel,
-                              ArrayRef<Value> operands);
+  LogicalResult mapSplitFrame(gpu::GPUFuncOp kernel, ArrayRef<Value> operands);
   /// The Q tile's rows (qSlices: this lane's slice of each, zeros past
   /// the tile), their queries and flat rows.
   void loadQueryRows();
@@ -201,9 +200,9 @@ private:
     indices.push_back(at);
     auto type = VectorType::get(
         {vec}, cast<MemRefType>(src.getType()).getElementType());
-    Value x = toF32(vector::LoadOp::create(*b, type, src, indices,
-                                           /*nontemporal=*/false,
-                                           llvm::Align(16)));
+    Value x =
+        toF32(vector::LoadOp::create(*b, type, src, indices,
+                                     /*nontemporal=*/false, llvm::Align(16)));
     auto f32Type = VectorType::get({vec}, b->getF32Type());
     if (!inRow)
       return x;
@@ -321,8 +320,8 @@ Value DecodeKernels::toF32(Value x) {
       Value lo = vector::ExtractOp::create(kb, bytes, i);
       Value hi = vector::ExtractOp::create(kb, bytes, i + 1);
       Value two = vector::FromElementsOp::create(kb, pair, ValueRange{lo, hi});
-      Value h = NVVM::ConvertF8x2ToF16x2Op::create(
-          kb, halfPair, two, /*relu=*/false, from);
+      Value h = NVVM::ConvertF8x2ToF16x2Op::create(kb, halfPair, two,
+                                                   /*relu=*/false, from);
       elements.push_back(vector::ExtractOp::create(kb, h, 0));
       elements.push_back(vector::ExtractOp::create(kb, h, 1));
     }
@@ -396,16 +395,16 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
   Value dot = vector::ReductionOp::create(kb, vector::CombiningKind::ADD,
                                           mulf(qSlices[r], kSlice));
   for (int64_t off = lanesPerKey / 2; off >= 1; off /= 2)
-    dot = addf(dot, gpu::ShuffleOp::create(kb, dot, off, kWarp,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult());
+    dot = addf(
+        dot, gpu::ShuffleOp::create(kb, dot, off, kWarp, gpu::ShuffleMode::XOR)
+                 .getShuffleResult());
   if (kScale)
     dot = mulf(dot, kScale);
-  Value s = hasScoreMod() ? modScore(dot, batch, kvHead, flatRows[r], key,
-                                     qLen, kvLen)
-                          : scoreFromDot(dot);
-  Value seen = arith::AndIOp::create(
-      kb, inSplit, visible(key, queries[r], qLen, kvLen));
+  Value s = hasScoreMod()
+                ? modScore(dot, batch, kvHead, flatRows[r], key, qLen, kvLen)
+                : scoreFromDot(dot);
+  Value seen =
+      arith::AndIOp::create(kb, inSplit, visible(key, queries[r], qLen, kvLen));
   if (hasMaskMod())
     seen = arith::AndIOp::create(
         kb, seen, modVisible(batch, kvHead, flatRows[r], key, qLen, kvLen));
@@ -425,9 +424,9 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
     kb.setInsertionPointToStart(rescale.thenBlock());
     Value alpha = rules.weight(m, s); // 0 when m is still -inf
     scf::YieldOp::create(
-        kb, ValueRange{s, mulf(l, alpha),
-                       mulf(acc, vector::BroadcastOp::create(kb, f32Vec,
-                                                             alpha))});
+        kb,
+        ValueRange{s, mulf(l, alpha),
+                   mulf(acc, vector::BroadcastOp::create(kb, f32Vec, alpha))});
     kb.setInsertionPointToStart(rescale.elseBlock());
     scf::YieldOp::create(kb, ValueRange{m, l, acc});
   }
@@ -436,23 +435,23 @@ SmallVector<Value> DecodeKernels::attendKey(ValueRange state, int64_t r,
   Value pVec =
       vector::BroadcastOp::create(kb, f32Vec, vScale ? mulf(p, vScale) : p);
   Value sum = addf(rescale.getResult(1), p);
-  Value out =
-      vector::FMAOp::create(kb, pVec, vSlice, rescale.getResult(2));
+  Value out = vector::FMAOp::create(kb, pVec, vSlice, rescale.getResult(2));
   return {ref, sum, out};
 }
 
 void DecodeKernels::mergeKeyGroups(scf::ForOp loop, Value smem, bool ring) {
   ImplicitLocOpBuilder &kb = *b;
-  auto wg = gpu::AddressSpaceAttr::get(kb.getContext(),
-                                       gpu::AddressSpace::Workgroup);
+  auto wg =
+      gpu::AddressSpaceAttr::get(kb.getContext(), gpu::AddressSpace::Workgroup);
   // Over the ring's bytes once every lane is done with its ring.
   if (ring) {
     NVVM::CpAsyncWaitGroupOp::create(kb, 0);
     gpu::BarrierOp::create(kb);
   }
   // [key group][row][width | m | l]
-  auto stateType = MemRefType::get({keyGroups, rows, width + 2}, kb.getF32Type(),
-                                   MemRefLayoutAttrInterface{}, wg);
+  auto stateType =
+      MemRefType::get({keyGroups, rows, width + 2}, kb.getF32Type(),
+                      MemRefLayoutAttrInterface{}, wg);
   Value states =
       memref::ViewOp::create(kb, stateType, smem, idx(0), ValueRange{});
   for (int64_t r = 0; r < rows; ++r) {
@@ -583,9 +582,8 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     }
   };
   if (kStages > 1) {
-    auto ringType =
-        MemRefType::get({kStages, kUnroll, 2, kThreads, vec}, kvElt,
-                        MemRefLayoutAttrInterface{}, wg);
+    auto ringType = MemRefType::get({kStages, kUnroll, 2, kThreads, vec}, kvElt,
+                                    MemRefLayoutAttrInterface{}, wg);
     ring = memref::ViewOp::create(kb, ringType, smem, idx(0), ValueRange{});
     // The first stages - 1 trips, one group each (empty past the split).
     for (int64_t s = 0; s + 1 < kStages; ++s) {
@@ -645,10 +643,9 @@ LogicalResult DecodeKernels::buildSplit(gpu::GPUFuncOp kernel,
     SmallVector<Value> results(loop.getRegionIterArgs());
     for (int64_t u = 0; u < kUnroll; ++u)
       for (int64_t r = 0; r < rows; ++r) {
-        SmallVector<Value> next =
-            attendKey(ValueRange(results).slice(3 * r, 3), r, keys[u],
-                      inSplit[u], kSlices[u], vSlices[u], kScales[u],
-                      vScales[u]);
+        SmallVector<Value> next = attendKey(ValueRange(results).slice(3 * r, 3),
+                                            r, keys[u], inSplit[u], kSlices[u],
+                                            vSlices[u], kScales[u], vScales[u]);
         std::copy(next.begin(), next.end(), results.begin() + 3 * r);
       }
     scf::YieldOp::create(kb, results);
@@ -673,9 +670,8 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
   SmallVector<Value> splitOperands = inputOperands(n);
   SmallVector<Value> splitArgs(splitOperands);
   splitArgs.push_back(*ws);
-  auto splitKernel =
-      createKernel(module, loc, (name + "_split").str(),
-                   ValueRange(splitArgs).getTypes(), kThreads);
+  auto splitKernel = createKernel(module, loc, (name + "_split").str(),
+                                  ValueRange(splitArgs).getTypes(), kThreads);
 
   ImplicitLocOpBuilder kb(loc, ctx);
   b = &kb; // KernelEmitter's helpers build here
@@ -761,8 +757,7 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
       ->build(kernels, (name + "_unsplit").str(), Value());
 }
 
-struct AttnToDecodePass
-    : mlir::attn::impl::AttnToDecodeBase<AttnToDecodePass> {
+struct AttnToDecodePass : mlir::attn::impl::AttnToDecodeBase<AttnToDecodePass> {
   using AttnToDecodeBase::AttnToDecodeBase;
 
   void runOnOperation() override {
@@ -810,10 +805,11 @@ struct AttnToDecodePass
       int64_t stages = pick(s.getStages(), defaultStages(*sm));
       // cp.async is sm_80+; older chips load K/V slices directly.
       if (stages > 1 && *sm < 80) {
-        forall.emitRemark() << "the split-K decode tier's SIMT kernel "
-                               "loads K/V directly on sm_"
-                            << *sm << " (no cp.async): schedule 'stages' = "
-                            << stages << " runs as 1";
+        forall.emitRemark()
+            << "the split-K decode tier's SIMT kernel "
+               "loads K/V directly on sm_"
+            << *sm << " (no cp.async): schedule 'stages' = " << stages
+            << " runs as 1";
         stages = 1;
       }
       DecodeKernels k(*nest, threads, unroll, stages, *sm);

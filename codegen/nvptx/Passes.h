@@ -8,11 +8,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -130,8 +130,8 @@ struct WgmmaPipeline {
 /// and its tiles (the schedule's, filled in).
 struct WgmmaKernelShape {
   bool paged = false, packedK = false, kvLens = false, packedQ = false;
-  int64_t headDim = 0, valueHeadDim = 0, group = 1, outBits = 16,
-          blockQ = 0, blockKv = 0, warps = 0, stages = 0;
+  int64_t headDim = 0, valueHeadDim = 0, group = 1, outBits = 16, blockQ = 0,
+          blockKv = 0, warps = 0, stages = 0;
 };
 /// `op`'s, under its schedule `filled` (tiles, warps and stages set).
 WgmmaKernelShape wgmmaKernelShape(AttentionOp op, ScheduleAttr filled);
@@ -140,10 +140,9 @@ WgmmaKernelShape wgmmaKernelShape(AttentionOp op, ScheduleAttr filled);
 /// (may be null) others, and the rest take the measured defaults (all on
 /// but ping-pong). For each choice `asked` sets that the kernel cannot
 /// honour, `refused` gets the field's name and the reason.
-WgmmaPipeline
-resolveWgmmaPipeline(const WgmmaKernelShape &shape, ScheduleAttr asked,
-                     ScheduleAttr defaults,
-                     function_ref<void(StringRef field, StringRef why)> refused);
+WgmmaPipeline resolveWgmmaPipeline(
+    const WgmmaKernelShape &shape, ScheduleAttr asked, ScheduleAttr defaults,
+    function_ref<void(StringRef field, StringRef why)> refused);
 /// `schedule` with its pipeline fields set to `pipeline`.
 ScheduleAttr withPipeline(ScheduleAttr schedule, const WgmmaPipeline &pipeline);
 

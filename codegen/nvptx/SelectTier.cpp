@@ -146,8 +146,7 @@ Tier tierOf(AttentionOp op, Tier prefillTier) {
 
 /// Why a float decode takes the SIMT split kernel ("" where it takes
 /// tensor cores).
-std::string whyFloatDecodeSimt(AttentionOp op, int sm,
-                                      bool tensorCores) {
+std::string whyFloatDecodeSimt(AttentionOp op, int sm, bool tensorCores) {
   std::string why;
   llvm::raw_string_ostream os(why);
   Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();

@@ -25,8 +25,7 @@ std::string shapeText(int o, const Operand &operand) {
   for (auto [dim, role] : llvm::enumerate(operand.roles)) {
     int64_t size = operand.type.getDimSize(dim);
     s += dim ? ", " : "";
-    s += ShapedType::isDynamic(size) ? sizeText(o, role)
-                                     : std::to_string(size);
+    s += ShapedType::isDynamic(size) ? sizeText(o, role) : std::to_string(size);
   }
   return s + "]";
 }
@@ -135,8 +134,8 @@ std::string typeEntry(MemRefType type) {
   return "{" + std::to_string(type.getRank()) + ", " +
          std::to_string(type.getElementTypeBitWidth() / 8) + ", " +
          (rowMajor ? "1" : "0") + ", {" + std::to_string(strides[0]) + ", " +
-         std::to_string(strides[1]) + ", " + std::to_string(strides[2]) +
-         ", " + std::to_string(strides[3]) + "}}";
+         std::to_string(strides[1]) + ", " + std::to_string(strides[2]) + ", " +
+         std::to_string(strides[3]) + "}}";
 }
 
 std::string describeSpec(const Kernel &kernel) {
@@ -149,8 +148,7 @@ std::string describeSpec(const Kernel &kernel) {
     bool output;
     std::string param = argumentName(kernel, operand.argument, &output);
     os << " *   " << operandName(kernel, o) << " " << shapeText(o, operand)
-       << " "
-       << elementName(operand.type.getElementType());
+       << " " << elementName(operand.type.getElementType());
     if (param != operandName(kernel, o))
       os << " (parameter " << param << ", the same buffer)";
     if (!operand.type.getLayout().isIdentity())
@@ -220,8 +218,9 @@ std::string packedText(const Kernel &kernel) {
         (kernel.operands[ATTNRT_LSE].type ? " and lse" : "") +
         " (total_q rows).");
   if (kernel.packedKV())
-    lines.push_back(std::string(kernel.packedQ() ? "Its" : "back to back. "
-                                                           "Sequence b's") +
+    lines.push_back(std::string(kernel.packedQ() ? "Its"
+                                                 : "back to back. "
+                                                   "Sequence b's") +
                     " keys are rows cu_seqlens_k[b] .. cu_seqlens_k[b + 1] - "
                     "1 of k and v (total_k rows).");
   lines.push_back("The offsets are int32 DEVICE arrays of batch + 1 entries. "
@@ -229,10 +228,10 @@ std::string packedText(const Kernel &kernel) {
   lines.push_back("they rise monotonically from 0, that the last is at most "
                   "the rows of the buffers they index, and that every");
   lines.push_back("sequence's keys fit K and V.");
-  std::string zero =
-      kernel.packedQ() && kernel.packedKV() ? "batch, total_q and total_k"
-      : kernel.packedQ()                    ? "batch and total_q"
-                                            : "batch and total_k";
+  std::string zero = kernel.packedQ() && kernel.packedKV()
+                         ? "batch, total_q and total_k"
+                     : kernel.packedQ() ? "batch and total_q"
+                                        : "batch and total_k";
   lines.push_back(zero + " may be 0; a batch of no sequences" +
                   (kernel.packedQ() ? " or no queries" : "") +
                   " launches nothing.");
@@ -347,11 +346,11 @@ static std::string archSpecificNote(const Library &library) {
       continue;
     // "sm_90a" -> compute capability 9.0.
     StringRef digits = chip.drop_front(3).drop_back();
-    std::string cc =
-        (digits.drop_back() + "." + digits.take_back()).str();
+    std::string cc = (digits.drop_back() + "." + digits.take_back()).str();
     s += " * The " + chip.str() +
          " code is arch-specific: it runs only on devices of compute\n"
-         " * capability " + cc +
+         " * capability " +
+         cc +
          ", where libattnrt takes it before the other images, and\n"
          " * is not forward compatible: other devices run the library's "
          "other\n * images, and where none fits its calls return "
@@ -494,9 +493,10 @@ extern "C" {
       os << "/* The block mask alone, into the workspace (for these sizes and\n"
             "   captures; o is not written), and the attention reusing it:\n"
             "   one classification for several calls, e.g. every layer. */\n"
-         << "int " << fn << "_block_mask(\n" << runParams(kernel) << ");\n"
-         << "int " << fn << "_run_block_masked(\n" << runParams(kernel)
-         << ");\n";
+         << "int " << fn << "_block_mask(\n"
+         << runParams(kernel) << ");\n"
+         << "int " << fn << "_run_block_masked(\n"
+         << runParams(kernel) << ");\n";
   }
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return s;
@@ -549,8 +549,7 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
      << "__attribute__((weak)) const char *" << p
      << "_status_string(int status) {\n"
      << "  return attnrt_attention_status_string(status);\n}\n"
-     << "__attribute__((weak)) const char *" << p
-     << "_last_error(void) {\n"
+     << "__attribute__((weak)) const char *" << p << "_last_error(void) {\n"
      << "  return attnrt_last_error();\n}\n";
   for (const Kernel &kernel : library.kernels) {
     std::string id = p + "_" + kernel.name;
@@ -600,8 +599,8 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
       for (int o = 0, e = tableOperands(kernel); o < e; ++o) {
         const Operand &operand = kernel.operands[o];
         if (!operand.type) {
-          os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no " << operandName(kernel, o)
-             << " */\n";
+          os << "        {0, 0, 0, {0, 0, 0, 0}}, /* no "
+             << operandName(kernel, o) << " */\n";
           continue;
         }
         os << "        " << typeEntry(operand.type) << ", /* "
@@ -629,8 +628,7 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
       int64_t most = kernel.decodeCode.front().maxQLen;
       os << "  /* max_q_len 1 to " << most
          << ": the split-K decode code, not the prefill code. */\n"
-         << "  if (call->max_q_len >= 1 && call->max_q_len <= " << most
-         << ")\n"
+         << "  if (call->max_q_len >= 1 && call->max_q_len <= " << most << ")\n"
          << "    return &" << id << "_decode_kernel;\n";
     } else if (!kernel.decodeCode.empty()) {
       int64_t most = kernel.decodeCode.front().maxQLen;
@@ -699,8 +697,8 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
     for (auto [i, capture] : llvm::enumerate(kernel.captures)) {
       std::string param = argumentName(kernel, capture.argument, &output);
       os << "  call.capture_data[" << i << "] = " << param << ";\n"
-         << "  call.capture_strides[" << i << "] = (const long long *)"
-         << param << "_strides;\n";
+         << "  call.capture_strides[" << i << "] = (const long long *)" << param
+         << "_strides;\n";
     }
     os << "  call.workspace = workspace;\n"
        << "  call.workspace_bytes = workspace_bytes;\n"
@@ -713,17 +711,18 @@ std::string package::sourceText(const Library &library, StringRef codeDir) {
        << "  return " << id << "_launch(" << runArguments(kernel)
        << "num_splits, workspace, workspace_bytes, stream, "
           "ATTNRT_BLOCK_MASK_COMPUTE);\n}\n";
-    os << "\nint " << id << "_run(\n" << runParams(kernel) << ") {\n"
+    os << "\nint " << id << "_run(\n"
+       << runParams(kernel) << ") {\n"
        << "  return " << id << "_run_splits(" << runArguments(kernel)
        << "0, workspace, workspace_bytes, stream);\n}\n";
     if (kernel.hasBlockMask()) {
-      os << "\nint " << id << "_block_mask(\n" << runParams(kernel)
-         << ") {\n"
+      os << "\nint " << id << "_block_mask(\n"
+         << runParams(kernel) << ") {\n"
          << "  return " << id << "_launch(" << runArguments(kernel)
          << "0, workspace, workspace_bytes, stream, "
             "ATTNRT_BLOCK_MASK_ONLY);\n}\n";
-      os << "\nint " << id << "_run_block_masked(\n" << runParams(kernel)
-         << ") {\n"
+      os << "\nint " << id << "_run_block_masked(\n"
+         << runParams(kernel) << ") {\n"
          << "  return " << id << "_launch(" << runArguments(kernel)
          << "0, workspace, workspace_bytes, stream, "
             "ATTNRT_BLOCK_MASK_REUSE);\n}\n";

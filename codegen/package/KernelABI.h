@@ -115,9 +115,9 @@ struct DeviceCode {
 
 struct Kernel {
   func::FuncOp func;
-  AttentionOp op;        // null for a cache-append or merge kernel
-  CacheAppendOp append;  // null for an attention or merge kernel
-  MergeStatesOp merge;   // null for an attention or cache-append kernel
+  AttentionOp op;       // null for a cache-append or merge kernel
+  CacheAppendOp append; // null for an attention or merge kernel
+  MergeStatesOp merge;  // null for an attention or cache-append kernel
   std::string name;
   Operand operands[ATTNRT_NUM_OPERANDS];
   int64_t staticSize[NumSizes];
@@ -137,9 +137,7 @@ struct Kernel {
   /// A packed Q's max_q_len where the spec fixes it, else 0.
   int64_t staticMaxQLen = 0;
   bool paged() const { return operands[ATTNRT_BLOCK_TABLE].type != nullptr; }
-  bool packedQ() const {
-    return operands[ATTNRT_CU_SEQLENS_Q].type != nullptr;
-  }
+  bool packedQ() const { return operands[ATTNRT_CU_SEQLENS_Q].type != nullptr; }
   bool packedKV() const {
     return operands[ATTNRT_CU_SEQLENS_K].type != nullptr;
   }

@@ -89,8 +89,7 @@ FailureOr<DeviceCode> package::lowerKernel(ModuleOp spec, const Kernel &kernel,
     // static count, and this code runs only for a max_q_len hint of at
     // most 16 (the C functions' choice).
     module->walk([&](AttentionOp op) {
-      op->setAttr(kTierAttrName,
-                  TierAttr::get(op.getContext(), Tier::Decode));
+      op->setAttr(kTierAttrName, TierAttr::get(op.getContext(), Tier::Decode));
       op->removeAttr(op.getScheduleAttrName());
       if (op.isPackedQ() && !op.getMaxQLen())
         op.setMaxQLen(kDecodeMaxQueries);
@@ -186,8 +185,8 @@ static std::string describeSchedule(Tier tier, ScheduleAttr s,
          << (split == Tier::WGMMA ? "wgmma" : "mma.sync") << "), "
          << s.getBlockKv() << "-key tiles";
     else
-      os << ", " << s.getWarps() * 32 << " threads, unroll "
-         << s.getUnroll() << ", stages " << s.getStages();
+      os << ", " << s.getWarps() * 32 << " threads, unroll " << s.getUnroll()
+         << ", stages " << s.getStages();
     if (unsplit)
       os << "; one split runs without the combine";
     return text;
@@ -291,9 +290,9 @@ std::string package::describeChoices(const Kernel &kernel,
   // as attn-select-tier ran it, on the spec's schedule).
   if (own.tier == Tier::WGMMA && own.schedule) {
     ScheduleAttr s = own.schedule, spec = op.getScheduleAttr();
-    WgmmaPipeline rules = resolveWgmmaPipeline(
-        wgmmaKernelShape(op, s), spec, /*defaults=*/nullptr,
-        [](StringRef, StringRef) {});
+    WgmmaPipeline rules =
+        resolveWgmmaPipeline(wgmmaKernelShape(op, s), spec,
+                             /*defaults=*/nullptr, [](StringRef, StringRef) {});
     auto because = [&](StringRef field, StringRef value, bool specAsked,
                        StringRef rule) {
       if (specAsked)
@@ -362,7 +361,7 @@ std::string package::describeChoices(const Kernel &kernel,
   else if (op.hasMaskMod() && !folds.maskModFolded)
     os << "; mask_mod on every tile (no block mask: "
        << (own.tier == Tier::Decode ? "the decode tier"
-                                     : "the tile straddles its blocks")
+                                    : "the tile straddles its blocks")
        << ")";
   if (code.choices.size() > 1) {
     os << "; small-grid alternatives:";

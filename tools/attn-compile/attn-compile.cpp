@@ -20,8 +20,8 @@
 //
 // Each (kernel, target) is lowered and put through ptxas on its own, -j of
 // them at once (default: one more than the hardware threads), on one
-// multithreaded MLIRContext; results and diagnostics are gathered in kernel and target
-// order, so the files and messages do not depend on -j. For each it
+// multithreaded MLIRContext; results and diagnostics are gathered in kernel and
+// target order, so the files and messages do not depend on -j. For each it
 // prints (unless --quiet) the tier and schedule attn-select-tier chose and
 // why, on stderr:
 //
@@ -66,8 +66,8 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <unistd.h>
 #include <optional>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn::package;
@@ -75,9 +75,10 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<kernel spec .mlir>"));
-static cl::opt<std::string> targetList(
-    "targets", cl::desc("GPU targets, comma-separated (sm_75 ... sm_90a)"),
-    cl::init("sm_80,sm_90"));
+static cl::opt<std::string>
+    targetList("targets",
+               cl::desc("GPU targets, comma-separated (sm_75 ... sm_90a)"),
+               cl::init("sm_80,sm_90"));
 static cl::opt<bool> archSpecific(
     "arch-specific",
     cl::desc("with sm_90 among the targets, also build the arch-specific "
@@ -89,9 +90,8 @@ static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
 static cl::opt<std::string>
     libraryName("name", cl::desc("library name: lib<name>.a, <name>.h "
                                  "(default: the spec's file name)"));
-static cl::opt<std::string> prefix("prefix",
-                                   cl::desc("prefix of the C functions"),
-                                   cl::init("attn"));
+static cl::opt<std::string>
+    prefix("prefix", cl::desc("prefix of the C functions"), cl::init("attn"));
 static cl::opt<bool> shared("shared",
                             cl::desc("also write lib<name>.so (for dlopen, "
                                      "ctypes)"));
@@ -110,8 +110,7 @@ static cl::opt<std::string> arPath("ar", cl::desc("archiver"),
 static cl::opt<bool> keepTemps("keep-temps",
                                cl::desc("keep the generated C, PTX and "
                                         "cubins in <out>/<name>.tmp"));
-static cl::opt<bool> timing("time",
-                            cl::desc("print how long each step took"));
+static cl::opt<bool> timing("time", cl::desc("print how long each step took"));
 static cl::opt<unsigned>
     jobs("j", cl::Prefix,
          cl::desc("-j N or --jobs=N: kernels and targets lowered (and "
@@ -150,7 +149,7 @@ void removeTempsOnCrash(void *) { removeTemps(); }
 // reads paths copied here beforehand and removes them with system calls,
 // then dies of the same signal, as the caller expects.
 struct InterruptCleanup {
-  char tempDir[PATH_MAX] = "";   // flat: attn-compile writes no subfolder
+  char tempDir[PATH_MAX] = "";    // flat: attn-compile writes no subfolder
   char outputs[4][PATH_MAX] = {}; // header, JSON, archive, shared library
   std::atomic<int> numOutputs{0};
   std::atomic<bool> libraryWritten{false};
@@ -312,8 +311,8 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> spec = parseSourceFile<ModuleOp>(inputFile, sourceMgr,
-                                                          &context);
+  OwningOpRef<ModuleOp> spec =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   if (!spec)
     return 1;
 
@@ -391,8 +390,7 @@ int main(int argc, char **argv) {
   for (Kernel &kernel : library.kernels)
     for (bool runTimeDecode : {false, true})
       for (StringRef chip : chips)
-        if (!runTimeDecode ||
-            (kernel.op && attn::decodesAtRunTime(kernel.op)))
+        if (!runTimeDecode || (kernel.op && attn::decodesAtRunTime(kernel.op)))
           tasks.push_back(Task{&kernel, chip, runTimeDecode, failure(), ""});
   parallelForEach(&context, tasks, [&](Task &task) {
     task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath,
@@ -439,8 +437,8 @@ int main(int argc, char **argv) {
     return 1;
   for (Task &task : tasks) {
     if (!quiet)
-      llvm::errs() << "attn-compile: " << describeChoices(*task.kernel, *task.code)
-                   << "\n";
+      llvm::errs() << "attn-compile: "
+                   << describeChoices(*task.kernel, *task.code) << "\n";
     (task.runTimeDecode ? task.kernel->decodeCode : task.kernel->code)
         .push_back(std::move(*task.code));
   }
@@ -466,15 +464,14 @@ int main(int argc, char **argv) {
   std::string sourcePath = (tempDir + "/" + name + ".c").str();
   check(writeFile(sourcePath, sourceText(library, tempDir)));
   std::string object = (tempDir + "/" + name + ".o").str();
-  check(runProgram(ccPath, {"-std=gnu11", "-O2", "-fPIC", "-c", sourcePath,
-                            "-o", object, "-I" + outputDir,
-                            "-I" + runtime.include}));
+  check(
+      runProgram(ccPath, {"-std=gnu11", "-O2", "-fPIC", "-c", sourcePath, "-o",
+                          object, "-I" + outputDir, "-I" + runtime.include}));
   timer.step("compile the C");
 
   // libattnrt's objects first, then the kernels: one archive to link.
   llvm::sys::fs::remove(archive);
-  if (std::error_code ec =
-          llvm::sys::fs::copy_file(runtime.archive, archive))
+  if (std::error_code ec = llvm::sys::fs::copy_file(runtime.archive, archive))
     fatal("cannot copy " + runtime.archive + ": " + ec.message());
   check(runProgram(arPath, {"rs", archive, object}));
   if (shared)
