@@ -23,6 +23,7 @@ dtype in every form; a call with other facts (another scale, an LSE,
 a page size) compiles as usual. `list` prints each spec's facts.
 """
 import argparse
+import concurrent.futures
 import os
 import sys
 import time
@@ -100,6 +101,10 @@ def main(argv=None):
                         help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--compiler", default=None)
+    parser.add_argument("--jobs", "-j", type=int, default=2,
+                        help="attn-compile runs at once (default 2: each "
+                        "lowers a spec's one or two modules on its own "
+                        "threads, so two keep the cores busy)")
     args = parser.parse_args(argv)
     models = args.models.split(",") if args.models else None
     for m in models or ():
@@ -118,12 +123,22 @@ def main(argv=None):
     targets = (args.targets.split(",") if args.targets
                else list(default_targets()))
     folder = os.path.abspath(args.dir or package_dir())
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     start = time.time()
-    for i, f in enumerate(specs):
+    done = 0
+
+    def build(f):
         t = time.time()
         f.compile(targets=targets, cache_dir=folder, compiler=args.compiler)
-        print(f"[{i + 1}/{len(specs)}] {time.time() - t:5.1f}s {f}",
-              flush=True)
+        return f, time.time() - t
+
+    # attn.compile is safe from several threads: each call compiles in a
+    # folder of its own and renames it into the cache.
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for f, seconds in pool.map(build, specs):
+            done += 1
+            print(f"[{done}/{len(specs)}] {seconds:5.1f}s {f}", flush=True)
     print(f"{len(specs)} kernels for {','.join(targets)} in {folder} "
           f"({time.time() - start:.0f}s)")
     return 0

@@ -19,9 +19,10 @@
 // external tools (ptxas, the C compiler, the archiver).
 //
 // Each (kernel, target) is lowered and put through ptxas on its own, -j of
-// them at once (default: one more than the hardware threads), on one
-// multithreaded MLIRContext; results and diagnostics are gathered in kernel and
-// target order, so the files and messages do not depend on -j. For each it
+// them at once (default: the hardware threads), on threads of their own
+// sharing one multithreaded MLIRContext; results and diagnostics are
+// gathered in kernel and target order, so the files and messages do not
+// depend on -j. For each it
 // prints (unless --quiet) the tier and schedule attn-select-tier chose and
 // why, on stderr:
 //
@@ -41,7 +42,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Threading.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -67,6 +67,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <optional>
+#include <thread>
 #include <unistd.h>
 
 using namespace mlir;
@@ -110,11 +111,13 @@ static cl::opt<std::string> arPath("ar", cl::desc("archiver"),
 static cl::opt<bool> keepTemps("keep-temps",
                                cl::desc("keep the generated C, PTX and "
                                         "cubins in <out>/<name>.tmp"));
-static cl::opt<bool> timing("time", cl::desc("print how long each step took"));
+static cl::opt<bool> timing("time",
+                            cl::desc("print how long each step took, and each "
+                                     "kernel and target's lowering and ptxas"));
 static cl::opt<unsigned>
     jobs("j", cl::Prefix,
          cl::desc("-j N or --jobs=N: kernels and targets lowered (and "
-                  "ptxas runs) at once; 0: one more than the hardware "
+                  "ptxas runs) at once; 0: the hardware "
                   "threads. The files written do not depend on it"),
          cl::init(0));
 static cl::alias jobsLong("jobs", cl::desc("alias for -j"), cl::aliasopt(jobs));
@@ -220,6 +223,35 @@ struct StepTimer {
   }
 };
 
+// Runs `run` on every task, `threads` of them at once, on this thread and
+// threads of its own. The context's thread pool is left to the pass
+// managers' nested work. Diagnostics come out in task order, as from
+// mlir::parallelForEach.
+template <typename Task, typename Run>
+void runTasks(MLIRContext &context, std::vector<Task> &tasks, unsigned threads,
+              Run run) {
+  if (threads <= 1 || tasks.size() <= 1) {
+    for (Task &task : tasks)
+      run(task);
+    return;
+  }
+  ParallelDiagnosticHandler handler(&context);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < tasks.size(); i = next++) {
+      handler.setOrderIDForThread(i);
+      run(tasks[i]);
+      handler.eraseOrderIDForThread();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t t = 1, n = std::min<size_t>(threads, tasks.size()); t < n; ++t)
+    workers.emplace_back(work);
+  work();
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
 // attn-compile's own error, or the value.
 void check(llvm::Error error) {
   if (error)
@@ -287,16 +319,14 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   registerAllToLLVMIRTranslations(registry);
-  // Kernels and targets are lowered on the context's thread pool, -j
-  // threads; the pass managers' own parallel work shares it.
-  // The default is one thread more than the hardware has: on the 2-core
-  // machine a pool of exactly 2 ran bench/kernels.mlir in 4.6 s in some
-  // runs and serially (8.5 s) in most, while 3 or 4 threads took 4.8-5.6 s
-  // every time (the passes' own parallel work shares the pool; we have not
-  // found which wait serializes it).
-  unsigned threads =
-      jobs ? jobs.getValue()
-           : llvm::hardware_concurrency().compute_thread_count() + 1;
+  // Kernels and targets are lowered on -j threads of attn-compile's own
+  // (runTasks); the context's pool, as many threads, serves only the pass
+  // managers' nested work. When the tasks ran on the context's pool too, a
+  // task waiting for its nested work ran other tasks' work in its place,
+  // and bench/kernels.mlir took one core of two with 2 or 3 threads (33 s
+  // against 19 s with 4).
+  unsigned threads = jobs ? jobs.getValue()
+                          : llvm::hardware_concurrency().compute_thread_count();
   std::optional<llvm::DefaultThreadPool> pool;
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   if (threads > 1) {
@@ -375,7 +405,7 @@ int main(int argc, char **argv) {
   std::string ptxas = noCubin ? "" : findPtxas(ptxasPath);
   // One task a (kernel, target): lower it, then run ptxas on its PTX. The
   // tasks only read the spec, each writes its own result and files, and
-  // parallelForEach replays their diagnostics in task order, so what is
+  // runTasks replays their diagnostics in task order, so what is
   // printed and written does not depend on -j.
   // A kernel with a dynamic Sq also gets its decode-tier code, which its C
   // functions launch for short queries (decodesAtRunTime).
@@ -385,16 +415,22 @@ int main(int argc, char **argv) {
     bool runTimeDecode;
     FailureOr<DeviceCode> code = failure();
     std::string error; // attn-compile's own (ptxas, files)
+    double lowerSeconds = 0, ptxasSeconds = 0; // for --time
   };
   std::vector<Task> tasks;
   for (Kernel &kernel : library.kernels)
     for (bool runTimeDecode : {false, true})
       for (StringRef chip : chips)
         if (!runTimeDecode || (kernel.op && attn::decodesAtRunTime(kernel.op)))
-          tasks.push_back(Task{&kernel, chip, runTimeDecode, failure(), ""});
-  parallelForEach(&context, tasks, [&](Task &task) {
+          tasks.push_back(
+              Task{&kernel, chip, runTimeDecode, failure(), "", 0, 0});
+  runTasks(context, tasks, threads, [&](Task &task) {
+    auto started = StepTimer::Clock::now();
     task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath,
                             task.runTimeDecode);
+    auto lowered = StepTimer::Clock::now();
+    task.lowerSeconds =
+        std::chrono::duration<double>(lowered - started).count();
     if (failed(task.code))
       return;
     // The library's C takes the PTX (and the cubin) in with .incbin.
@@ -412,6 +448,9 @@ int main(int argc, char **argv) {
       else
         error = cubin.takeError();
     }
+    task.ptxasSeconds =
+        std::chrono::duration<double>(StepTimer::Clock::now() - lowered)
+            .count();
     if (error)
       task.error = llvm::toString(std::move(error));
   });
@@ -488,6 +527,14 @@ int main(int argc, char **argv) {
       llvm::errs() << " " << step << " " << llvm::format("%.2f", seconds)
                    << " s;";
     llvm::errs() << "\n";
+    // Where the lowering went: each (kernel, target)'s own seconds (they
+    // overlap under -j).
+    for (const Task &task : tasks)
+      llvm::errs() << "attn-compile:   " << task.kernel->name
+                   << (task.runTimeDecode ? " (decode)" : "") << " "
+                   << task.chip << ": lower "
+                   << llvm::format("%.2f", task.lowerSeconds) << " s, ptxas "
+                   << llvm::format("%.2f", task.ptxasSeconds) << " s\n";
   }
   libraryWritten = interruptCleanup.libraryWritten = true;
   return 0;
