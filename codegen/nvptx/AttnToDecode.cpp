@@ -727,8 +727,8 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
           nest.forall, qTile.getDimSize(1), vTile.getDimSize(1),
           16 / (qTile.getElementType().getIntOrFloatBitWidth() / 8))))
     return failure();
-  if (hasWgmma(chip) && qTile.getDimSize(0) % 64 == 0 &&
-      qTile.getDimSize(1) % 64 == 0 && vTile.getDimSize(1) % 64 == 0)
+  if (decodeOnWgmma(chip, qTile.getDimSize(0), qTile.getDimSize(1),
+                    vTile.getDimSize(1)))
     parts = {Tier::WGMMA, MmaProvider::Wgmma, SharedLayout::SwizzledBlocks,
              CopyPipeline::CpAsyncRing, ScoreStage::Registers};
   FailureOr<PrefillPlan> plan = planPrefill(nest, parts, sm);

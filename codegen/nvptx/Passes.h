@@ -59,6 +59,17 @@ int64_t defaultStages(int sm);
 /// over K/V elements of `kvElt` runs on tensor cores: f16 or bf16 K/V (a
 /// quantized cache's bytes are decoded by the SIMT kernel only).
 bool decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm);
+/// Whether that tensor-core split kernel runs on wgmma rather than
+/// mma.sync: on sm_90a, where its Q tile is whole warpgroups (64-row
+/// multiples) and both head dims are 64-column blocks.
+bool decodeOnWgmma(StringRef chip, int64_t blockQ, int64_t headDim,
+                   int64_t valueHeadDim);
+
+/// Whether `op`, after attn-select-tier, runs an instruction of the
+/// arch-specific `chip` alone (sm_90a: wgmma, setmaxnreg): its prefill tier
+/// is wgmma, or its decode tier's split kernel runs on wgmma. Where it does
+/// not, its code for sm_90a is its code for sm_90, `.target` aside.
+bool usesArchSpecificCode(AttentionOp op, StringRef chip);
 
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
 /// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;

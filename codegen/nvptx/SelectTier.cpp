@@ -423,6 +423,30 @@ bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm) {
          sm >= 80;
 }
 
+bool mlir::attn::decodeOnWgmma(StringRef chip, int64_t blockQ, int64_t headDim,
+                               int64_t valueHeadDim) {
+  return hasWgmma(chip) && blockQ % 64 == 0 && headDim % 64 == 0 &&
+         valueHeadDim % 64 == 0;
+}
+
+bool mlir::attn::usesArchSpecificCode(AttentionOp op, StringRef chip) {
+  if (!hasWgmma(chip))
+    return false;
+  auto tier = op->getAttrOfType<TierAttr>(kTierAttrName);
+  if (!tier)
+    return false;
+  if (tier.getValue() == Tier::WGMMA)
+    return true;
+  ScheduleAttr schedule = op.getScheduleAttr();
+  FailureOr<int> sm = parseChip(chip);
+  return tier.getValue() == Tier::Decode && schedule && succeeded(sm) &&
+         decodeOnTensorCores(
+             schedule.getBlockQ(),
+             cast<MemRefType>(op.getK().getType()).getElementType(), *sm) &&
+         decodeOnWgmma(chip, schedule.getBlockQ(), op.getHeadDim(),
+                       op.getValueHeadDim());
+}
+
 // The mma tier's default 128-row tiles are the fastest once every SM has a
 // block, but a small problem (B1 H8 S512: 32 blocks for 132 SMs) leaves
 // most of the GPU idle. Measured on an H100 (bench/RESULTS.md), 64x64

@@ -355,6 +355,14 @@ static std::string archSpecificNote(const Library &library) {
          " * is not forward compatible: other devices run the library's "
          "other\n * images, and where none fits its calls return "
          "ATTN_ERROR_UNSUPPORTED_DEVICE.\n";
+    // attn-compile leaves out the images that would repeat the plain
+    // chip's code (DeviceCode::servedBy).
+    if (llvm::is_contained(chips, chip.drop_back()))
+      s += " * A kernel whose " + chip.str() +
+           " code would use none of its own instructions\n * (wgmma) has "
+           "no " +
+           chip.str() + " image: its " + chip.drop_back().str() +
+           " image, the same code, runs there.\n";
   }
   return s;
 }

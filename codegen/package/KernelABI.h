@@ -111,6 +111,10 @@ struct DeviceCode {
   /// Decode-tier code of a kernel with a dynamic Sq: launched in place of
   /// the prefill code for q_len <= maxQLen (0: always the code).
   int64_t maxQLen = 0;
+  /// An arch-specific target's code left out: the plain chip named here
+  /// (sm_90 for sm_90a) would have the same code and its image runs there
+  /// too. No PTX, launches or image then.
+  std::string servedBy;
 };
 
 struct Kernel {

@@ -24,9 +24,14 @@ namespace mlir::attn::package {
 /// reads `spec`.
 /// With `runTimeDecode` (decodesAtRunTime), the kernel's decode-tier
 /// code instead, which its C functions launch for q_len <= maxQLen.
+/// With `plainChip` (sm_90 where `chip` is sm_90a and the library has
+/// both), a kernel that uses none of `chip`'s own instructions
+/// (usesArchSpecificCode) stops after attn-select-tier with `servedBy` set:
+/// its code would be plainChip's, `.target` aside.
 FailureOr<DeviceCode> lowerKernel(ModuleOp spec, const Kernel &kernel,
                                   StringRef chip, StringRef cudaPath,
-                                  bool runTimeDecode = false);
+                                  bool runTimeDecode = false,
+                                  StringRef plainChip = {});
 
 /// One line for attn-compile to print: the tier and tile `kernel` got
 /// for `code`'s target and why, and its small-grid alternatives.

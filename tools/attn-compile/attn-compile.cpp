@@ -426,12 +426,16 @@ int main(int argc, char **argv) {
               Task{&kernel, chip, runTimeDecode, failure(), "", 0, 0});
   runTasks(context, tasks, threads, [&](Task &task) {
     auto started = StepTimer::Clock::now();
+    // sm_90a's code is left to sm_90's image where it would be the same.
+    StringRef plain = task.chip.drop_back();
+    bool hasPlain =
+        task.chip.ends_with("a") && llvm::is_contained(chips, plain);
     task.code = lowerKernel(*spec, *task.kernel, task.chip, cudaPath,
-                            task.runTimeDecode);
+                            task.runTimeDecode, hasPlain ? plain : "");
     auto lowered = StepTimer::Clock::now();
     task.lowerSeconds =
         std::chrono::duration<double>(lowered - started).count();
-    if (failed(task.code))
+    if (failed(task.code) || !task.code->servedBy.empty())
       return;
     // The library's C takes the PTX (and the cubin) in with .incbin.
     std::string base = (tempDir + "/" + task.kernel->name +
@@ -478,6 +482,8 @@ int main(int argc, char **argv) {
     if (!quiet)
       llvm::errs() << "attn-compile: "
                    << describeChoices(*task.kernel, *task.code) << "\n";
+    if (!task.code->servedBy.empty())
+      continue;
     (task.runTimeDecode ? task.kernel->decodeCode : task.kernel->code)
         .push_back(std::move(*task.code));
   }
