@@ -7,20 +7,73 @@ import math
 
 import torch
 
-from .spec import (AppendFacts, MergeFacts, facts_from_shapes,
-                   varlen_facts_from_shapes)
+from .spec import (DECODE_MAX_Q_LEN, AppendFacts, MergeFacts,
+                   facts_from_shapes, varlen_facts_from_shapes)
 
 _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16",
                 torch.float32: "f32"}
+# A quantized K/V cache's element types (those this PyTorch has: float8
+# came in 2.1).
+_KV_DTYPE_NAMES = {getattr(torch, name): spec for name, spec in (
+    ("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
+    ("int8", "i8")) if hasattr(torch, name)}
 
 
 def _check_dtypes(fn, q, k, v):
+    """The element type name of a quantized K/V cache, or None for K/V of
+    q's dtype; raises TypeError for anything else."""
     if q.dtype not in (torch.float16, torch.bfloat16):
         raise TypeError(f"{fn}: q is {q.dtype}; attn's GPU kernels take "
                         "torch.float16 or torch.bfloat16")
+    if k.dtype in _KV_DTYPE_NAMES:
+        if v.dtype != k.dtype:
+            raise TypeError(f"{fn}: v is {v.dtype} but k is {k.dtype} (a "
+                            "quantized cache's K and V share their element "
+                            "type)")
+        return _KV_DTYPE_NAMES[k.dtype]
     for name, t in (("k", k), ("v", v)):
         if t.dtype != q.dtype:
-            raise TypeError(f"{fn}: {name} is {t.dtype} but q is {q.dtype}")
+            raise TypeError(f"{fn}: {name} is {t.dtype} but q is {q.dtype} "
+                            "(K/V are q's dtype, or a quantized cache of "
+                            "torch.float8_e4m3fn, torch.float8_e5m2 or "
+                            "torch.int8)")
+    return None
+
+
+def _scale_kind(fn, name, scale, kv, kv_dtype, q):
+    """The granularity ('tensor', 'head' or 'token') of the dequantization
+    scale `name` of the cache `kv` (None: none, a scale of 1)."""
+    if scale is None:
+        return None
+    if kv_dtype is None:
+        raise TypeError(f"{fn}: {name} dequantizes a quantized K/V cache "
+                        f"(torch.float8_e4m3fn, torch.float8_e5m2 or "
+                        f"torch.int8); K/V are {kv.dtype}")
+    if scale.dtype != torch.float32:
+        raise TypeError(f"{fn}: {name} must be torch.float32, got "
+                        f"{scale.dtype}")
+    if scale.device != q.device:
+        raise ValueError(f"{fn}: {name} is on {scale.device} but q on "
+                         f"{q.device}")
+    if not scale.is_contiguous():
+        raise ValueError(f"{fn}: {name} must be contiguous")
+    shape, heads, token = tuple(scale.shape), kv.shape[1], tuple(kv.shape[:-1])
+    if shape == ():
+        return "tensor"
+    if shape == (heads,):
+        return "head"
+    if shape == token:
+        return "token"
+    raise ValueError(f"{fn}: {name} must have shape () (per tensor), "
+                     f"({heads},) (per K/V head) or {token} (the cache's "
+                     f"shape without its head dim: per token and head), got "
+                     f"{shape}")
+
+
+def _scale_kinds(fn, k, v, kv_dtype, q, k_scale, v_scale):
+    return dict(kv_dtype=kv_dtype,
+                k_scale=_scale_kind(fn, "k_scale", k_scale, k, kv_dtype, q),
+                v_scale=_scale_kind(fn, "v_scale", v_scale, v, kv_dtype, q))
 
 
 def _check_paging(fn, block_table, kv_lens):
@@ -52,7 +105,7 @@ def _sinks_type(fn, sinks, q, hq):
 def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
               align="bottom_right", window_left=-1, window_right=-1,
               scale=0.0, softcap=0.0, return_lse=False, o=None,
-              alibi_slopes=None, sinks=None):
+              alibi_slopes=None, sinks=None, k_scale=None, v_scale=None):
     """The AttentionFacts attention() compiles for these tensors/options
     (and the output `o` it writes, where given); raises ValueError/TypeError
     for what no kernel can take."""
@@ -60,8 +113,13 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
         if t.dim() != 4:
             raise ValueError(f"attention: {name} must be 4-D "
                              f"[B, H, S, D], got shape {tuple(t.shape)}")
-    _check_dtypes("attention", q, k, v)
+    kv_dtype = _check_dtypes("attention", q, k, v)
     _check_paging("attention", block_table, kv_lens)
+    if kv_dtype and q.shape[2] > DECODE_MAX_Q_LEN:
+        raise ValueError(f"attention: a quantized K/V cache ({k.dtype}) is "
+                         f"read by the decode kernels, which take at most "
+                         f"{DECODE_MAX_Q_LEN} queries a sequence; q has "
+                         f"{q.shape[2]}")
     return facts_from_shapes(
         _DTYPE_NAMES[q.dtype], q.shape, k.shape, v.shape,
         paged=block_table is not None, kv_lens=kv_lens is not None,
@@ -70,7 +128,8 @@ def facts_for(q, k, v, block_table=None, kv_lens=None, mask="none",
         align=align, window_left=window_left, window_right=window_right,
         scale=scale, softcap=softcap, lse=return_lse,
         alibi=alibi_slopes is not None,
-        sinks=_sinks_type("attention", sinks, q, q.shape[1]))
+        sinks=_sinks_type("attention", sinks, q, q.shape[1]),
+        **_scale_kinds("attention", k, v, kv_dtype, q, k_scale, v_scale))
 
 
 def _outputs(q, v, return_lse, out_bshd=False):
@@ -88,7 +147,8 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      block_table=None, kv_lens=None, mask="none",
                      align="bottom_right", window_left=-1, window_right=-1,
                      scale=0.0, softcap=0.0, return_lse=False,
-                     alibi_slopes=None, sinks=None):
+                     alibi_slopes=None, sinks=None, k_scale=None,
+                     v_scale=None):
     """The AttentionFacts attention_varlen() compiles; raises
     ValueError/TypeError for what no kernel can take."""
     if q.dim() != 3:
@@ -109,7 +169,7 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
         if t.dim() != want:
             raise ValueError(f"attention_varlen: {name} must be {form}, got "
                              f"shape {tuple(t.shape)}")
-    _check_dtypes("attention_varlen", q, k, v)
+    kv_dtype = _check_dtypes("attention_varlen", q, k, v)
     # FlashAttention's contract: the offsets are int32 device tensors; they
     # are never read on the host (no synchronization).
     for name, t in (("cu_seqlens_q", cu_seqlens_q),
@@ -129,7 +189,9 @@ def varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
         align=align, window_left=window_left, window_right=window_right,
         scale=scale, softcap=softcap, lse=return_lse,
         alibi=alibi_slopes is not None,
-        sinks=_sinks_type("attention_varlen", sinks, q, q.shape[1]))
+        sinks=_sinks_type("attention_varlen", sinks, q, q.shape[1]),
+        **_scale_kinds("attention_varlen", k, v, kv_dtype, q, k_scale,
+                       v_scale))
 
 
 def alibi_slopes_for(fn, slopes, batch, heads):

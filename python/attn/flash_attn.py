@@ -36,6 +36,19 @@ joins each row's softmax denominator and carries no value. The returned
 softmax_lse counts it (a row that sees no key has out 0 and the sink's
 LSE).
 
+Quantized K/V caches (FlashAttention-3's fp8 forward, vLLM's fp8 KV
+cache): k and v (or k_cache and v_cache) may be torch.float8_e4m3fn,
+torch.float8_e5m2 or torch.int8 under an fp16/bf16 q, with FA3's
+k_descale and v_descale (float32 (B, Hkv); None: 1) multiplying each
+element. A descale that is the same for every sequence (an expand() of
+one (Hkv,) or () tensor, as vLLM passes it: stride 0 along the batch) is
+read per head or per tensor; one that varies by sequence becomes a
+per-token scale over a contiguous or packed cache, and is refused over a
+paged one (its pages do not say whose they are). These run on attn's
+split-K decode kernels (queries of at most 16 tokens a sequence);
+q_descale (an fp8 q) and new k/v appended into a quantized cache are not
+built on the GPU and are refused.
+
 Not built, refused with an error rather than ignored: dropout (attn is for
 inference), rotary embedding (rotary_cos/rotary_sin), cache_batch_idx and
 cache_leftpad. Bad
@@ -71,6 +84,12 @@ def _require_cuda(**tensors):
             _fail(f"{name} must be on CUDA")
 
 
+# A quantized K/V cache's element types (those this PyTorch has).
+_QUANTIZED = tuple(getattr(torch, name) for name in
+                   ("float8_e4m3fn", "float8_e5m2", "int8")
+                   if hasattr(torch, name))
+
+
 def _check_inputs(q, k, v, q_ndim, kv_ndim=None, **cuda):
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
@@ -81,10 +100,14 @@ def _check_inputs(q, k, v, q_ndim, kv_ndim=None, **cuda):
             _fail(f"{name} must be {ndim}-D, got shape {tuple(t.shape)}")
     if q.dtype not in (torch.float16, torch.bfloat16):
         _fail("FlashAttention only support fp16 and bf16 data type")
-    if k.dtype != q.dtype:
-        _fail("query and key must have the same dtype")
-    if v.dtype != q.dtype:
-        _fail("query and value must have the same dtype")
+    if k.dtype in _QUANTIZED:
+        if v.dtype != k.dtype:
+            _fail("key and value must have the same dtype")
+    else:
+        if k.dtype != q.dtype:
+            _fail("query and key must have the same dtype")
+        if v.dtype != q.dtype:
+            _fail("query and value must have the same dtype")
     _require_cuda(q=q, k=k, v=v, **cuda)
     for t in (q, k, v):
         if t.stride(-1) != 1:
@@ -150,6 +173,51 @@ def _sinks(s_aux, heads):
     return dict(sinks=s_aux)
 
 
+def _descales(k, q_descale, k_descale, v_descale, batch, form,
+              cu_seqlens_k=None):
+    """FA3's descales as attn.torch's k_scale and v_scale for the cache `k`
+    in attn's layout: `form` 'padded' ([B, Hkv, Sk, D]), 'packed'
+    ([total_k, Hkv, D], by cu_seqlens_k) or 'paged'."""
+    if q_descale is not None:
+        raise NotImplementedError(
+            "q_descale: attn's GPU kernels take an fp16 or bf16 q over a "
+            "quantized K/V cache (an fp8 q runs on attn's CPU path only); "
+            "pass None")
+    out = {}
+    hkv = k.shape[1]
+    for name, t in (("k_descale", k_descale), ("v_descale", v_descale)):
+        if t is None:
+            continue
+        if k.dtype not in _QUANTIZED:
+            _fail(f"{name} is for a quantized (fp8 or int8) K/V cache; "
+                  f"k is {k.dtype}")
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
+            _fail(f"{name} must be a float32 tensor")
+        if tuple(t.shape) != (batch, hkv):
+            _fail(f"{name} must have shape ({batch}, {hkv}) (batch_size, "
+                  f"num_heads_k), got {tuple(t.shape)}")
+        _require_cuda(**{name: t})
+        key = "k_scale" if name == "k_descale" else "v_scale"
+        if batch == 1 or t.stride(0) == 0:
+            # The same for every sequence: per head, or per tensor.
+            out[key] = (t[0, 0] if t.stride(1) == 0 or hkv == 1
+                        else t[0].contiguous())
+        elif form == "padded":
+            out[key] = (t[:, :, None].expand(batch, hkv, k.shape[2])
+                        .contiguous())
+        elif form == "packed":
+            tokens = torch.arange(k.shape[0], device=t.device)
+            seq = torch.searchsorted(cu_seqlens_k[1:].long(), tokens,
+                                     right=True)
+            out[key] = t[seq.clamp_(max=batch - 1)].contiguous()
+        else:
+            _fail(f"{name} varies by sequence, which a paged cache cannot "
+                  f"tell (its pages do not say whose they are); pass one "
+                  f"per head for every sequence, e.g. "
+                  f"descale.expand({batch}, {hkv}) of a ({hkv},) tensor")
+    return out
+
+
 def _block_table(block_table, batch):
     if block_table.dtype != torch.int32:
         _fail("block_table must have dtype torch.int32")
@@ -210,11 +278,13 @@ def _with_lse(want_lse, result):
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
                     causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False,
-                    return_attn_probs=False, *, num_splits=0, s_aux=None):
+                    return_attn_probs=False, *, num_splits=0, s_aux=None,
+                    q_descale=None, k_descale=None, v_descale=None):
     """FlashAttention's flash_attn_func: q [B, Sq, Hq, D], k/v
     [B, Sk, Hkv, D] -> out [B, Sq, Hq, Dv]; with return_attn_probs,
     (out, softmax_lse [B, Hq, Sq], None): attn returns no probabilities
-    (FlashAttention's third value is the dropout pattern)."""
+    (FlashAttention's third value is the dropout pattern). k_descale,
+    v_descale: FA3's, for quantized k/v (the module's docstring)."""
     _refuse(dropout_p)
     _check_inputs(q, k, v, 4)
     if k.shape[0] != q.shape[0] or v.shape[:2] != k.shape[:2]:
@@ -227,6 +297,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
         num_splits=_splits(num_splits, deterministic),
         **_alibi(alibi_slopes, q.shape[0], q.shape[2]),
         **_sinks(s_aux, q.shape[2]),
+        **_descales(k.transpose(1, 2), q_descale, k_descale, v_descale,
+                    q.shape[0], "padded"),
         **mask_arguments(causal, window_size),
         **_scale_softcap(softmax_scale, softcap)))
     out = o.transpose(1, 2)
@@ -239,7 +311,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                            alibi_slopes=None, deterministic=False,
                            return_attn_probs=False, block_table=None, *,
                            return_softmax_lse=False, num_splits=0,
-                           s_aux=None):
+                           s_aux=None, q_descale=None, k_descale=None,
+                           v_descale=None):
     """FlashAttention's flash_attn_varlen_func: q [total_q, Hq, D] packed by
     cu_seqlens_q, k/v [total_k, Hkv, D] packed by cu_seqlens_k, or with
     block_table [B, max_num_blocks] a paged cache [num_blocks,
@@ -248,7 +321,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     [Hq, total_q], None), with return_softmax_lse (vLLM's) (out,
     softmax_lse). max_seqlen_q is the most queries a sequence has (a
     promise); max_seqlen_k is not needed. The offsets stay on the GPU:
-    nothing here reads them."""
+    nothing here reads them. k_descale, v_descale: FA3's, for quantized
+    k/v (the module's docstring)."""
     _refuse(dropout_p)
     paged = block_table is not None
     _check_inputs(q, k, v, 3, 4 if paged else 3, cu_seqlens_q=cu_seqlens_q,
@@ -274,10 +348,14 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         kv_lens = cu_seqlens_k[1:] - cu_seqlens_k[:-1]
         result = _ops().attention_varlen(
             q, k.transpose(1, 2), v.transpose(1, 2), cu_seqlens_q, None,
-            max_q, block_table=block_table, kv_lens=kv_lens, **options)
+            max_q, block_table=block_table, kv_lens=kv_lens,
+            **_descales(k.transpose(1, 2), q_descale, k_descale, v_descale,
+                        batch, "paged"), **options)
     else:
-        result = _ops().attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                                         max_q, **options)
+        result = _ops().attention_varlen(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_q,
+            **_descales(k, q_descale, k_descale, v_descale, batch, "packed",
+                        cu_seqlens_k), **options)
     o, lse = _with_lse(want_lse, result)
     if not want_lse:
         return o
@@ -295,7 +373,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
                             window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None,
                             num_splits=0, return_softmax_lse=False, *,
-                            s_aux=None):
+                            s_aux=None, q_descale=None, k_descale=None,
+                            v_descale=None):
     """FlashAttention's flash_attn_with_kvcache: q [B, Sq, Hq, D] over
     k_cache/v_cache [B, S_cache, Hkv, D], or paged [num_blocks,
     page_block_size, Hkv, D] through block_table [B, max_num_blocks].
@@ -303,7 +382,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     [B, S_new, Hkv, D], where given, are written into the caches in place
     at those positions first (the cache update and the attention in one
     call) and attended to with the rest. Returns out [B, Sq, Hq, Dv], and
-    softmax_lse [B, Hq, Sq] with return_softmax_lse."""
+    softmax_lse [B, Hq, Sq] with return_softmax_lse. k_descale, v_descale:
+    FA3's, for quantized caches (the module's docstring)."""
     del rotary_interleaved  # meaningful with rotary_cos/sin only
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin,
             cache_batch_idx=cache_batch_idx, cache_leftpad=cache_leftpad)
@@ -334,6 +414,11 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         lens = cache_seqlens
     # attn's layout: [B, Hkv, S, D] views of FlashAttention's memory.
     kc, vc = k_cache.transpose(1, 2), v_cache.transpose(1, 2)
+    if k is not None and k_cache.dtype in _QUANTIZED:
+        raise NotImplementedError(
+            f"k/v appended into a {k_cache.dtype} cache: attn's GPU cache "
+            f"append does not quantize yet (its CPU path does); append "
+            f"quantized tokens yourself and pass k=None, v=None")
     if k is not None:
         for name, t in (("k", k), ("v", v)):
             if not isinstance(t, torch.Tensor) or t.dim() != 4:
@@ -357,6 +442,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         num_splits=_splits(num_splits, False),
         **_alibi(alibi_slopes, batch, q.shape[2]),
         **_sinks(s_aux, q.shape[2]),
+        **_descales(kc, q_descale, k_descale, v_descale, batch,
+                    "paged" if paged else "padded"),
         **mask_arguments(causal, window_size),
         **_scale_softcap(softmax_scale, softcap)))
     out = o.transpose(1, 2)

@@ -46,8 +46,11 @@ STATUS_NAMES = {
 OUTPUTS = ("o", "lse", "k_cache", "v_cache")
 
 _TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16",
-                 "torch.float32": "f32", "torch.int32": "i32"}
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}
+                 "torch.float32": "f32", "torch.int32": "i32",
+                 "torch.float8_e4m3fn": "f8E4M3FN",
+                 "torch.float8_e5m2": "f8E5M2", "torch.int8": "i8"}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f8E4M3FN": 1,
+                 "f8E5M2": 1, "i8": 1}
 
 
 class AttnError(RuntimeError):
@@ -64,7 +67,8 @@ class AttnError(RuntimeError):
 
 
 def dtype_name(dtype):
-    """'f16', 'bf16', 'f32' or 'i32' for a torch dtype or such a name."""
+    """'f16', 'bf16', 'f32', 'i32' or a quantized cache's 'f8E4M3FN', 'f8E5M2',
+    'i8' for a torch dtype or such a name."""
     text = str(dtype)
     if text in ELEMENT_BYTES:
         return text

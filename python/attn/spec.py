@@ -20,6 +20,14 @@ import re
 from typing import Optional, Tuple
 
 DTYPES = ("f16", "bf16", "f32")
+# A quantized K/V cache's element types (attn.attention's fp8 and int8
+# caches) and a dequantization scale's granularities: one f32 for the
+# tensor, one per K/V head, or one per token and head.
+KV_DTYPES = ("f8E4M3FN", "f8E5M2", "i8")
+# The most queries a sequence the decode tier takes, which alone reads a
+# quantized cache on the GPU.
+DECODE_MAX_Q_LEN = 16
+SCALES = ("tensor", "head", "token")
 ALIGNS = ("bottom_right", "top_left")
 MASKS = ("none", "causal", "window")
 
@@ -66,7 +74,10 @@ class AttentionFacts:
     `max_q_len`: a packed Q's most queries a sequence, fixed in the
     kernel (None: given per call). `sinks`: the element type of attention
     sinks [Hq] (one logit per query head in the softmax denominator; the
-    LSE counts it), None for none."""
+    LSE counts it), None for none. `kv_dtype`: a quantized K/V cache's
+    element type (KV_DTYPES; None: K/V are `dtype`); `k_scale`, `v_scale`:
+    the granularity of its dequantization scales (SCALES: f32 [], [Hkv] or
+    K's shape without D), None for none (a scale of 1)."""
     dtype: str
     hq: int
     hkv: int
@@ -87,6 +98,9 @@ class AttentionFacts:
     max_q_len: Optional[int] = None
     alibi: bool = False
     sinks: Optional[str] = None
+    kv_dtype: Optional[str] = None
+    k_scale: Optional[str] = None
+    v_scale: Optional[str] = None
 
     def __post_init__(self):
         def bad(msg):
@@ -96,6 +110,19 @@ class AttentionFacts:
         if self.sinks is not None and self.sinks not in DTYPES:
             bad(f"sinks {self.sinks!r} (their element type) is not one of "
                 f"{DTYPES}")
+        if self.kv_dtype is not None and self.kv_dtype not in KV_DTYPES:
+            bad(f"kv_dtype {self.kv_dtype!r} (a quantized cache's element "
+                f"type) is not one of {KV_DTYPES}")
+        for name in ("k_scale", "v_scale"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if value not in SCALES:
+                bad(f"{name} {value!r} (its granularity) is not one of "
+                    f"{SCALES}")
+            if self.kv_dtype is None:
+                bad(f"{name} dequantizes a quantized K/V cache (kv_dtype); "
+                    f"K/V of {self.dtype} take none")
         for name in ("hq", "hkv", "d"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -149,7 +176,8 @@ class AttentionFacts:
     # specs, and cached libraries, of padded facts stay as they were.
     _PACKED_DEFAULTS = (("packed_q", False), ("packed_kv", False),
                         ("max_q_len", None), ("alibi", False),
-                        ("sinks", None))
+                        ("sinks", None), ("kv_dtype", None),
+                        ("k_scale", None), ("v_scale", None))
 
     def __repr__(self):
         skip = {name for name, default in self._PACKED_DEFAULTS
@@ -204,10 +232,11 @@ class AttentionFacts:
                    else ["?", self.hkv, kv_seq])
         q_layout = layout3 if self.packed_q else layout4
         kv_layout = layout3 if self.packed_kv else layout4
+        kv_elt = self.kv_dtype or self.dtype
         operands = [
             ("q", ty(q_dims + [self.d], self.dtype, q_layout)),
-            ("k", ty(kv_dims + [self.d], self.dtype, kv_layout)),
-            ("v", ty(kv_dims + [self.value_dim], self.dtype, kv_layout)),
+            ("k", ty(kv_dims + [self.d], kv_elt, kv_layout)),
+            ("v", ty(kv_dims + [self.value_dim], kv_elt, kv_layout)),
         ]
         if self.packed_q:
             operands.append(("cu_seqlens_q", "memref<?xi32>"))
@@ -219,6 +248,14 @@ class AttentionFacts:
             operands.append(("kv_lens", "memref<?xi32>"))
         if self.sinks:
             operands.append(("sinks", f"memref<{self.hq}x{self.sinks}>"))
+        # Scales are contiguous f32: per tensor, per K/V head, or K's
+        # shape without D (per token and head).
+        scale_types = {"tensor": "memref<f32>",
+                       "head": f"memref<{self.hkv}xf32>",
+                       "token": ty(kv_dims, "f32")}
+        for scale in ("k_scale", "v_scale"):
+            if getattr(self, scale):
+                operands.append((scale, scale_types[getattr(self, scale)]))
         operands.append(("o", ty(q_dims + [self.value_dim], self.dtype,
                                  q_layout)))
         if self.lse:
@@ -231,7 +268,7 @@ class AttentionFacts:
         op = ["attn.attention " + " ".join(
             f"{n}(%{n} : {types[n]})" for n in ("q", "k", "v"))]
         for n in ("cu_seqlens_q", "cu_seqlens_k", "block_table", "kv_lens",
-                  "sinks"):
+                  "sinks", "k_scale", "v_scale"):
             if n in types:
                 op.append(f"{n}(%{n} : {types[n]})")
         if self.alibi:
@@ -304,21 +341,24 @@ def facts_from_shapes(dtype, q_shape, k_shape, v_shape, *, paged=False,
                       kv_lens=False, strided=False, mask="none",
                       align="bottom_right", window_left=-1, window_right=-1,
                       scale=None, softcap=None, lse=False, alibi=False,
-                      sinks=None):
+                      sinks=None, kv_dtype=None, k_scale=None, v_scale=None):
     """The AttentionFacts attn.torch.attention() compiles for tensors of
     these shapes ([B, H, S, D]; K/V [num_blocks, Hkv, block_size, D] when
     paged) and options (mask_options' result; scale/softcap 0 or None:
-    default / none)."""
+    default / none). Sq is fixed in the kernel when it is 1, and over a
+    quantized cache (`kv_dtype`), whose kernels are the decode tier's."""
     return AttentionFacts(
         dtype=dtype, hq=int(q_shape[1]), hkv=int(k_shape[1]),
         d=int(q_shape[3]),
         dv=None if v_shape[3] == q_shape[3] else int(v_shape[3]),
-        q_len=1 if q_shape[2] == 1 else None, mask=mask, align=align,
+        q_len=(int(q_shape[2]) if q_shape[2] == 1 or kv_dtype else None),
+        mask=mask, align=align,
         window=(window_left, window_right) if mask == "window" else None,
         scale=scale or None, softcap=softcap or None,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
-        alibi=bool(alibi), sinks=sinks)
+        alibi=bool(alibi), sinks=sinks, kv_dtype=kv_dtype, k_scale=k_scale,
+        v_scale=v_scale)
 
 
 def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
@@ -326,12 +366,16 @@ def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
                              strided=False, mask="none", align="bottom_right",
                              window_left=-1, window_right=-1, scale=None,
                              softcap=None, lse=False, max_q_len=None,
-                             alibi=False, sinks=None):
+                             alibi=False, sinks=None, kv_dtype=None,
+                             k_scale=None, v_scale=None):
     """The AttentionFacts attn.torch.attention_varlen() compiles: a packed
     Q [total_q, Hq, D] over packed K/V [total_k, Hkv, D] (`packed_kv`), a
     paged cache [num_blocks, Hkv, block_size, D] (`paged`, with kv_lens) or
-    padded K/V [B, Hkv, Sk, D] (with or without kv_lens)."""
+    padded K/V [B, Hkv, Sk, D] (with or without kv_lens). Over a quantized
+    cache (`kv_dtype`) max_q_len is the decode tier's 16 unless given."""
     packed_kv = bool(packed_kv) and not paged
+    if kv_dtype and max_q_len is None:
+        max_q_len = DECODE_MAX_Q_LEN
     return AttentionFacts(
         dtype=dtype, hq=int(q_shape[1]), hkv=int(k_shape[1]),
         d=int(q_shape[2]),
@@ -342,7 +386,8 @@ def varlen_facts_from_shapes(dtype, q_shape, k_shape, v_shape, *,
         block_size=int(k_shape[2]) if paged else None,
         kv_lens=bool(kv_lens), lse=bool(lse), strided=bool(strided),
         packed_q=True, packed_kv=packed_kv, max_q_len=max_q_len,
-        alibi=bool(alibi), sinks=sinks)
+        alibi=bool(alibi), sinks=sinks, kv_dtype=kv_dtype, k_scale=k_scale,
+        v_scale=v_scale)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,10 +37,10 @@ import torch
 
 from . import compiler
 from .library import AttnError  # noqa: F401  (re-exported)
-from ._torch_facts import (_outputs, _varlen_outputs, alibi_slopes_for,
-                           append_facts_for, facts_for, merge_views,
-                           varlen_facts_for)
-from .spec import AttentionFacts, mask_options  # noqa: F401
+from ._torch_facts import (_KV_DTYPE_NAMES, _outputs, _varlen_outputs,
+                           alibi_slopes_for, append_facts_for, facts_for,
+                           merge_views, varlen_facts_for)
+from .spec import DECODE_MAX_Q_LEN, AttentionFacts, mask_options  # noqa: F401
 
 _TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16,
                  "f32": torch.float32, "i32": torch.int32}
@@ -100,12 +100,15 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                softcap: float, return_lse: bool, out_bshd: bool = False,
                num_splits: int = 0,
                alibi_slopes: Optional[torch.Tensor] = None,
-               sinks: Optional[torch.Tensor] = None
+               sinks: Optional[torch.Tensor] = None,
+               k_scale: Optional[torch.Tensor] = None,
+               v_scale: Optional[torch.Tensor] = None
                ) -> Tuple[torch.Tensor, torch.Tensor]:
     o, lse = _outputs(q, v, return_lse, out_bshd)
     facts = facts_for(q, k, v, block_table, kv_lens, mask, align,
                       window_left, window_right, scale, softcap, return_lse,
-                      o=o, alibi_slopes=alibi_slopes, sinks=sinks)
+                      o=o, alibi_slopes=alibi_slopes, sinks=sinks,
+                      k_scale=k_scale, v_scale=v_scale)
     if o.numel() == 0:
         return o, lse
     if block_table is None and k.shape[2] == 0:
@@ -118,6 +121,7 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     tensors = {"q": q, "k": k, "v": v, "o": o}
     if sinks is not None:
         tensors["sinks"] = sinks.contiguous()
+    tensors.update(_scales(k_scale, v_scale))
     if block_table is not None:
         tensors["block_table"] = block_table.to(torch.int32).contiguous()
     if kv_lens is not None:
@@ -138,6 +142,13 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return o, lse
 
 
+def _scales(k_scale, v_scale):
+    """A quantized cache's dequantization scales, those given (facts_for
+    has checked them: f32, contiguous)."""
+    return {name: t for name, t in (("k_scale", k_scale),
+                                    ("v_scale", v_scale)) if t is not None}
+
+
 def _alibi_captures(slopes, shift):
     """The ALiBi score_mod's captures (attn.spec): slopes [B, Hq] and each
     sequence's kv_len - q_len."""
@@ -147,7 +158,8 @@ def _alibi_captures(slopes, shift):
 @_attention.register_fake
 def _attention_fake(q, k, v, block_table, kv_lens, mask, align, window_left,
                     window_right, scale, softcap, return_lse, out_bshd=False,
-                    num_splits=0, alibi_slopes=None, sinks=None):
+                    num_splits=0, alibi_slopes=None, sinks=None, k_scale=None,
+                    v_scale=None):
     return _outputs(q, v, return_lse, out_bshd)
 
 
@@ -161,7 +173,8 @@ def _splits_for(kernel, num_splits):
 def attention(q, k, v, *, causal=False, window=None, softcap=None,
               scale=None, block_table=None, kv_lens=None,
               align="bottom_right", return_lse=False, num_splits=0,
-              out_bshd=False, alibi_slopes=None, sinks=None):
+              out_bshd=False, alibi_slopes=None, sinks=None, k_scale=None,
+              v_scale=None):
     """Scaled dot-product attention with attn's kernels.
 
     q [B, Hq, Sq, D]; k, v [B, Hkv, Sk, D] (Hq a multiple of Hkv: GQA), or
@@ -186,7 +199,16 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
     `s_aux`), a float tensor (Hq,) on q's device: one logit per query head
     that joins each row's softmax denominator and carries no value; the
     LSE counts it, and a row that sees no key gets O = 0, LSE = its
-    sink."""
+    sink.
+
+    Quantized K/V caches: k and v may be torch.float8_e4m3fn,
+    torch.float8_e5m2 or torch.int8 (both the same) under an f16/bf16 q;
+    an element's value is its stored value times its scale. `k_scale`,
+    `v_scale`: float32, contiguous, on q's device, per tensor (shape ()),
+    per K/V head ((Hkv,)) or per token and head (the cache's shape without
+    its head dim: [B, Hkv, Sk], paged [num_blocks, Hkv, block_size]); None
+    is a scale of 1. These run on the split-K decode kernels (Sq at most
+    16); longer queries over a quantized cache are refused."""
     mask, left, right = mask_options(causal, window, align)
     if int(num_splits) < 0:
         raise ValueError(f"attention: num_splits must be >= 0 (0: the "
@@ -199,7 +221,8 @@ def attention(q, k, v, *, causal=False, window=None, softcap=None,
                         right, float(scale or 0.0), float(softcap or 0.0),
                         bool(return_lse), bool(out_bshd), int(num_splits),
                         alibi_slopes_for("attention", alibi_slopes,
-                                         q.shape[0], q.shape[1]), sinks)
+                                         q.shape[0], q.shape[1]), sinks,
+                        k_scale, v_scale)
     return (o, lse) if return_lse else o
 
 
@@ -215,17 +238,21 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       window_right: int, scale: float, softcap: float,
                       return_lse: bool, num_splits: int = 0,
                       alibi_slopes: Optional[torch.Tensor] = None,
-                      sinks: Optional[torch.Tensor] = None
+                      sinks: Optional[torch.Tensor] = None,
+                      k_scale: Optional[torch.Tensor] = None,
+                      v_scale: Optional[torch.Tensor] = None
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     facts = varlen_facts_for(q, k, v, cu_seqlens_q, cu_seqlens_k,
                              block_table, kv_lens, mask, align, window_left,
                              window_right, scale, softcap, return_lse,
-                             alibi_slopes=alibi_slopes, sinks=sinks)
+                             alibi_slopes=alibi_slopes, sinks=sinks,
+                             k_scale=k_scale, v_scale=v_scale)
     o, lse = _varlen_outputs(q, v, return_lse)
     tensors = {"q": q, "k": k, "v": v, "o": o,
                "cu_seqlens_q": cu_seqlens_q.contiguous()}
     if sinks is not None:
         tensors["sinks"] = sinks.contiguous()
+    tensors.update(_scales(k_scale, v_scale))
     if cu_seqlens_k is not None:
         tensors["cu_seqlens_k"] = cu_seqlens_k.contiguous()
     if block_table is not None:
@@ -245,8 +272,11 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         lse.fill_(math.nan)
     # An empty batch (no sequences, no tokens) is the library's to skip.
     kernel = kernel_for(facts)
-    kernel(sizes={"max_q_len": max(int(max_seqlen_q), 0)},
-           num_splits=_splits_for(kernel, num_splits), **tensors)
+    # A quantized cache's kernel has max_q_len fixed (the decode tier's).
+    sizes = ({} if facts.max_q_len is not None
+             else {"max_q_len": max(int(max_seqlen_q), 0)})
+    kernel(sizes=sizes, num_splits=_splits_for(kernel, num_splits),
+           **tensors)
     return o, lse
 
 
@@ -254,7 +284,8 @@ def _attention_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _attention_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, block_table,
                            kv_lens, max_seqlen_q, mask, align, window_left,
                            window_right, scale, softcap, return_lse,
-                           num_splits=0, alibi_slopes=None, sinks=None):
+                           num_splits=0, alibi_slopes=None, sinks=None,
+                           k_scale=None, v_scale=None):
     return _varlen_outputs(q, v, return_lse)
 
 
@@ -262,7 +293,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                      max_seqlen_q=0, max_seqlen_k=None, *, causal=False,
                      window=None, softcap=None, scale=None, block_table=None,
                      kv_lens=None, align="bottom_right", return_lse=False,
-                     num_splits=0, alibi_slopes=None, sinks=None):
+                     num_splits=0, alibi_slopes=None, sinks=None,
+                     k_scale=None, v_scale=None):
     """Attention over a packed (varlen) batch, like FlashAttention's
     flash_attn_varlen_func.
 
@@ -282,8 +314,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
     align="bottom_right": query i of a sequence with q_len Lq and kv_len Lk
     sees keys j <= i + Lk - Lq). Returns O [total_q, Hq, Dv], and with
     return_lse=True also LSE [total_q, Hq] (f32; -inf for a row that sees
-    no key). `num_splits`, `alibi_slopes` and `sinks` as attention()'s,
-    per sequence."""
+    no key). `num_splits`, `alibi_slopes`, `sinks` and a quantized cache's
+    `k_scale` and `v_scale` as attention()'s, per sequence (per token:
+    packed [total_k, Hkv], paged [num_blocks, Hkv, block_size], padded
+    [B, Hkv, Sk])."""
     del max_seqlen_k  # FlashAttention's; the kernels do not need it
     mask, left, right = mask_options(causal, window, align)
     for name, value in (("scale", scale), ("softcap", softcap)):
@@ -296,6 +330,13 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
     if max_seqlen_q is None or int(max_seqlen_q) < 0:
         raise ValueError(f"attention_varlen: max_seqlen_q must be >= 0 "
                          f"(0: not known), got {max_seqlen_q!r}")
+    if (k.dtype in _KV_DTYPE_NAMES and
+            not 1 <= int(max_seqlen_q) <= DECODE_MAX_Q_LEN):
+        raise ValueError(f"attention_varlen: a quantized K/V cache "
+                         f"({k.dtype}) is read by the decode kernels, which "
+                         f"take at most {DECODE_MAX_Q_LEN} queries a "
+                         f"sequence: max_seqlen_q must be 1 to "
+                         f"{DECODE_MAX_Q_LEN}, got {max_seqlen_q!r}")
     o, lse = _attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                block_table, kv_lens, int(max_seqlen_q), mask,
                                align, left, right, float(scale or 0.0),
@@ -304,7 +345,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
                                alibi_slopes_for(
                                    "attention_varlen", alibi_slopes,
                                    cu_seqlens_q.shape[0] - 1, q.shape[1]),
-                               sinks)
+                               sinks, k_scale, v_scale)
     return (o, lse) if return_lse else o
 
 

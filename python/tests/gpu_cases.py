@@ -254,13 +254,15 @@ def recorded_facts(calls):
     def attention(q, k, v, *, causal=False, window=None, softcap=None,
                   scale=None, block_table=None, kv_lens=None,
                   align="bottom_right", return_lse=False, num_splits=0,
-                  out_bshd=False, alibi_slopes=None, sinks=None):
+                  out_bshd=False, alibi_slopes=None, sinks=None,
+                  k_scale=None, v_scale=None):
         mask, left, right = mask_options(causal, window, align)
         o, lse = tf._outputs(q, v, return_lse, out_bshd)
         found.append(tf.facts_for(q, k, v, block_table, kv_lens, mask, align,
                                   left, right, float(scale or 0.0),
                                   float(softcap or 0.0), return_lse, o=o,
-                                  alibi_slopes=alibi_slopes, sinks=sinks))
+                                  alibi_slopes=alibi_slopes, sinks=sinks,
+                                  k_scale=k_scale, v_scale=v_scale))
         return (o, lse) if return_lse else o
 
     def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None,
@@ -268,12 +270,13 @@ def recorded_facts(calls):
                          softcap=None, scale=None, block_table=None,
                          kv_lens=None, align="bottom_right",
                          return_lse=False, num_splits=0, alibi_slopes=None,
-                         sinks=None):
+                         sinks=None, k_scale=None, v_scale=None):
         mask, left, right = mask_options(causal, window, align)
         found.append(tf.varlen_facts_for(
             q, k, v, cu_seqlens_q, cu_seqlens_k, block_table, kv_lens, mask,
             align, left, right, float(scale or 0.0), float(softcap or 0.0),
-            return_lse, alibi_slopes=alibi_slopes, sinks=sinks))
+            return_lse, alibi_slopes=alibi_slopes, sinks=sinks,
+            k_scale=k_scale, v_scale=v_scale))
         o, lse = tf._varlen_outputs(q, v, return_lse)
         return (o, lse) if return_lse else o
 
@@ -547,3 +550,185 @@ def all_facts():
             mask="causal", align="top_left"))
     facts += [varlen_case_facts(c) for c in VARLEN_CASES]
     return facts
+
+
+# Quantized K/V caches (fp8 e4m3fn/e5m2, int8) through attn.torch and
+# attn.flash_attn, decode (one query a sequence): each case's cache, its
+# scales' granularity and the call's form. `scales`: (k, v) granularity,
+# "tensor", "head", "token", or for attn.flash_attn's FA3 descales
+# "shared" (an expand() of one (Hkv,) tensor) and "varying" ((B, Hkv)).
+QUANT_CASES = [
+    dict(name="attention i8 contiguous", form="torch", kv="i8", dtype="f16",
+         Hq=8, Hkv=2, D=64, lens=[300, 300, 300], scales=("tensor", "head"),
+         lse=True),
+    dict(name="attention e4m3 paged", form="torch_paged", kv="e4m3",
+         dtype="bf16", Hq=16, Hkv=4, D=128, lens=[37, 1, 200], block=16,
+         scales=("token", "token"), lse=True),
+    dict(name="attention_varlen e5m2 packed", form="varlen", kv="e5m2",
+         dtype="f16", Hq=8, Hkv=2, D=128, lens=[50, 3, 129],
+         scales=("token", "head"), lse=False),
+    dict(name="flash_attn_with_kvcache e4m3 paged", form="kvcache", kv="e4m3",
+         dtype="bf16", Hq=32, Hkv=8, D=128, lens=[70, 16, 257], block=16,
+         scales=("shared", "shared"), lse=True),
+    dict(name="flash_attn_varlen_func e4m3 packed", form="flash_varlen",
+         kv="e4m3", dtype="bf16", Hq=16, Hkv=4, D=64, lens=[9, 100, 33],
+         scales=("varying", "varying"), lse=True),
+    dict(name="flash_attn_func i8", form="func", kv="i8", dtype="f16", Hq=8,
+         Hkv=8, D=64, lens=[65, 65], scales=("varying", None), lse=False),
+]
+_QUANT_TORCH = {"i8": "int8", "e4m3": "float8_e4m3fn",
+                "e5m2": "float8_e5m2"}
+QUANT_SPEC = {"i8": "i8", "e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
+
+
+def quant_call(c, device, gen, stored_dtype=None):
+    """Case c's call: (module, function, args, kwargs, ref), ref holding
+    the float64 reference's inputs: q [B, Hq, 1, D], the dequantized K and
+    V [B, Hkv, Sk, D] and the lengths, and how to read O back as
+    [B, Hq, 1, Dv] (`o_view`) and the LSE as [B, Hq, 1] (`lse_view`).
+    `stored_dtype` replaces the cache's dtype (a PyTorch without float8
+    finding the facts)."""
+    import torch
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[c["dtype"]]
+    stored = stored_dtype or getattr(torch, _QUANT_TORCH[c["kv"]])
+    B, Hq, Hkv, D, lens = len(c["lens"]), c["Hq"], c["Hkv"], c["D"], c["lens"]
+    Sk = max(lens)
+
+    def uniform(*shape, lo=-1.0, hi=1.0):
+        return (torch.rand(*shape, generator=gen, device=device) *
+                (hi - lo) + lo)
+
+    def quantized(*shape):
+        if stored == torch.int8:
+            return torch.randint(-127, 128, shape, generator=gen,
+                                 device=device).to(torch.int8)
+        return (uniform(*shape) * 4).to(stored)
+
+    def logical_scale(kind):
+        """Per (b, h, j) f32, as the granularity has it, and the tensor
+        attn.torch / FA3 is given (before the layout's per-token form)."""
+        if kind is None:
+            return torch.ones(B, Hkv, Sk, device=device), None
+        if kind == "tensor":
+            t = uniform(1, lo=0.01, hi=0.03)[0]
+            return t.expand(B, Hkv, Sk).clone(), t
+        if kind in ("head", "shared"):
+            t = uniform(Hkv, lo=0.01, hi=0.03)
+            given = t if kind == "head" else t.expand(B, Hkv)
+            return t.view(1, Hkv, 1).expand(B, Hkv, Sk).clone(), given
+        if kind == "varying":
+            t = uniform(B, Hkv, lo=0.01, hi=0.03)
+            return t.view(B, Hkv, 1).expand(B, Hkv, Sk).clone(), t
+        t = uniform(B, Hkv, Sk, lo=0.01, hi=0.03)  # token
+        return t, t
+
+    q = uniform(B, Hq, 1, D).to(dtype)
+    k, v = quantized(B, Hkv, Sk, D), quantized(B, Hkv, Sk, D)
+    (ks, kgiven), (vs, vgiven) = (logical_scale(kind) for kind in c["scales"])
+    deq = [(t.double() if t.dtype == torch.int8 else t.float().double())
+           * s.double().unsqueeze(-1) for t, s in ((k, ks), (v, vs))]
+    lens_t = torch.tensor(lens, dtype=torch.int32, device=device)
+    ref = dict(q=q, k=deq[0], v=deq[1], lens=lens_t)
+    form, kw = c["form"], {}
+    if form == "torch":
+        for name, kind, given in (("k_scale", c["scales"][0], kgiven),
+                                  ("v_scale", c["scales"][1], vgiven)):
+            if given is not None:
+                kw[name] = given
+        kw.update(kv_lens=lens_t, return_lse=c["lse"])
+        ref.update(o_view=lambda o: o, lse_view=lambda l: l)
+        return "torch", "attention", (q, k, v), kw, ref
+    if form in ("torch_paged", "kvcache"):
+        bs = c["block"]
+        per = (Sk + bs - 1) // bs
+        nb = B * per + 2
+        table = torch.randperm(nb, generator=torch.Generator().manual_seed(
+            sum(lens)))[:B * per].view(B, per).to(torch.int32).to(device)
+        # Bytes are copied as bytes (uint8 views): float8 tensors take
+        # few operations.
+        pages = [torch.zeros(nb, Hkv, bs, D, dtype=torch.uint8, device=device)
+                 for _ in range(2)]
+        page_scales = [torch.full((nb, Hkv, bs), float("nan"), device=device)
+                       for _ in range(2)]
+        for b in range(B):
+            for j in range(lens[b]):
+                blk, row = int(table[b, j // bs]), j % bs
+                for i, (t, s) in enumerate(((k, ks), (v, vs))):
+                    pages[i][blk, :, row] = t.view(torch.uint8)[b, :, j]
+                    page_scales[i][blk, :, row] = s[b, :, j]
+        pages = [p.view(stored) for p in pages]
+        if form == "torch_paged":
+            for i, (name, kind, given) in enumerate(
+                    (("k_scale", c["scales"][0], kgiven),
+                     ("v_scale", c["scales"][1], vgiven))):
+                if kind == "token":
+                    kw[name] = page_scales[i]
+                elif given is not None:
+                    kw[name] = given
+            kw.update(block_table=table, kv_lens=lens_t, return_lse=c["lse"])
+            ref.update(o_view=lambda o: o, lse_view=lambda l: l)
+            return "torch", "attention", (q, pages[0], pages[1]), kw, ref
+        # FlashAttention's paged layout [num_blocks, page, Hkv, D].
+        kw.update(cache_seqlens=lens_t, block_table=table,
+                  return_softmax_lse=c["lse"], k_descale=kgiven,
+                  v_descale=vgiven)
+        ref.update(o_view=lambda o: o.transpose(1, 2), lse_view=lambda l: l)
+        return ("flash", "flash_attn_with_kvcache",
+                (q.transpose(1, 2), pages[0].transpose(1, 2),
+                 pages[1].transpose(1, 2)), kw, ref)
+    # Packed K/V [total_k, Hkv, D] and one query a sequence.
+    cu_k = torch.tensor([sum(lens[:i]) for i in range(B + 1)],
+                        dtype=torch.int32, device=device)
+    cu_q = torch.arange(B + 1, dtype=torch.int32, device=device)
+    kp, vp = (torch.cat([t.view(torch.uint8)[b, :, :lens[b]].transpose(0, 1)
+                         for b in range(B)]).view(stored) for t in (k, v))
+    qp = q[:, :, 0]
+    if form == "varlen":
+        for name, kind, s, given in (("k_scale", c["scales"][0], ks, kgiven),
+                                     ("v_scale", c["scales"][1], vs, vgiven)):
+            if kind == "token":
+                kw[name] = torch.cat([s[b, :, :lens[b]].t()
+                                      for b in range(B)]).contiguous()
+            elif given is not None:
+                kw[name] = given
+        kw.update(return_lse=c["lse"])
+        ref.update(o_view=lambda o: o.unsqueeze(2),
+                   lse_view=lambda l: l.unsqueeze(2))
+        return ("torch", "attention_varlen", (qp, kp, vp, cu_q, cu_k, 1), kw,
+                ref)
+    if form == "flash_varlen":
+        kw.update(return_softmax_lse=c["lse"], k_descale=kgiven,
+                  v_descale=vgiven)
+        ref.update(o_view=lambda o: o.unsqueeze(2),
+                   lse_view=lambda l: l.t().unsqueeze(2))
+        return ("flash", "flash_attn_varlen_func",
+                (qp, kp, vp, cu_q, cu_k, 1, Sk), kw, ref)
+    assert form == "func" and len(set(lens)) == 1
+    kw.update(k_descale=kgiven, v_descale=vgiven)
+    ref.update(o_view=lambda o: o.transpose(1, 2), lse_view=None)
+    return ("flash", "flash_attn_func",
+            (q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)), kw,
+            ref)
+
+
+def quant_facts():
+    """The AttentionFacts QUANT_CASES compile. Found with int8 caches where
+    this PyTorch lacks float8 (older than 2.1), then given the case's
+    element type."""
+    import dataclasses
+    import torch
+    out = []
+    for c in QUANT_CASES:
+        stored = getattr(torch, _QUANT_TORCH[c["kv"]], torch.int8)
+        module, fn, args, kw, _ = quant_call(
+            c, "cpu", torch.Generator().manual_seed(0), stored)
+
+        def calls():
+            from attn import flash_attn
+            if module == "flash":
+                getattr(flash_attn, fn)(*args, **kw)
+            else:
+                getattr(flash_attn._ops(), fn)(*args, **kw)
+        out += [dataclasses.replace(f, kv_dtype=QUANT_SPEC[c["kv"]])
+                for f in recorded_facts(calls)]
+    return out

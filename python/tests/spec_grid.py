@@ -40,5 +40,14 @@ def grid():
         AttentionFacts("bf16", 64, 8, 64, q_len=1, block_size=16,
                        kv_lens=True, mask="window", window=(127, 0),
                        sinks="bf16"),
+        # Quantized caches (decode): fp8 paged with per-token scales, i8
+        # with a per-tensor K scale and per-head V scales, e5m2 unscaled.
+        AttentionFacts("bf16", 32, 8, 128, q_len=1, block_size=16,
+                       kv_lens=True, kv_dtype="f8E4M3FN", k_scale="token",
+                       v_scale="token"),
+        AttentionFacts("f16", 8, 2, 64, q_len=1, kv_dtype="i8",
+                       k_scale="tensor", v_scale="head", lse=True),
+        AttentionFacts("f16", 8, 8, 128, q_len=1, kv_lens=True,
+                       strided=True, kv_dtype="f8E5M2"),
     ]
     return cases

@@ -266,6 +266,102 @@ def test_sinks_reach_every_function(rec):
            s_aux=torch.ones(8, dtype=torch.float64))
 
 
+def test_descales_of_quantized_caches(rec):
+    # FA3's (B, Hkv) descales over int8 caches (fp8 ones route the same;
+    # torch.int8 is in every PyTorch): the same for every sequence (an
+    # expand(), as vLLM passes them) they go per head or per tensor, the
+    # caller's memory; varying by sequence they become per-token scales.
+    q, k = rand(2, 3, 8, 64), torch.randint(-9, 9, (2, 5, 2, 64),
+                                            dtype=torch.int8)
+    per_head = torch.tensor([0.5, 0.25]).expand(2, 2)
+    per_tensor = torch.tensor(0.125).expand(2, 2)
+    flash_attn.flash_attn_func(q, k, k, k_descale=per_head,
+                               v_descale=per_tensor)
+    _, (_, ak, av), kw = rec.calls[-1]
+    assert ak.dtype == torch.int8 and same_view(ak, k, (2, 2, 5, 64))
+    assert kw["k_scale"].tolist() == [0.5, 0.25]
+    assert kw["v_scale"].dim() == 0 and kw["v_scale"].item() == 0.125
+    varying = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    flash_attn.flash_attn_func(q, k, k, k_descale=varying)
+    kw = rec.calls[-1][2]
+    assert "v_scale" not in kw
+    assert tuple(kw["k_scale"].shape) == (2, 2, 5)  # [B, Hkv, Sk]
+    assert kw["k_scale"].is_contiguous()
+    assert kw["k_scale"][1, 0].tolist() == [3.0] * 5
+    # The cache, contiguous: per token over its S_cache.
+    flash_attn.flash_attn_with_kvcache(q, k, k, cache_seqlens=4,
+                                       v_descale=varying)
+    assert tuple(rec.calls[-1][2]["v_scale"].shape) == (2, 2, 5)
+    # Packed: each token gets its own sequence's descale.
+    cq, ck = offsets(3, 3), torch.tensor([0, 2, 5], dtype=torch.int32)
+    kp = k[0]  # [total_k 5, Hkv 2, 64]
+    flash_attn.flash_attn_varlen_func(q.flatten(0, 1), kp, kp, cq, ck, 3, 3,
+                                      k_descale=varying)
+    scale = rec.calls[-1][2]["k_scale"]
+    assert scale.tolist() == [[1.0, 2.0]] * 2 + [[3.0, 4.0]] * 3
+    # Paged: per head for every sequence, or refused.
+    pages = torch.randint(-9, 9, (4, 16, 2, 64), dtype=torch.int8)
+    table = torch.tensor([[0, 1], [2, 3]], dtype=torch.int32)
+    flash_attn.flash_attn_with_kvcache(q[:, :1], pages, pages,
+                                       cache_seqlens=20, block_table=table,
+                                       k_descale=per_head)
+    assert rec.calls[-1][2]["k_scale"].tolist() == [0.5, 0.25]
+    raises(RuntimeError, "varies by sequence, which a paged cache",
+           flash_attn.flash_attn_with_kvcache, q[:, :1], pages, pages,
+           cache_seqlens=20, block_table=table, k_descale=varying)
+    # Refusals: q_descale, descales of a float cache, bad shape or dtype,
+    # mixed K/V types, new tokens into a quantized cache.
+    raises(NotImplementedError, "q_descale", flash_attn.flash_attn_func,
+           q, k, k, q_descale=per_head)
+    raises(RuntimeError, "k_descale is for a quantized",
+           flash_attn.flash_attn_func, q, rand(2, 5, 2, 64),
+           rand(2, 5, 2, 64), k_descale=per_head)
+    raises(RuntimeError, r"v_descale must have shape \(2, 2\)",
+           flash_attn.flash_attn_func, q, k, k, v_descale=torch.ones(2))
+    raises(RuntimeError, "k_descale must be a float32 tensor",
+           flash_attn.flash_attn_func, q, k, k,
+           k_descale=torch.ones(2, 2, dtype=torch.float16))
+    raises(RuntimeError, "key and value must have the same dtype",
+           flash_attn.flash_attn_func, q, k, rand(2, 5, 2, 64))
+    raises(NotImplementedError, "does not quantize yet",
+           flash_attn.flash_attn_with_kvcache, q, k, k, k=rand(2, 1, 2, 64),
+           v=rand(2, 1, 2, 64), cache_seqlens=3)
+
+
+def test_quantized_facts():
+    # attn.torch's facts for a quantized cache: the cache's element type and
+    # each scale's granularity, told by its shape; refusals by name.
+    from attn import _torch_facts as tf
+    q = rand(2, 8, 1, 64)
+    k = torch.randint(-9, 9, (2, 2, 5, 64), dtype=torch.int8)
+    one = torch.tensor(0.5)
+    facts = tf.facts_for(q, k, k, k_scale=one, v_scale=torch.ones(2))
+    assert (facts.kv_dtype, facts.k_scale, facts.v_scale) == ("i8", "tensor",
+                                                              "head")
+    assert "%k: memref<?x2x?x64xi8>" in facts.spec_text()
+    facts = tf.facts_for(q, k, k, k_scale=torch.ones(2, 2, 5))
+    assert (facts.k_scale, facts.v_scale) == ("token", None)
+    # Packed K/V [total_k, Hkv, D]: per token is [total_k, Hkv].
+    kp, cq = k.transpose(1, 2).flatten(0, 1)[:5], offsets(1, 1)
+    facts = tf.varlen_facts_for(q[:, :, 0], kp, kp, cq, offsets(2, 3),
+                                v_scale=torch.ones(5, 2))
+    assert facts.v_scale == "token" and facts.packed_kv
+    for kwargs, kind, match in (
+            (dict(k_scale=torch.ones(3)), ValueError,
+             r"k_scale must have shape \(\) \(per tensor\), \(2,\)"),
+            (dict(k_scale=torch.ones(2, dtype=torch.float16)), TypeError,
+             "k_scale must be torch.float32"),
+            (dict(v_scale=torch.ones(2, 5, 2).transpose(1, 2)), ValueError,
+             "v_scale must be contiguous")):
+        with pytest.raises(kind, match=match):
+            tf.facts_for(q, k, k, **kwargs)
+    with pytest.raises(TypeError, match="k_scale dequantizes a quantized"):
+        tf.facts_for(q, rand(2, 2, 5, 64), rand(2, 2, 5, 64), k_scale=one)
+    with pytest.raises(TypeError, match="v is torch.float16 but k is "
+                       "torch.int8"):
+        tf.facts_for(q, k, rand(2, 2, 5, 64))
+
+
 # -- refusals -------------------------------------------------------------------
 def raises(kind, match, fn, *args, **kw):
     with pytest.raises(kind, match=match):

@@ -402,6 +402,28 @@ def test_flash_attn_cases():
     assert not failures, "\n".join(failures)
 
 
+def test_quantized_caches():
+    """fp8 (e4m3fn, e5m2) and int8 K/V caches with their scales of each
+    granularity through attn.torch's attention and attention_varlen and
+    attn.flash_attn's three functions (FA3's k_descale/v_descale), against
+    float64 attention over the dequantized caches."""
+    need_cuda()
+    from attn import flash_attn
+    gen = torch.Generator(device="cuda").manual_seed(41)
+    for c in gpu_cases.QUANT_CASES:
+        if not hasattr(torch, gpu_cases._QUANT_TORCH[c["kv"]]):
+            raise unittest.SkipTest(f"this PyTorch has no "
+                                    f"{gpu_cases._QUANT_TORCH[c['kv']]}")
+        module, fn, args, kw, ref = gpu_cases.quant_call(c, "cuda", gen)
+        target = flash_attn if module == "flash" else _attn_torch
+        result = getattr(target, fn)(*args, **kw)
+        o, lse = result if isinstance(result, tuple) else (result, None)
+        ref_o, ref_lse = reference(ref["q"], ref["k"], ref["v"], ref["lens"])
+        check_close(c["name"], ref["o_view"](o), ref_o,
+                    None if lse is None else ref["lse_view"](lse),
+                    None if lse is None else ref_lse)
+
+
 def merge_reference(o_parts, lse_parts):
     """float64 merge of stacked partial states: parts with LSE -inf are
     skipped (their O is not read); a row with none left is O 0, LSE -inf."""

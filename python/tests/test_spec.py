@@ -50,7 +50,37 @@ def test_sinks_text():
         AttentionFacts("f16", 8, 2, 64, sinks="f64")
 
 
+def test_quantized_cache_text():
+    paged = AttentionFacts("bf16", 8, 2, 128, q_len=1, block_size=16,
+                           kv_lens=True, kv_dtype="f8E4M3FN",
+                           k_scale="token", v_scale="head").spec_text("q")
+    assert "%k: memref<?x2x16x128xf8E4M3FN>" in paged
+    assert "%v: memref<?x2x16x128xf8E4M3FN>" in paged
+    # Per token: K's shape without D; per head: [Hkv]; per tensor: [].
+    assert "%k_scale: memref<?x2x16xf32>" in paged
+    assert "%v_scale: memref<2xf32>" in paged
+    at = paged.index("k_scale(%k_scale")
+    assert paged.index("kv_lens(%kv_lens") < at < paged.index(
+        "v_scale(%v_scale") < paged.index("-> o(")
+    packed = AttentionFacts("f16", 8, 2, 64, packed_q=True, packed_kv=True,
+                            max_q_len=1, kv_dtype="i8", k_scale="token",
+                            v_scale="tensor").spec_text("p")
+    assert "%k_scale: memref<?x2xf32>" in packed
+    assert "%v_scale: memref<f32>" in packed
+    # Scales stay contiguous under strided K/V.
+    strided = AttentionFacts("f16", 8, 2, 64, q_len=1, strided=True,
+                             kv_dtype="i8", k_scale="token").spec_text()
+    assert "%k_scale: memref<?x2x?xf32>" in strided
+    # Float facts keep their spec (and cached library) unchanged.
+    plain = AttentionFacts("f16", 8, 2, 64)
+    for word in ("kv_dtype", "k_scale", "v_scale"):
+        assert word not in plain.spec_text()
+
+
 @pytest.mark.parametrize("kwargs, message", [
+    (dict(kv_dtype="f8E4M3"), "kv_dtype 'f8E4M3'"),
+    (dict(kv_dtype="i8", k_scale="block"), "k_scale 'block'"),
+    (dict(v_scale="head"), "v_scale dequantizes a quantized K/V cache"),
     (dict(dtype="f64"), "dtype"),
     (dict(hq=6, hkv=4), "multiple of K/V heads"),
     (dict(d=0), "d must be a positive int"),
@@ -94,10 +124,14 @@ def test_grid_compiles(compiler, tmp_path):
         want += ["block_table"] if facts.block_size else []
         want += ["kv_lens"] if facts.kv_lens else []
         want += ["sinks"] if facts.sinks else []
+        want += ["k_scale"] if facts.k_scale else []
+        want += ["v_scale"] if facts.v_scale else []
         want += ["o"] + (["lse"] if facts.lse else [])
         assert names == want, (facts, names)
         q = kernel["operands"][0]
         assert q["dtype"] == facts.dtype
+        k = kernel["operands"][1]
+        assert k["dtype"] == (facts.kv_dtype or facts.dtype)
         assert q["shape"][1] == facts.hq and q["shape"][3] == facts.d
         assert q["shape"][2] == (facts.q_len or "q_len"), (facts, q)
         o = kernel["operands"][names.index("o")]
