@@ -4,10 +4,10 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -48,8 +48,8 @@ static LogicalResult verifyLaunchContract(Operation *op, LaunchAttr contract) {
       // the host that launches encodes the map (libattnrt).
       if (!isa<LLVM::LLVMPointerType>(operand.getType()))
         return op->emitError("'attn.launch' param #")
-               << i << " is a tensor map, but kernel operand #" << i
-               << " is " << operand.getType() << ", not an !llvm.ptr";
+               << i << " is a tensor map, but kernel operand #" << i << " is "
+               << operand.getType() << ", not an !llvm.ptr";
       continue;
     }
     if (!type)
@@ -96,9 +96,10 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
   }
   Attribute value = attr.getValue();
   if (name == kTierAttrName && !isa<TierAttr>(value))
-    return op->emitError() << "'" << name
-                           << "' must be a #attn.tier<wmma|mma|wgmma|decode|copy>, got "
-                           << value;
+    return op->emitError()
+           << "'" << name
+           << "' must be a #attn.tier<wmma|mma|wgmma|decode|copy>, got "
+           << value;
   if (name == kScheduleAttrName && !isa<ScheduleAttr>(value))
     return op->emitError() << "'" << name
                            << "' must be a #attn.schedule<...>, got " << value;
@@ -117,19 +118,17 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
     auto count = dyn_cast<IntegerAttr>(value);
     auto func = dyn_cast<FunctionOpInterface>(op);
     if (!count || !count.getType().isInteger(64) || !func)
-      return op->emitError() << "'" << name
-                             << "' is an i64 on a kernel function";
-    if (count.getInt() < 1 || count.getInt() > int64_t(func.getNumArguments()))
       return op->emitError()
-             << "'" << name << "' = " << count.getInt()
-             << " must count some of the kernel's "
-             << func.getNumArguments() << " parameters";
+             << "'" << name << "' is an i64 on a kernel function";
+    if (count.getInt() < 1 || count.getInt() > int64_t(func.getNumArguments()))
+      return op->emitError() << "'" << name << "' = " << count.getInt()
+                             << " must count some of the kernel's "
+                             << func.getNumArguments() << " parameters";
     for (int64_t i = 0; i < count.getInt(); ++i)
       if (!isa<LLVM::LLVMPointerType>(func.getArgumentTypes()[i]))
-        return op->emitError()
-               << "'" << name << "': parameter #" << i
-               << " must be an !llvm.ptr (a tensor map), got "
-               << func.getArgumentTypes()[i];
+        return op->emitError() << "'" << name << "': parameter #" << i
+                               << " must be an !llvm.ptr (a tensor map), got "
+                               << func.getArgumentTypes()[i];
     return success();
   }
   if (name == "attn.launch") {

@@ -139,8 +139,8 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
   Value zero = idx(0);
   Value one = idx(1);
   Value noEntries = idx(0);
-  auto blocks = scf::ForOp::create(kb, zero, kvBlocks, one,
-                                   ValueRange{noEntries});
+  auto blocks =
+      scf::ForOp::create(kb, zero, kvBlocks, one, ValueRange{noEntries});
   {
     OpBuilder::InsertionGuard g(kb);
     kb.setInsertionPointToStart(blocks.getBody());
@@ -153,17 +153,16 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
     Value numPositions = idx(perThread);
     Value positionStep = idx(1);
     auto positions = scf::ForOp::create(kb, firstPosition, numPositions,
-                                        positionStep,
-                                        ValueRange{none, all});
+                                        positionStep, ValueRange{none, all});
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(positions.getBody());
-      Value e = add(mul(positions.getInductionVar(), idx(kBlockMaskThreads)),
-                    tid);
+      Value e =
+          add(mul(positions.getInductionVar(), idx(kBlockMaskThreads)), tid);
       Value key = add(firstKey, arith::RemUIOp::create(kb, e, idx(kMaskBlock)));
       Value rest = arith::DivUIOp::create(kb, e, idx(kMaskBlock));
-      Value query = add(firstQuery,
-                        arith::RemUIOp::create(kb, rest, idx(kMaskBlock)));
+      Value query =
+          add(firstQuery, arith::RemUIOp::create(kb, rest, idx(kMaskBlock)));
       Value queryHead = arith::DivUIOp::create(kb, rest, idx(kMaskBlock));
       // visible() holds only for keys that exist; the query is tested
       // here. modPositions keeps the region's capture loads inside the
@@ -172,8 +171,8 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
       Value queryExists = lt(query, *qLen);
       Value seen = visible(key, query, *qLen, *kvLen);
       Value modSeen = modVisible(batch, head, flatRow, key, *qLen, *kvLen);
-      Value v = arith::AndIOp::create(
-          kb, queryExists, arith::AndIOp::create(kb, seen, modSeen));
+      Value v = arith::AndIOp::create(kb, queryExists,
+                                      arith::AndIOp::create(kb, seen, modSeen));
       Value anySoFar =
           arith::OrIOp::create(kb, positions.getRegionIterArg(0), v);
       Value allSoFar =
@@ -182,7 +181,8 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
     }
     Value any = blockVote(positions.getResult(0), NVVM::BarrierReduction::OR);
     Value full = blockVote(positions.getResult(1), NVVM::BarrierReduction::AND);
-    auto append = scf::IfOp::create(kb, arith::AndIOp::create(kb, any, isFirst));
+    auto append =
+        scf::IfOp::create(kb, arith::AndIOp::create(kb, any, isFirst));
     {
       OpBuilder::InsertionGuard g2(kb);
       kb.setInsertionPointToStart(append.thenBlock());
@@ -209,9 +209,8 @@ LogicalResult BlockMaskKernel::build(gpu::GPUFuncOp kernel,
   return success();
 }
 
-LogicalResult nvptx::buildBlockMask(const L1Nest &nest,
-                                    gpu::GPUModuleOp module, StringRef name,
-                                    Value mask) {
+LogicalResult nvptx::buildBlockMask(const L1Nest &nest, gpu::GPUModuleOp module,
+                                    StringRef name, Value mask) {
   L1Nest n = nest;
   Location loc = n.forall.getLoc();
   SmallVector<Value> operands = inputOperands(n);

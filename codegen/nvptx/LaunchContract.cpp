@@ -91,12 +91,11 @@ LaunchAttr mlir::attn::blockMaskLaunch(const L1Nest &nest, int64_t threads,
   addInputs(params, operands);
   params.push_back(LaunchParam::workspace());
   MLIRContext *ctx = nest.forall->getContext();
-  SmallVector<LaunchTerm> grid{
-      LaunchTerm::of(0, LaunchSize::QLen, block),
-      perHead ? LaunchTerm::of(1, LaunchSize::KVHeads)
-              : LaunchTerm::constant(1, 1),
-      perBatch ? LaunchTerm::of(2, LaunchSize::Batch)
-               : LaunchTerm::constant(2, 1)};
+  SmallVector<LaunchTerm> grid{LaunchTerm::of(0, LaunchSize::QLen, block),
+                               perHead ? LaunchTerm::of(1, LaunchSize::KVHeads)
+                                       : LaunchTerm::constant(1, 1),
+                               perBatch ? LaunchTerm::of(2, LaunchSize::Batch)
+                                        : LaunchTerm::constant(2, 1)};
   return LaunchAttr::get(ctx, LaunchRole::BlockMask, Tier::MMA, threads,
                          /*shared=*/0, grid, params,
                          blockMaskShape(perBatch, perHead, block),
@@ -120,8 +119,8 @@ static LaunchAttr tileLaunch(LaunchRole role, const L1Nest &nest, Tier tier,
   Type workspaceType;
   if (blockMask) {
     params.push_back(LaunchParam::workspace());
-    workspace = blockMaskShape(blockMask->first, blockMask->second,
-                               nvptx::kMaskBlock);
+    workspace =
+        blockMaskShape(blockMask->first, blockMask->second, nvptx::kMaskBlock);
     workspaceType = IntegerType::get(nest.forall->getContext(), 32);
   }
   SmallVector<LaunchTerm> grid{LaunchTerm::of(0, LaunchSize::GroupRows, blockQ),
@@ -161,17 +160,18 @@ int64_t mlir::attn::packedQTiles(const L1Nest &nest) {
 }
 
 LaunchAttr mlir::attn::decodeSplitLaunch(const L1Nest &nest, Tier tier,
-                                         int64_t threads,
-                                         int64_t sharedBytes, int64_t blockQ,
-                                         int64_t group, MemRefType workspace) {
+                                         int64_t threads, int64_t sharedBytes,
+                                         int64_t blockQ, int64_t group,
+                                         MemRefType workspace) {
   LaunchOperands operands = LaunchOperands::of(nest);
   SmallVector<LaunchParam> params;
   addInputs(params, operands);
   params.push_back(LaunchParam::workspace());
-  SmallVector<LaunchTerm> grid{LaunchTerm::of(0, LaunchSize::Splits),
-                               LaunchTerm::of(1, LaunchSize::KVHeads),
-                               LaunchTerm::of(2, LaunchSize::Batch),
-                               LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
+  SmallVector<LaunchTerm> grid{
+      LaunchTerm::of(0, LaunchSize::Splits),
+      LaunchTerm::of(1, LaunchSize::KVHeads),
+      LaunchTerm::of(2, LaunchSize::Batch),
+      LaunchTerm::of(2, LaunchSize::GroupRows, blockQ)};
   // A packed Q: the Q tiles of max_q_len queries a sequence (static).
   if (operands.cuSeqlensQ)
     grid.back() = LaunchTerm::constant(2, packedQTiles(nest));

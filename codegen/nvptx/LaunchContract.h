@@ -36,12 +36,11 @@ struct LaunchOperands {
 /// One block per (Q tile of `blockQ` rows of a K/V head's query rows, K/V
 /// head, batch), or, for a packed Q, per (packed Q tile, K/V head); params
 /// q, k, v, [k_scale], [v_scale], [cu_seqlens_q], [cu_seqlens_k],
-/// [block_table], [kv_lens], [capture(0) ...], [sinks], o, [lse]: the launches that normalize O
-/// read the sinks, just before it.
-/// With `blockMask` (whether the block mask has a row per batch and per
-/// K/V head), the block mask is the workspace, the last param. The
-/// tensor maps of `tensorMaps` (tensor_map(q), tensor_map(k), ...) come
-/// first, in that order.
+/// [block_table], [kv_lens], [capture(0) ...], [sinks], o, [lse]: the launches
+/// that normalize O read the sinks, just before it. With `blockMask` (whether
+/// the block mask has a row per batch and per K/V head), the block mask is the
+/// workspace, the last param. The tensor maps of `tensorMaps` (tensor_map(q),
+/// tensor_map(k), ...) come first, in that order.
 LaunchAttr
 prefillLaunch(const L1Nest &nest, Tier tier, int64_t threads,
               int64_t sharedBytes, int64_t blockQ, int64_t group,
@@ -58,8 +57,8 @@ LaunchAttr decodeUnsplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,
 /// The block-mask kernel (BlockMask.h): one block per (ceildiv(q_len,
 /// `block`), K/V head if `perHead`, batch if `perBatch`); params q, k, v,
 /// [captures], workspace (the block mask).
-LaunchAttr blockMaskLaunch(const L1Nest &nest, int64_t threads,
-                           bool perBatch, bool perHead, int64_t block);
+LaunchAttr blockMaskLaunch(const L1Nest &nest, int64_t threads, bool perBatch,
+                           bool perHead, int64_t block);
 
 /// The Q tiles per sequence of a nest over a packed Q whose max_q_len the
 /// spec fixes (its forall's static bound); 0 when it is not static.
@@ -71,8 +70,8 @@ int64_t packedQTiles(const L1Nest &nest);
 /// is the type of the workspace operand, [rows, splits, Dv + 2]; `tier`
 /// the kernel's (decode, or mma for the tensor-core split kernel).
 LaunchAttr decodeSplitLaunch(const L1Nest &nest, Tier tier, int64_t threads,
-                             int64_t sharedBytes, int64_t blockQ,
-                             int64_t group, MemRefType workspace);
+                             int64_t sharedBytes, int64_t blockQ, int64_t group,
+                             MemRefType workspace);
 
 /// Split-K decode, second launch: one block per `rowsPerBlock` query rows;
 /// params workspace, [sinks], o, [lse]. `programmatic`: it may start while the
@@ -91,8 +90,7 @@ LaunchAttr appendLaunch(CacheAppendOp op, int64_t threads,
 
 /// attn.merge_states's kernel: one block per `rowsPerBlock` of its T * H
 /// rows (the contract's `rows`); params o_parts, lse_parts, o, [lse].
-LaunchAttr mergeLaunch(MergeStatesOp op, int64_t threads,
-                       int64_t rowsPerBlock);
+LaunchAttr mergeLaunch(MergeStatesOp op, int64_t threads, int64_t rowsPerBlock);
 
 /// Attaches `contract` to `launch` as kLaunchAttrName. The dialect verifies
 /// it against the launch (params against the kernel operands, threads and

@@ -41,22 +41,21 @@ constexpr unsigned kSharedSpace = 3, kSharedClusterSpace = 7;
 
 Value PrefillKernel::view(Value byteOffset, ArrayRef<int64_t> shape,
                           Type type) {
-  auto memrefType = MemRefType::get(
-      shape, type, MemRefLayoutAttrInterface{},
-      gpu::AddressSpaceAttr::get(b->getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  return memref::ViewOp::create(*b, memrefType, smem, byteOffset,
-                                ValueRange{});
+  auto memrefType =
+      MemRefType::get(shape, type, MemRefLayoutAttrInterface{},
+                      gpu::AddressSpaceAttr::get(b->getContext(),
+                                                 gpu::AddressSpace::Workgroup));
+  return memref::ViewOp::create(*b, memrefType, smem, byteOffset, ValueRange{});
 }
 
 void PrefillKernel::copyTile(
     Value dst, int64_t rows, int64_t width, int64_t srcWidth, Value src,
     function_ref<std::pair<Value, SmallVector<Value>>(Value)> source) {
-  nv::TileLayout layout = p.blocked()          ? nv::TileLayout::Blocked
+  nv::TileLayout layout = p.blocked()         ? nv::TileLayout::Blocked
                           : p.swizzles(width) ? nv::TileLayout::Swizzled
                                               : nv::TileLayout::Plain;
-  auto copy = nv::CopyTileOp::create(*b, src, dst, tid, p.threads, rows,
-                                     width, srcWidth, layout, p.cpAsync);
+  auto copy = nv::CopyTileOp::create(*b, src, dst, tid, p.threads, rows, width,
+                                     srcWidth, layout, p.cpAsync);
   OpBuilder::InsertionGuard g(*b);
   b->setInsertionPointToStart(&copy.getSource().front());
   auto [valid, indices] = source(copy.getSource().getArgument(0));
@@ -68,11 +67,11 @@ void PrefillKernel::copyTile(
 /// into the sequence; returns whether the row exists. `inside` says the
 /// caller knows it does (a tile wholly inside K/V): no test, no clamp.
 Value PrefillKernel::kvIndices(LoadKVOp load, Value row,
-                            SmallVector<Value> &indices, Value start,
-                            bool inside) {
+                               SmallVector<Value> &indices, Value start,
+                               bool inside) {
   Value j = add(start, row);
-  Value valid = inside ? Value(arith::ConstantIntOp::create(*b, 1, 1))
-                       : lt(j, kvLen);
+  Value valid =
+      inside ? Value(arith::ConstantIntOp::create(*b, 1, 1)) : lt(j, kvLen);
   // Inside the K/V loop kvLen >= 1, so the clamped row exists.
   Value jc = inside ? j
                     : Value(arith::MinSIOp::create(
@@ -81,7 +80,7 @@ Value PrefillKernel::kvIndices(LoadKVOp load, Value row,
   return valid;
 }
 std::pair<Value, Value> PrefillKernel::queryRange(Value firstRow,
-                                               int64_t rows) {
+                                                  int64_t rows) {
   Value first = arith::DivUIOp::create(*b, firstRow, idx(p.group));
   Value lastRow = add(firstRow, idx(rows - 1));
   Value last = arith::DivUIOp::create(*b, lastRow, idx(p.group));
@@ -131,16 +130,16 @@ void PrefillKernel::copyKVRows(Value start, Value stage, bool inside,
       continue;
     copyTile(dst, p.bc, width, srcWidth, map.lookup(l.getSrc()),
              [&](Value row) {
-      SmallVector<Value> indices;
-      Value valid = kvIndices(l, row, indices, start, inside);
-      return std::make_pair(valid, indices);
-    });
+               SmallVector<Value> indices;
+               Value valid = kvIndices(l, row, indices, start, inside);
+               return std::make_pair(valid, indices);
+             });
   }
 }
 Value PrefillKernel::sharedPointer(Value byteOffset) {
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(*b, smem);
-  Value at = arith::IndexCastUIOp::create(*b, b->getI64Type(),
-                                          add(base, byteOffset));
+  Value at =
+      arith::IndexCastUIOp::create(*b, b->getI64Type(), add(base, byteOffset));
   return LLVM::IntToPtrOp::create(
       *b, LLVM::LLVMPointerType::get(b->getContext(), kSharedSpace), at);
 }
@@ -248,9 +247,9 @@ void PrefillKernel::copyKVTma(Value start, Value stage, KVTiles tiles) {
   bool isK = tiles == KVTiles::K;
   LoadKVOp load = isK ? n.loadK : n.loadV;
   int64_t width = isK ? p.d : p.dv;
-  Value base = isK ? stageOffset(p.kOff, stage, p.kStage)
-                   : p.specialized ? stageOffset(p.vOff, stage, p.vStage)
-                                   : idx(p.vOff);
+  Value base = isK             ? stageOffset(p.kOff, stage, p.kStage)
+               : p.specialized ? stageOffset(p.vOff, stage, p.vStage)
+                               : idx(p.vOff);
   Value bar = fullBarrier(tiles, stage);
   Value tensorMap = isK ? tensorMapK : tensorMapV;
   Value batch = i32Of(map.lookup(load.getBatch()));
@@ -368,13 +367,12 @@ Value PrefillKernel::logSumExp(Value m, Value l) {
   return rules.logSumExp(m, l, seen);
 }
 void PrefillKernel::forEachOutputChunk(
-    Value thread, int64_t count, Value firstRow, int64_t rows,
-    int64_t perChunk, const Output &out,
-    function_ref<void(Value row, Value col)> body) {
+    Value thread, int64_t count, Value firstRow, int64_t rows, int64_t perChunk,
+    const Output &out, function_ref<void(Value row, Value col)> body) {
   // Only O's own columns: the padding past Dv is never written.
-  auto chunks = nv::ForEachChunkOp::create(
-      *b, thread, count, firstRow, rows, p.valueHeadDim, perChunk, out.row0,
-      out.rows);
+  auto chunks =
+      nv::ForEachChunkOp::create(*b, thread, count, firstRow, rows,
+                                 p.valueHeadDim, perChunk, out.row0, out.rows);
   Block *block = new Block;
   chunks.getBody().push_back(block);
   Value row = block->addArgument(b->getIndexType(), b->getLoc());
@@ -402,8 +400,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
       FunctionType::get(ctx, ValueRange(operands).getTypes(), TypeRange{});
   std::string symbol = (name + (p.splitKV ? "_split" : "")).str();
   auto kernel = gpu::GPUFuncOp::create(moduleBuilder, loc, symbol, funcType);
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                  UnitAttr::get(ctx));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   kernel.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {int32_t(p.blockThreads), 1, 1}));
   // setmaxnreg needs a register cap at entry: .maxntid with one block an
@@ -426,8 +423,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   FailureOr<Value> len = materialize(n.mask.getKvLen());
   FailureOr<Value> lo = materialize(n.kvLoop.getLowerBound());
   FailureOr<Value> hi = materialize(n.kvLoop.getUpperBound());
-  if (failed(row0) || failed(qLen) || failed(len) || failed(lo) ||
-      failed(hi) || failed(materialize(n.loadK.getBatch())) ||
+  if (failed(row0) || failed(qLen) || failed(len) || failed(lo) || failed(hi) ||
+      failed(materialize(n.loadK.getBatch())) ||
       failed(materialize(n.loadK.getKvHead())))
     return failure();
   if (failed(materializeOptional(n.loadK.getSeqStart())))
@@ -534,9 +531,11 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     copies->await(position);
     kb.setInsertionPointToEnd(loop.getBody());
     StageViews at = stageViews(j, stage, iter, kvGroup, qs);
-    Step step{qFrags, at.qs, at.ks, at.vs, at.firstKey, *qLen, *row0,
-              warpRow, loop.getRegionIterArgs(), out.batch, out.kvHead, full,
-              at.kBase, at.vBase, at.nextKBase};
+    Step step{qFrags,    at.qs,       at.ks,
+              at.vs,     at.firstKey, *qLen,
+              *row0,     warpRow,     loop.getRegionIterArgs(),
+              out.batch, out.kvHead,  full,
+              at.kBase,  at.vBase,    at.nextKBase};
     SmallVector<Value> next = this->step(*tiles, step);
     copies->release(position);
     scf::YieldOp::create(kb, next);
@@ -641,10 +640,10 @@ LogicalResult PrefillKernel::mapKernelArguments(gpu::GPUFuncOp kernel,
   }
   tid = gpu::ThreadIdOp::create(*b, gpu::Dimension::x);
   smem = gpu::DynamicSharedMemoryOp::create(
-      *b, MemRefType::get({ShapedType::kDynamic}, b->getI8Type(),
-                          MemRefLayoutAttrInterface{},
-                          gpu::AddressSpaceAttr::get(
-                              ctx, gpu::AddressSpace::Workgroup)));
+      *b,
+      MemRefType::get(
+          {ShapedType::kDynamic}, b->getI8Type(), MemRefLayoutAttrInterface{},
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
   return success();
 }
 
@@ -669,8 +668,8 @@ std::pair<Value, Value> PrefillKernel::splitWalk(Value &lo, Value &hi) {
   return {splitBase, splits};
 }
 
-void PrefillKernel::splitRoles(Value lo, Value hi, int64_t posStep,
-                               Value row0, Value kvHead, Value batch) {
+void PrefillKernel::splitRoles(Value lo, Value hi, int64_t posStep, Value row0,
+                               Value kvHead, Value batch) {
   onLeader([&] {
     initMbarriers();
     if (p.qTma)
@@ -702,8 +701,8 @@ PrefillKernel::blockMaskWalk(Value maskList, Value batch, Value kvHead,
   // mask made for other sizes): the loop stays bounded, and a stray
   // entry's keys are past kv_len, which the copies and the mask check.
   maskCount = arith::IndexCastUIOp::create(*b, b->getIndexType(), maskCount);
-  maskCount = arith::MinUIOp::create(
-      *b, maskCount, memref::DimOp::create(*b, maskList, 3));
+  maskCount = arith::MinUIOp::create(*b, maskCount,
+                                     memref::DimOp::create(*b, maskList, 3));
   return {maskList, maskRow, qBlock, maskCount};
 }
 
@@ -726,8 +725,8 @@ std::pair<Value, Value> PrefillKernel::tileAt(Value x) {
   Value tileInBlock = arith::RemUIOp::create(*b, x, idx(tilesPerBlock));
   Value j = add(blockKey, mul(tileInBlock, idx(p.bc)));
   Value fullBit = arith::AndIOp::create(*b, entry, idx(1));
-  Value full = arith::CmpIOp::create(*b, arith::CmpIPredicate::ne, fullBit,
-                                     idx(0));
+  Value full =
+      arith::CmpIOp::create(*b, arith::CmpIPredicate::ne, fullBit, idx(0));
   return {j, full};
 }
 
@@ -739,13 +738,13 @@ Value PrefillKernel::iteration(Value pos) {
 }
 
 PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
-                                                   Value iter, Value kvGroup,
-                                                   Value qs) {
+                                                    Value iter, Value kvGroup,
+                                                    Value qs) {
   // This warp's keys of the tile: all of them, or its group's bcw.
   Value jw = j;
   Value kBase = stageOffset(p.kOff, stage, p.kStage);
-  Value vBase = p.staggered ? idx(p.vOff)
-                            : stageOffset(p.vOff, stage, p.vStage);
+  Value vBase =
+      p.staggered ? idx(p.vOff) : stageOffset(p.vOff, stage, p.vStage);
   if (p.kvGroups > 1) {
     Value firstKey = mul(kvGroup, idx(p.bcw));
     jw = add(j, firstKey);
@@ -758,10 +757,9 @@ PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
   // With two m-tiles Q is re-read every tile; a view through an opaque
   // offset keeps its 2 d/16 addresses from becoming as many registers
   // held across the loop (four plus immediates instead).
-  Value qsStep =
-      p.mTiles > 1
-          ? view(opaqueIndex(idx(p.qOff)), p.tileShape(p.br, p.d), p.elt)
-          : qs;
+  Value qsStep = p.mTiles > 1 ? view(opaqueIndex(idx(p.qOff)),
+                                     p.tileShape(p.br, p.d), p.elt)
+                              : qs;
   // Q K^T a tile ahead reads the next stage's K.
   Value nextKBase;
   if (p.qkAhead) {
@@ -774,8 +772,7 @@ PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
 
 LogicalResult PrefillKernel::launchFromHost(
     gpu::GPUModuleOp module, StringRef name, gpu::GPUFuncOp kernel,
-    ValueRange operands, ArrayRef<LaunchOperand> mapped,
-    Value hostWorkspace) {
+    ValueRange operands, ArrayRef<LaunchOperand> mapped, Value hostWorkspace) {
   Location loc = n.forall.getLoc();
   // Host: launch one block per (Q tile, K/V head, batch), or per (split,
   // K/V head, batch x Q tile) and then the combine kernel.
@@ -789,23 +786,24 @@ LogicalResult PrefillKernel::launchFromHost(
   };
   gpu::KernelDim3 grid{asIndex(ubs[2]), asIndex(ubs[1]), asIndex(ubs[0])};
   if (n.loadQ.isPacked() && !p.splitKV)
-    grid = {packedTileCount(hb, p.br), grid.y, arith::ConstantIndexOp::create(hb, 1)};
+    grid = {packedTileCount(hb, p.br), grid.y,
+            arith::ConstantIndexOp::create(hb, 1)};
   if (p.splitKV) {
     Value zTiles = arith::MulIOp::create(hb, grid.x, grid.z);
     grid = {memref::DimOp::create(hb, hostWorkspace, 1), grid.y, zTiles};
   }
   Value one = arith::ConstantIndexOp::create(hb, 1);
-  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, p.blockThreads),
-                       one, one};
+  gpu::KernelDim3 block{arith::ConstantIndexOp::create(hb, p.blockThreads), one,
+                        one};
   Value smemSize = arith::ConstantOp::create(
       hb, hb.getI32IntegerAttr(static_cast<int32_t>(p.smemBytes)));
-  auto launch = gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize,
-                                          operands);
+  auto launch =
+      gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize, operands);
   if (p.splitKV) {
     setLaunchContract(
-        launch, decodeSplitLaunch(n, p.parts.tier, p.blockThreads, p.smemBytes,
-                                  p.br, p.group,
-                                  cast<MemRefType>(hostWorkspace.getType())));
+        launch,
+        decodeSplitLaunch(n, p.parts.tier, p.blockThreads, p.smemBytes, p.br,
+                          p.group, cast<MemRefType>(hostWorkspace.getType())));
     if (failed(buildCombine(n, module, name, hostWorkspace, p.sm)))
       return failure();
   } else if (p.decodeUnsplit) {
@@ -847,8 +845,8 @@ void PrefillKernel::computeBarrier() {
 // bar.arrive on the other's (its 128), 256 in all.
 void PrefillKernel::awaitTurn() {
   Value group = arith::DivUIOp::create(*b, tid, idx(kWarpgroup));
-  Value own = arith::IndexCastOp::create(*b, b->getI32Type(),
-                                         add(group, idx(2)));
+  Value own =
+      arith::IndexCastOp::create(*b, b->getI32Type(), add(group, idx(2)));
   NVVM::BarrierOp::create(*b, Type(), own, i32(2 * kWarpgroup),
                           NVVM::BarrierReductionAttr(), Value());
 }

@@ -204,11 +204,11 @@ void CombineKernel::build(gpu::GPUFuncOp kernel) {
 }
 
 FailureOr<Value> nvptx::appendWorkspace(func::FuncOp func, int64_t dv) {
-  auto type = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, dv + 2},
-      Float32Type::get(func.getContext()));
-  if (failed(func.insertArgument(func.getNumArguments(), type, {},
-                                 func.getLoc())))
+  auto type =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic, dv + 2},
+                      Float32Type::get(func.getContext()));
+  if (failed(
+          func.insertArgument(func.getNumArguments(), type, {}, func.getLoc())))
     return func.emitError("cannot append the workspace argument");
   return func.getArgument(func.getNumArguments() - 1);
 }
@@ -248,8 +248,8 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
   ImplicitLocOpBuilder hb(loc, n.forall);
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(hb, v); };
   Value rowsTotal = memref::DimOp::create(hb, ws, 0);
-  Value blocks = arith::CeilDivSIOp::create(hb, rowsTotal,
-                                            cst(kCombineRowsPerBlock));
+  Value blocks =
+      arith::CeilDivSIOp::create(hb, rowsTotal, cst(kCombineRowsPerBlock));
   gpu::KernelDim3 grid{blocks, cst(1), cst(1)};
   gpu::KernelDim3 block{cst(kCombineThreads), cst(1), cst(1)};
   // No shared memory: every thread merges the splits itself.
