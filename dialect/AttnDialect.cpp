@@ -76,6 +76,32 @@ static LogicalResult verifyLaunchContract(Operation *op, LaunchAttr contract) {
     return op->emitError("'attn.launch' says shared = ")
            << contract.getShared() << ", but the launch asks for "
            << value.getSExtValue() << " bytes";
+  // libattnrt launches threads x 1 x 1 blocks.
+  std::pair<char, Value> blockYZ[] = {{'y', launch.getBlockSizeY()},
+                                      {'z', launch.getBlockSizeZ()}};
+  for (auto [axis, size] : blockYZ)
+    if (matchPattern(size, m_ConstantInt(&value)) && value.getSExtValue() != 1)
+      return op->emitError("'attn.launch' blocks are threads x 1 x 1, but "
+                           "the launch's block has ")
+             << axis << " = " << value.getSExtValue();
+  // A grid dimension of constant terms alone is that product (1 without
+  // terms): where the launch's is a constant too, they must agree.
+  Value grid[] = {launch.getGridSizeX(), launch.getGridSizeY(),
+                  launch.getGridSizeZ()};
+  for (unsigned dim = 0; dim < 3; ++dim) {
+    int64_t product = 1;
+    bool constant = true;
+    for (const LaunchTerm &term : contract.getGrid())
+      if (term.dim == dim) {
+        constant &= term.isConstant();
+        product *= term.value;
+      }
+    if (constant && matchPattern(grid[dim], m_ConstantInt(&value)) &&
+        value.getSExtValue() != product)
+      return op->emitError("'attn.launch' grid ")
+             << "xyz"[dim] << " is " << product << ", but the launch's is "
+             << value.getSExtValue();
+  }
   return success();
 }
 

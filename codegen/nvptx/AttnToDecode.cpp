@@ -699,9 +699,12 @@ LogicalResult DecodeKernels::build(gpu::GPUModuleOp module, func::FuncOp func,
       arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
   auto split = gpu::LaunchFuncOp::create(hb, splitKernel, splitGrid, block,
                                          splitSmem, splitArgs);
-  setLaunchContract(split, decodeSplitLaunch(n, Tier::Decode, kThreads,
-                                             smemBytes, rows, group, wsType));
-  if (failed(nvptx::buildCombine(n, module, name, *ws, sm)))
+  if (failed(
+          setLaunchContract(split,
+                            decodeSplitLaunch(n, Tier::Decode, kThreads,
+                                              smemBytes, rows, group, wsType),
+                            n, *ws)) ||
+      failed(nvptx::buildCombine(n, module, name, *ws, sm)))
     return failure();
   n.forall.erase();
   return success();

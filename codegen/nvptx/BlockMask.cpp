@@ -261,7 +261,8 @@ LogicalResult nvptx::buildBlockMask(const L1Nest &nest, gpu::GPUModuleOp module,
   Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(0));
   auto launch =
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
-  setLaunchContract(launch, blockMaskLaunch(n, kBlockMaskThreads, perBatch,
-                                            perHead, kMaskBlock));
-  return success();
+  return setLaunchContract(
+      launch,
+      blockMaskLaunch(n, kBlockMaskThreads, perBatch, perHead, kMaskBlock), n,
+      mask);
 }

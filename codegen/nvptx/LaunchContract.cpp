@@ -245,6 +245,89 @@ void mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,
   launch->setAttr(kLaunchAttrName, contract);
 }
 
+// The memref of `nest` that `operand` names; null where it has none.
+static Value nestOperand(const L1Nest &nest, LaunchOperand operand) {
+  L1Nest n = nest; // the op accessors are not const
+  switch (operand) {
+  case LaunchOperand::Q:
+    return n.loadQ.getQ();
+  case LaunchOperand::K:
+    return n.loadK.getSrc();
+  case LaunchOperand::V:
+    return n.loadV.getSrc();
+  case LaunchOperand::KScale:
+    return n.loadK.getScale();
+  case LaunchOperand::VScale:
+    return n.loadV.getScale();
+  case LaunchOperand::BlockTable:
+    return n.loadK.getBlockTable();
+  case LaunchOperand::KVLens:
+    return n.kvLens;
+  case LaunchOperand::CuSeqlensQ:
+    return n.cuSeqlensQ;
+  case LaunchOperand::CuSeqlensK:
+    return n.cuSeqlensK;
+  case LaunchOperand::Sinks:
+    return n.loadSink ? n.loadSink.getSinks() : Value();
+  case LaunchOperand::O:
+    return n.storeO.getO();
+  case LaunchOperand::Lse:
+    return n.storeLse ? n.storeLse.getLse() : Value();
+  default: // an append's or a merge's
+    return Value();
+  }
+}
+
+LogicalResult mlir::attn::setLaunchContract(gpu::LaunchFuncOp launch,
+                                            LaunchAttr contract,
+                                            const L1Nest &nest,
+                                            Value workspace) {
+  ValueRange operands = launch.getKernelOperands();
+  ArrayRef<LaunchParam> params = contract.getParams();
+  auto disagree = [&](size_t i, StringRef named) {
+    return launch.emitError("internal error: the launch of ")
+           << launch.getKernelName()
+           << " passes another value as kernel operand #" << i
+           << " than its attn.launch contract names there (" << named << ")";
+  };
+  if (params.size() != operands.size())
+    return launch.emitError("internal error: the launch of ")
+           << launch.getKernelName() << " passes " << operands.size()
+           << " kernel operands, its attn.launch contract lists "
+           << params.size();
+  for (auto [i, param, operand] : llvm::enumerate(params, operands)) {
+    switch (param.kind) {
+    case LaunchParamKind::Memref:
+      if (Value want = nestOperand(nest, param.operand);
+          !want || operand != want)
+        return disagree(i, stringifyLaunchOperand(param.operand));
+      break;
+    case LaunchParamKind::TensorMap: {
+      // A placeholder pointer cast from the operand (libattnrt encodes
+      // the map).
+      auto cast = operand.getDefiningOp<UnrealizedConversionCastOp>();
+      Value want = nestOperand(nest, param.operand);
+      if (!want || !cast || cast.getInputs() != ValueRange(want))
+        return disagree(
+            i, ("the tensor map of " + stringifyLaunchOperand(param.operand))
+                   .str());
+      break;
+    }
+    case LaunchParamKind::Capture:
+      if (param.index >= nest.captures.size() ||
+          operand != nest.captures[param.index])
+        return disagree(i, "capture(" + std::to_string(param.index) + ")");
+      break;
+    case LaunchParamKind::Workspace:
+      if (!workspace || operand != workspace)
+        return disagree(i, "the workspace");
+      break;
+    }
+  }
+  setLaunchContract(launch, contract);
+  return success();
+}
+
 LaunchAttr mlir::attn::getLaunchContract(gpu::LaunchFuncOp launch) {
   return launch->getAttrOfType<LaunchAttr>(kLaunchAttrName);
 }

@@ -97,6 +97,16 @@ LaunchAttr mergeLaunch(MergeStatesOp op, int64_t threads, int64_t rowsPerBlock);
 /// shared memory against the launch's constants).
 void setLaunchContract(gpu::LaunchFuncOp launch, LaunchAttr contract);
 
+/// The same for a launch of `nest`'s kernels, after checking that each
+/// parameter is the value the contract names (the dialect's verifier can
+/// check kinds and types, not which operand is which): an operand's memref
+/// from the nest (a tensor map: a cast of it), a capture, or `workspace`.
+/// libattnrt passes the arguments in the contract's order; a launch built
+/// in another would read one buffer for another. An internal error
+/// otherwise.
+LogicalResult setLaunchContract(gpu::LaunchFuncOp launch, LaunchAttr contract,
+                                const L1Nest &nest, Value workspace = {});
+
 /// `launch`'s contract; null if it has none.
 LaunchAttr getLaunchContract(gpu::LaunchFuncOp launch);
 

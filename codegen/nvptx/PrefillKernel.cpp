@@ -800,26 +800,30 @@ LogicalResult PrefillKernel::launchFromHost(
   auto launch =
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smemSize, operands);
   if (p.splitKV) {
-    setLaunchContract(
-        launch,
-        decodeSplitLaunch(n, p.parts.tier, p.blockThreads, p.smemBytes, p.br,
-                          p.group, cast<MemRefType>(hostWorkspace.getType())));
-    if (failed(buildCombine(n, module, name, hostWorkspace, p.sm)))
+    if (failed(setLaunchContract(
+            launch,
+            decodeSplitLaunch(n, p.parts.tier, p.blockThreads, p.smemBytes,
+                              p.br, p.group,
+                              cast<MemRefType>(hostWorkspace.getType())),
+            n, hostWorkspace)))
       return failure();
-  } else if (p.decodeUnsplit) {
-    setLaunchContract(launch,
-                      decodeUnsplitLaunch(n, p.parts.tier, p.blockThreads,
-                                          p.smemBytes, p.br, p.group));
-  } else {
-    // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
-    std::optional<std::pair<bool, bool>> reads;
-    if (p.blockMask)
-      reads = blockMaskRows(n);
-    setLaunchContract(launch,
-                      prefillLaunch(n, p.parts.tier, p.blockThreads,
-                                    p.smemBytes, p.br, p.group, reads, mapped));
+    return buildCombine(n, module, name, hostWorkspace, p.sm);
   }
-  return success();
+  if (p.decodeUnsplit)
+    return setLaunchContract(launch,
+                             decodeUnsplitLaunch(n, p.parts.tier,
+                                                 p.blockThreads, p.smemBytes,
+                                                 p.br, p.group),
+                             n);
+  // The launch contract: grid = (ceil(group * Sq / block_q), Hkv, B).
+  std::optional<std::pair<bool, bool>> reads;
+  if (p.blockMask)
+    reads = blockMaskRows(n);
+  return setLaunchContract(launch,
+                           prefillLaunch(n, p.parts.tier, p.blockThreads,
+                                         p.smemBytes, p.br, p.group, reads,
+                                         mapped),
+                           n, p.blockMask ? hostWorkspace : Value());
 }
 
 void PrefillKernel::awaitValues() {

@@ -257,8 +257,9 @@ LogicalResult nvptx::buildCombine(const L1Nest &nest, gpu::GPUModuleOp module,
   Value smem = arith::ConstantOp::create(hb, hb.getI32IntegerAttr(smemBytes));
   auto launch =
       gpu::LaunchFuncOp::create(hb, kernel, grid, block, smem, operands);
-  setLaunchContract(launch, decodeCombineLaunch(n, kCombineThreads, smemBytes,
-                                                kCombineRowsPerBlock, wsType,
-                                                programmatic));
-  return success();
+  return setLaunchContract(launch,
+                           decodeCombineLaunch(n, kCombineThreads, smemBytes,
+                                               kCombineRowsPerBlock, wsType,
+                                               programmatic),
+                           n, ws);
 }

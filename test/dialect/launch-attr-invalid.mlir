@@ -285,3 +285,44 @@ func.func @f() attributes {l = #attn.launch<decode_split, tier = decode, threads
 // The one-split decode kernel writes O itself: no workspace.
 // expected-error @+1 {{a 'decode_unsplit' launch cannot have a workspace (it runs in place of decode_split and decode_combine, writing O itself)}}
 func.func @f() attributes {l = #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 16), kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 130] : f32>} { return }
+
+// -----
+
+// libattnrt launches one-dimensional blocks.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' blocks are threads x 1 x 1, but the launch's block has y = 2}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c1) threads in (%c128, %c2, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [splits, kv_heads, batch], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    return
+  }
+}
+
+// -----
+
+// A grid dimension the contract fixes (constant terms) against the
+// launch's constant.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%q: memref<?x8x?x64xf16>, %w: memref<?x?x66xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c128 = arith.constant 128 : index
+    %smem = arith.constant 1024 : i32
+    // expected-error @+1 {{'attn.launch' grid z is 1, but the launch's is 4}}
+    gpu.launch_func @kernels::@k blocks in (%n, %c1, %c4) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem args(%q : memref<?x8x?x64xf16>, %w : memref<?x?x66xf32>) {attn.launch = #attn.launch<decode_split, tier = decode, threads = 128, shared = 1024, grid = [rows, 1, 1], params = [q, workspace], workspace = [rows, splits, 66] : f32>}
+    return
+  }
+}
