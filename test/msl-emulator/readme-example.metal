@@ -1,4 +1,4 @@
-// The example kernel of runtime/msl/README.md, verbatim from here to the
+// The example kernel of tools/msl-emulator/README.md, verbatim from here to the
 // marker below, so that the documented convention stays true.
 #include <metal_stdlib>
 using namespace metal;

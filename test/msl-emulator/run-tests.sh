@@ -11,7 +11,7 @@
 set -uo pipefail
 
 test_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-compile="$test_dir/../../runtime/msl/msl-emu-cc.sh"
+compile="$test_dir/../../tools/msl-emulator/msl-emu-cc.sh"
 build_dir=${1:-"${TMPDIR:-/tmp}/attn-msl-emulator-tests"}
 mkdir -p "$build_dir"
 passed=0
@@ -82,7 +82,7 @@ done
 
 # The README's example kernel is the one readme-example.metal runs.
 log="$build_dir/readme-example-in-sync.log"
-readme="$test_dir/../../runtime/msl/README.md"
+readme="$test_dir/../../tools/msl-emulator/README.md"
 if diff <(sed -n '/^```metal$/,/^```$/p' "$readme" | sed '1d;$d') \
     <(sed -n '/^#include <metal_stdlib>$/,/^\/\/ End of the README example\.$/p' \
       "$test_dir/readme-example.metal" | sed '$d') >"$log" 2>&1; then

@@ -1,7 +1,7 @@
 //===- attn_msl_test.cpp - run attn's MSL kernels against the reference ---===//
 //
 // Host for the kernels of `attn-translate --attn-to-msl`, compiled with the
-// emitted .metal through runtime/msl/msl-emu-cc.sh (run-msl-tests.sh does
+// emitted .metal through tools/msl-emulator/msl-emu-cc.sh (run-msl-tests.sh does
 // that). It reads the launch facts JSON the translation wrote, and for each
 // case `FUNCTION:B:Sq:Sk` on the command line it draws fresh random inputs,
 // poisons the outputs (and split-K workspace) with NaN, launches the

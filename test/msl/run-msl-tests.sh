@@ -9,7 +9,7 @@
 # Prints one PASS/FAIL line per case and ends with "N passed, M failed".
 #
 # ATTN_MSL_MATH=fast compiles the kernels as Metal does by default, with
-# fast math (runtime/msl/msl-emu-cc.sh), in WORK_DIR/fast-math.
+# fast math (tools/msl-emulator/msl-emu-cc.sh), in WORK_DIR/fast-math.
 # ATTN_MSL_TEST_EDIT, a sed script, edits the .metal before it is compiled:
 # the planted bugs of fast-math.test.
 set -euo pipefail
@@ -42,7 +42,7 @@ sed -nE 's/^kernel void ([A-Za-z_][A-Za-z0-9_]*)\(.*/  {"\1", ATTN_MSL_KERNEL(\1
 # The mod regions' float64 evaluation (tools/attn-run/ModsHost.h), built
 # next to attn-translate.
 libdir=$(cd "$(dirname "$(command -v "$translate")")/../lib" && pwd -P)
-bash "$root/runtime/msl/msl-emu-cc.sh" "$metal" "$test_dir/attn_msl_test.cpp" \
+bash "$root/tools/msl-emulator/msl-emu-cc.sh" "$metal" "$test_dir/attn_msl_test.cpp" \
   -o "$work/$name-test" "$root/lib/Reference/Reference.cpp" -I"$root" \
   -DATTN_TEST_KERNEL_TABLE="\"$table\"" \
   -L"$libdir" -lAttnModsHost -Wl,-rpath,"$libdir"

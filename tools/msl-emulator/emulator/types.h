@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_TYPES_H
-#define ATTN_RUNTIME_MSL_EMULATOR_TYPES_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_TYPES_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_TYPES_H
 
 #pragma clang system_header
 
@@ -170,4 +170,4 @@ constexpr half operator""h(unsigned long long value) { return (half)value; }
 #define M_LOG2E_H ((half)M_LOG2E_F)
 #define M_LN2_H ((half)M_LN2_F)
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_TYPES_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_TYPES_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_PARAMS_H
-#define ATTN_RUNTIME_MSL_EMULATOR_PARAMS_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_PARAMS_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_PARAMS_H
 
 #pragma clang system_header
 
@@ -203,4 +203,4 @@ inline float fast_tanh(float x) {
 } // namespace detail
 } // namespace attn_msl
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_PARAMS_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_PARAMS_H

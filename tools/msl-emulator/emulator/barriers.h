@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_BARRIERS_H
-#define ATTN_RUNTIME_MSL_EMULATOR_BARRIERS_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_BARRIERS_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_BARRIERS_H
 
 #pragma clang system_header
 
@@ -290,4 +290,4 @@ simdgroup_barrier(mem_flags flags,
       &bits);
 }
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_BARRIERS_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_BARRIERS_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_CHECKED_ACCESSES_H
-#define ATTN_RUNTIME_MSL_EMULATOR_CHECKED_ACCESSES_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_CHECKED_ACCESSES_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_CHECKED_ACCESSES_H
 
 #pragma clang system_header
 
@@ -72,4 +72,4 @@ ATTN_MSL_TSAN_CALLBACK void *__tsan_memset(void *d, int c, size_t n) {
 #undef ATTN_MSL_TSAN_CALLBACK
 #endif
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_CHECKED_ACCESSES_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_CHECKED_ACCESSES_H

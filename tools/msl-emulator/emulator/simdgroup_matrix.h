@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_SIMDGROUP_MATRIX_H
-#define ATTN_RUNTIME_MSL_EMULATOR_SIMDGROUP_MATRIX_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_SIMDGROUP_MATRIX_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_SIMDGROUP_MATRIX_H
 
 #pragma clang system_header
 
@@ -267,4 +267,4 @@ simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d,
 
 } // namespace metal
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_SIMDGROUP_MATRIX_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_SIMDGROUP_MATRIX_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_KEYWORDS_H
-#define ATTN_RUNTIME_MSL_EMULATOR_KEYWORDS_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_KEYWORDS_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_KEYWORDS_H
 
 #pragma clang system_header
 
@@ -87,4 +87,4 @@
 #define ulong3(...) ::attn_msl::detail::make_vector<::ulong3>(__VA_ARGS__)
 #define ulong4(...) ::attn_msl::detail::make_vector<::ulong4>(__VA_ARGS__)
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_KEYWORDS_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_KEYWORDS_H

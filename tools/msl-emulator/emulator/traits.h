@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_TRAITS_H
-#define ATTN_RUNTIME_MSL_EMULATOR_TRAITS_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_TRAITS_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_TRAITS_H
 
 #pragma clang system_header
 
@@ -137,4 +137,4 @@ template <class T> const TypeTag *type_tag() {
   return &tag;
 }
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_TRAITS_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_TRAITS_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_CHECKED_MEMORY_H
-#define ATTN_RUNTIME_MSL_EMULATOR_CHECKED_MEMORY_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_CHECKED_MEMORY_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_CHECKED_MEMORY_H
 
 #pragma clang system_header
 
@@ -297,4 +297,4 @@ private:
   struct sigaction old_action_ {};
 };
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_CHECKED_MEMORY_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_CHECKED_MEMORY_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_STATE_H
-#define ATTN_RUNTIME_MSL_EMULATOR_STATE_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_STATE_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_STATE_H
 
 #pragma clang system_header
 
@@ -167,4 +167,4 @@ inline void simd_collective(const char *construct, Site site, CombineFn combine,
 
 inline uint current_lane() { return current_thread().lane; }
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_STATE_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_STATE_H

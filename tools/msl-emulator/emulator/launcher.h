@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_LAUNCHER_H
-#define ATTN_RUNTIME_MSL_EMULATOR_LAUNCHER_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_LAUNCHER_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_LAUNCHER_H
 
 #pragma clang system_header
 
@@ -724,4 +724,4 @@ launch(const Kernel &kernel, uint3 threadgroups_per_grid,
 
 } // namespace attn_msl
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_LAUNCHER_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_LAUNCHER_H

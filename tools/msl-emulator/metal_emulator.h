@@ -13,14 +13,14 @@
 // bounds-checked, and threadgroup memory checked for races (missing
 // barriers); threads can run in several orders (ATTN_MSL_SCHEDULE).
 //
-// Compile emitted kernels through runtime/msl/msl-emu-cc.sh, which applies
+// Compile emitted kernels through tools/msl-emulator/msl-emu-cc.sh, which applies
 // the flags and the one source rewrite this header needs. README.md describes
 // the subset, the kernel parameter convention and the execution model.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_METAL_EMULATOR_H
-#define ATTN_RUNTIME_MSL_METAL_EMULATOR_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_METAL_EMULATOR_H
+#define ATTN_TOOLS_MSL_EMULATOR_METAL_EMULATOR_H
 
 // System header: lets us declare the reserved literal suffix `h` (0.5h) and
 // keeps the emulator's internals out of the kernel's warnings.
@@ -74,4 +74,4 @@
 #include "emulator/checked_accesses.h"
 #include "emulator/keywords.h"
 
-#endif // ATTN_RUNTIME_MSL_METAL_EMULATOR_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_METAL_EMULATOR_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_FIBERS_H
-#define ATTN_RUNTIME_MSL_EMULATOR_FIBERS_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_FIBERS_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_FIBERS_H
 
 #pragma clang system_header
 
@@ -99,4 +99,4 @@ inline void fiber_prepare(FiberContext &fiber, void *stack, size_t bytes,
 }
 #endif
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_FIBERS_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_FIBERS_H

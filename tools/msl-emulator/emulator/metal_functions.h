@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MSL_EMULATOR_METAL_FUNCTIONS_H
-#define ATTN_RUNTIME_MSL_EMULATOR_METAL_FUNCTIONS_H
+#ifndef ATTN_TOOLS_MSL_EMULATOR_EMULATOR_METAL_FUNCTIONS_H
+#define ATTN_TOOLS_MSL_EMULATOR_EMULATOR_METAL_FUNCTIONS_H
 
 #pragma clang system_header
 
@@ -249,4 +249,4 @@ inline T tanh(T x) {
 } // namespace precise
 #undef ATTN_MSL_MATH_NAMES
 
-#endif // ATTN_RUNTIME_MSL_EMULATOR_METAL_FUNCTIONS_H
+#endif // ATTN_TOOLS_MSL_EMULATOR_EMULATOR_METAL_FUNCTIONS_H
