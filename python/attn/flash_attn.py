@@ -59,6 +59,8 @@ import math
 
 import torch
 
+from ._torch_facts import _KV_DTYPE_NAMES
+
 # FlashAttention's -1 (unbounded) for one side of a window whose other side
 # is bounded: attn's window takes extents up to 2^31-1, past every
 # sequence, so this one sees the same keys.
@@ -84,10 +86,9 @@ def _require_cuda(**tensors):
             _fail(f"{name} must be on CUDA")
 
 
-# A quantized K/V cache's element types (those this PyTorch has).
-_QUANTIZED = tuple(getattr(torch, name) for name in
-                   ("float8_e4m3fn", "float8_e5m2", "int8")
-                   if hasattr(torch, name))
+# A quantized K/V cache's element types (those this PyTorch has): the
+# ones attn.torch's facts take.
+_QUANTIZED = tuple(_KV_DTYPE_NAMES)
 
 
 def _check_inputs(q, k, v, q_ndim, kv_ndim=None, **cuda):
