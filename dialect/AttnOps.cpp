@@ -41,8 +41,8 @@ int64_t AttentionOp::getHeadDim() {
   return q.getDimSize(q.getRank() - 1);
 }
 int64_t AttentionOp::getValueHeadDim() {
-  MemRefType v = memrefOf(getV());
-  return v.getDimSize(v.getRank() - 1);
+  MemRefType o = memrefOf(getO());
+  return o.getDimSize(o.getRank() - 1);
 }
 int64_t AttentionOp::getBlockSize() {
   return isPaged() ? memrefOf(getK()).getDimSize(2) : 0;
@@ -91,7 +91,11 @@ public:
   using OperandChecks::OperandChecks;
 
   LogicalResult verify() {
-    Value q = op.getQ(), k = op.getK(), v = op.getV(), o = op.getO();
+    if (failed(checkValueSource()))
+      return failure();
+    // Under v_from_k V is k's leading columns: the rules that relate V to
+    // K hold by construction, so they run on k itself.
+    Value q = op.getQ(), k = op.getK(), v = op.getValueBuffer(), o = op.getO();
     Value lse = op.getLse(), table = op.getBlockTable(), lens = op.getKvLens(),
           cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK(),
           sinks = op.getSinks(), kScale = op.getKScale(),
@@ -161,13 +165,19 @@ public:
         failed(checkStatic("o", o, qd, "head dim")))
       return failure();
     int64_t hq = memrefOf(q).getDimSize(1), hkv = memrefOf(k).getDimSize(1);
-    int64_t d = memrefOf(q).getDimSize(qd), dv = memrefOf(v).getDimSize(kvd);
+    int64_t d = memrefOf(q).getDimSize(qd), dv = op.getValueHeadDim();
     if (failed(checkHeadDimLimit(d, dv)) ||
         failed(checkSame("k", k, kvd, "q", q, qd, "head dim (D)")) ||
-        failed(checkSame("o", o, qd, "v", v, kvd, "value head dim (Dv)")) ||
+        (!op.getVFromK() &&
+         failed(checkSame("o", o, qd, "v", v, kvd, "value head dim (Dv)"))) ||
         failed(checkSame("v", v, 1, "k", k, 1, "K/V head count")) ||
         failed(checkSame("o", o, 1, "q", q, 1, "query head count")))
       return failure();
+    if (op.getVFromK() && dv > d)
+      return op.emitOpError()
+             << "attribute 'v_from_k' reads V as the first Dv columns of "
+                "operand 'k': operand 'o''s head dim (Dv = "
+             << dv << ") must be at most k's (D = " << d << ")";
     if (hq % hkv != 0)
       return op.emitOpError()
              << "query heads (" << hq << ") must be a multiple of K/V heads ("
@@ -270,6 +280,28 @@ public:
       return failure();
     // Last, so the rules above name head dims and counts of 0 themselves.
     return checkNoZeroDims(all);
+  }
+
+  /// V is operand `v`, or k's leading columns under `v_from_k` (MLA),
+  /// which a quantized k's `k_scale` dequantizes.
+  LogicalResult checkValueSource() {
+    if (!op.getVFromK()) {
+      if (!op.getV())
+        return op.emitOpError()
+               << "needs operand 'v', or attribute 'v_from_k' to read V as "
+                  "the first Dv columns of operand 'k' (MLA's latent cache)";
+      return success();
+    }
+    if (op.getV())
+      return op.emitOpError()
+             << "attribute 'v_from_k' reads V from operand 'k'; operand 'v' "
+                "cannot be given with it";
+    if (op.getVScale())
+      return op.emitOpError()
+             << "attribute 'v_from_k' reads V from operand 'k', which "
+                "'k_scale' dequantizes; operand 'v_scale' cannot be given "
+                "with it";
+    return success();
   }
 
   /// Q is f16, bf16 or f32, or fp8 over a quantized K/V cache (fp8

@@ -55,7 +55,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     |---------------|-----------------------------------|----------------|
     | `q`           | [B, Hq, Sq, D]                    | f16, bf16, f32 |
     | `k`           | [B, Hkv, Sk, D]                   | same as q      |
-    | `v`           | [B, Hkv, Sk, Dv]                  | same as q      |
+    | `v`           | [B, Hkv, Sk, Dv] (or `v_from_k`)  | same as q      |
     | `o`           | [B, Hq, Sq, Dv]                   | f16, bf16, f32 |
     | `lse`         | [B, Hq, Sq] (optional)            | f32            |
     | `block_table` | [B, max_blocks] (optional, paged) | i32            |
@@ -112,6 +112,19 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     cache, Q may be `f8E4M3FN` or `f8E5M2` too, dequantized the same way
     with `q_scale`, per tensor (rank 0) or per query head (`[Hq]`). O
     stays f16, bf16 or f32.
+
+    Multi-head latent attention (DeepSeek-V2/V3's MLA, absorbed decode):
+    with the unit attribute `v_from_k` there is no `v` operand; V is the
+    first Dv columns of K, the same buffer, where Dv is O's head dim:
+
+        V[..., j, :] = K[..., j, 0:Dv]        (Dv <= D)
+
+    so one latent cache of `[.., 1, Sk, 576]` (512 values, then 64 rotary
+    ones) serves both products with no copy. Every form of K (contiguous,
+    paged, packed, quantized) takes it; a quantized K's `k_scale` scales
+    V too, so `v_scale` is not given. MLA's softmax scale is the model's
+    (the query's 192-wide head before absorption), not 1/sqrt(576): give
+    `scale`.
 
     With `block_table`, K and V are paged caches
     `[num_blocks, Hkv, block_size, D]`: key `j` of sequence `b` lives in block
@@ -230,7 +243,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   let arguments = (ins
     Attn_AttentionMemRef:$q,
     Attn_AttentionMemRef:$k,
-    Attn_AttentionMemRef:$v,
+    Optional<Attn_AttentionMemRef>:$v,
     Optional<AnyMemRef>:$cu_seqlens_q,
     Optional<AnyMemRef>:$cu_seqlens_k,
     Optional<AnyMemRef>:$block_table,
@@ -246,13 +259,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     OptionalAttr<Attn_MaskAttr>:$mask,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<I64Attr>:$max_q_len,
-    OptionalAttr<Attn_ScheduleAttr>:$schedule);
+    OptionalAttr<Attn_ScheduleAttr>:$schedule,
+    UnitAttr:$v_from_k);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
     `k` `(` $k `:` type($k) `)`
-    `v` `(` $v `:` type($v) `)`
+    (`v` `(` $v^ `:` type($v) `)`)?
+    (`v_from_k` $v_from_k^)?
     (`cu_seqlens_q` `(` $cu_seqlens_q^ `:` type($cu_seqlens_q) `)`)?
     (`cu_seqlens_k` `(` $cu_seqlens_k^ `:` type($cu_seqlens_k) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
@@ -301,7 +316,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     /// Query heads per K/V head (1: MHA, Hq: MQA).
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
     int64_t getHeadDim();
+    /// Dv: O's head dim, which V's is (or the columns of K that are V).
     int64_t getValueHeadDim();
+    /// The buffer V is read from: `v`, or `k` under `v_from_k`.
+    Value getValueBuffer() { return getVFromK() ? getK() : getV(); }
     /// Rows per page of a paged cache; 0 for contiguous K/V.
     int64_t getBlockSize();
     /// `scale` if given, else 1/sqrt(D).
@@ -589,7 +607,9 @@ def Attn_LoadKVOp : Attn_Op<"load_kv", [AttrSizedOperandSegments]> {
     `src[block_table[batch, j / bs], kv_head, j % bs, :]` with `bs` the
     cache's block size. Packed (`seq(start)`, src `[total_k, Hkv, D]`):
     `src[start + j, kv_head, :]`. Rows with `j >= length` are zero and
-    read nothing, not even the block table.
+    read nothing, not even the block table. A tile narrower than src's
+    head dim holds each row's first columns: an MLA V tile is the leading
+    Dv columns of the latent K rows (attn.attention's `v_from_k`).
 
     A quantized `src` (f8E4M3FN, f8E5M2, i8: attn.attention's K/V caches)
     is dequantized into an f32 tile: each element decoded, times its

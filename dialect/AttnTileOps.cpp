@@ -178,9 +178,19 @@ LogicalResult LoadKVOp::verify() {
   }
   auto src = cast<MemRefType>(getSrc().getType());
   auto tile = check.tile("tile", getTile(), 2, "[rows, D]", false);
-  if (failed(tile) || failed(check.same("tile", *tile, 1, "src", src,
-                                        src.getRank() - 1, "head dim")))
+  if (failed(tile))
     return failure();
+  // A narrower tile holds the rows' leading columns (MLA's V in K).
+  const int64_t cols = tile->getDimSize(1),
+                srcCols = src.getDimSize(src.getRank() - 1);
+  if (ShapedType::isDynamic(srcCols) || cols > srcCols)
+    return emitOpError() << "'tile' holds a row's first columns: its head dim ("
+                         << cols
+                         << ") must be at most 'src''s static head dim ("
+                         << (ShapedType::isDynamic(srcCols)
+                                 ? std::string("?")
+                                 : std::to_string(srcCols))
+                         << ")";
   if (!isQuantized()) {
     if (getScale())
       return emitOpError() << "'scale' dequantizes a quantized 'src' "

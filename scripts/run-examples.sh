@@ -26,6 +26,8 @@ declare -A sizes=(
   [paged_decode]="--batch=4 --kv-len=1000 --num-splits=4"
   [paged_append]="--batch=4 --kv-len=1000"
   [fp8_paged_decode]="--batch=4 --kv-len=1000 --num-splits=4"
+  [deepseek_v3_mla_decode]="--batch=4 --kv-len=1000 --num-splits=4"
+  [deepseek_v3_prefill]="--batch=2 --q-len=100 --kv-len=150"
   [int8_prefill]="--batch=2 --q-len=100 --kv-len=150"
   [quantizing_append]="--batch=4 --kv-len=1000"
   [sliding_window]="--batch=1 --q-len=64 --kv-len=300"

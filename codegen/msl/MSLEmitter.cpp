@@ -210,6 +210,11 @@ LogicalResult checkBuffers(Operation *op,
 
 /// Refuses what this tier cannot do, naming the rule.
 LogicalResult checkSupported(AttentionOp op) {
+  if (op.getVFromK())
+    return op.emitError()
+           << "the msl tier does not read V from K's leading columns "
+              "(v_from_k, MLA's latent cache) yet; the CPU pipeline "
+              "(attn-to-cpu) and the NVIDIA tiers run it";
   if (op.isQuantizedKV())
     return op.emitError()
            << "the msl tier does not lower a quantized K/V cache ("

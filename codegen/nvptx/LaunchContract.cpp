@@ -22,6 +22,7 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   operands.lse = n.storeLse != nullptr;
   operands.sinks = n.loadSink != nullptr;
   operands.captures = n.captures.size();
+  operands.vFromK = n.loadV.getSrc() == n.loadK.getSrc();
   return operands;
 }
 
@@ -30,12 +31,14 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
 // (inputOperands' order).
 static void addInputs(SmallVectorImpl<LaunchParam> &params,
                       LaunchOperands operands) {
-  for (LaunchOperand o : {LaunchOperand::Q, LaunchOperand::K, LaunchOperand::V})
+  const LaunchOperand v = operands.vFromK ? LaunchOperand::K : LaunchOperand::V;
+  for (LaunchOperand o : {LaunchOperand::Q, LaunchOperand::K, v})
     params.push_back(LaunchParam::memref(o));
   if (operands.kScale)
     params.push_back(LaunchParam::memref(LaunchOperand::KScale));
   if (operands.vScale)
-    params.push_back(LaunchParam::memref(LaunchOperand::VScale));
+    params.push_back(LaunchParam::memref(
+        operands.vFromK ? LaunchOperand::KScale : LaunchOperand::VScale));
   if (operands.cuSeqlensQ)
     params.push_back(LaunchParam::memref(LaunchOperand::CuSeqlensQ));
   if (operands.cuSeqlensK)

@@ -27,6 +27,9 @@ struct LaunchOperands {
   bool kScale = false, vScale = false, blockTable = false, kvLens = false,
        lse = false, cuSeqlensQ = false, cuSeqlensK = false, sinks = false;
   unsigned captures = 0; // the mod regions' memrefs, passed last
+  /// V is read from K's buffer (attn.attention's v_from_k, MLA): the V
+  /// slot passes k, and v_scale's passes k_scale.
+  bool vFromK = false;
 
   /// The operands of `nest`'s attention, as inputOperands() and the
   /// stores pass them.

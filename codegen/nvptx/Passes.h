@@ -115,7 +115,8 @@ std::string whyDecodeSimt(AttentionOp op, int sm, bool tensorCores = true);
 /// (whyNoTma, PrefillPlan.h), attn-select-tier gives a producer
 /// warpgroup's tiles only where they allow TMA, attn-compile says them.
 std::string whyNoTmaOperands(bool paged, bool packed, bool kvLens,
-                             int64_t headDim, int64_t valueHeadDim);
+                             int64_t headDim, int64_t valueHeadDim,
+                             bool vFromK);
 std::string whyNoTmaOperands(AttentionOp op);
 /// Why Q's tiles of `blockQ` rows (a K/V head's query rows, query-major,
 /// `group` heads each) cannot come by TMA where K/V do (a clause for a
@@ -140,7 +141,8 @@ struct WgmmaPipeline {
 /// What a wgmma prefill kernel's pipeline depends on: its operands' forms
 /// and its tiles (the schedule's, filled in).
 struct WgmmaKernelShape {
-  bool paged = false, packedK = false, kvLens = false, packedQ = false;
+  bool paged = false, packedK = false, kvLens = false, packedQ = false,
+       vFromK = false;
   int64_t headDim = 0, valueHeadDim = 0, group = 1, outBits = 16, blockQ = 0,
           blockKv = 0, warps = 0, stages = 0;
 };

@@ -101,6 +101,7 @@ static WgmmaPipeline planPipeline(const PrefillPlan &p, L1Nest n) {
   k.packedQ = n.loadQ.isPacked();
   k.headDim = p.headDim;
   k.valueHeadDim = p.valueHeadDim;
+  k.vFromK = n.loadV.getSrc() == n.loadK.getSrc();
   k.group = p.group;
   k.outBits = p.outElt.getIntOrFloatBitWidth();
   k.blockQ = p.br;

@@ -313,8 +313,27 @@ struct AttnSelectTierPass
       // wgmma keeps two stages too: a third runs Q K^T a tile ahead
       // (PrefillPlan.h, `qkAhead`), which measured 7-11% slower on an H100
       // (bench/RESULTS.md), so only a schedule asks for it.
-      fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows),
-                   defaultStages(sm));
+      // The mma tier's stages where they fit a block's shared memory;
+      // else one (wide heads: MLA's 576 / 512 on sm_80), said.
+      int64_t stages = defaultStages(sm);
+      if (tier == Tier::MMA && stages > 1 && !(asked && asked.getStages())) {
+        auto bytes = [&](int64_t n) {
+          return mmaTileSharedBytes(
+              rows, asked && asked.getBlockKv() ? asked.getBlockKv() : blockKv,
+              op.getHeadDim(), op.getValueHeadDim(), n);
+        };
+        if (bytes(stages) > maxSharedMemoryBytes(sm) &&
+            bytes(1) <= maxSharedMemoryBytes(sm)) {
+          op.emitRemark() << "the mma tier's " << stages << " K/V stages need "
+                          << bytes(stages) << " bytes of shared memory at D "
+                          << op.getHeadDim() << " / Dv " << op.getValueHeadDim()
+                          << "; sm_" << static_cast<int>(sm) << " allows "
+                          << maxSharedMemoryBytes(sm)
+                          << ": one stage (no copy ahead of the math)";
+          stages = 1;
+        }
+      }
+      fillSchedule(op, blockQ, blockKv, defaultWarps(tier, rows), stages);
       dropUnroll(("the " + stringifyTier(tier) + " tier").str());
       if (tier != Tier::WGMMA)
         return WalkResult::advance();
@@ -356,6 +375,12 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
   else if (d % 64 || dv % 64)
     os << "D " << d << " / Dv " << dv
        << " not multiples of 64 (its tiles are 64-column blocks)";
+  // Its smallest tile (64 rows, 64 keys, two stages) needs 64 x (D + Dv)
+  // x 4 bytes of K/V stages and a 64 x Dv accumulator in one warpgroup's
+  // registers: past 256 neither fits (MLA's 576 / 512 needs 278 KiB).
+  else if (std::max(d, dv) > 256)
+    os << "D " << d << " / Dv " << dv
+       << " past 256 (its K/V stages exceed the shared memory)";
   else if (s && s.getBlockQ() % 64)
     os << "block_q " << s.getBlockQ()
        << " not a multiple of 64 (one warpgroup per 64 rows)";
@@ -375,8 +400,11 @@ std::string mlir::attn::whyDecodeSimt(AttentionOp op, int sm,
 }
 
 std::string mlir::attn::whyNoTmaOperands(bool paged, bool packed, bool kvLens,
-                                         int64_t headDim,
-                                         int64_t valueHeadDim) {
+                                         int64_t headDim, int64_t valueHeadDim,
+                                         bool vFromK) {
+  if (vFromK)
+    return "V is K's leading columns (v_from_k), which libattnrt encodes "
+           "no tensor map of";
   if (paged)
     return "K/V are paged (a block table maps onto no one tensor map)";
   if (packed)
@@ -390,9 +418,10 @@ std::string mlir::attn::whyNoTmaOperands(bool paged, bool packed, bool kvLens,
 }
 
 std::string mlir::attn::whyNoTmaOperands(AttentionOp op) {
-  return whyNoTmaOperands(
-      op.getBlockTable() != nullptr, op.getCuSeqlensK() != nullptr,
-      op.getKvLens() != nullptr, op.getHeadDim(), op.getValueHeadDim());
+  return whyNoTmaOperands(op.getBlockTable() != nullptr,
+                          op.getCuSeqlensK() != nullptr,
+                          op.getKvLens() != nullptr, op.getHeadDim(),
+                          op.getValueHeadDim(), op.getVFromK());
 }
 
 std::string mlir::attn::whyNoQTmaOperands(bool packedQ, int64_t blockQ,
@@ -545,6 +574,7 @@ WgmmaKernelShape mlir::attn::wgmmaKernelShape(AttentionOp op,
   k.packedQ = op.isPackedQ();
   k.headDim = op.getHeadDim();
   k.valueHeadDim = op.getValueHeadDim();
+  k.vFromK = op.getVFromK();
   k.group = op.getGroupSize();
   k.outBits = cast<MemRefType>(op.getO().getType()).getElementTypeBitWidth();
   k.blockQ = filled.getBlockQ();
@@ -580,8 +610,8 @@ WgmmaPipeline mlir::attn::resolveWgmmaPipeline(
   WgmmaPipeline p;
   // K/V by TMA: the operands' rules, then whole 64-row boxes.
   std::string &kvWhy = p.whyNoKvTma;
-  kvWhy =
-      whyNoTmaOperands(k.paged, k.packedK, k.kvLens, k.headDim, k.valueHeadDim);
+  kvWhy = whyNoTmaOperands(k.paged, k.packedK, k.kvLens, k.headDim,
+                           k.valueHeadDim, k.vFromK);
   if (kvWhy.empty() && k.blockKv % 64)
     kvWhy = "its K/V tiles are not whole 64-row boxes";
   // A producer warpgroup sends every K/V tile by TMA into rings of two or

@@ -469,6 +469,10 @@ extern "C" {
             "scaled) that joins\n * each row's softmax denominator and "
             "carries no value; the LSE counts it, and\n * a row that sees "
             "no key gets O = 0 and LSE = its head's sink.\n";
+    if (kernel.op && AttentionOp(kernel.op).getVFromK())
+      os << " * v: the first " << AttentionOp(kernel.op).getValueHeadDim()
+         << " columns of k (v_from_k: one latent cache, as MLA's);\n"
+            " * there is no v argument.\n";
     if (kernel.op && AttentionOp(kernel.op).isQuantizedKV())
       os << " * k and v: a quantized cache of "
          << elementName(kernel.operands[ATTNRT_K].type.getElementType())

@@ -241,9 +241,12 @@ LogicalResult tileAttention(AttentionOp op, int64_t br, int64_t bc) {
     Value kTile =
         LoadKVOp::create(b, kTileType, op.getK(), bIdx, head, col, kvLen,
                          op.getBlockTable(), kvStart, op.getKScale());
+    // Under v_from_k (MLA) the V tile is the K rows' first Dv columns,
+    // dequantized with k_scale.
     Value vTile =
-        LoadKVOp::create(b, vTileType, op.getV(), bIdx, head, col, kvLen,
-                         op.getBlockTable(), kvStart, op.getVScale());
+        LoadKVOp::create(b, vTileType, op.getValueBuffer(), bIdx, head, col,
+                         kvLen, op.getBlockTable(), kvStart,
+                         op.getVFromK() ? op.getKScale() : op.getVScale());
     // The regions travel to the score and mask ops, cloned with the
     // positions they need and the captures as operands (their trailing
     // block arguments stay as they are).

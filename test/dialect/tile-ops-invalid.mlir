@@ -115,8 +115,16 @@ func.func @f(%k: memref<?x16x64xf16>, %bt: memref<?x?xi32>, %i: index) {
 // -----
 
 func.func @f(%k: memref<?x2x?x64xf16>, %i: index) {
-  // expected-error @+1 {{head dim mismatch: 'tile' dim 1 is 128 but 'src' dim 3 is 64}}
+  // expected-error @+1 {{'tile' holds a row's first columns: its head dim (128) must be at most 'src''s static head dim (64)}}
   %t = attn.load_kv %k[%i, %i, %i] length %i : memref<?x2x?x64xf16> -> tensor<16x128xf16>
+  return
+}
+
+// -----
+
+func.func @f(%k: memref<?x2x?x?xf16>, %i: index) {
+  // expected-error @+1 {{'tile' holds a row's first columns: its head dim (64) must be at most 'src''s static head dim (?)}}
+  %t = attn.load_kv %k[%i, %i, %i] length %i : memref<?x2x?x?xf16> -> tensor<16x64xf16>
   return
 }
 

@@ -436,12 +436,20 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
     if (isQuantized(q))
       qRef = quantizeFloats(*q, qScale, rng);
     kRef = quantizeFloats(*k, kScale, rng);
-    vRef = v == k ? kRef : quantizeFloats(*v, vScale, rng);
+    if (v)
+      vRef = v == k ? kRef : quantizeFloats(*v, vScale, rng);
   }
   if (qRef.empty())
     qRef = dequantized(*q, qScale);
   if (kRef.empty())
     kRef = dequantized(*k, kScale);
+  if (op.getVFromK()) {
+    // MLA: V is each K row's first Dv columns, as dequantized.
+    const int64_t d = p.headDim, dv = p.valueHeadDim;
+    for (size_t row = 0; row < kRef.size() / d; ++row)
+      vRef.insert(vRef.end(), kRef.begin() + row * d,
+                  kRef.begin() + row * d + dv);
+  }
   if (vRef.empty())
     vRef = dequantized(*v, vScale);
 
@@ -507,6 +515,7 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       op.isQuantizedKV() ? quantizedLabel(*k, kScale, vScale) : "";
   const std::string quantizedQ =
       op.isQuantizedQ() ? " q_scale=" + scaleGranularity(qScale) : "";
+  const bool vFromK = op.getVFromK();
   if (failed(compileAndCall(context, module, func, buffers)))
     return 1;
 
@@ -572,7 +581,8 @@ int runAttention(MLIRContext &context, ModuleOp module, func::FuncOp func,
       << (packedQ ? " packed_q=" + std::to_string(totalQ) : std::string())
       << (packedKV ? " packed_kv=" + std::to_string(totalK) : std::string())
       << (scoreMod ? " score_mod" : "") << (maskMod ? " mask_mod" : "")
-      << (sinks ? " sinks" : "") << quantized << quantizedQ
+      << (sinks ? " sinks" : "") << (vFromK ? " v_from_k" : "") << quantized
+      << quantizedQ
       << (numCaptures ? " captures=" + std::to_string(numCaptures)
                       : std::string())
       << (fromFloat ? " from_float" : "") << " seed=" << seed

@@ -84,10 +84,10 @@ LogicalResult bindLevel(Level &level, StringRef what) {
                 "(cu_seqlens_q) with kv_lens and an lse output"),
            failure();
   if (op.getSinks() || !op.getCaptures().empty() || !op.getScoreMod().empty() ||
-      !op.getMaskMod().empty())
+      !op.getMaskMod().empty() || op.getVFromK())
     return fail("--cascade: the " + what + " " + name +
-                " has sinks, captures or a region; attn-run's cascade "
-                "covers plain levels"),
+                " has sinks, captures, a region or v_from_k; attn-run's "
+                "cascade covers plain levels"),
            failure();
   auto bind = [&](Value v, Role role, StringRef operand) -> LogicalResult {
     FailureOr<unsigned> arg = argumentOf(level.func, v, operand);

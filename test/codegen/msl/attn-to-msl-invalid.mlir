@@ -151,6 +151,18 @@ func.func @fp8_kv(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf8E4M3FN>,
 
 // -----
 
+// V read from K's leading columns (MLA) runs on the CPU and NVIDIA only, so
+// far.
+func.func @mla(%q: memref<?x16x1x128xf16>, %ckv: memref<?x1x?x128xf16>,
+               %o: memref<?x16x1x64xf16>) {
+  // expected-error @+1 {{the msl tier does not read V from K's leading columns (v_from_k, MLA's latent cache) yet; the CPU pipeline (attn-to-cpu) and the NVIDIA tiers run it}}
+  attn.attention q(%q : memref<?x16x1x128xf16>) k(%ckv : memref<?x1x?x128xf16>) v_from_k
+              -> o(%o : memref<?x16x1x64xf16>)
+  return
+}
+
+// -----
+
 func.func @append_i8(%kn: memref<?x2x1x64xf16>, %vn: memref<?x2x1x64xf16>,
                      %lens: memref<?xi32>, %kc: memref<?x2x?x64xi8>,
                      %vc: memref<?x2x?x64xi8>) {
