@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 """DeepSeek-V3's attention, attn against its peers in one run:
 
-    attn-compile examples/deepseek_v3_mla_decode.mlir \
-        examples/deepseek_v3_prefill.mlir --shared -o out/mla   # here
-    python3 bench/mla_compare.py out/mla
+    attn-compile bench/deepseek_v3.mlir --shared -o out/ds  # here
+    python3 bench/mla_compare.py out/ds/libdeepseek_v3.so
 
-1. Absorbed MLA decode (16 query heads, one latent head of 576 values a
-   token, V its first 512, pages of 64 rows, bf16; examples/
-   deepseek_v3_mla_decode.mlir) against
+1. Absorbed MLA decode (16 query heads, bound by memory, and 128, bound by
+   compute; one latent head of 576 values a token, V its first 512, pages
+   of 64 rows, bf16) against
    - the read floor: torch.sum over the same latent bytes (a decode call
      cannot read them faster; bench/read_floor.py's measure), and
    - the same absorbed attention in PyTorch (bf16 matmuls, f32 softmax)
@@ -15,8 +14,7 @@
      only add to it).
    Bytes: the latent cache read once (V is the same bytes) plus Q and O;
    FLOPs 2 B Hq Sq Sk (576 + 512).
-2. The prefill before absorption (D192, Dv128, causal, bf16;
-   examples/deepseek_v3_prefill.mlir) against PyTorch SDPA's flash and
+2. The prefill before absorption (D192, Dv128, causal, bf16) against PyTorch SDPA's flash and
    cuDNN backends and compiled FlexAttention; FLOPs 2 B H S^2 (192 + 128)
    / 2.
 
@@ -42,8 +40,10 @@ from attn.library import Library  # noqa: E402
 from peers import median_ms  # noqa: E402
 
 SCALE = 0.1352  # 1/sqrt(192) times YaRN's mscale squared, as the specs
-HQ, D, DV, PAGE = 16, 576, 512, 64
-DECODE = [(64, 4096), (128, 4096), (64, 16384), (128, 32768)]  # (B, Sk)
+HQ, D, DV, PAGE = 16, 576, 512, 64  # HQ: the prefill's heads
+# (Hq, B, Sk)
+DECODE = [(16, 64, 4096), (16, 128, 4096), (16, 64, 16384), (16, 128, 32768),
+          (128, 128, 4096), (128, 64, 16384)]
 PREFILL = [(4, 4096), (2, 8192), (1, 16384)]  # (B, S), 16 heads
 BF16 = dict(device="cuda", dtype=torch.bfloat16)
 
@@ -61,13 +61,13 @@ def torch_absorbed(q, latent):
 
 
 def decode_rows(lib):
-    kernel = lib.kernels["deepseek_v3_mla_decode"]
-    print("| MLA decode (Hq 16, D 576/512, pages 64) | attn | TB/s | read "
+    print("| MLA decode (D 576/512, pages 64) | attn | TB/s | read "
           "floor | attn / floor | PyTorch absorbed | attn vs PyTorch | "
           "TFLOP/s | rel err |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for b, sk in DECODE:
-        q = torch.randn(b, HQ, 1, D, **BF16)
+    for hq, b, sk in DECODE:
+        kernel = lib.kernels[f"mla_decode_h{hq}"]
+        q = torch.randn(b, hq, 1, D, **BF16)
         latent = torch.randn(b, sk, D, **BF16)
         per_seq = sk // PAGE
         order = torch.randperm(b * per_seq, device="cuda")
@@ -75,19 +75,19 @@ def decode_rows(lib):
         pages[order] = latent.view(b * per_seq, 1, PAGE, D)
         table = order.view(b, per_seq).to(torch.int32)
         lens = torch.full((b,), sk, dtype=torch.int32, device="cuda")
-        o = torch.full((b, HQ, 1, DV), float("nan"), **BF16)
-        lse = torch.full((b, HQ, 1), float("nan"), device="cuda")
+        o = torch.full((b, hq, 1, DV), float("nan"), **BF16)
+        lse = torch.full((b, hq, 1), float("nan"), device="cuda")
         call = kernel.prepare(q=q, k=pages, block_table=table, kv_lens=lens,
                               o=o, lse=lse)
         t_attn = median_ms(call)
         t_floor = median_ms(lambda: latent.sum(dtype=torch.float32))
-        q3 = q.view(b, HQ, D)
+        q3 = q.view(b, hq, D)
         t_torch = median_ms(lambda: torch_absorbed(q3, latent))
         want = torch_absorbed(q3.float(), latent.float())
-        err = rel_err(o.view(b, HQ, DV), want)
+        err = rel_err(o.view(b, hq, DV), want)
         nbytes = 2.0 * (latent.numel() + q.numel() + o.numel())
-        flops = 2.0 * b * HQ * sk * (D + DV)
-        print(f"| B{b} Sk{sk} | {t_attn * 1e3:.1f} us | "
+        flops = 2.0 * b * hq * sk * (D + DV)
+        print(f"| Hq{hq} B{b} Sk{sk} | {t_attn * 1e3:.1f} us | "
               f"{nbytes / t_attn / 1e9:.2f} | {t_floor * 1e3:.1f} us | "
               f"{t_floor / t_attn:.2f}x | {t_torch * 1e3:.1f} us | "
               f"{t_torch / t_attn:.2f}x | {flops / t_attn / 1e9:.1f} | "
@@ -160,13 +160,12 @@ def prefill_rows(lib):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("libdir", help="attn-compile --shared output folder")
+    ap.add_argument("library", help="libdeepseek_v3.so from bench/deepseek_v3.mlir")
     args = ap.parse_args()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}")
-    decode_rows(Library(os.path.join(args.libdir,
-                                     "libdeepseek_v3_mla_decode.so")))
-    prefill_rows(Library(os.path.join(args.libdir,
-                                      "libdeepseek_v3_prefill.so")))
+    lib = Library(args.library)
+    decode_rows(lib)
+    prefill_rows(lib)
 
 
 if __name__ == "__main__":

@@ -250,6 +250,15 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // once overflowed when the enum grew).
   bool seen[getMaxEnumValForLaunchOperand() + 1] = {};
   bool hasWorkspaceParam = false;
+  // Under v_from_k (MLA) V is read from K: K stands in V's place, and
+  // k_scale in v_scale's, so a launch without v may name them twice.
+  auto names = [&](LaunchOperand operand) {
+    return llvm::any_of(params, [&](const LaunchParam &param) {
+      return param.kind == LaunchParamKind::Memref && param.operand == operand;
+    });
+  };
+  const bool kForV = !names(LaunchOperand::V),
+             kScaleForV = !names(LaunchOperand::VScale);
   llvm::SmallDenseSet<unsigned> captures;
   for (const LaunchParam &param : params) {
     if (param.kind == LaunchParamKind::Capture) {
@@ -266,7 +275,10 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     }
     auto index = static_cast<unsigned>(param.operand);
     if (param.kind == LaunchParamKind::Memref) {
-      if (seen[index])
+      const bool standsIn =
+          (param.operand == LaunchOperand::K && kForV) ||
+          (param.operand == LaunchOperand::KScale && kScaleForV);
+      if (seen[index] && !standsIn)
         return emitError() << "launch 'params' names operand '"
                            << stringifyLaunchOperand(param.operand)
                            << "' twice";

@@ -140,11 +140,16 @@ $cc "$root/test/compile/abi_check.c" "$out/lib/libabi.a" -ldl -lpthread \
   2> /dev/null
 $cc "$root/test/compile/quantized_check.c" "$out/lib/libquantized_decode.a" \
   -ldl -lpthread -lm -o "$out/quantized_check"
+"$compile" "$root/test/compile/Inputs/mla.mlir" -o "$out/lib" 2> /dev/null
+$cc -I"$root/test/compile" "$root/test/compile/mla_check.c" "$out/lib/libmla.a" \
+  -ldl -lpthread -lm -o "$out/mla_check"
+"$compile" "$root/bench/deepseek_v3.mlir" --targets=sm_90a --shared -o "$out/lib" \
+  2> /dev/null
 cp "$root/examples/python/attn_library.py" \
   "$root/examples/python/check_kernels.py" "$root/bench/compare.py" \
   "$root/bench/mods_compare.py" "$root/bench/examples_check.py" \
   "$root/bench/autotune.py" "$root/bench/split_sweep.py" \
-  "$root/bench/packed_block_mask_ab.py" "$out/"
+  "$root/bench/packed_block_mask_ab.py" "$root/bench/mla_compare.py" "$out/"
 # The Python package (python/attn) with its tests, and a cache holding
 # every kernel the GPU tests compile: the GPU machine has no attn-compile.
 mkdir -p "$out/python"

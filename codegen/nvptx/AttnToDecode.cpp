@@ -725,11 +725,15 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
                      CopyPipeline::CpAsyncRing, ScoreStage::Registers};
   auto qTile = cast<RankedTensorType>(nest.loadQ.getTile().getType());
   auto vTile = cast<RankedTensorType>(nest.loadV.getTile().getType());
-  // The decode tier's head dims, whichever kernel: its rules, its words.
-  if (failed(checkDecodeHeadDims(
-          nest.forall, qTile.getDimSize(1), vTile.getDimSize(1),
-          16 / (qTile.getElementType().getIntOrFloatBitWidth() / 8))))
-    return failure();
+  // Head dims of whole 16-byte rows (the mma tier pads them to 16
+  // columns in shared memory), up to MLA's 576.
+  const int64_t d = qTile.getDimSize(1), dv = vTile.getDimSize(1);
+  if (d % 8 || dv % 8 || std::max(d, dv) > kDecodeTensorCoreMaxHeadDim)
+    return nest.forall.emitError()
+           << "the split-K decode tier's tensor-core kernel takes head dims "
+              "that are multiples of 8 up to "
+           << kDecodeTensorCoreMaxHeadDim << "; got D = " << d
+           << ", Dv = " << dv;
   if (decodeOnWgmma(chip, qTile.getDimSize(0), qTile.getDimSize(1),
                     vTile.getDimSize(1)))
     parts = {Tier::WGMMA, MmaProvider::Wgmma, SharedLayout::SwizzledBlocks,

@@ -31,6 +31,9 @@ namespace mlir::attn {
 /// them before it spills (measured on an H100: 16 rows of D128 ran MQA at
 /// 0.08 TB/s).
 inline constexpr int64_t kDecodeSimtMaxRows = 8;
+/// The widest head the decode tier's tensor-core split kernel takes
+/// (MLA's 576); the SIMT kernel's 32 lanes of 16 bytes take 256 (f16).
+inline constexpr int64_t kDecodeTensorCoreMaxHeadDim = 576;
 /// The SIMT split kernel's shape by default (attn-select-tier; a schedule
 /// may set its `warps`, `unroll` and `stages`).
 inline constexpr int64_t kDecodeSimtThreads = 128, kDecodeSimtUnroll = 2,

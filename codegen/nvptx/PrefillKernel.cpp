@@ -505,7 +505,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   std::unique_ptr<TileMMA> tiles = makeTiles(kb);
   SmallVector<Value> qFrags;
   // wgmma reads Q from shared memory itself.
-  for (int64_t k = 0; p.mTiles == 1 && !p.warpgroups() && k < p.d / 16; ++k)
+  for (int64_t k = 0; p.qInRegisters() && k < p.d / 16; ++k)
     qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), p.inputRow(p.d)));
 
   // The K/V loop carries the score stage's softmax state and the acc

@@ -201,6 +201,12 @@ struct PrefillPlan {
     return parts.layout == SharedLayout::SwizzledBlocks;
   }
   bool warpgroups() const { return parts.mma == MmaProvider::Wgmma; }
+  /// Whether each warp holds Q's A operands in registers for the whole
+  /// K/V loop (one m-tile a warp on mma.sync). Past D256 (MLA's 576: 144
+  /// registers) the register score stage loads them at each Q K^T.
+  bool qInRegisters() const {
+    return mTiles == 1 && !warpgroups() && (d <= 256 || !registers());
+  }
   /// The tier's name, for diagnostics.
   StringRef tierName() const { return stringifyTier(parts.tier); }
 };

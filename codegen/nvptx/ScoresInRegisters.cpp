@@ -325,7 +325,7 @@ RegisterScoreKernel::WarpTileProducts::scores(MmaSyncTileMMA &tiles,
   for (int64_t kk = 0; kk < p.d / 16; ++kk) {
     SmallVector<Value> f;
     for (int64_t mt = 0; mt < p.mTiles; ++mt) {
-      if (p.mTiles == 1) {
+      if (p.qInRegisters()) {
         f.push_back(step.qFrags[kk]);
         continue;
       }

@@ -26,11 +26,19 @@ namespace {
 /// The decode tier's limits (AttnToDecode.cpp): K and V rows of 16-byte
 /// slices, at most 32 per key. Rows past 16 (group x Sq) are tiled in
 /// 16-row Q tiles, each streaming the K/V range once.
-bool fitsDecode(AttentionOp op) {
+bool fitsDecode(AttentionOp op, int sm) {
   Type elt = cast<MemRefType>(op.getK().getType()).getElementType();
   int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
-  return d % vec == 0 && dv % vec == 0 && std::max(d, dv) <= 32 * vec;
+  if (d % vec == 0 && dv % vec == 0 && std::max(d, dv) <= 32 * vec)
+    return true;
+  // Wider heads (MLA's 576 / 512) on the tensor-core split kernel alone:
+  // f16 or bf16 K/V from sm_80 and more query rows a K/V head than the
+  // SIMT kernel takes (a static Sq).
+  std::optional<int64_t> sq = op.getStaticQueryLength();
+  return sm >= 80 && (elt.isF16() || elt.isBF16()) && d % vec == 0 &&
+         dv % vec == 0 && std::max(d, dv) <= kDecodeTensorCoreMaxHeadDim &&
+         sq && *sq * op.getGroupSize() > kDecodeSimtMaxRows;
 }
 
 /// The decode tier's Q tile: at most 16 rows, kept in registers.
@@ -133,11 +141,11 @@ std::optional<int64_t> staticGroupRows(AttentionOp op) {
 /// The tier of `op`: its own attn.tier, else decode for a static Sq of at
 /// most 16 queries (any group size), else `prefillTier`, except where
 /// that is wgmma and the op does not fit it: mma.
-Tier tierOf(AttentionOp op, Tier prefillTier) {
+Tier tierOf(AttentionOp op, Tier prefillTier, int sm) {
   if (auto chosen = op->getAttrOfType<TierAttr>(kTierAttrName))
     return chosen.getValue();
   std::optional<int64_t> sq = op.getStaticQueryLength();
-  if (sq && *sq <= kDecodeMaxQueries && fitsDecode(op))
+  if (sq && *sq <= kDecodeMaxQueries && fitsDecode(op, sm))
     return Tier::Decode;
   if (prefillTier == Tier::WGMMA && !whyNotWgmma(op).empty())
     return Tier::MMA;
@@ -228,7 +236,7 @@ struct AttnSelectTierPass
       return signalPassFailure();
     }
     WalkResult walked = getOperation().walk([&](AttentionOp op) {
-      Tier tier = tierOf(op, *prefillTier);
+      Tier tier = tierOf(op, *prefillTier, sm);
       if (op.isQuantizedKV() && failed(checkQuantized(op, tier)))
         return WalkResult::interrupt();
       if (tier == Tier::Copy) {
@@ -279,11 +287,34 @@ struct AttnSelectTierPass
           // an H100 GQA-4 D128 decode ran 3-15% faster, MHA and GQA-2
           // 1-5% (bench/RESULTS.md).
           int64_t stages = std::max<int64_t>(1, decodeTensorCoreStages);
-          if (mmaTileSharedBytes(tensorCoreRows, 64, op.getHeadDim(),
-                                 op.getValueHeadDim(),
-                                 stages) > maxSharedMemoryBytes(sm))
+          int64_t keys = 64;
+          auto fits = [&](int64_t n) {
+            return mmaTileSharedBytes(tensorCoreRows, keys, op.getHeadDim(),
+                                      op.getValueHeadDim(),
+                                      n) <= maxSharedMemoryBytes(sm);
+          };
+          if (!fits(stages))
             stages = defaultStages(sm);
-          fillSchedule(op, tensorCoreRows, 64, 4, stages);
+          // Wide heads (MLA's 576 / 512): one stage, and each warp's 16
+          // x Dv f32 accumulators exceed its registers. Said: this is no
+          // MLA kernel (one that splits Dv across warps).
+          if (!fits(stages))
+            stages = 1;
+          // Then fewer keys a tile, down to 16 for each of the warps that
+          // split a tile's keys (4 warps over 16-row m-tiles).
+          const int64_t keyGroups =
+              std::max<int64_t>(1, 4 / (tensorCoreRows / 16));
+          while (!fits(stages) && keys / 2 >= 16 * keyGroups)
+            keys /= 2;
+          fillSchedule(op, tensorCoreRows, keys, 4, stages);
+          if (std::max(op.getHeadDim(), op.getValueHeadDim()) > 256)
+            op.emitRemark()
+                << "D " << op.getHeadDim() << " / Dv " << op.getValueHeadDim()
+                << " decodes on the tensor-core split kernel with " << stages
+                << " K/V stage(s); each warp keeps 16 x Dv f32 "
+                   "accumulators, past its registers (it spills): no "
+                   "kernel for heads this wide yet (MLA's splits Dv across "
+                   "warps)";
           dropUnroll("the decode tier's tensor-core split kernel");
           return WalkResult::advance();
         }
@@ -443,8 +474,9 @@ std::string mlir::attn::whyNoOTmaOperands(bool packedQ, unsigned outBits,
 }
 
 bool mlir::attn::decodesAtRunTime(AttentionOp op) {
+  // A dynamic Sq never takes fitsDecode's wide heads (a static Sq's).
   return !op.getStaticQueryLength() && !op->hasAttr(kTierAttrName) &&
-         fitsDecode(op);
+         fitsDecode(op, /*sm=*/0);
 }
 
 bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm) {
@@ -454,8 +486,10 @@ bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm) {
 
 bool mlir::attn::decodeOnWgmma(StringRef chip, int64_t blockQ, int64_t headDim,
                                int64_t valueHeadDim) {
+  // P V's N is Dv, which one wgmma takes up to 256 (wider heads, MLA's
+  // 512, run on mma.sync).
   return hasWgmma(chip) && blockQ % 64 == 0 && headDim % 64 == 0 &&
-         valueHeadDim % 64 == 0;
+         valueHeadDim % 64 == 0 && std::max(headDim, valueHeadDim) <= 256;
 }
 
 bool mlir::attn::usesArchSpecificCode(AttentionOp op, StringRef chip) {
@@ -525,7 +559,7 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
   // 128-row mma tiles.
   const int64_t dims = std::max(op.getHeadDim(), op.getValueHeadDim());
   if (op.getScheduleAttr() || defaultPrefillTier(sm) != Tier::MMA ||
-      tierOf(op, Tier::MMA) != Tier::MMA ||
+      tierOf(op, Tier::MMA, sm) != Tier::MMA ||
       prefillTiles(Tier::MMA, dims, sm).first <= kSmallGridTiles[0].rows)
     return {};
   SmallVector<AlternativeSchedule> schedules;
@@ -549,7 +583,7 @@ mlir::attn::smallGridSchedules(AttentionOp op, int sm, Tier prefill) {
     // kernel is the alternative: B1 H16 S1k D128 27.5 us against 43.3 on
     // the 8-warp mma tile, bench/RESULTS.md).
     int64_t maxKvLen = 0;
-    if (prefill == Tier::WGMMA && tierOf(op, prefill) == Tier::WGMMA) {
+    if (prefill == Tier::WGMMA && tierOf(op, prefill, sm) == Tier::WGMMA) {
       auto [rows, cols] = selectedPrefillTiles(op, Tier::WGMMA, sm,
                                                /*wgmmaProducer=*/true);
       if (tile.rows == rows && keys == cols &&

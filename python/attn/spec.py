@@ -77,7 +77,9 @@ class AttentionFacts:
     LSE counts it), None for none. `kv_dtype`: a quantized K/V cache's
     element type (KV_DTYPES; None: K/V are `dtype`); `k_scale`, `v_scale`:
     the granularity of its dequantization scales (SCALES: f32 [], [Hkv] or
-    K's shape without D), None for none (a scale of 1)."""
+    K's shape without D), None for none (a scale of 1). `v_from_k`: V is
+    the first `dv` columns of K (MLA's latent cache: no v operand; a
+    quantized K's `k_scale` dequantizes V too)."""
     dtype: str
     hq: int
     hkv: int
@@ -101,6 +103,7 @@ class AttentionFacts:
     kv_dtype: Optional[str] = None
     k_scale: Optional[str] = None
     v_scale: Optional[str] = None
+    v_from_k: bool = False
 
     def __post_init__(self):
         def bad(msg):
@@ -167,6 +170,12 @@ class AttentionFacts:
             if not isinstance(self.max_q_len, int) or self.max_q_len < 1:
                 bad(f"max_q_len must be None or a positive int, got "
                     f"{self.max_q_len!r}")
+        if self.v_from_k and self.value_dim > self.d:
+            bad(f"v_from_k reads V as the first dv columns of K: dv "
+                f"({self.value_dim}) must be at most d ({self.d})")
+        if self.v_from_k and self.v_scale is not None:
+            bad("v_from_k reads V from K, which k_scale dequantizes: no "
+                "v_scale")
         if self.packed_kv and (self.block_size is not None or self.kv_lens):
             bad("packed K/V (packed_kv) take their lengths from "
                 "cu_seqlens_k: no block_size or kv_lens")
@@ -177,7 +186,8 @@ class AttentionFacts:
     _PACKED_DEFAULTS = (("packed_q", False), ("packed_kv", False),
                         ("max_q_len", None), ("alibi", False),
                         ("sinks", None), ("kv_dtype", None),
-                        ("k_scale", None), ("v_scale", None))
+                        ("k_scale", None), ("v_scale", None),
+                        ("v_from_k", False))
 
     def __repr__(self):
         skip = {name for name, default in self._PACKED_DEFAULTS
@@ -236,8 +246,10 @@ class AttentionFacts:
         operands = [
             ("q", ty(q_dims + [self.d], self.dtype, q_layout)),
             ("k", ty(kv_dims + [self.d], kv_elt, kv_layout)),
-            ("v", ty(kv_dims + [self.value_dim], kv_elt, kv_layout)),
         ]
+        if not self.v_from_k:
+            operands.append(
+                ("v", ty(kv_dims + [self.value_dim], kv_elt, kv_layout)))
         if self.packed_q:
             operands.append(("cu_seqlens_q", "memref<?xi32>"))
         if self.packed_kv:
@@ -266,7 +278,8 @@ class AttentionFacts:
         types = dict(operands)
         args = ",\n    ".join(f"%{n}: {t}" for n, t in operands)
         op = ["attn.attention " + " ".join(
-            f"{n}(%{n} : {types[n]})" for n in ("q", "k", "v"))]
+            f"{n}(%{n} : {types[n]})" for n in ("q", "k", "v")
+            if n in types) + (" v_from_k" if self.v_from_k else "")]
         for n in ("cu_seqlens_q", "cu_seqlens_k", "block_table", "kv_lens",
                   "sinks", "k_scale", "v_scale"):
             if n in types:

@@ -732,3 +732,26 @@ def quant_facts():
         out += [dataclasses.replace(f, kv_dtype=QUANT_SPEC[c["kv"]])
                 for f in recorded_facts(calls)]
     return out
+
+
+# attn.flash_mla's FlashMLA-compatible decode over MLA's latent cache (one
+# head of 576, V its first 512): sequences of 0 and 1 keys, pages past a
+# length holding garbage, Sq 1-4 (causal, bottom-right), 16 and 128 heads,
+# 64- and 16-row pages, bf16 and f16.
+MLA_CASES = [
+    dict(name="mla_h16_sq1_p64", dtype="bf16", s_q=1, h_q=16, page=64,
+         lens=[300, 1, 0, 129], causal=False, scale=0.1352),
+    dict(name="mla_h16_sq2_p64_causal", dtype="bf16", s_q=2, h_q=16, page=64,
+         lens=[200, 2, 1, 65], causal=True, scale=0.1352),
+    dict(name="mla_h16_sq4_p16_causal_f16", dtype="f16", s_q=4, h_q=16,
+         page=16, lens=[77, 4, 33], causal=True, scale=None),
+    dict(name="mla_h128_sq1_p64", dtype="bf16", s_q=1, h_q=128, page=64,
+         lens=[500, 64], causal=False, scale=0.1352),
+]
+
+
+def mla_facts():
+    """The AttentionFacts MLA_CASES compile (attn.flash_mla.mla_facts)."""
+    from attn.flash_mla import mla_facts as facts
+    return [facts(c["dtype"], c["h_q"], 576, 512, c["s_q"], c["page"],
+                  c["causal"], c["scale"]) for c in MLA_CASES]

@@ -132,10 +132,11 @@ def test_prefill_list():
     import gpu_cases
     lines = result.stdout.splitlines()
     try:  # attn.flash_attn's, the transformers client's, the merge,
-        # cascade and context-parallel and the quantized cases, where
-        # PyTorch is here
+        # cascade and context-parallel, the quantized and the MLA cases,
+        # where PyTorch is here
         flash = len(gpu_cases.flash_facts() + gpu_cases.hf_client_facts()
-                    + gpu_cases.compose_facts() + gpu_cases.quant_facts())
+                    + gpu_cases.compose_facts() + gpu_cases.quant_facts()
+                    + gpu_cases.mla_facts())
     except ImportError:
         flash = 0
     assert len(lines) == len(gpu_cases.SPEC_FILES) + len(

@@ -424,6 +424,41 @@ def test_quantized_caches():
                     None if lse is None else ref_lse)
 
 
+def test_flash_mla():
+    """attn.flash_mla.flash_mla_with_kvcache (FlashMLA's signature) over a
+    paged latent cache, V its first 512 columns, against float64 attention
+    over the same bytes; pages no sequence owns hold garbage, and a
+    sequence with no keys gets O 0 and LSE -inf."""
+    need_cuda()
+    from attn import flash_mla
+    gen = torch.Generator(device="cuda").manual_seed(43)
+    for c in gpu_cases.MLA_CASES:
+        dtype = torch.bfloat16 if c["dtype"] == "bf16" else torch.float16
+        lens = torch.tensor(c["lens"], dtype=torch.int32, device="cuda")
+        b, page = len(c["lens"]), c["page"]
+        blocks = max(1, max((n + page - 1) // page for n in c["lens"]))
+        pool = b * blocks + 3  # three more pages, never named
+        cache = rand(gen, pool, page, 1, 576, dtype=dtype) * 2
+        table = torch.randperm(pool, generator=gen, device="cuda")[
+            :b * blocks].view(b, blocks).to(torch.int32)
+        q = rand(gen, b, c["s_q"], c["h_q"], 576, dtype=dtype)
+        meta, splits = flash_mla.get_mla_metadata(lens, c["s_q"] * c["h_q"],
+                                                  1)
+        out, lse = flash_mla.flash_mla_with_kvcache(
+            q, cache, table, lens, 512, meta, splits,
+            softmax_scale=c["scale"], causal=c["causal"])
+        assert out.shape == (b, c["s_q"], c["h_q"], 512), c["name"]
+        assert lse.shape == (b, c["h_q"], c["s_q"]), c["name"]
+        # The contiguous latent rows of each sequence, [B, 1, Sk, 576].
+        rows = cache[table.long()].reshape(b, blocks * page, 576)
+        latent = rows.unsqueeze(1)
+        ref_o, ref_lse = reference(
+            q.transpose(1, 2), latent, latent[..., :512], lens,
+            mask="causal" if c["causal"] else "none",
+            scale=c["scale"] or 1 / math.sqrt(576))
+        check_close(c["name"], out.transpose(1, 2), ref_o, lse, ref_lse)
+
+
 def merge_reference(o_parts, lse_parts):
     """float64 merge of stacked partial states: parts with LSE -inf are
     skipped (their O is not read); a row with none left is O 0, LSE -inf."""

@@ -77,7 +77,27 @@ def test_quantized_cache_text():
         assert word not in plain.spec_text()
 
 
+def test_mla_text():
+    text = AttentionFacts("bf16", 16, 1, 576, dv=512, q_len=1, block_size=64,
+                          kv_lens=True, lse=True, scale=0.1352,
+                          v_from_k=True).spec_text("mla")
+    # No v operand: V is k's first 512 columns.
+    assert "%v" not in text
+    assert "k(%k : memref<?x1x64x576xbf16>) v_from_k" in text
+    assert "%o: memref<?x16x1x512xbf16>" in text
+    fp8 = AttentionFacts("bf16", 16, 1, 576, dv=512, q_len=1, block_size=64,
+                         kv_lens=True, kv_dtype="f8E4M3FN", k_scale="token",
+                         v_from_k=True).spec_text()
+    assert "k_scale(%k_scale : memref<?x1x64xf32>)" in fp8
+    assert "v_scale" not in fp8
+    # Other facts keep their spec (and cached library) unchanged.
+    assert "v_from_k" not in AttentionFacts("f16", 8, 2, 64).spec_text()
+    assert "v_from_k" not in repr(AttentionFacts("f16", 8, 2, 64))
+
+
 @pytest.mark.parametrize("kwargs, message", [
+    (dict(d=512, dv=576, v_from_k=True), "dv \\(576\\) must be at most d"),
+    (dict(kv_dtype="i8", v_scale="head", v_from_k=True), "no v_scale"),
     (dict(kv_dtype="f8E4M3"), "kv_dtype 'f8E4M3'"),
     (dict(kv_dtype="i8", k_scale="block"), "k_scale 'block'"),
     (dict(v_scale="head"), "v_scale dequantizes a quantized K/V cache"),

@@ -45,7 +45,8 @@ def main():
     try:  # attn.flash_attn's cases and the transformers client's kernels
         # need PyTorch (any version) here
         facts_list += (gpu_cases.flash_facts() + gpu_cases.hf_client_facts()
-                       + gpu_cases.compose_facts() + gpu_cases.quant_facts())
+                       + gpu_cases.compose_facts() + gpu_cases.quant_facts()
+                       + gpu_cases.mla_facts())
     except ImportError as e:
         print(f"skipping attn.flash_attn's kernels: {e}", file=sys.stderr)
     for facts in facts_list:

@@ -43,8 +43,8 @@ static double uniform(void) { return (double)rand() / RAND_MAX * 2 - 1; }
 // One kernel on the GPU: `sq` queries a sequence (causal bottom-right when
 // sq > 1, as @mla_mtp is), sequences of `lens` keys in 64-row pages that
 // the block table scatters over a pool holding other pages of garbage; O
-// and the LSE poisoned first; _run and _run_splits (1: the one launch the
-// prefill tier has) against float64.
+// and the LSE poisoned first; _run (the runtime's split count) and
+// _run_splits (3) against float64.
 static void gpu_case(const char *name, int sq, int batch, const int *lens) {
   int max_blocks = 0, used = 0;
   for (int b = 0; b < batch; ++b) {
@@ -124,7 +124,7 @@ static void gpu_case(const char *name, int sq, int batch, const int *lens) {
     check(0, "gpu setup");
     return;
   }
-  for (int splits = 0; splits <= 1; ++splits) {
+  for (int splits = 0; splits <= 3; splits += 3) {
     attnrt_memset_d8(dout, 0xff, o_n * 2);
     attnrt_memset_d8(dlse, 0xff, lse_n * 4);
     int status;
@@ -243,10 +243,36 @@ int main(int argc, char **argv) {
                              NULL, lse, NULL, batch, num_blocks, max_blocks,
                              NULL, 0, NULL),
          valid, NULL);
-  // One launch, a block per (64-row Q tile, K/V head, sequence): q, k, k
-  // again as V, block_table, kv_lens (rank 4, 4, 4, 2, 1: 11 + 11 + 11 + 7
-  // + 5 values), o and lse (11 + 9).
-  expect_launches("mla_decode", before, 1, 1, 1, 3, 11 * 3 + 7 + 5 + 11 + 9);
+  // One split (the fake device's few SMs): the one-split kernel alone, a
+  // block per (16-row Q tile, K/V head, sequence): q, k, k again as V,
+  // block_table, kv_lens (rank 4, 4, 4, 2, 1: 11 + 11 + 11 + 7 + 5
+  // values), o and lse (11 + 9).
+  expect_launches("mla_decode (one split)", before, 1, 1, 1, 3,
+                  11 * 3 + 7 + 5 + 11 + 9);
+  // Three splits: 48 rows x 3 splits x (512 + 2) f32 of workspace, the
+  // split launch, then the combine over the 48 rows, which reads the
+  // workspace (rank 3: 9 values) and writes o and lse (11 + 9).
+  size_t ws = 48u * 3 * 514 * 4;
+  if (fake_mode) { // the query needs the driver
+    size_t asked = 0;
+    expect("mla_decode_workspace_bytes_splits(3 splits)",
+           attn_mla_decode_workspace_bytes_splits(batch, num_blocks, max_blocks,
+                                                  3, &asked),
+           ATTN_SUCCESS, NULL);
+    char line[128];
+    snprintf(line, sizeof line,
+             "the workspace is 48 rows x 3 splits x 514 f32 (%zu bytes)",
+             asked);
+    check(asked == ws, line);
+  }
+  char *workspace = make(ws);
+  before = launches();
+  expect("mla_decode_run_splits(valid, 3 splits)",
+         attn_mla_decode_run_splits(q, NULL, kv, NULL, table, NULL, lens, NULL,
+                                    o, NULL, lse, NULL, batch, num_blocks,
+                                    max_blocks, 3, workspace, ws, NULL),
+         valid, NULL);
+  expect_launches("mla_decode's combine", before, 2, 48, 1, 1, 9 + 11 + 9);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

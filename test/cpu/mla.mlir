@@ -24,11 +24,14 @@
 // before absorption (D192, Dv128, causal).
 // RUN: attn-run %attn_src_root/examples/deepseek_v3_mla_decode.mlir --batch=3 --kv-len=400 --kv-lens=400,1,65 --num-splits=2 | FileCheck %s --check-prefixes=CHECK,PAGED
 // RUN: attn-run %attn_src_root/examples/deepseek_v3_prefill.mlir --batch=2 --q-len=100 --kv-len=130 | FileCheck %s --check-prefixes=CHECK,PREFILL
+// The benchmark's 128-head decode (two 64-row tiles of query heads).
+// RUN: attn-run %attn_src_root/bench/deepseek_v3.mlir --func=mla_decode_h128 --batch=2 --kv-len=130 --kv-lens=130,1 | FileCheck %s --check-prefixes=CHECK,H128
 //
 // PAGED: Hq=16 Hkv=1
 // PAGED-SAME: D=576 Dv=512 bf16 paged bs=64 v_from_k
 // F32: D=576 Dv=512 f32 v_from_k
 // PACKED: D=576 Dv=512 bf16 paged bs=64 packed_q={{[0-9]+}} v_from_k
+// H128: Hq=128 Hkv=1 Sq=1 Sk=130 D=576 Dv=512 bf16 paged bs=64 v_from_k
 // PREFILL: Hq=16 Hkv=16 Sq=100 Sk=130 D=192 Dv=128 bf16
 // FP8: D=576 Dv=512 f32 paged bs=64 v_from_k kv=f8E4M3FN k_scale=token v_scale=none
 // CHECK-SAME: seed={{[0-9]+}}: rel_err=

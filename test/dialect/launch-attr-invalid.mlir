@@ -52,8 +52,9 @@ func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, 
 
 // -----
 
+// K may stand in V's place (v_from_k) only where the launch passes no v.
 // expected-error @+1 {{launch 'params' names operand 'k' twice}}
-func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, k]>} { return }
+func.func @f() attributes {l = #attn.launch<prefill, tier = mma, threads = 128, shared = 0, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, k]>} { return }
 
 // -----
 

@@ -1,12 +1,14 @@
 // #attn.launch round-trips (attributes print sorted by name): the
 // roles the NVIDIA tiers emit, a programmatic combine, a tensor_map
-// parameter, captures, a prefill alternative's max_kv_len,
-// and the contract on a gpu.launch_func.
+// parameter, captures, a prefill alternative's max_kv_len, K (and
+// k_scale) in V's place (v_from_k, MLA), and the contract on a
+// gpu.launch_func.
 // RUN: attn-opt %s | attn-opt | FileCheck %s
 
 // CHECK: a = #attn.launch<prefill, tier = wgmma, threads = 128, shared = 65664, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o], block_q = 64, group = 1, max_kv_len = 512>
 // CHECK-SAME: c = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32>
 // CHECK-SAME: d = #attn.launch<decode_combine, tier = decode, threads = 128, shared = 16, grid = [rows, 1, 1], params = [workspace, o], workspace = [rows, splits, 130] : f32, programmatic>
+// CHECK-SAME: m = #attn.launch<decode_unsplit, tier = mma, threads = 128, shared = 157696, grid = [ceildiv(group_rows, 16), kv_heads, batch], params = [q, k, k, k_scale, k_scale, block_table, kv_lens, o], block_q = 16, group = 16>
 // CHECK-SAME: p = #attn.launch<prefill, tier = mma, threads = 128, shared = 68096, grid = [ceildiv(group_rows, 64), kv_heads, batch], params = [q, k, v, o, lse], block_q = 64, group = 4>
 // CHECK-SAME: s = #attn.launch<decode_split, tier = decode, threads = 128, shared = 16640, grid = [splits, kv_heads, batch * ceildiv(group_rows, 4)], params = [q, k, v, block_table, kv_lens, workspace], workspace = [rows, splits, 130] : f32, block_q = 4, group = 4>
 // CHECK-SAME: t = #attn.launch<prefill, tier = mma, threads = 384, shared = 0, grid = [ceildiv(group_rows, 128), kv_heads, batch], params = [tensor_map(q), k, v, o]>
@@ -17,6 +19,11 @@ func.func @contracts() attributes {
                    grid = [ceildiv(group_rows, 64), kv_heads, batch],
                    params = [q, k, v, o], max_kv_len = 512, block_q = 64,
                    group = 1>,
+  m = #attn.launch<decode_unsplit, tier = mma, threads = 128,
+                   shared = 157696,
+                   grid = [ceildiv(group_rows, 16), kv_heads, batch],
+                   params = [q, k, k, k_scale, k_scale, block_table, kv_lens,
+                             o], block_q = 16, group = 16>,
   p = #attn.launch<prefill, tier = mma, threads = 128, shared = 68096,
                    grid = [ceildiv(group_rows, 64), kv_heads, batch],
                    params = [q, k, v, o, lse], group = 4, block_q = 64>,

@@ -30,6 +30,8 @@ timeout 60 ./abi_check gpu > "$out/abi.log" 2>&1; echo "abi_check rc=$?"
 tail -1 "$out/abi.log"; grep FAIL "$out/abi.log" | head
 # A quantized cache's scales through the C ABI, against float64.
 timeout 60 ./quantized_check gpu; echo "quantized_check rc=$?"
+# MLA's latent cache (V its first 512 columns) through the C ABI.
+timeout 60 ./mla_check gpu; echo "mla_check rc=$?"
 timeout 120 python3 check_kernels.py lib; echo "check_kernels rc=$?"
 echo "== score_mod / mask_mod kernels (bench/mods.mlir) against a float64 reference"
 PYTHONUNBUFFERED=1 timeout 200 python3 mods_compare.py lib/libmods.so --check-only
@@ -57,6 +59,9 @@ PYTHONUNBUFFERED=1 timeout 300 python3 compare.py lib/libkernels.so \
   --append-library lib/libappend.so \
   --json "$out/compare.json" > "$out/compare.log" 2>&1
 echo "compare rc=$?"; cat "$out/compare.log"
+PYTHONUNBUFFERED=1 timeout 200 python3 -W ignore mla_compare.py lib/libdeepseek_v3.so \
+  > "$out/mla.log" 2>&1
+echo "mla compare rc=$?"; cat "$out/mla.log"
 python3 -c "import matplotlib" 2>/dev/null &&
   python3 plot.py "$out/compare.json" -o "$out" && echo "plots in $out"
 for shape in "4 4096" "32 512"; do

@@ -1,30 +1,9 @@
 // What the split-K decode tier cannot do is refused with a diagnostic that
 // names the rule (here for specs that chose the tier themselves), by both
-// split kernels alike where the rule is the tier's (head dims).
+// split kernels alike where the rule is the tier's. The head dims each
+// kernel takes: attn-to-decode-head-dims-invalid.mlir.
 // RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile --attn-to-decode=chip=sm_90 -split-input-file -verify-diagnostics
 // RUN: attn-opt %s "--attn-select-tier=decode-tensor-cores=false" --attn-tile --attn-to-decode -split-input-file -verify-diagnostics
-
-func.func @d36(%q: memref<?x4x1x36xf16>, %k: memref<?x4x?x36xf16>,
-               %v: memref<?x4x?x36xf16>, %o: memref<?x4x1x36xf16>) {
-  // expected-error @+1 {{the split-K decode tier reads K and V in 16-byte slices: D and Dv must be multiples of 8; got D = 36, Dv = 36}}
-  attn.attention q(%q : memref<?x4x1x36xf16>) k(%k : memref<?x4x?x36xf16>)
-                 v(%v : memref<?x4x?x36xf16>) -> o(%o : memref<?x4x1x36xf16>)
-                 {attn.tier = #attn.tier<decode>}
-  return
-}
-
-// -----
-
-func.func @dv264(%q: memref<?x4x1x64xf16>, %k: memref<?x4x?x64xf16>,
-                 %v: memref<?x4x?x264xf16>, %o: memref<?x4x1x264xf16>) {
-  // expected-error @+1 {{the split-K decode tier reads a key with at most 32 lanes of 16 bytes: D and Dv must be at most 256; got D = 64, Dv = 264}}
-  attn.attention q(%q : memref<?x4x1x64xf16>) k(%k : memref<?x4x?x64xf16>)
-                 v(%v : memref<?x4x?x264xf16>) -> o(%o : memref<?x4x1x264xf16>)
-                 {attn.tier = #attn.tier<decode>}
-  return
-}
-
-// -----
 
 // f32 inputs have no tensor-core split kernel.
 func.func @rows32(%q: memref<?x8x4x64xf32>, %k: memref<?x1x?x64xf32>,
