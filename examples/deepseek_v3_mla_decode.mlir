@@ -5,8 +5,8 @@
 // 64-row pages (FlashMLA's). V is the first 512 columns of the same cache
 // (`v_from_k`): no copy and no v argument. The scale is the model's,
 // 1/sqrt(192) times YaRN's mscale squared (0.1352), not 1/sqrt(576).
-// On NVIDIA it runs on the decode tier's tensor-core split kernel, which
-// is correct but no MLA kernel (a remark says its accumulators spill; see
+// On NVIDIA it runs on the decode tier's tensor-core split kernel, its
+// warps splitting Dv (a remark says it is not yet an MLA kernel; see
 // docs/Specs.md); Metal refuses it.
 func.func @deepseek_v3_mla_decode(%q: memref<?x16x1x576xbf16>,
                                   %latent_cache: memref<?x1x64x576xbf16>,

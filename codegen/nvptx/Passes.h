@@ -34,6 +34,12 @@ inline constexpr int64_t kDecodeSimtMaxRows = 8;
 /// The widest head the decode tier's tensor-core split kernel takes
 /// (MLA's 576); the SIMT kernel's 32 lanes of 16 bytes take 256 (f16).
 inline constexpr int64_t kDecodeTensorCoreMaxHeadDim = 576;
+/// Whether `groups` warps that would split a tile's keys split a value
+/// head of `dv` columns instead (mma.sync's register score stage;
+/// PrefillPlan.h, dvGroups): past 256 columns, whole 16-column blocks each.
+inline bool splitsValueColumns(int64_t dv, int64_t groups) {
+  return groups > 1 && dv > 256 && dv % (16 * groups) == 0;
+}
 /// The SIMT split kernel's shape by default (attn-select-tier; a schedule
 /// may set its `warps`, `unroll` and `stages`).
 inline constexpr int64_t kDecodeSimtThreads = 128, kDecodeSimtUnroll = 2,

@@ -473,12 +473,17 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
     splitRoles(*lo, *hi, posStep, *row0, kvHead, batch);
 
   // Warp w takes rows of m-tiles (w % rowWarps) and keys (w / rowWarps)
-  // of each K/V tile.
+  // of each K/V tile, or its columns of Dv (p.dvGroups).
   Value warp = arith::DivUIOp::create(kb, tid, idx(kWarp));
   Value rowWarp = warp, kvGroup = idx(0);
-  if (p.kvGroups > 1) {
+  dvColumn = idx(0);
+  if (p.kvGroups > 1 || p.dvGroups > 1) {
     rowWarp = arith::RemUIOp::create(kb, warp, idx(p.rowWarps));
-    kvGroup = arith::DivUIOp::create(kb, warp, idx(p.rowWarps));
+    Value group = arith::DivUIOp::create(kb, warp, idx(p.rowWarps));
+    if (p.kvGroups > 1)
+      kvGroup = group;
+    else
+      dvColumn = mul(group, idx(p.dvw));
   }
   Value warpRow = mul(rowWarp, idx(16 * p.mTiles));
   Value qs = view(idx(p.qOff), p.tileShape(p.br, p.d), p.elt);
@@ -512,7 +517,7 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   // tiles.
   Value zeroC = tiles->zeroC();
   SmallVector<Value> inits = initialState();
-  for (int64_t i = 0; i < p.dv / 16 * p.mTiles; ++i)
+  for (int64_t i = 0; i < p.dvw / 16 * p.mTiles; ++i)
     inits.push_back(zeroC);
   copies->awaitFirstK();
   if (p.pingPong)

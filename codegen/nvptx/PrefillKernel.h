@@ -162,6 +162,9 @@ protected:
 
   const PrefillPlan &p;
   Value smem, tid, kvLen;
+  /// This warp's first column of P V and O where warps split Dv
+  /// (p.dvGroups > 1), else 0.
+  Value dvColumn;
   /// The split-K form's split index and workspace (kernel argument).
   Value split, workspace;
 

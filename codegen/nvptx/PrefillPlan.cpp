@@ -44,6 +44,15 @@ static LogicalResult planWarps(PrefillPlan &p, Operation *op) {
   p.rowWarps = std::min(p.warps, p.br / 16);
   p.kvGroups = p.warps / p.rowWarps;
   p.mTiles = p.br / 16 / p.rowWarps;
+  // Past Dv 256 a key group's 16 x Dv f32 accumulators exceed a warp's
+  // registers: on mma.sync's register score stage the groups split Dv.
+  p.dvw = p.dv;
+  if (p.registers() && !p.warpgroups() && p.valueHeadDim == p.dv &&
+      splitsValueColumns(p.dv, p.kvGroups)) {
+    p.dvGroups = p.kvGroups;
+    p.kvGroups = 1;
+    p.dvw = p.dv / p.dvGroups;
+  }
   p.bcw = p.bc / p.kvGroups;
   p.threads = p.warps * kWarp;
   p.roles = {WarpGroup{WarpRole::Compute, p.warps}};

@@ -105,6 +105,13 @@ struct PrefillPlan {
   /// producer warpgroup's.
   int64_t warps = 0, threads = 0, rowWarps = 0, mTiles = 1, kvGroups = 1,
           bcw = 0, blockThreads = 0;
+  /// Wide value heads (past 256: MLA's 512) on mma.sync: the warps past
+  /// the rows' split Dv instead of the keys, dvGroups groups of dvw
+  /// columns. Each warp computes every key's scores of its rows (the
+  /// groups' softmax states are equal) and its own columns of P V, so its
+  /// accumulators are 16 x dvw, not 16 x Dv; it writes its columns of O.
+  /// Else dvGroups 1 and dvw = dv.
+  int64_t dvGroups = 1, dvw = 0;
   SmallVector<WarpGroup, 2> roles;
   /// A producer warpgroup (roles Producer, Consumer): warpgroup 0 issues
   /// the copies, K and V each in a ring of `stages` (no staggering), the
@@ -192,7 +199,7 @@ struct PrefillPlan {
     return inputRowOf(width, parts.layout);
   }
   /// 16-byte chunks of a thread's softmax state and accumulators.
-  int64_t exchangeChunks() const { return mTiles + mTiles * (dv / 16) * 2; }
+  int64_t exchangeChunks() const { return mTiles + mTiles * (dvw / 16) * 2; }
   /// The [rows, cols] of the shared view of a Q/K/V tile `width`
   /// elements wide: [rows, inputRow(width)], or for SwizzledBlocks
   /// [width / 64 * rows, 64] (blockedPlace maps into it).

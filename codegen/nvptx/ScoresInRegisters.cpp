@@ -100,14 +100,24 @@ private:
                           Value warpRow, const Output &out, bool kvDone);
   void storeSplitState(MmaSyncTileMMA &tiles, ValueRange state,
                        Value warpRow, const Output &out);
+  /// Where warps split Dv: O written from registers at the warp's
+  /// columns.
+  void storeColumns(MmaSyncTileMMA &tiles, ValueRange state, Value warpRow,
+                    const Output &out);
   /// The epilogue's store: O and the LSE, or the split-K form's state.
   void store(MmaSyncTileMMA &tiles, ValueRange state, Value warpRow,
              const Output &out, bool kvDone) {
     if (p.splitKV)
       storeSplitState(tiles, state, warpRow, out);
+    else if (p.dvGroups > 1)
+      storeColumns(tiles, state, warpRow, out);
     else
       storeFromRegisters(tiles, state, warpRow, out, kvDone);
   }
+  /// The accumulator tiles' elements, per m-tile: acc[nb][e] of 16-column
+  /// block nb (mma.sync's C layout: e 2h, 2h + 1 of row half h in column
+  /// half 0, e 4 + 2h, 5 + 2h in column half 1).
+  SmallVector<SmallVector<Value>> accElements(ValueRange state, int64_t mt);
 
   /// The products' provider (below), made with the score views.
   class Products;
@@ -245,7 +255,7 @@ void RegisterScoreKernel::epilogue(TileMMA &tiles, scf::ForOp loop,
 /// per-thread partial sum over the thread's columns until the loop ends.
 SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
                                                     const Step &step) {
-  const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
+  const int64_t nb16 = p.bcw / 16, dv16 = p.dvw / 16;
   SmallVector<Value> accs(step.state.slice(4 * p.mTiles, p.mTiles * dv16));
   SmallVector<SmallVector<Value>> raw = products->scores(tiles, step);
   // Without a soft-cap the score is c * dot with c > 0 (the verifier's
@@ -349,10 +359,13 @@ SmallVector<Value> RegisterScoreKernel::WarpTileProducts::accumulate(
     MmaSyncTileMMA &tiles, const Step &step,
     ArrayRef<SmallVector<Value>> pFrags, SmallVector<Value> acc) {
   const PrefillPlan &p = k.p;
-  const int64_t nb16 = p.bcw / 16, dv16 = p.dv / 16;
+  const int64_t nb16 = p.bcw / 16, dv16 = p.dvw / 16;
   for (int64_t nb = 0; nb < dv16; ++nb)
     for (int64_t kk = 0; kk < nb16; ++kk) {
-      Value vRow = k.idx(16 * kk), vCol = k.idx(16 * nb);
+      // The warp's own columns where warps split Dv.
+      Value vRow = k.idx(16 * kk),
+            vCol = p.dvGroups > 1 ? k.add(k.dvColumn, k.idx(16 * nb))
+                                  : k.idx(16 * nb);
       Value vf = tiles.loadB(step.vs, vRow, vCol, p.inputRow(p.dv),
                              /*transpose=*/false);
       for (int64_t mt = 0; mt < p.mTiles; ++mt)
@@ -375,7 +388,7 @@ SmallVector<SmallVector<Value>>
 RegisterScoreKernel::WarpgroupProducts::scores(MmaSyncTileMMA &,
                                                const Step &step) {
   const PrefillPlan &p = k.p;
-  const int64_t dv16 = p.dv / 16;
+  const int64_t dv16 = p.dvw / 16;
   Value qBase = k.idx(p.qOff);
   if (!p.qkAhead)
     return {mma.productKMajor(qBase, p.br, k.groupRow(k.tid), step.kOffset,
@@ -517,7 +530,7 @@ void RegisterScoreKernel::shareState(ValueRange state, Value kvGroup, Value rowW
   };
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     put(mt, state.slice(4 * mt, 4));
-  for (int64_t a = 0; a < p.mTiles * (p.dv / 16); ++a)
+  for (int64_t a = 0; a < p.mTiles * (p.dvw / 16); ++a)
     for (int64_t half = 0; half < 2; ++half) {
       SmallVector<Value> four;
       for (int64_t e = 0; e < 4; ++e)
@@ -540,7 +553,7 @@ SmallVector<Value> RegisterScoreKernel::sharedState(int64_t kvGroup, Value rowWa
   SmallVector<Value> state;
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     state.append(load(mt));
-  for (int64_t a = 0; a < p.mTiles * (p.dv / 16); ++a) {
+  for (int64_t a = 0; a < p.mTiles * (p.dvw / 16); ++a) {
     SmallVector<Value> e = load(p.mTiles + 2 * a);
     e.append(load(p.mTiles + 2 * a + 1));
     state.push_back(vector::FromElementsOp::create(
@@ -555,7 +568,7 @@ SmallVector<Value> RegisterScoreKernel::mergeState(MmaSyncTileMMA &tiles,
   // factors 0), l and acc rescaled to it and summed. A thread's l is a
   // partial sum over its own columns either way.
   SmallVector<Value> merged(mine.size());
-  const int64_t dv16 = p.dv / 16;
+  const int64_t dv16 = p.dvw / 16;
   KernelF32Exprs exprs{{*b}};
   KernelSoftmaxRules rules(exprs);
   for (int64_t mt = 0; mt < p.mTiles; ++mt) {
@@ -594,7 +607,7 @@ SmallVector<Value> RegisterScoreKernel::mergeState(MmaSyncTileMMA &tiles,
 void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange state,
                                     Value warpRow, const Output &out,
                                     bool kvDone) {
-  const int64_t nState = 4 * p.mTiles, dv16 = p.dv / 16;
+  const int64_t nState = 4 * p.mTiles, dv16 = p.dvw / 16;
   Value lse = n.storeLse ? map.lookup(n.storeLse.getLse()) : Value();
   // O = acc * inverse (1 / l of the thread's rows, 0 for empty; with
   // sinks r / l' of foldSink).
@@ -672,26 +685,96 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
   });
 }
 
+/// Where warps split Dv (p.dvGroups): no staging, since several warps
+/// hold one row. Each thread normalizes its rows' accumulator pairs in
+/// registers and writes them, rounded to the output type, to O at the
+/// warp's columns (a decode's O is small beside its K/V reads); the first
+/// group's lane of a row's first column writes its LSE.
+void RegisterScoreKernel::storeColumns(MmaSyncTileMMA &tiles, ValueRange state,
+                                       Value warpRow, const Output &out) {
+  const int64_t dv16 = p.dvw / 16;
+  Value o = map.lookup(n.storeO.getO());
+  Value lse = n.storeLse ? map.lookup(n.storeLse.getLse()) : Value();
+  auto pairType = VectorType::get({2}, b->getF32Type());
+  auto outType = VectorType::get({2}, p.outElt);
+  const llvm::Align align(2 * p.outElt.getIntOrFloatBitWidth() / 8);
+  // Built in statements of their own: C++ leaves argument order
+  // unspecified.
+  Value firstColumn = arith::CmpIOp::create(*b, arith::CmpIPredicate::eq,
+                                            tiles.laneColumn(), idx(0));
+  Value firstGroup =
+      arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, dvColumn, idx(0));
+  Value lseWriter = arith::AndIOp::create(*b, firstColumn, firstGroup);
+  for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+    SmallVector<SmallVector<Value>> acc = accElements(state, mt);
+    for (int64_t h = 0; h < 2; ++h) {
+      // l summed over the quad that holds the row's columns.
+      Value l = xorReduce(state[4 * mt + 2 + h], {1, 2}, /*isMax=*/false);
+      Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
+      RowNormal normal = normalizeRow(
+          state[4 * mt + h], l, [&] { return outputIndices(out, row)[1]; });
+      auto inside = scf::IfOp::create(*b, lt(add(out.row0, row), out.rows),
+                                      /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(*b);
+      b->setInsertionPointToStart(inside.thenBlock());
+      SmallVector<Value> at = outputIndices(out, row);
+      Value factor = vector::BroadcastOp::create(*b, pairType, normal.factor);
+      for (int64_t nb = 0; nb < dv16; ++nb)
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t e = 4 * half + 2 * h;
+          Value pair = vector::FromElementsOp::create(
+              *b, pairType, ValueRange{acc[nb][e], acc[nb][e + 1]});
+          Value value = arith::MulFOp::create(*b, pair, factor);
+          if (!p.outElt.isF32())
+            value = arith::TruncFOp::create(*b, outType, value);
+          SmallVector<Value> to = at;
+          Value lane = tiles.laneColumn();
+          Value col = add(lane, idx(16 * nb + 8 * half));
+          to.push_back(add(dvColumn, col));
+          vector::StoreOp::create(*b, value, o, to, /*nontemporal=*/false,
+                                  align);
+        }
+      if (!lse)
+        continue;
+      auto writer = scf::IfOp::create(*b, lseWriter, /*withElseRegion=*/false);
+      b->setInsertionPointToStart(writer.thenBlock());
+      memref::StoreOp::create(*b, logSumExp(normal.max, normal.sum), lse, at);
+    }
+  }
+}
+
 /// The split-K form's epilogue: no normalization and no staging. Each
 /// thread writes its rows' accumulator pairs (f32, at their mma.sync
 /// positions) and the lane of a row's first column its m and l into the
 /// workspace at [row, split] (SplitCombine.h). Padding columns past Dv
 /// are not written.
+SmallVector<SmallVector<Value>>
+RegisterScoreKernel::accElements(ValueRange state, int64_t mt) {
+  const int64_t nState = 4 * p.mTiles, dv16 = p.dvw / 16;
+  SmallVector<SmallVector<Value>> acc;
+  for (int64_t nb = 0; nb < dv16; ++nb) {
+    acc.emplace_back();
+    for (int64_t e = 0; e < 8; ++e)
+      acc.back().push_back(vector::ExtractOp::create(
+          *b, state[nState + mt * dv16 + nb], ArrayRef<int64_t>{e}));
+  }
+  return acc;
+}
+
 void RegisterScoreKernel::storeSplitState(MmaSyncTileMMA &tiles,
                                           ValueRange state, Value warpRow,
                                           const Output &out) {
-  const int64_t nState = 4 * p.mTiles, dv16 = p.dv / 16;
+  const int64_t dv16 = p.dvw / 16;
   auto pairType = VectorType::get({2}, b->getF32Type());
+  // A row's m and l: its first column's lane, in the first Dv group.
   Value firstColumn = arith::CmpIOp::create(
       *b, arith::CmpIPredicate::eq, tiles.laneColumn(), idx(0));
+  if (p.dvGroups > 1)
+    firstColumn = arith::AndIOp::create(
+        *b, firstColumn,
+        arith::CmpIOp::create(*b, arith::CmpIPredicate::eq, dvColumn, idx(0)));
   for (int64_t mt = 0; mt < p.mTiles; ++mt) {
-    SmallVector<SmallVector<Value>> acc;
-    for (int64_t nb = 0; nb < dv16; ++nb) {
-      acc.emplace_back();
-      for (int64_t e = 0; e < 8; ++e)
-        acc.back().push_back(vector::ExtractOp::create(
-            *b, state[nState + mt * dv16 + nb], ArrayRef<int64_t>{e}));
-    }
+    SmallVector<SmallVector<Value>> acc = accElements(state, mt);
     for (int64_t h = 0; h < 2; ++h) {
       // l summed over the quad that holds the row's columns (every lane).
       Value l = xorReduce(state[4 * mt + 2 + h], {1, 2}, /*isMax=*/false);
@@ -710,6 +793,8 @@ void RegisterScoreKernel::storeSplitState(MmaSyncTileMMA &tiles,
           Value pair = vector::FromElementsOp::create(
               *b, pairType, ValueRange{acc[nb][e], acc[nb][e + 1]});
           Value col = add(tiles.laneColumn(), idx(16 * nb + 8 * half));
+          if (p.dvGroups > 1)
+            col = add(dvColumn, col);
           vector::StoreOp::create(*b, pair, workspace,
                                   ValueRange{wsRow, split, col},
                                   /*nontemporal=*/false, llvm::Align(8));

@@ -295,26 +295,49 @@ struct AttnSelectTierPass
           };
           if (!fits(stages))
             stages = defaultStages(sm);
-          // Wide heads (MLA's 576 / 512): one stage, and each warp's 16
-          // x Dv f32 accumulators exceed its registers. Said: this is no
-          // MLA kernel (one that splits Dv across warps).
+          // Wide heads (MLA's 576 / 512): the warps past the rows' split
+          // Dv (PrefillPlan.h, dvGroups), eight where there are 32 rows or
+          // more (16 x 128 or 16 x 256 accumulators a warp, not 16 x 512),
+          // over 32-key tiles with one K/V stage below 64 rows (two
+          // blocks share an SM) and two from 64. Measured on an H200
+          // (bench/RESULTS.md): Hq16 B64 Sk4k 141 us against 263 with
+          // 64-key tiles, 212 with two stages, 166 with 16-key tiles;
+          // Hq128 B128 Sk4k 991 us against 1,036 (64 keys, one stage)
+          // and 1,076 (32 keys, one stage).
+          const bool wide =
+              std::max(op.getHeadDim(), op.getValueHeadDim()) > 256;
+          const int64_t dvWarps = tensorCoreRows >= 32 ? 8 : 4;
+          const bool splitsDv =
+              wide && splitsValueColumns(op.getValueHeadDim(),
+                                         dvWarps / (tensorCoreRows / 16));
+          const int64_t warps = splitsDv ? dvWarps : 4;
+          const int64_t keyGroups =
+              std::max<int64_t>(1, warps / (tensorCoreRows / 16));
+          if (splitsDv) {
+            keys = 32;
+            stages = tensorCoreRows >= 64 ? 2 : 1;
+          }
           if (!fits(stages))
             stages = 1;
           // Then fewer keys a tile, down to 16 for each of the warps that
           // split a tile's keys (4 warps over 16-row m-tiles).
-          const int64_t keyGroups =
-              std::max<int64_t>(1, 4 / (tensorCoreRows / 16));
-          while (!fits(stages) && keys / 2 >= 16 * keyGroups)
+          while (!fits(stages) && keys / 2 >= 16 * (splitsDv ? 1 : keyGroups))
             keys /= 2;
-          fillSchedule(op, tensorCoreRows, keys, 4, stages);
-          if (std::max(op.getHeadDim(), op.getValueHeadDim()) > 256)
+          fillSchedule(op, tensorCoreRows, keys, warps, stages);
+          if (splitsDv)
+            op.emitRemark()
+                << "D " << op.getHeadDim() << " / Dv " << op.getValueHeadDim()
+                << " decodes on the tensor-core split kernel with " << stages
+                << " K/V stage(s), " << keyGroups
+                << " warps a row splitting Dv: not yet an MLA kernel "
+                   "(each of them computes the tile's scores, and the "
+                   "latent tile is copied as K and again as V)";
+          else if (wide)
             op.emitRemark()
                 << "D " << op.getHeadDim() << " / Dv " << op.getValueHeadDim()
                 << " decodes on the tensor-core split kernel with " << stages
                 << " K/V stage(s); each warp keeps 16 x Dv f32 "
-                   "accumulators, past its registers (it spills): no "
-                   "kernel for heads this wide yet (MLA's splits Dv across "
-                   "warps)";
+                   "accumulators, past its registers (it spills)";
           dropUnroll("the decode tier's tensor-core split kernel");
           return WalkResult::advance();
         }

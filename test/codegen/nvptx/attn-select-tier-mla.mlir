@@ -1,28 +1,28 @@
 // MLA's latent cache (`v_from_k`, D 576 / Dv 512) through the NVIDIA tier
 // choice and the decode tier: a static Sq of at most 16 takes the decode
 // tier's tensor-core split kernel from sm_80 (the SIMT kernel's 32 lanes
-// of 16 bytes take 256), one K/V stage (two do not fit), 32-key tiles for
-// 32 rows on sm_80; a remark says its accumulators exceed the registers.
-// Longer queries take the mma prefill tier (wgmma's tiles do not fit past
-// D256), with one stage on sm_80 and a remark. The launches pass k in V's
-// place.
+// of 16 bytes take 256), whose warps past the rows split Dv (4 warps for
+// 16 rows, 8 for 32), over 32-key tiles with one K/V stage; a remark says
+// it is not yet an MLA kernel. Longer queries take the mma prefill tier
+// (wgmma's tiles do not fit past D256), with one stage on sm_80 and a
+// remark. The launches pass k in V's place.
 // RUN: attn-opt %s "--attn-select-tier=sm=90" 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: attn-opt %s "--attn-select-tier=sm=80" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s "--attn-select-tier=sm=90 prefill=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: attn-opt %s "--attn-select-tier=sm=90" --attn-tile "--attn-to-decode=chip=sm_90" 2>/dev/null | FileCheck %s --check-prefix=LAUNCH
 
-// SM90: remark: D 576 / Dv 512 decodes on the tensor-core split kernel with 1 K/V stage(s); each warp keeps 16 x Dv f32 accumulators, past its registers (it spills): no kernel for heads this wide yet (MLA's splits Dv across warps)
+// SM90: remark: D 576 / Dv 512 decodes on the tensor-core split kernel with 1 K/V stage(s), 4 warps a row splitting Dv: not yet an MLA kernel (each of them computes the tile's scores, and the latent tile is copied as K and again as V)
 // SM90-LABEL: func.func @mla_decode
-// SM90: v_from_k {{.*}} schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 1> {attn.tier = #attn.tier<decode>}
+// SM90: v_from_k {{.*}} schedule = <block_q = 16, block_kv = 32, warps = 4, stages = 1> {attn.tier = #attn.tier<decode>}
 // SM90-LABEL: func.func @mla_mtp
-// SM90: schedule = <block_q = 32, block_kv = 64, warps = 4, stages = 1> {attn.tier = #attn.tier<decode>}
+// SM90: schedule = <block_q = 32, block_kv = 32, warps = 8, stages = 1> {attn.tier = #attn.tier<decode>}
 // SM90-LABEL: func.func @mla_chunk
 // SM90: schedule = <block_q = 64, block_kv = 32, warps = 4, stages = 2> {attn.tier = #attn.tier<mma>}
 // SM80: remark: the mma tier's 2 K/V stages need 212992 bytes of shared memory at D 576 / Dv 512; sm_80 allows 166912: one stage (no copy ahead of the math)
 // SM80-LABEL: func.func @mla_decode
-// SM80: schedule = <block_q = 16, block_kv = 64, warps = 4, stages = 1> {attn.tier = #attn.tier<decode>}
+// SM80: schedule = <block_q = 16, block_kv = 32, warps = 4, stages = 1> {attn.tier = #attn.tier<decode>}
 // SM80-LABEL: func.func @mla_mtp
-// SM80: schedule = <block_q = 32, block_kv = 32, warps = 4, stages = 1> {attn.tier = #attn.tier<decode>}
+// SM80: schedule = <block_q = 32, block_kv = 32, warps = 8, stages = 1> {attn.tier = #attn.tier<decode>}
 // SM80-LABEL: func.func @mla_chunk
 // SM80: schedule = <block_q = 64, block_kv = 32, warps = 4, stages = 1> {attn.tier = #attn.tier<mma>}
 // WGMMA-LABEL: func.func @mla_chunk
