@@ -82,9 +82,10 @@ bool usesArchSpecificCode(AttentionOp op, StringRef chip);
 
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
 /// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;
-/// O's staging and the key groups' exchange reuse that space).
+/// O's staging and the key groups' exchange reuse that space); with
+/// `vInK` (V read from K's tile: v_from_k) no V tiles.
 int64_t mmaTileSharedBytes(int64_t blockQ, int64_t blockKv, int64_t d,
-                           int64_t dv, int64_t stages);
+                           int64_t dv, int64_t stages, bool vInK = false);
 
 /// A schedule libattnrt may launch instead of the one attn-select-tier
 /// picks, and the suffix of the name of the kernel function that has it.

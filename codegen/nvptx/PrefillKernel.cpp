@@ -126,7 +126,7 @@ void PrefillKernel::copyKVRows(Value start, Value stage, bool inside,
         {n.loadV, vDst, p.dv, p.valueHeadDim}}) {
     LoadKVOp l = load;
     if ((tiles == KVTiles::K && l == n.loadV) ||
-        (tiles == KVTiles::V && l == n.loadK))
+        (tiles == KVTiles::V && l == n.loadK) || (p.vInK && l == n.loadV))
       continue;
     copyTile(dst, p.bc, width, srcWidth, map.lookup(l.getSrc()),
              [&](Value row) {
@@ -754,10 +754,11 @@ PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
     Value firstKey = mul(kvGroup, idx(p.bcw));
     jw = add(j, firstKey);
     kBase = add(kBase, mul(firstKey, idx(p.inputRow(p.d) * 2)));
-    vBase = add(vBase, mul(firstKey, idx(p.inputRow(p.dv) * 2)));
+    vBase = add(vBase, mul(firstKey, idx(p.vRowLength() * 2)));
   }
   Value ks = view(kBase, p.tileShape(p.bcw, p.d), p.elt);
-  Value vs = view(vBase, p.tileShape(p.bcw, p.dv), p.elt);
+  // V read from K's tile: its rows, K's row length.
+  Value vs = p.vInK ? ks : view(vBase, p.tileShape(p.bcw, p.dv), p.elt);
 
   // With two m-tiles Q is re-read every tile; a view through an opaque
   // offset keeps its 2 d/16 addresses from becoming as many registers

@@ -204,6 +204,10 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
     p.oTma = pipeline.oTma;
     // Without TMA, the staggered cp.async ring (two stages) or the ring.
   }
+  p.vInK = n.loadV.getSrc() == n.loadK.getSrc() &&
+           n.loadV.getScale() == n.loadK.getScale() && p.registers() &&
+           !p.warpgroups() && !p.blocked() && !p.staggered && !p.tma &&
+           !p.specialized;
   // Byte offsets of the shared tiles, each 128-byte aligned.
   int64_t at = 0;
   auto take = [&](int64_t bytes) {
@@ -229,6 +233,11 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   p.vStage = roundedTo128(bc * p.inputRow(dv) * 2);
   p.kOff = take(p.stages * p.kStage);
   p.vOff = take((p.staggered ? 1 : p.stages) * p.vStage);
+  if (p.vInK) { // no V tiles of their own
+    at = p.vOff;
+    p.vOff = p.kOff;
+    p.vStage = p.kStage;
+  }
   if (p.tma)
     p.barOff = take(p.mbarriers() * 8);
   p.oOff = 0;
@@ -279,7 +288,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
 }
 
 int64_t mlir::attn::mmaTileSharedBytes(int64_t blockQ, int64_t blockKv,
-                                       int64_t d, int64_t dv, int64_t stages) {
+                                       int64_t d, int64_t dv, int64_t stages,
+                                       bool vInK) {
   // As planPrefill lays out Q, then `stages` K tiles, then V tiles.
   auto tile = [](int64_t rows, int64_t width) {
     return roundedTo128(
@@ -287,5 +297,5 @@ int64_t mlir::attn::mmaTileSharedBytes(int64_t blockQ, int64_t blockKv,
         2);
   };
   return tile(blockQ, d) + roundedTo128(stages * tile(blockKv, d)) +
-         roundedTo128(stages * tile(blockKv, dv));
+         (vInK ? 0 : roundedTo128(stages * tile(blockKv, dv)));
 }

@@ -112,6 +112,14 @@ struct PrefillPlan {
   /// accumulators are 16 x dvw, not 16 x Dv; it writes its columns of O.
   /// Else dvGroups 1 and dvw = dv.
   int64_t dvGroups = 1, dvw = 0;
+  /// V is K's leading columns (attn.attention's v_from_k, MLA) and the
+  /// copies land whole tiles a stage: V is read from K's tile in shared
+  /// memory (its rows, K's row length), copied once for both products.
+  /// mma.sync's register score stage with a cp.async ring or synchronous
+  /// copies only.
+  bool vInK = false;
+  /// The shared row length of the V tile P V reads, in elements.
+  int64_t vRowLength() const { return inputRow(vInK ? d : dv); }
   SmallVector<WarpGroup, 2> roles;
   /// A producer warpgroup (roles Producer, Consumer): warpgroup 0 issues
   /// the copies, K and V each in a ring of `stages` (no staggering), the

@@ -366,7 +366,7 @@ SmallVector<Value> RegisterScoreKernel::WarpTileProducts::accumulate(
       Value vRow = k.idx(16 * kk),
             vCol = p.dvGroups > 1 ? k.add(k.dvColumn, k.idx(16 * nb))
                                   : k.idx(16 * nb);
-      Value vf = tiles.loadB(step.vs, vRow, vCol, p.inputRow(p.dv),
+      Value vf = tiles.loadB(step.vs, vRow, vCol, p.vRowLength(),
                              /*transpose=*/false);
       for (int64_t mt = 0; mt < p.mTiles; ++mt)
         acc[mt * dv16 + nb] = tiles.mma(pFrags[mt][kk], vf, acc[mt * dv16 + nb]);

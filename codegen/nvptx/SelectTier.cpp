@@ -290,20 +290,23 @@ struct AttnSelectTierPass
           int64_t keys = 64;
           auto fits = [&](int64_t n) {
             return mmaTileSharedBytes(tensorCoreRows, keys, op.getHeadDim(),
-                                      op.getValueHeadDim(),
-                                      n) <= maxSharedMemoryBytes(sm);
+                                      op.getValueHeadDim(), n,
+                                      op.getVFromK()) <=
+                   maxSharedMemoryBytes(sm);
           };
           if (!fits(stages))
             stages = defaultStages(sm);
           // Wide heads (MLA's 576 / 512): the warps past the rows' split
           // Dv (PrefillPlan.h, dvGroups), eight where there are 32 rows or
-          // more (16 x 128 or 16 x 256 accumulators a warp, not 16 x 512),
-          // over 32-key tiles with one K/V stage below 64 rows (two
-          // blocks share an SM) and two from 64. Measured on an H200
-          // (bench/RESULTS.md): Hq16 B64 Sk4k 141 us against 263 with
-          // 64-key tiles, 212 with two stages, 166 with 16-key tiles;
-          // Hq128 B128 Sk4k 991 us against 1,036 (64 keys, one stage)
-          // and 1,076 (32 keys, one stage).
+          // more (16 x 128 or 16 x 256 accumulators a warp, not 16 x 512).
+          // Tiles measured on an H200 (bench/RESULTS.md), Hq16 B64 Sk4k
+          // and Hq128 B128 Sk4k: with V read from K's tile (v_from_k),
+          // 32 keys and two stages below 64 rows (112 us; one stage 133,
+          // 64 keys 130, 16 keys 130) and 64 keys and one stage from 64
+          // (864 us; 32 keys and two stages 892); with a V of its own, 32
+          // keys and one stage below 64 rows (141 us; two stages 212, 64
+          // keys 263) and 32 keys and two stages from 64 (991 us; one
+          // stage 1,076).
           const bool wide =
               std::max(op.getHeadDim(), op.getValueHeadDim()) > 256;
           const int64_t dvWarps = tensorCoreRows >= 32 ? 8 : 4;
@@ -314,8 +317,9 @@ struct AttnSelectTierPass
           const int64_t keyGroups =
               std::max<int64_t>(1, warps / (tensorCoreRows / 16));
           if (splitsDv) {
-            keys = 32;
-            stages = tensorCoreRows >= 64 ? 2 : 1;
+            const bool many = tensorCoreRows >= 64;
+            keys = op.getVFromK() && many ? 64 : 32;
+            stages = op.getVFromK() != many ? 2 : 1;
           }
           if (!fits(stages))
             stages = 1;
@@ -328,10 +332,10 @@ struct AttnSelectTierPass
             op.emitRemark()
                 << "D " << op.getHeadDim() << " / Dv " << op.getValueHeadDim()
                 << " decodes on the tensor-core split kernel with " << stages
-                << " K/V stage(s), " << keyGroups
-                << " warps a row splitting Dv: not yet an MLA kernel "
-                   "(each of them computes the tile's scores, and the "
-                   "latent tile is copied as K and again as V)";
+                << " K/V stage(s), " << keyGroups << " warps a row splitting Dv"
+                << (op.getVFromK() ? ", V read from K's tile" : "")
+                << ": not yet an MLA kernel (each of a row's warps "
+                   "computes the tile's scores, on mma.sync, not wgmma)";
           else if (wide)
             op.emitRemark()
                 << "D " << op.getHeadDim() << " / Dv " << op.getValueHeadDim()
@@ -374,7 +378,7 @@ struct AttnSelectTierPass
         auto bytes = [&](int64_t n) {
           return mmaTileSharedBytes(
               rows, asked && asked.getBlockKv() ? asked.getBlockKv() : blockKv,
-              op.getHeadDim(), op.getValueHeadDim(), n);
+              op.getHeadDim(), op.getValueHeadDim(), n, op.getVFromK());
         };
         if (bytes(stages) > maxSharedMemoryBytes(sm) &&
             bytes(1) <= maxSharedMemoryBytes(sm)) {

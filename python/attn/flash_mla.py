@@ -23,7 +23,7 @@ count of its split-K decode itself, so flash_mla_with_kvcache accepts and
 ignores FlashMLA's scheduler metadata and split counts.
 
 On NVIDIA the kernel is the decode tier's tensor-core split kernel, its
-warps splitting Dv: on an H200 0.60-0.67x of the latent read floor with
+warps splitting Dv: on an H200 0.79-0.86x of the latent read floor with
 16 heads, short of FlashMLA (bench/RESULTS.md, "DeepSeek-V3").
 Not built, refused with an error: fp8 latent caches (FlashMLA's
 is_fp8_kvcache), sparse attention (indices) and more than one latent head.

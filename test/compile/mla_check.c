@@ -26,18 +26,6 @@
 enum { HQ = 16, D = 576, DV = 512, PAGE = 64 };
 static const double kScale = 0.1352;
 
-static uint16_t to_bf16(double x) {
-  float f = (float)x;
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-static double from_bf16(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float x;
-  memcpy(&x, &u, 4);
-  return x;
-}
 static double uniform(void) { return (double)rand() / RAND_MAX * 2 - 1; }
 
 // One kernel on the GPU: `sq` queries a sequence (causal bottom-right when
@@ -166,32 +154,14 @@ static void gpu_case(const char *name, int sq, int batch, const int *lens) {
       check(0, "gpu results");
       return;
     }
-    double num = 0, den = 0, lse_err = 0;
-    int unwritten = 0, empty_wrong = 0;
-    for (size_t i = 0; i < o_n; ++i) {
-      double x = from_bf16(o[i]);
-      if (isnan(x)) {
-        ++unwritten;
-        continue;
-      }
-      num += (x - ref[i]) * (x - ref[i]);
-      den += ref[i] * ref[i];
-    }
-    for (size_t i = 0; i < lse_n; ++i) {
-      if (isnan(lse[i]))
-        ++unwritten;
-      else if (isinf(ref_lse[i]))
-        empty_wrong += !(isinf(lse[i]) && lse[i] < 0);
-      else
-        lse_err = fmax(lse_err, fabs(lse[i] - ref_lse[i]));
-    }
+    struct output_errors e = compare_outputs(o, ref, o_n, lse, ref_lse, lse_n);
     char line[256];
     snprintf(line, sizeof line,
              "%s (%d splits): rel err %.2e, lse err %.2e, %d unwritten, %d "
              "empty rows wrong",
-             name, splits, sqrt(num / den), lse_err, unwritten, empty_wrong);
-    check(sqrt(num / den) < 1e-2 && lse_err < 1e-3 && unwritten == 0 &&
-              empty_wrong == 0,
+             name, splits, e.rel, e.lse, e.unwritten, e.empty_wrong);
+    check(e.rel < 1e-2 && e.lse < 1e-3 && e.unwritten == 0 &&
+              e.empty_wrong == 0,
           line);
   }
   free(q), free(kv), free(o), free(lse), free(table), free(dlens), free(ref),
@@ -199,7 +169,10 @@ static void gpu_case(const char *name, int sq, int batch, const int *lens) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && !strcmp(argv[1], "gpu")) {
+  const int mode = check_mode(argc, argv);
+  if (mode < 0)
+    return 2;
+  if (mode == CHECK_GPU) {
     srand(42);
     const int decode_lens[] = {300, 1, 130, 64};
     gpu_case("mla_decode", 1, 4, decode_lens);
@@ -208,11 +181,6 @@ int main(int argc, char **argv) {
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
   }
-  if (argc != 2 || (strcmp(argv[1], "no-driver") && strcmp(argv[1], "fake"))) {
-    fprintf(stderr, "usage: %s no-driver|fake|gpu\n", argv[0]);
-    return 2;
-  }
-  fake_mode = !strcmp(argv[1], "fake");
   const int valid = fake_mode ? ATTN_SUCCESS : ATTN_ERROR_NO_DRIVER;
 
   // @mla_decode: q [3, 16, 1, 576] bf16 over a latent cache [10, 1, 64,
