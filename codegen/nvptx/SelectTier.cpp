@@ -375,10 +375,11 @@ struct AttnSelectTierPass
       // else one (wide heads: MLA's 576 / 512 on sm_80), said.
       int64_t stages = defaultStages(sm);
       if (tier == Tier::MMA && stages > 1 && !(asked && asked.getStages())) {
+        const int64_t keys =
+            asked && asked.getBlockKv() ? asked.getBlockKv() : blockKv;
         auto bytes = [&](int64_t n) {
-          return mmaTileSharedBytes(
-              rows, asked && asked.getBlockKv() ? asked.getBlockKv() : blockKv,
-              op.getHeadDim(), op.getValueHeadDim(), n, op.getVFromK());
+          return mmaTileSharedBytes(rows, keys, op.getHeadDim(),
+                                    op.getValueHeadDim(), n, op.getVFromK());
         };
         if (bytes(stages) > maxSharedMemoryBytes(sm) &&
             bytes(1) <= maxSharedMemoryBytes(sm)) {
