@@ -22,7 +22,7 @@ LaunchOperands LaunchOperands::of(const L1Nest &nest) {
   operands.lse = n.storeLse != nullptr;
   operands.sinks = n.loadSink != nullptr;
   operands.captures = n.captures.size();
-  operands.vFromK = n.loadV.getSrc() == n.loadK.getSrc();
+  operands.vFromK = n.vFromK();
   return operands;
 }
 

@@ -110,7 +110,7 @@ static WgmmaPipeline planPipeline(const PrefillPlan &p, L1Nest n) {
   k.packedQ = n.loadQ.isPacked();
   k.headDim = p.headDim;
   k.valueHeadDim = p.valueHeadDim;
-  k.vFromK = n.loadV.getSrc() == n.loadK.getSrc();
+  k.vFromK = n.vFromK();
   k.group = p.group;
   k.outBits = p.outElt.getIntOrFloatBitWidth();
   k.blockQ = p.br;
@@ -204,10 +204,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
     p.oTma = pipeline.oTma;
     // Without TMA, the staggered cp.async ring (two stages) or the ring.
   }
-  p.vInK = n.loadV.getSrc() == n.loadK.getSrc() &&
-           n.loadV.getScale() == n.loadK.getScale() && p.registers() &&
-           !p.warpgroups() && !p.blocked() && !p.staggered && !p.tma &&
-           !p.specialized;
+  p.vInK = n.vFromK() && p.registers() && !p.warpgroups() && !p.blocked() &&
+           !p.staggered && !p.tma && !p.specialized;
   // Byte offsets of the shared tiles, each 128-byte aligned.
   int64_t at = 0;
   auto take = [&](int64_t bytes) {

@@ -137,6 +137,12 @@ FailureOr<L1Nest> mlir::attn::matchL1Nest(scf::ForallOp forall,
   return n;
 }
 
+bool L1Nest::vFromK() const {
+  L1Nest n = *this; // the op accessors are not const
+  return n.loadV.getSrc() == n.loadK.getSrc() &&
+         n.loadV.getScale() == n.loadK.getScale();
+}
+
 SmallVector<Value> mlir::attn::inputOperands(const L1Nest &nest) {
   L1Nest n = nest; // the op accessors are not const
   SmallVector<Value> operands{n.loadQ.getQ(), n.loadK.getSrc(),

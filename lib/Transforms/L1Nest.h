@@ -38,6 +38,10 @@ struct L1Nest {
   /// The memrefs the score_mod / mask_mod regions read (the attention's
   /// captures, which qk and mask both carry), in the attention's order.
   SmallVector<Value> captures;
+
+  /// Whether V's tiles are K's leading columns (attn.attention's
+  /// v_from_k, MLA): read from K's buffer under K's scale.
+  bool vFromK() const;
 };
 
 /// Recognizes the nest rooted at `forall`; `pass` names the caller in

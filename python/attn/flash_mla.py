@@ -70,17 +70,16 @@ def flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens,
                                   "attn's MLA runs on bf16/fp16 caches")
     if indices is not None:
         raise NotImplementedError("sparse MLA (indices) is not built")
-    for name, t, ndim in (("q", q, 4), ("k_cache", k_cache, 4),
-                          ("block_table", block_table, 2),
-                          ("cache_seqlens", cache_seqlens, 1)):
+    tensors = (("q", q, 4), ("k_cache", k_cache, 4),
+               ("block_table", block_table, 2),
+               ("cache_seqlens", cache_seqlens, 1))
+    for name, t, ndim in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got "
                             f"{type(t).__name__}")
         if t.dim() != ndim:
             _fail(f"{name} must be {ndim}-D, got shape {tuple(t.shape)}")
-    for name, t in (("q", q), ("k_cache", k_cache),
-                    ("block_table", block_table),
-                    ("cache_seqlens", cache_seqlens)):
+    for name, t, _ in tensors:
         if t.device.type != "cuda":
             _fail(f"{name} must be on CUDA")
     if q.dtype not in (torch.float16, torch.bfloat16):
