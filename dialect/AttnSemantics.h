@@ -284,6 +284,12 @@ inline ScaleGranularity scaleGranularityOf(MemRefType scale) {
   }
 }
 
+/// Whether `scale` (a k_scale or v_scale operand, or null) is per token.
+inline bool isTokenScale(Value scale) {
+  return scale && scaleGranularityOf(cast<MemRefType>(scale.getType())) ==
+                      ScaleGranularity::Token;
+}
+
 /// The value of a stored K/V byte (decode) and the byte of a value
 /// (encode), over a builder `E` of i32 and f32 expressions in some medium. `E`
 /// provides a type `Value` and

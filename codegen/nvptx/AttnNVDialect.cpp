@@ -46,21 +46,31 @@ LogicalResult CopyTileOp::verify() {
   if (getThreads() <= 0 || rows <= 0)
     return emitOpError("'threads' and 'rows' must be positive, got ")
            << getThreads() << " and " << rows;
-  if (width <= 0 || width % 8)
-    return emitOpError("'width' must be a positive multiple of 8 (16-byte "
-                       "chunks), got ")
-           << width;
-  if (srcWidth <= 0 || srcWidth > width || srcWidth % 8)
-    return emitOpError("'src_width' must be a multiple of 8 in (0, width = ")
-           << width << "], got " << srcWidth;
   auto src = cast<MemRefType>(getSrc().getType());
   auto dst = getDst().getType();
+  const int64_t perChunk = chunkElements();
+  if (width <= 0 || width % perChunk)
+    return emitOpError("'width' must be a positive multiple of ")
+           << perChunk << " (16-byte chunks of " << dst.getElementType()
+           << "), got " << width;
+  if (srcWidth <= 0 || srcWidth > width || srcWidth % perChunk)
+    return emitOpError("'src_width' must be a multiple of ")
+           << perChunk << " in (0, width = " << width << "], got " << srcWidth;
   if (src.getElementType() != dst.getElementType())
     return emitOpError("'src' and 'dst' must hold one element type, got ")
            << src.getElementType() << " and " << dst.getElementType();
   if (!nvgpu::NVGPUDialect::hasSharedMemoryAddressSpace(dst))
     return emitOpError("'dst' must be in shared memory, got ") << dst;
-  if (getLayout() != TileLayout::Plain && width % 64)
+  if ((getLayout() == TileLayout::Bytes) != (perChunk == 16))
+    return emitOpError("the bytes layout is the one of one-byte elements: ")
+           << stringifyTileLayout(getLayout()) << " with "
+           << dst.getElementType();
+  if (getLayout() == TileLayout::Bytes && !llvm::isPowerOf2_64(width / 16))
+    return emitOpError("a bytes tile's rows must be a power of two of "
+                       "16-byte chunks, got width ")
+           << width;
+  if (getLayout() != TileLayout::Plain && getLayout() != TileLayout::Bytes &&
+      width % 64)
     return emitOpError("a ")
            << stringifyTileLayout(getLayout())
            << " tile's width must be a multiple of 64 (128-byte rows), got "

@@ -57,7 +57,8 @@ def AttnNV_TileLayout : I32EnumAttr<"TileLayout",
     "how a tile's rows sit in shared memory", [
       I32EnumAttrCase<"Plain", 0, "plain">,
       I32EnumAttrCase<"Swizzled", 1, "swizzled">,
-      I32EnumAttrCase<"Blocked", 2, "blocked">]> {
+      I32EnumAttrCase<"Blocked", 2, "blocked">,
+      I32EnumAttrCase<"Bytes", 3, "bytes">]> {
   let cppNamespace = "::mlir::attn::nv";
   let description = [{
     `plain`: row r, column c at [r, c] (rows may be padded past the
@@ -66,6 +67,10 @@ def AttnNV_TileLayout : I32EnumAttr<"TileLayout",
     so ldmatrix and cp.async hit distinct banks. `blocked`: 64-column
     blocks of the tile's rows one after another (wgmma's 128-byte swizzle
     atoms), element (r, c) at [(c / 64) * rows + r, (c % 64) ^ 8 (r % 8)].
+    `bytes`: a quantized cache's one-byte elements, rows unpadded, 16-byte
+    chunk k of row r at chunk k ^ byteChunkSwizzle(r) (TileMMA.h), so the
+    mma.sync fragments decoded from it (ByteFragments.h) read distinct
+    banks.
   }];
 }
 
@@ -74,7 +79,8 @@ def AttnNV_CopyTileOp : AttnNV_Op<"copy_tile"> {
                 "16 bytes at a time";
   let description = [{
     `rows` rows of `width` elements go from `src` into `dst`, laid out as
-    `layout` says, in 16-byte chunks: chunk `c` (row `c / (width / 8)`)
+    `layout` says, in 16-byte chunks (8 two-byte elements or 16 one-byte
+    ones, `n`): chunk `c` (row `c / (width / n)`)
     is thread `thread`'s for `c = thread + i * threads`; threads past the
     last chunk copy nothing. The region maps a row of the tile to its
     source: whether it exists, then `src`'s indices but the last (the
@@ -95,7 +101,8 @@ def AttnNV_CopyTileOp : AttnNV_Op<"copy_tile"> {
     ```
   }];
   let arguments = (ins AnyMemRef:$src,
-                   Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemWrite]>:$dst,
+                   Arg<MemRefRankOf<[F16, BF16, I8, F8E4M3FN, F8E5M2], [2]>,
+                       "", [MemWrite]>:$dst,
                    Index:$thread, I64Attr:$threads, I64Attr:$rows,
                    I64Attr:$width, I64Attr:$src_width,
                    AttnNV_TileLayout:$layout, UnitAttr:$async);
@@ -107,6 +114,13 @@ def AttnNV_CopyTileOp : AttnNV_Op<"copy_tile"> {
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let skipDefaultBuilders = 1;
+  let extraClassDeclaration = [{
+    /// Elements a 16-byte chunk: 8 or 16.
+    int64_t chunkElements() {
+      return 128 / getDst().getType().getElementType()
+                       .getIntOrFloatBitWidth();
+    }
+  }];
   let builders = [
     OpBuilder<(ins "Value":$src, "Value":$dst, "Value":$thread,
                    "int64_t":$threads, "int64_t":$rows, "int64_t":$width,

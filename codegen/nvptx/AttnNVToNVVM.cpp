@@ -368,17 +368,18 @@ struct CopyTileLowering : Expansion<nv::CopyTileOp> {
                             ImplicitLocOpBuilder &b) const override {
     const int64_t threads = op.getThreads(), rows = op.getRows(),
                   width = op.getWidth(), srcWidth = op.getSrcWidth();
-    const int64_t chunksPerRow = width / 8, total = rows * chunksPerRow;
+    const int64_t perChunk = op.chunkElements();
+    const int64_t chunksPerRow = width / perChunk, total = rows * chunksPerRow;
     Value src = op.getSrc(), dst = op.getDst(), tid = op.getThread();
     Type elt = op.getDst().getType().getElementType();
-    auto vecType = VectorType::get({8}, elt);
+    auto vecType = VectorType::get({perChunk}, elt);
     Block &source = op.getSource().front();
     for (int64_t i = 0; i * threads < total; ++i) {
       Value c = arith::AddIOp::create(b, tid, idx(b, i * threads));
       auto emit = [&] {
         Value row = arith::DivUIOp::create(b, c, idx(b, chunksPerRow));
         Value chunk = arith::RemUIOp::create(b, c, idx(b, chunksPerRow));
-        Value col = arith::MulIOp::create(b, chunk, idx(b, 8));
+        Value col = arith::MulIOp::create(b, chunk, idx(b, perChunk));
         IRMapping rowSource;
         rowSource.map(source.getArgument(0), row);
         for (Operation &o : source.without_terminator())
@@ -408,16 +409,20 @@ struct CopyTileLowering : Expansion<nv::CopyTileOp> {
           dstCol = swizzleColumn(b, row, inBlock);
         } else if (op.getLayout() == nv::TileLayout::Swizzled) {
           dstCol = swizzleColumn(b, row, col);
+        } else if (op.getLayout() == nv::TileLayout::Bytes) {
+          Value at = arith::XOrIOp::create(
+              b, chunk, byteChunkSwizzle(b, row, chunksPerRow));
+          dstCol = arith::MulIOp::create(b, at, idx(b, perChunk));
         }
         if (op.getAsync()) {
           // Rows past the end copy 0 source bytes: cp.async zero-fills
           // them.
-          Value all = idx(b, 8);
+          Value all = idx(b, perChunk);
           Value none = idx(b, 0);
           Value srcElements = arith::SelectOp::create(b, valid, all, none);
           nvgpu::DeviceAsyncCopyOp::create(
               b, dst, ValueRange{dstRow, dstCol}, src, indices,
-              b.getIndexAttr(8), srcElements, b.getUnitAttr());
+              b.getIndexAttr(perChunk), srcElements, b.getUnitAttr());
         } else {
           // 16-byte rows: the host guarantees 16-byte aligned rows.
           Value x = vector::LoadOp::create(b, vecType, src, indices,

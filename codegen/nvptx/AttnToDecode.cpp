@@ -276,22 +276,8 @@ LogicalResult DecodeKernels::mapSplitFrame(gpu::GPUFuncOp kernel,
   zeroVec = arith::ConstantOp::create(
       kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(0)));
   // A scale per tensor or per K/V head is one value for the whole block.
-  auto uniformScale = [&](Value scale) -> Value {
-    if (!scale)
-      return Value();
-    auto type = cast<MemRefType>(scale.getType());
-    switch (scaleGranularityOf(type)) {
-    case ScaleGranularity::Tensor:
-      return memref::LoadOp::create(kb, map.lookup(scale), ValueRange{});
-    case ScaleGranularity::Head:
-      return memref::LoadOp::create(kb, map.lookup(scale), ValueRange{kvHead});
-    case ScaleGranularity::Token:
-      return Value();
-    }
-    llvm_unreachable("a scale granularity");
-  };
-  kScaleUniform = uniformScale(n.loadK.getScale());
-  vScaleUniform = uniformScale(n.loadV.getScale());
+  kScaleUniform = uniformScale(n.loadK.getScale(), kvHead);
+  vScaleUniform = uniformScale(n.loadV.getScale(), kvHead);
   return success();
 }
 
@@ -307,61 +293,8 @@ Value DecodeKernels::toF32(Value x) {
     return arith::ExtFOp::create(kb, f32Vec, x);
   if (xFormat == KVFormat::Int8)
     return arith::SIToFPOp::create(kb, f32Vec, x);
-  auto i8Vec = VectorType::get(type.getShape(), kb.getI8Type());
-  auto f16Vec = VectorType::get(type.getShape(), kb.getF16Type());
-  Value bytes = arith::BitcastOp::create(kb, i8Vec, x);
-  Value halves;
-  if (sm >= 89) {
-    // cvt.rn.f16x2.{e4m3,e5m2}x2: two bytes a conversion, exact.
-    auto pair = VectorType::get({2}, kb.getI8Type());
-    auto halfPair = VectorType::get({2}, kb.getF16Type());
-    SmallVector<Value> elements;
-    for (int64_t i = 0; i < type.getNumElements(); i += 2) {
-      Value lo = vector::ExtractOp::create(kb, bytes, i);
-      Value hi = vector::ExtractOp::create(kb, bytes, i + 1);
-      Value two = vector::FromElementsOp::create(kb, pair, ValueRange{lo, hi});
-      Value h = NVVM::ConvertF8x2ToF16x2Op::create(kb, halfPair, two,
-                                                   /*relu=*/false, from);
-      elements.push_back(vector::ExtractOp::create(kb, h, 0));
-      elements.push_back(vector::ExtractOp::create(kb, h, 1));
-    }
-    halves = vector::FromElementsOp::create(kb, f16Vec, elements);
-    return arith::ExtFOp::create(kb, f32Vec, halves);
-  }
-  // Below sm_89, bit operations: an e5m2 byte is the top byte of an f16
-  // (infinities and NaNs included); an e4m3fn byte S.EEEE.MMM as the f16
-  // S.0EEEE.MMM0000000 is its value times 2^-8 (subnormals too, exponent
-  // 0 in both), times 256 after, except its NaN S.1111.111.
-  auto i16Vec = VectorType::get(type.getShape(), kb.getI16Type());
-  auto splat = [&](int64_t c) -> Value {
-    return arith::ConstantOp::create(
-        kb, i16Vec, DenseElementsAttr::get(i16Vec, kb.getI16IntegerAttr(c)));
-  };
-  Value wide = arith::ExtUIOp::create(kb, i16Vec, bytes);
-  Value bits;
-  if (xFormat == KVFormat::E5M2) {
-    bits = arith::ShLIOp::create(kb, wide, splat(8));
-  } else {
-    // Each operand in a statement of its own: C++ leaves the order of a
-    // call's arguments unspecified.
-    Value signMask = splat(0x80), signShift = splat(8);
-    Value signBit = arith::AndIOp::create(kb, wide, signMask);
-    Value sign = arith::ShLIOp::create(kb, signBit, signShift);
-    Value lowMask = splat(0x7f);
-    Value low = arith::AndIOp::create(kb, wide, lowMask);
-    Value bodyShift = splat(7);
-    Value shifted = arith::ShLIOp::create(kb, low, bodyShift);
-    Value body = arith::OrIOp::create(kb, sign, shifted);
-    Value nanCode = splat(0x7f);
-    Value isNaN =
-        arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, low, nanCode);
-    Value nanBits = splat(0x7e00);
-    Value nan = arith::OrIOp::create(kb, sign, nanBits);
-    bits = arith::SelectOp::create(kb, isNaN, nan, body);
-  }
-  halves = arith::BitcastOp::create(kb, f16Vec, bits);
-  Value f = arith::ExtFOp::create(kb, f32Vec, halves);
-  if (xFormat == KVFormat::E5M2)
+  Value f = arith::ExtFOp::create(kb, f32Vec, fp8ToF16(kb, x, sm));
+  if (!fp8TimesUnit(from, sm))
     return f;
   Value unit = arith::ConstantOp::create(
       kb, f32Vec, DenseElementsAttr::get(f32Vec, kb.getF32FloatAttr(256)));
@@ -734,8 +667,9 @@ LogicalResult buildTensorCoreSplit(L1Nest nest, func::FuncOp func,
               "that are multiples of 8 up to "
            << kDecodeTensorCoreMaxHeadDim << "; got D = " << d
            << ", Dv = " << dv;
+  Type kvElt = cast<MemRefType>(nest.loadK.getSrc().getType()).getElementType();
   if (decodeOnWgmma(chip, qTile.getDimSize(0), qTile.getDimSize(1),
-                    vTile.getDimSize(1)))
+                    vTile.getDimSize(1), kvElt))
     parts = {Tier::WGMMA, MmaProvider::Wgmma, SharedLayout::SwizzledBlocks,
              CopyPipeline::CpAsyncRing, ScoreStage::Registers};
   FailureOr<PrefillPlan> plan = planPrefill(nest, parts, sm);
@@ -793,7 +727,15 @@ struct AttnToDecodePass : mlir::attn::impl::AttnToDecodeBase<AttnToDecodePass> {
       auto qTile = cast<RankedTensorType>(nest->loadQ.getTile().getType());
       Type kvElt =
           cast<MemRefType>(nest->loadK.getSrc().getType()).getElementType();
-      if (decodeOnTensorCores(qTile.getDimSize(0), kvElt, *sm)) {
+      auto vTile = cast<RankedTensorType>(nest->loadV.getTile().getType());
+      bool dequantizes =
+          whyNoTensorCoreDequant(qTile.getDimSize(1), vTile.getDimSize(1),
+                                 isTokenScale(nest->loadK.getScale()) ||
+                                     isTokenScale(nest->loadV.getScale()),
+                                 nest->vFromK())
+              .empty();
+      if (decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),
+                              kvElt, *sm, dequantizes)) {
         if (failed(buildTensorCoreSplit(*nest, func, kernels, name, chip, *sm,
                                         getArgument())))
           return signalPassFailure();

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -411,4 +412,75 @@ FailureOr<Value> KernelEmitter::materialize(Value v) {
       return failure();
   Operation *clone = b->clone(*def, map);
   return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+Value nvptx::fp8ToF16(ImplicitLocOpBuilder &kb, Value x, int sm) {
+  auto type = cast<VectorType>(x.getType());
+  Type from = type.getElementType();
+  auto i8Vec = VectorType::get(type.getShape(), kb.getI8Type());
+  auto f16Vec = VectorType::get(type.getShape(), kb.getF16Type());
+  Value bytes = arith::BitcastOp::create(kb, i8Vec, x);
+  if (sm >= 89) {
+    // cvt.rn.f16x2.{e4m3,e5m2}x2: two bytes a conversion, exact.
+    auto pair = VectorType::get({2}, kb.getI8Type());
+    auto halfPair = VectorType::get({2}, kb.getF16Type());
+    SmallVector<Value> elements;
+    for (int64_t i = 0; i < type.getNumElements(); i += 2) {
+      Value lo = vector::ExtractOp::create(kb, bytes, i);
+      Value hi = vector::ExtractOp::create(kb, bytes, i + 1);
+      Value two = vector::FromElementsOp::create(kb, pair, ValueRange{lo, hi});
+      Value h = NVVM::ConvertF8x2ToF16x2Op::create(kb, halfPair, two,
+                                                   /*relu=*/false, from);
+      elements.push_back(vector::ExtractOp::create(kb, h, 0));
+      elements.push_back(vector::ExtractOp::create(kb, h, 1));
+    }
+    return vector::FromElementsOp::create(kb, f16Vec, elements);
+  }
+  // Below sm_89, bit operations: an e5m2 byte is the top byte of an f16
+  // (infinities and NaNs included); an e4m3fn byte S.EEEE.MMM as the f16
+  // S.0EEEE.MMM0000000 is its value times 2^-8 (subnormals too, exponent
+  // 0 in both), times 256 after, except its NaN S.1111.111.
+  auto i16Vec = VectorType::get(type.getShape(), kb.getI16Type());
+  auto splat = [&](int64_t c) -> Value {
+    return arith::ConstantOp::create(
+        kb, i16Vec, DenseElementsAttr::get(i16Vec, kb.getI16IntegerAttr(c)));
+  };
+  Value wide = arith::ExtUIOp::create(kb, i16Vec, bytes);
+  Value bits;
+  if (kvFormatOf(from) == KVFormat::E5M2) {
+    bits = arith::ShLIOp::create(kb, wide, splat(8));
+  } else {
+    // Each operand in a statement of its own: C++ leaves the order of a
+    // call's arguments unspecified.
+    Value signMask = splat(0x80), signShift = splat(8);
+    Value signBit = arith::AndIOp::create(kb, wide, signMask);
+    Value sign = arith::ShLIOp::create(kb, signBit, signShift);
+    Value lowMask = splat(0x7f);
+    Value low = arith::AndIOp::create(kb, wide, lowMask);
+    Value bodyShift = splat(7);
+    Value shifted = arith::ShLIOp::create(kb, low, bodyShift);
+    Value body = arith::OrIOp::create(kb, sign, shifted);
+    Value nanCode = splat(0x7f);
+    Value isNaN =
+        arith::CmpIOp::create(kb, arith::CmpIPredicate::eq, low, nanCode);
+    Value nanBits = splat(0x7e00);
+    Value nan = arith::OrIOp::create(kb, sign, nanBits);
+    bits = arith::SelectOp::create(kb, isNaN, nan, body);
+  }
+  return arith::BitcastOp::create(kb, f16Vec, bits);
+}
+
+Value KernelEmitter::uniformScale(Value scale, Value kvHead) {
+  if (!scale)
+    return Value();
+  auto type = cast<MemRefType>(scale.getType());
+  switch (scaleGranularityOf(type)) {
+  case ScaleGranularity::Tensor:
+    return memref::LoadOp::create(*b, map.lookup(scale), ValueRange{});
+  case ScaleGranularity::Head:
+    return memref::LoadOp::create(*b, map.lookup(scale), ValueRange{kvHead});
+  case ScaleGranularity::Token:
+    return Value();
+  }
+  llvm_unreachable("a scale granularity");
 }

@@ -77,6 +77,16 @@ std::pair<bool, bool> modPositionGuards(Region &region, unsigned captures);
 /// FlashAttention's soft-cap, with a relative error below 2^-10.9.
 /// math.tanh would become a libdevice call that must be linked.
 Value tanhApprox(ImplicitLocOpBuilder &b, Value x);
+
+/// A quantized fp8 cache's bytes `x` (vector<N x f8E4M3FN or f8E5M2>, N
+/// even) as f16 on `sm`: cvt.rn.f16x2.{e4m3,e5m2}x2 from sm_89, two bytes
+/// a conversion; below, bit operations, which leave an e4m3fn value
+/// times 2^-8 (fp8TimesUnit: the caller multiplies by 256, in f16 or
+/// after widening). Exact for every byte.
+Value fp8ToF16(ImplicitLocOpBuilder &b, Value x, int sm);
+inline bool fp8TimesUnit(Type from, int sm) {
+  return sm < 89 && kvFormatOf(from) == KVFormat::E4M3;
+}
 /// attn.qk's scale and soft-cap (`score`) of a raw dot product, in units
 /// of `unit` (log2(e): base-2 logits; 1: natural, what a score_mod sees).
 Value transformDot(ImplicitLocOpBuilder &b, ScoreTransform score, Value dot,
@@ -211,6 +221,11 @@ public:
   /// The blocks mapPackedBlock covers, on the host at `hb`: floor(total_q
   /// * G / blockQ) + B.
   Value packedTileCount(ImplicitLocOpBuilder &hb, int64_t blockQ);
+
+  /// A dequantization scale operand (k_scale or v_scale; null: none)
+  /// that is one value for a block of K/V head `kvHead`, loaded: per
+  /// tensor or per K/V head. Null for none and for a scale per token.
+  Value uniformScale(Value scale, Value kvHead);
 
   /// Split `split`'s keys of [lo, hi) out of `splits`: [lo + s * per,
   /// min(hi, lo + (s + 1) * per)), `per` rounded up to whole `granule`s

@@ -65,14 +65,26 @@ int64_t defaultWarps(Tier tier, int64_t blockQ);
 int64_t defaultStages(int sm);
 
 /// Whether the decode tier's split kernel for a Q tile of `blockQ` rows
-/// over K/V elements of `kvElt` runs on tensor cores: f16 or bf16 K/V (a
-/// quantized cache's bytes are decoded by the SIMT kernel only).
-bool decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm);
+/// of `qElt` over K/V elements of `kvElt` runs on tensor cores: f16 or
+/// bf16 Q over K/V of its type, or over a quantized cache the kernel
+/// `dequantizes` (whyNoTensorCoreDequant is empty).
+bool decodeOnTensorCores(int64_t blockQ, Type qElt, Type kvElt, int sm,
+                         bool dequantizes);
+/// Why the tensor-core split kernel cannot decode a quantized (one-byte)
+/// K/V cache of these head dims and scales, or empty where it can: it
+/// reads K in 16-byte slices of 64 columns and V in 32-column groups
+/// (head dims multiples of 64 and 32, at most 256), applies the scales
+/// per block (per tensor or per K/V head, not per token), and reads V
+/// from a V cache of its own (no v_from_k).
+std::string whyNoTensorCoreDequant(int64_t headDim, int64_t valueHeadDim,
+                                   bool tokenScales, bool vFromK);
 /// Whether that tensor-core split kernel runs on wgmma rather than
 /// mma.sync: on sm_90a, where its Q tile is whole warpgroups (64-row
-/// multiples) and both head dims are 64-column blocks.
+/// multiples), both head dims are 64-column blocks and K/V are f16 or
+/// bf16 (wgmma reads its B operand from shared memory: a quantized
+/// cache's bytes are decoded in registers, on mma.sync).
 bool decodeOnWgmma(StringRef chip, int64_t blockQ, int64_t headDim,
-                   int64_t valueHeadDim);
+                   int64_t valueHeadDim, Type kvElt);
 
 /// Whether `op`, after attn-select-tier, runs an instruction of the
 /// arch-specific `chip` alone (sm_90a: wgmma, setmaxnreg): its prefill tier
@@ -83,9 +95,11 @@ bool usesArchSpecificCode(AttentionOp op, StringRef chip);
 /// Shared memory of the mma tier's Q tile and `stages` K/V tiles for tiles
 /// of `blockQ` x `blockKv` and head dims `d`, `dv` (what tile sizes cost;
 /// O's staging and the key groups' exchange reuse that space); with
-/// `vInK` (V read from K's tile: v_from_k) no V tiles.
+/// `vInK` (V read from K's tile: v_from_k) no V tiles; with `kvBytes`
+/// K/V tiles of one-byte elements (a quantized cache), unpadded.
 int64_t mmaTileSharedBytes(int64_t blockQ, int64_t blockKv, int64_t d,
-                           int64_t dv, int64_t stages, bool vInK = false);
+                           int64_t dv, int64_t stages, bool vInK = false,
+                           bool kvBytes = false);
 
 /// A schedule libattnrt may launch instead of the one attn-select-tier
 /// picks, and the suffix of the name of the kernel function that has it.

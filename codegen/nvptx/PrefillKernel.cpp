@@ -51,7 +51,10 @@ Value PrefillKernel::view(Value byteOffset, ArrayRef<int64_t> shape,
 void PrefillKernel::copyTile(
     Value dst, int64_t rows, int64_t width, int64_t srcWidth, Value src,
     function_ref<std::pair<Value, SmallVector<Value>>(Value)> source) {
-  nv::TileLayout layout = p.blocked()         ? nv::TileLayout::Blocked
+  const bool bytes =
+      cast<MemRefType>(dst.getType()).getElementTypeBitWidth() == 8;
+  nv::TileLayout layout = bytes               ? nv::TileLayout::Bytes
+                          : p.blocked()       ? nv::TileLayout::Blocked
                           : p.swizzles(width) ? nv::TileLayout::Swizzled
                                               : nv::TileLayout::Plain;
   auto copy = nv::CopyTileOp::create(*b, src, dst, tid, p.threads, rows, width,
@@ -116,10 +119,10 @@ void PrefillKernel::copyKVRows(Value start, Value stage, bool inside,
                                KVTiles tiles) {
   // The staggered pipeline's V has one buffer.
   Value vStage = p.staggered ? idx(0) : stage;
-  Value kDst =
-      view(stageOffset(p.kOff, stage, p.kStage), p.tileShape(p.bc, p.d), p.elt);
+  Value kDst = view(stageOffset(p.kOff, stage, p.kStage),
+                    p.kvTileShape(p.bc, p.d), p.kvElt);
   Value vDst = view(stageOffset(p.vOff, vStage, p.vStage),
-                    p.tileShape(p.bc, p.dv), p.elt);
+                    p.kvTileShape(p.bc, p.dv), p.kvElt);
   for (auto [load, dst, width, srcWidth] :
        {std::tuple<LoadKVOp, Value, int64_t, int64_t>{n.loadK, kDst, p.d,
                                                       p.headDim},
@@ -509,8 +512,17 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   }
   std::unique_ptr<TileMMA> tiles = makeTiles(kb);
   SmallVector<Value> qFrags;
+  if (p.kvBytes) {
+    // Q's columns in the order K's decoded fragments hold them.
+    Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
+    byteFragments =
+        std::make_unique<ByteFragments>(kb, p.elt, p.kvElt, p.sm, lane);
+    qFrags = byteFragments->loadQ(qs, warpRow, p.d);
+    kScale = uniformScale(n.loadK.getScale(), kvHead);
+    vScale = uniformScale(n.loadV.getScale(), kvHead);
+  }
   // wgmma reads Q from shared memory itself.
-  for (int64_t k = 0; p.qInRegisters() && k < p.d / 16; ++k)
+  for (int64_t k = 0; !p.kvBytes && p.qInRegisters() && k < p.d / 16; ++k)
     qFrags.push_back(tiles->loadA(qs, warpRow, idx(16 * k), p.inputRow(p.d)));
 
   // The K/V loop carries the score stage's softmax state and the acc
@@ -753,12 +765,12 @@ PrefillKernel::StageViews PrefillKernel::stageViews(Value j, Value stage,
   if (p.kvGroups > 1) {
     Value firstKey = mul(kvGroup, idx(p.bcw));
     jw = add(j, firstKey);
-    kBase = add(kBase, mul(firstKey, idx(p.inputRow(p.d) * 2)));
-    vBase = add(vBase, mul(firstKey, idx(p.vRowLength() * 2)));
+    kBase = add(kBase, mul(firstKey, idx(p.kRowBytes())));
+    vBase = add(vBase, mul(firstKey, idx(p.vRowBytes())));
   }
-  Value ks = view(kBase, p.tileShape(p.bcw, p.d), p.elt);
+  Value ks = view(kBase, p.kvTileShape(p.bcw, p.d), p.kvElt);
   // V read from K's tile: its rows, K's row length.
-  Value vs = p.vInK ? ks : view(vBase, p.tileShape(p.bcw, p.dv), p.elt);
+  Value vs = p.vInK ? ks : view(vBase, p.kvTileShape(p.bcw, p.dv), p.kvElt);
 
   // With two m-tiles Q is re-read every tile; a view through an opaque
   // offset keeps its 2 d/16 addresses from becoming as many registers

@@ -25,6 +25,7 @@
 #ifndef ATTN_CODEGEN_NVPTX_PREFILLKERNEL_H
 #define ATTN_CODEGEN_NVPTX_PREFILLKERNEL_H
 
+#include "codegen/nvptx/ByteFragments.h"
 #include "codegen/nvptx/KernelCommon.h"
 #include "codegen/nvptx/PrefillPlan.h"
 #include "codegen/nvptx/TileMMA.h"
@@ -167,6 +168,11 @@ protected:
   Value dvColumn;
   /// The split-K form's split index and workspace (kernel argument).
   Value split, workspace;
+  /// A quantized cache (p.kvBytes): its fragments' decoder, and the
+  /// scales of the block's K/V head (null: none), which multiply the
+  /// scores and O.
+  std::unique_ptr<ByteFragments> byteFragments;
+  Value kScale, vScale;
 
 private:
   // The tile walk: which keys the K/V loop's positions stand for.

@@ -193,6 +193,27 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
                            << p.headDim << ", Dv = " << p.valueHeadDim;
   if (failed(planWarps(p, op)))
     return failure();
+  p.kvElt = cast<MemRefType>(n.loadK.getSrc().getType()).getElementType();
+  if (kvFormatOf(p.kvElt) != KVFormat::None) {
+    p.kvBytes = true;
+    // What ByteFragments.h decodes: mma.sync's B fragments, K in 16-byte
+    // slices of 64 columns, V in groups of 32, on Q fragments held in
+    // registers, the scales applied per block.
+    std::string why = whyNoTensorCoreDequant(
+        p.headDim, p.valueHeadDim,
+        isTokenScale(n.loadK.getScale()) || isTokenScale(n.loadV.getScale()),
+        n.vFromK());
+    if (why.empty() && (p.parts.mma != MmaProvider::MmaSync || !p.registers() ||
+                        p.mTiles != 1 || p.dvGroups != 1 || p.blocked()))
+      why = "its fragments are decoded for mma.sync's register score "
+            "stage with one 16-row m-tile a warp (schedule 'warps' at "
+            "least block_q / 16), got " +
+            std::to_string(p.mTiles) + " m-tiles a warp";
+    if (!why.empty())
+      return op->emitError()
+             << "the " << tier << " tier cannot decode the quantized K/V "
+             << "cache (" << p.kvElt << "): " << why;
+  }
   if (p.parts.copies == CopyPipeline::Staggered && p.cpAsync) {
     WgmmaPipeline pipeline = planPipeline(p, n);
     if (pipeline.producer)
@@ -227,8 +248,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   p.aOff = sBytes + pBytes;
   // The register score stage keeps S, P and the rescale in registers.
   at = p.registers() ? qBytes : std::max(qBytes, sBytes + pBytes + aBytes);
-  p.kStage = roundedTo128(bc * p.inputRow(d) * 2);
-  p.vStage = roundedTo128(bc * p.inputRow(dv) * 2);
+  p.kStage = roundedTo128(bc * p.kRowBytes());
+  p.vStage = roundedTo128(bc * (p.kvBytes ? dv : p.inputRow(dv) * 2));
   p.kOff = take(p.stages * p.kStage);
   p.vOff = take((p.staggered ? 1 : p.stages) * p.vStage);
   if (p.vInK) { // no V tiles of their own
@@ -287,13 +308,16 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
 
 int64_t mlir::attn::mmaTileSharedBytes(int64_t blockQ, int64_t blockKv,
                                        int64_t d, int64_t dv, int64_t stages,
-                                       bool vInK) {
+                                       bool vInK, bool kvBytes) {
   // As planPrefill lays out Q, then `stages` K tiles, then V tiles.
   auto tile = [](int64_t rows, int64_t width) {
     return roundedTo128(
         rows * inputRowOf(llvm::alignTo(width, 16), SharedLayout::Swizzled) *
         2);
   };
-  return tile(blockQ, d) + roundedTo128(stages * tile(blockKv, d)) +
-         (vInK ? 0 : roundedTo128(stages * tile(blockKv, dv)));
+  auto kvTile = [&](int64_t width) {
+    return kvBytes ? roundedTo128(blockKv * width) : tile(blockKv, width);
+  };
+  return tile(blockQ, d) + roundedTo128(stages * kvTile(d)) +
+         (vInK ? 0 : roundedTo128(stages * kvTile(dv)));
 }

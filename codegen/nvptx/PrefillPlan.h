@@ -120,6 +120,23 @@ struct PrefillPlan {
   bool vInK = false;
   /// The shared row length of the V tile P V reads, in elements.
   int64_t vRowLength() const { return inputRow(vInK ? d : dv); }
+  /// A quantized K/V cache (one-byte elements of `kvElt`: fp8 or i8) on
+  /// mma.sync's register score stage: its K/V tiles hold the bytes as
+  /// stored, unpadded, each row's 16-byte chunks permuted
+  /// (nv::TileLayout::Bytes), and the products decode them into f16/bf16
+  /// fragments in registers (ByteFragments.h), with the scales (per
+  /// tensor or per K/V head) on the scores and on O. Else kvElt is elt.
+  bool kvBytes = false;
+  Type kvElt;
+  /// A K or V tile row in shared memory, in bytes.
+  int64_t kRowBytes() const { return kvBytes ? d : inputRow(d) * 2; }
+  int64_t vRowBytes() const { return kvBytes ? dv : vRowLength() * 2; }
+  /// The shared view shape of a K or V tile of `rows` rows, `width` wide.
+  SmallVector<int64_t, 2> kvTileShape(int64_t rows, int64_t width) const {
+    if (kvBytes)
+      return {rows, width};
+    return tileShape(rows, width);
+  }
   SmallVector<WarpGroup, 2> roles;
   /// A producer warpgroup (roles Producer, Consumer): warpgroup 0 issues
   /// the copies, K and V each in a ring of `stages` (no staggering), the

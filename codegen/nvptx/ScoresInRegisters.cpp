@@ -328,6 +328,22 @@ RegisterScoreKernel::WarpTileProducts::scores(MmaSyncTileMMA &tiles,
   for (int64_t mt = 0; mt < p.mTiles; ++mt)
     for (int64_t nb = 0; nb < nb16; ++nb)
       raw[mt][nb] = tiles.zeroC();
+  if (p.kvBytes) {
+    // A quantized cache: each 16 keys' K decoded into fragments (D's
+    // columns in loadQ's order), one m-tile; the dots times k_scale.
+    Value kScale = k.kScale ? Value(vector::BroadcastOp::create(
+                                  *k.b, raw[0][0].getType(), k.kScale))
+                            : Value();
+    for (int64_t nb = 0; nb < nb16; ++nb) {
+      SmallVector<Value> kf =
+          k.byteFragments->loadK(step.ks, k.idx(16 * nb), p.d);
+      for (int64_t kk = 0; kk < p.d / 16; ++kk)
+        raw[0][nb] = tiles.mma(step.qFrags[kk], kf[kk], raw[0][nb]);
+      if (kScale)
+        raw[0][nb] = arith::MulFOp::create(*k.b, raw[0][nb], kScale);
+    }
+    return raw;
+  }
   // The fragments of 16 columns of D, Q per m-tile then K per 16 keys, all
   // loaded before their mma.sync (measured: loading the next columns'
   // before this column's products as well was no faster, 337 against 346
@@ -360,6 +376,17 @@ SmallVector<Value> RegisterScoreKernel::WarpTileProducts::accumulate(
     ArrayRef<SmallVector<Value>> pFrags, SmallVector<Value> acc) {
   const PrefillPlan &p = k.p;
   const int64_t nb16 = p.bcw / 16, dv16 = p.dvw / 16;
+  if (p.kvBytes) {
+    // A quantized cache: each 16 keys' V decoded into fragments, O's
+    // columns in ByteFragments::valueColumn's order.
+    for (int64_t kk = 0; kk < nb16; ++kk) {
+      SmallVector<Value> vf =
+          k.byteFragments->loadV(step.vs, k.idx(16 * kk), p.dv);
+      for (int64_t nb = 0; nb < dv16; ++nb)
+        acc[nb] = tiles.mma(pFrags[0][kk], vf[nb], acc[nb]);
+    }
+    return acc;
+  }
   for (int64_t nb = 0; nb < dv16; ++nb)
     for (int64_t kk = 0; kk < nb16; ++kk) {
       // The warp's own columns where warps split Dv.
@@ -622,7 +649,10 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
         Value row = add(warpRow, rowInTile);
         return outputIndices(out, row)[1];
       });
-      inverse.push_back(normal.factor);
+      // A quantized cache's v_scale multiplies O (not the LSE).
+      inverse.push_back(vScale
+                            ? arith::MulFOp::create(*b, normal.factor, vScale)
+                            : normal.factor);
       if (!lse)
         continue;
       Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
@@ -647,7 +677,33 @@ void RegisterScoreKernel::storeFromRegisters(MmaSyncTileMMA &tiles, ValueRange s
   const bool swizzled = p.oTma || (p.outElt.getIntOrFloatBitWidth() == 16 &&
                                    isSwizzledWidth(p.oRow));
   Value os = oStagingView();
-  for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+  for (int64_t mt = 0; p.kvBytes && mt < p.mTiles; ++mt) {
+    // O's columns in ByteFragments' order: pairs of neighbours from the
+    // two halves of each accumulator block.
+    SmallVector<SmallVector<Value>> acc = accElements(state, mt);
+    auto outPair = VectorType::get({2}, p.outElt);
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(warpRow, add(tiles.laneRow(), idx(16 * mt + 8 * h)));
+      for (int64_t nb = 0; nb < dv16; ++nb)
+        for (int64_t j = 0; j < 2; ++j) {
+          SmallVector<Value> two;
+          for (int64_t half = 0; half < 2; ++half) {
+            Value x = arith::MulFOp::create(*b, acc[nb][4 * half + 2 * h + j],
+                                            inverse[2 * mt + h]);
+            two.push_back(arith::TruncFOp::create(*b, p.outElt, x));
+          }
+          Value pair = vector::FromElementsOp::create(*b, outPair, two);
+          Value col = byteFragments->valueColumn(nb, j);
+          if (swizzled)
+            col = swizzleColumn(*b, row, col);
+          vector::StoreOp::create(
+              *b, pair, os, ValueRange{row, col},
+              /*nontemporal=*/false,
+              llvm::Align(p.outElt.getIntOrFloatBitWidth() / 4));
+        }
+    }
+  }
+  for (int64_t mt = 0; !p.kvBytes && mt < p.mTiles; ++mt) {
     Value scale = tiles.rowBroadcast(inverse[2 * mt], inverse[2 * mt + 1]);
     for (int64_t nb = 0; nb < dv16; ++nb) {
       Value normalized = tiles.mulC(state[nState + mt * dv16 + nb], scale);
@@ -785,7 +841,22 @@ void RegisterScoreKernel::storeSplitState(MmaSyncTileMMA &tiles,
       OpBuilder::InsertionGuard g(*b);
       b->setInsertionPointToStart(inside.thenBlock());
       Value wsRow = workspaceRow(out, outputIndices(out, row));
-      for (int64_t nb = 0; nb < dv16; ++nb)
+      for (int64_t nb = 0; p.kvBytes && nb < dv16; ++nb)
+        for (int64_t j = 0; j < 2; ++j) {
+          // O's columns in ByteFragments' order (Dv a multiple of 32, no
+          // padding): elements j of the block's halves are neighbours.
+          Value pair = vector::FromElementsOp::create(
+              *b, pairType,
+              ValueRange{acc[nb][2 * h + j], acc[nb][4 + 2 * h + j]});
+          if (vScale)
+            pair = arith::MulFOp::create(
+                *b, pair, vector::BroadcastOp::create(*b, pairType, vScale));
+          vector::StoreOp::create(
+              *b, pair, workspace,
+              ValueRange{wsRow, split, byteFragments->valueColumn(nb, j)},
+              /*nontemporal=*/false, llvm::Align(8));
+        }
+      for (int64_t nb = 0; !p.kvBytes && nb < dv16; ++nb)
         for (int64_t half = 0; half < 2; ++half) {
           if (16 * nb + 8 * half >= p.valueHeadDim)
             continue;

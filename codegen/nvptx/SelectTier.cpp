@@ -10,6 +10,7 @@
 #include "codegen/nvptx/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnSemantics.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -288,10 +289,19 @@ struct AttnSelectTierPass
           // 1-5% (bench/RESULTS.md).
           int64_t stages = std::max<int64_t>(1, decodeTensorCoreStages);
           int64_t keys = 64;
+          // A quantized cache's tiles are half the bytes: 128 keys and two
+          // stages, the f16 tiles' bytes in flight. On an H200 at GQA-4
+          // D128 fp8 (B1 Sk128k, B8 Sk16k, B64 Sk4k): 75.7 / 75.8 / 136.5
+          // us, against 78.0 / 78.1 / 173.6 with 64 keys and four stages,
+          // 77.4 / 77.6 / 149.4 with 128 keys and four (bench/RESULTS.md).
+          if (op.isQuantizedKV()) {
+            keys = 128;
+            stages = 2;
+          }
           auto fits = [&](int64_t n) {
             return mmaTileSharedBytes(tensorCoreRows, keys, op.getHeadDim(),
-                                      op.getValueHeadDim(), n,
-                                      op.getVFromK()) <=
+                                      op.getValueHeadDim(), n, op.getVFromK(),
+                                      op.isQuantizedKV()) <=
                    maxSharedMemoryBytes(sm);
           };
           if (!fits(stages))
@@ -347,9 +357,8 @@ struct AttnSelectTierPass
         }
         if (op.isQuantizedKV() &&
             whyFloatDecodeSimt(op, sm, decodeTensorCores).empty())
-          op.emitRemark() << "a quantized K/V cache decodes on the SIMT "
-                             "split kernel: the tensor-core split kernel "
-                             "does not dequantize yet";
+          op.emitRemark() << "decodes on the SIMT split kernel: "
+                          << whyDecodeSimt(op, sm, decodeTensorCores);
         // SIMT split kernel: a Q tile of the group's rows, at most 16 (the
         // kernel's most, also when Sq is dynamic and the user chose
         // decode). It reads keys one at a time; the nest's K/V tile only
@@ -452,9 +461,14 @@ std::string mlir::attn::whyNotWgmma(AttentionOp op) {
 
 std::string mlir::attn::whyDecodeSimt(AttentionOp op, int sm,
                                       bool tensorCores) {
-  if (op.isQuantizedKV())
-    return "a quantized K/V cache (the tensor-core split kernel does not "
-           "dequantize yet)";
+  if (op.isQuantizedKV()) {
+    std::string why = whyNoTensorCoreDequant(
+        op.getHeadDim(), op.getValueHeadDim(),
+        isTokenScale(op.getKScale()) || isTokenScale(op.getVScale()),
+        op.getVFromK());
+    if (!why.empty())
+      return "a quantized K/V cache with " + why;
+  }
   return whyFloatDecodeSimt(op, sm, tensorCores);
 }
 
@@ -507,17 +521,39 @@ bool mlir::attn::decodesAtRunTime(AttentionOp op) {
          fitsDecode(op, /*sm=*/0);
 }
 
-bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type kvElt, int sm) {
-  return blockQ > kDecodeSimtMaxRows && (kvElt.isF16() || kvElt.isBF16()) &&
+bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type qElt, Type kvElt,
+                                     int sm, bool dequantizes) {
+  return blockQ > kDecodeSimtMaxRows && (qElt.isF16() || qElt.isBF16()) &&
+         (kvElt == qElt ||
+          (kvFormatOf(kvElt) != KVFormat::None && dequantizes)) &&
          sm >= 80;
 }
 
+std::string mlir::attn::whyNoTensorCoreDequant(int64_t headDim,
+                                               int64_t valueHeadDim,
+                                               bool tokenScales, bool vFromK) {
+  if (vFromK)
+    return "V is K's leading columns (v_from_k), which the tensor-core "
+           "split kernel reads as f16 or bf16 only";
+  if (tokenScales)
+    return "a scale per token (the tensor-core split kernel applies a "
+           "scale per tensor or per K/V head)";
+  if (headDim % 64 || valueHeadDim % 32 ||
+      std::max(headDim, valueHeadDim) > 256)
+    return "D " + std::to_string(headDim) + " / Dv " +
+           std::to_string(valueHeadDim) +
+           " (the tensor-core split kernel decodes K in 64-column slices "
+           "and V in 32-column groups, up to 256)";
+  return "";
+}
+
 bool mlir::attn::decodeOnWgmma(StringRef chip, int64_t blockQ, int64_t headDim,
-                               int64_t valueHeadDim) {
+                               int64_t valueHeadDim, Type kvElt) {
   // P V's N is Dv, which one wgmma takes up to 256 (wider heads, MLA's
   // 512, run on mma.sync).
   return hasWgmma(chip) && blockQ % 64 == 0 && headDim % 64 == 0 &&
-         valueHeadDim % 64 == 0 && std::max(headDim, valueHeadDim) <= 256;
+         valueHeadDim % 64 == 0 && std::max(headDim, valueHeadDim) <= 256 &&
+         kvFormatOf(kvElt) == KVFormat::None;
 }
 
 bool mlir::attn::usesArchSpecificCode(AttentionOp op, StringRef chip) {
@@ -533,9 +569,16 @@ bool mlir::attn::usesArchSpecificCode(AttentionOp op, StringRef chip) {
   return tier.getValue() == Tier::Decode && schedule && succeeded(sm) &&
          decodeOnTensorCores(
              schedule.getBlockQ(),
-             cast<MemRefType>(op.getK().getType()).getElementType(), *sm) &&
+             cast<MemRefType>(op.getQ().getType()).getElementType(),
+             cast<MemRefType>(op.getK().getType()).getElementType(), *sm,
+             whyNoTensorCoreDequant(op.getHeadDim(), op.getValueHeadDim(),
+                                    isTokenScale(op.getKScale()) ||
+                                        isTokenScale(op.getVScale()),
+                                    op.getVFromK())
+                 .empty()) &&
          decodeOnWgmma(chip, schedule.getBlockQ(), op.getHeadDim(),
-                       op.getValueHeadDim());
+                       op.getValueHeadDim(),
+                       cast<MemRefType>(op.getK().getType()).getElementType());
 }
 
 // The mma tier's default 128-row tiles are the fastest once every SM has a

@@ -108,6 +108,18 @@ Value mlir::attn::nvptx::swizzleColumn(ImplicitLocOpBuilder &b, Value row,
   return arith::XOrIOp::create(b, col, mask);
 }
 
+Value mlir::attn::nvptx::byteChunkSwizzle(ImplicitLocOpBuilder &b, Value row,
+                                          int64_t chunksPerRow) {
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
+  Value parity = arith::AndIOp::create(b, row, c(1));
+  Value high = arith::ShLIOp::create(b, parity, c(2));
+  Value pair = arith::ShRUIOp::create(b, row, c(1));
+  Value pairMod = arith::AndIOp::create(b, pair, c(3));
+  Value low = arith::ShLIOp::create(b, pairMod, c(1));
+  Value x = arith::XOrIOp::create(b, high, low);
+  return arith::AndIOp::create(b, x, c(chunksPerRow - 1));
+}
+
 /// The m16n8k16 layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
 /// with g = lane / 4 and t = lane % 4,
 ///   A (16x16): register i holds A[g + 8 (i & 1)][2t + 8 (i >> 1) + {0, 1}]

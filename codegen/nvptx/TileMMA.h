@@ -36,6 +36,14 @@ namespace mlir::attn::nvptx {
 /// distinct groups of 4 banks.
 inline bool isSwizzledWidth(int64_t width) { return width % 64 == 0; }
 Value swizzleColumn(ImplicitLocOpBuilder &b, Value row, Value col);
+/// The one-byte tiles' layout (nv::TileLayout::Bytes): 16-byte chunk k of
+/// row r sits at chunk k ^ byteChunkSwizzle(r), which is
+/// (4 (r % 2) ^ 2 ((r / 2) % 4)) masked to the row's `chunksPerRow` (a
+/// power of two). ByteFragments.h's K reads (rows g, g + 1 at chunks t,
+/// 4 + t of a quarter-warp) and V reads (rows 2t + c at one 32-byte
+/// column group) then fall in distinct banks.
+Value byteChunkSwizzle(ImplicitLocOpBuilder &b, Value row,
+                       int64_t chunksPerRow);
 
 /// mma.sync's fragments, for the tiers and for attn-nv-to-nvvm:
 /// two 16-bit elements (vector<2xT>) as one i32 register;

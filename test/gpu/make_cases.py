@@ -276,15 +276,22 @@ BENCH_KERNELS = {
 # Quantized-cache decode (issue 41's rows): GQA-4 D128 over fp8 and i8
 # caches with per-token scales (the most bytes of scales), against the
 # f16 rows above on the same shapes: name -> (FORMAT, block_size, sizes).
+QUANT_BENCH_SIZES = [(1, 1, 131072), (8, 1, 16384), (64, 1, 4096)]
 QUANT_BENCH = {
-    "bench_q8_dec_h32_kv8_d128_e4m3": ("f8E4M3FN", 0, [(1, 1, 131072),
-                                                      (8, 1, 16384),
-                                                      (64, 1, 4096)]),
-    "bench_q8_dec_h32_kv8_d128_i8": ("i8", 0, [(1, 1, 131072), (8, 1, 16384),
-                                              (64, 1, 4096)]),
+    "bench_q8_dec_h32_kv8_d128_e4m3": ("f8E4M3FN", 0, QUANT_BENCH_SIZES),
+    "bench_q8_dec_h32_kv8_d128_i8": ("i8", 0, QUANT_BENCH_SIZES),
     "bench_q8_dec_paged16_h32_kv8_d128_e4m3": ("f8E4M3FN", 16,
                                                [(64, 1, 32768)]),
     "bench_q8_dec_paged16_h32_kv8_d128_i8": ("i8", 16, [(64, 1, 32768)]),
+}
+# The same with a scale per tensor (vLLM's default fp8 cache), which the
+# tensor-core split kernel decodes: name -> (FORMAT, block_size, sizes).
+QUANT_TENSOR_BENCH = {
+    "bench_q8t_dec_h32_kv8_d128_e4m3": ("f8E4M3FN", 0, QUANT_BENCH_SIZES),
+    "bench_q8t_dec_h32_kv8_d128_i8": ("i8", 0, QUANT_BENCH_SIZES),
+    "bench_q8t_dec_paged16_h32_kv8_d128_e4m3": ("f8E4M3FN", 16,
+                                                [(64, 1, 32768)]),
+    "bench_q8t_dec_paged16_h32_kv8_d128_i8": ("i8", 16, [(64, 1, 32768)]),
 }
 
 # The benchmark shapes run again with sinks: name -> BENCH_KERNELS' name.
@@ -438,6 +445,28 @@ QUANT_KERNELS = {
     "q8_vl_dec_gqa4_d128_e4m3_token": (
         (8, 2, 128, 128, (-1, 0, True), None, None, True), "f8E4M3FN",
         "token", {"form": "packed_qkv", "max_q_len": 1},
+        [(b, 1, sk, splits) for b, sk, splits in VARLEN_DECODE_SIZES]),
+    # Per tensor, per head or no scales, D a multiple of 64 and Dv of 32:
+    # the tensor-core split kernel, its fragments decoded in registers
+    # (16 rows: on sm_80 too, with fp8's bit operations).
+    "q8_dec_gqa16_d128_e4m3_head": (
+        (16, 1, 128, 128, None, None, None, True), "f8E4M3FN", "head",
+        {"sq": 1}, QUANT_DECODE_SIZES),
+    "q8_specdec4_gqa4_d128_i8_tensor_causal": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "i8", "tensor",
+        {"sq": 4}, [(2, 4, 239, 1), (2, 4, 239, 3), (3, 4, 777, 0)]),
+    "q8_dec_gqa4_d256_e5m2_tensor_softcap": (
+        (8, 2, 256, 256, None, 0.06, 30.0, True), "f8E5M2", "tensor",
+        {"sq": 1}, QUANT_DECODE_SIZES),
+    "q8_dec_gqa4_d128_dv64_i8_none_bf16": (
+        (8, 2, 128, 64, None, None, None, False), "i8", "none",
+        {"sq": 1, "dtype": "bf16"}, QUANT_DECODE_SIZES),
+    "q8_dec_gqa16_d64_e4m3_tensor_bf16": (
+        (16, 1, 64, 64, None, None, None, True), "f8E4M3FN", "tensor",
+        {"sq": 1, "dtype": "bf16"}, QUANT_DECODE_SIZES),
+    "q8_vl_dec_paged16_gqa4_d128_e4m3_head": (
+        (8, 2, 128, 128, (-1, 0, True), None, None, True), "f8E4M3FN", "head",
+        {"form": "packed_q", "block_size": 16, "lens": True, "max_q_len": 1},
         [(b, 1, sk, splits) for b, sk, splits in VARLEN_DECODE_SIZES]),
     "q8_vl_dec_paged16_gqa4_d128_i8_token": (
         (8, 2, 128, 128, (-1, 0, True), None, None, True), "i8", "token",
@@ -631,14 +660,17 @@ def main(out):
         bench += [line.replace(f"{base} {base}.ptx ", f"{name} {name}.ptx ")
                   + " sinks:f32" for line in bench
                   if line.startswith(f"{base} {base}.ptx ")]
-    for name, (fmt, bs, sizes) in QUANT_BENCH.items():
-        kernel = (32, 8, 128, 128, None, None, None, False)
-        with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
-            f.write(spec(name, *kernel, sq=1, block_size=bs, kv=(fmt, "token")))
-        for b, sq, sk in sizes:
-            bench.append(f"{name} {name}.ptx 32 8 128 128 -1 -1 0 "
-                         f"{128 ** -0.5!r} 0 0 {b} {sq} {sk} {bs} 0 0 f16 "
-                         f"padded kv:{fmt}:token")
+    for table, scales in ((QUANT_BENCH, "token"),
+                          (QUANT_TENSOR_BENCH, "tensor")):
+        for name, (fmt, bs, sizes) in table.items():
+            kernel = (32, 8, 128, 128, None, None, None, False)
+            with open(os.path.join(out, "specs", name + ".mlir"), "w") as f:
+                f.write(spec(name, *kernel, sq=1, block_size=bs,
+                             kv=(fmt, scales)))
+            for b, sq, sk in sizes:
+                bench.append(f"{name} {name}.ptx 32 8 128 128 -1 -1 0 "
+                             f"{128 ** -0.5!r} 0 0 {b} {sq} {sk} {bs} 0 0 f16 "
+                             f"padded kv:{fmt}:{scales}")
     # f16 at B8 Sk16k, the quantized rows' middle shape.
     bench.append("bench_dec_h32_kv8_d128 bench_dec_h32_kv8_d128.ptx 32 8 128 "
                  f"128 -1 -1 0 {128 ** -0.5!r} 0 0 8 1 16384 0 0 0 f16")

@@ -158,8 +158,44 @@ func.func @copy_src_width(%k: memref<?x8x?x40xf16>, %t: memref<64x56xf16, 3>, %i
 // -----
 
 func.func @copy_width(%k: memref<?x8x?x40xf16>, %t: memref<64x56xf16, 3>, %i: index) {
-  // expected-error @+1 {{'attn_nv.copy_tile' op 'width' must be a positive multiple of 8 (16-byte chunks), got 44}}
+  // expected-error @+1 {{'attn_nv.copy_tile' op 'width' must be a positive multiple of 8 (16-byte chunks of 'f16'), got 44}}
   attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 40 : i64, threads = 128 : i64, width = 44 : i64} : memref<?x8x?x40xf16> -> memref<64x56xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_bytes_layout_f16(%k: memref<?x8x?x128xf16>, %t: memref<64x128xf16, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op the bytes layout is the one of one-byte elements: bytes with 'f16'}}
+  attn_nv.copy_tile %k -> %t bytes async thread %i {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64} : memref<?x8x?x128xf16> -> memref<64x128xf16, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_bytes_swizzled(%k: memref<?x8x?x128xf8E4M3FN>, %t: memref<64x128xf8E4M3FN, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op the bytes layout is the one of one-byte elements: swizzled with 'f8E4M3FN'}}
+  attn_nv.copy_tile %k -> %t swizzled async thread %i {rows = 64 : i64, src_width = 128 : i64, threads = 128 : i64, width = 128 : i64} : memref<?x8x?x128xf8E4M3FN> -> memref<64x128xf8E4M3FN, 3> {
+  ^bb0(%row: index):
+    %true = arith.constant true
+    attn_nv.yield %true, %i, %i, %row : i1, index, index, index
+  }
+  return
+}
+
+// -----
+
+func.func @copy_bytes_rows(%k: memref<?x8x?x96xi8>, %t: memref<64x96xi8, 3>, %i: index) {
+  // expected-error @+1 {{'attn_nv.copy_tile' op a bytes tile's rows must be a power of two of 16-byte chunks, got width 96}}
+  attn_nv.copy_tile %k -> %t bytes async thread %i {rows = 64 : i64, src_width = 96 : i64, threads = 128 : i64, width = 96 : i64} : memref<?x8x?x96xi8> -> memref<64x96xi8, 3> {
   ^bb0(%row: index):
     %true = arith.constant true
     attn_nv.yield %true, %i, %i, %row : i1, index, index, index

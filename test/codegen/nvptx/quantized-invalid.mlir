@@ -1,7 +1,8 @@
-// On NVIDIA only the decode tier's SIMT kernel lowers a quantized K/V
-// cache (decode-quantized.mlir): attn-select-tier (the first step of
-// attn-to-ptx and attn-compile) refuses the rest by name, never a silent
-// slow path. The CPU pipeline runs them all (test/cpu/quantized.mlir).
+// On NVIDIA only the decode tier's split kernels lower a quantized K/V
+// cache (attn-to-decode-quantized*.mlir): attn-select-tier (the first step
+// of attn-to-ptx and attn-compile) refuses the rest by name, never a
+// silent slow path (attn-to-decode-quantized-invalid.mlir: what the
+// tensor-core split kernel refuses). The CPU pipeline runs them all (test/cpu/quantized.mlir).
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-select-tier --attn-to-copy
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-to-ptx="chip=sm_90a"
 
