@@ -258,6 +258,9 @@ LogicalResult MaskTileOp::inferReturnTypes(
 LogicalResult OnlineSoftmaxOp::verify() {
   if (getScores().empty())
     return emitOpError("needs at least one score tile");
+  if (!getWeights().empty() && getWeights().size() != getScores().size())
+    return emitOpError("'weights' must be one tile per score tile (")
+           << getScores().size() << "), got " << getWeights().size();
   if (FloatAttr scale = getScaleAttr(); scale && !(scale.getValueAsDouble() > 0))
     return emitOpError("'scale' must be positive (the mask and the maximum "
                        "work on the dots), got ")
@@ -267,13 +270,12 @@ LogicalResult OnlineSoftmaxOp::verify() {
 
 LogicalResult OnlineSoftmaxOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
     SmallVectorImpl<Type> &types) {
-  // One P fragment per score tile (the vector operands), then the state,
-  // alpha and moved.
+  // One P fragment per score tile, then the state, alpha and moved.
   auto f32 = Float32Type::get(context);
-  int64_t tiles = llvm::count_if(
-      operands, [](Value v) { return isa<VectorType>(v.getType()); });
+  Adaptor adaptor(operands, attributes, properties, regions);
+  int64_t tiles = adaptor.getScores().size();
   types.append(tiles, VectorType::get({4}, IntegerType::get(context, 32)));
   types.append(4, f32);
   types.push_back(VectorType::get({8}, f32));

@@ -287,6 +287,10 @@ def AttnNV_OnlineSoftmaxOp : AttnNV_Op<"online_softmax",
     `l' = l * alpha + sum(p)` over the thread's own columns (the quad's
     sum is taken once, in the epilogue).
 
+    With `weights` (one accumulator-layout tile per score tile: a
+    quantized cache's V scale of each key), P V's fragments hold `p`
+    times its weight, rounded once; `l` sums the unweighted `p`.
+
     Results: P rounded to `inputs` as A fragments of P V (the accumulator
     and A layouts agree), the new state, `alpha` broadcast in accumulator
     layout (rows top and bottom), and `moved`: whether either row's
@@ -302,14 +306,17 @@ def AttnNV_OnlineSoftmaxOp : AttnNV_Op<"online_softmax",
   }];
   let arguments = (ins Variadic<AttnNV_Accumulator>:$scores, F32:$m_top,
                    F32:$m_bottom, F32:$l_top, F32:$l_bottom,
-                   Optional<I1>:$moved_before, OptionalAttr<F64Attr>:$scale,
+                   Optional<I1>:$moved_before,
+                   Variadic<AttnNV_Accumulator>:$weights,
+                   OptionalAttr<F64Attr>:$scale,
                    AttnNV_InputType:$inputs);
   let results = (outs Variadic<AttnNV_Fragment>:$p, F32:$new_m_top,
                  F32:$new_m_bottom, F32:$new_l_top, F32:$new_l_bottom,
                  AttnNV_Accumulator:$alpha, I1:$moved);
   let assemblyFormat = [{
     $scores `state` `(` $m_top `,` $m_bottom `,` $l_top `,` $l_bottom `)`
-    (`moved` $moved_before^)? attr-dict `:` $inputs
+    (`moved` $moved_before^)? (`weights` `(` $weights^ `)`)? attr-dict `:`
+    $inputs
   }];
   let hasVerifier = 1;
 }

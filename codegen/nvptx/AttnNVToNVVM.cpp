@@ -343,6 +343,14 @@ struct OnlineSoftmaxLowering : Expansion<nv::OnlineSoftmaxOp> {
         probs.push_back(fastExp2(b, exponent));
         rowValues[h].push_back(probs.back());
       }
+      if (!op.getWeights().empty()) {
+        // P V's weights (a V scale a key), after l's sum took p.
+        Value weights = op.getWeights()[results.size()];
+        for (int64_t e = 0; e < 8; ++e) {
+          Value w = vector::ExtractOp::create(b, weights, ArrayRef<int64_t>{e});
+          probs[e] = arith::MulFOp::create(b, probs[e], w);
+        }
+      }
       results.push_back(accumulatorToA(b, op.getInputs(), probs));
     }
     results.append({newMax[0], newMax[1]});

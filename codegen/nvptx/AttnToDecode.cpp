@@ -730,8 +730,6 @@ struct AttnToDecodePass : mlir::attn::impl::AttnToDecodeBase<AttnToDecodePass> {
       auto vTile = cast<RankedTensorType>(nest->loadV.getTile().getType());
       bool dequantizes =
           whyNoTensorCoreDequant(qTile.getDimSize(1), vTile.getDimSize(1),
-                                 isTokenScale(nest->loadK.getScale()) ||
-                                     isTokenScale(nest->loadV.getScale()),
                                  nest->vFromK())
               .empty();
       if (decodeOnTensorCores(qTile.getDimSize(0), qTile.getElementType(),

@@ -71,13 +71,12 @@ int64_t defaultStages(int sm);
 bool decodeOnTensorCores(int64_t blockQ, Type qElt, Type kvElt, int sm,
                          bool dequantizes);
 /// Why the tensor-core split kernel cannot decode a quantized (one-byte)
-/// K/V cache of these head dims and scales, or empty where it can: it
-/// reads K in 16-byte slices of 64 columns and V in 32-column groups
-/// (head dims multiples of 64 and 32, at most 256), applies the scales
-/// per block (per tensor or per K/V head, not per token), and reads V
-/// from a V cache of its own (no v_from_k).
+/// K/V cache of these head dims, or empty where it can: it reads K in
+/// 16-byte slices of 64 columns and V in 32-column groups (head dims
+/// multiples of 64 and 32, at most 256), and V from a V cache of its own
+/// (no v_from_k). Its scales may be of any granularity.
 std::string whyNoTensorCoreDequant(int64_t headDim, int64_t valueHeadDim,
-                                   bool tokenScales, bool vFromK);
+                                   bool vFromK);
 /// Whether that tensor-core split kernel runs on wgmma rather than
 /// mma.sync: on sm_90a, where its Q tile is whole warpgroups (64-row
 /// multiples), both head dims are 64-column blocks and K/V are f16 or

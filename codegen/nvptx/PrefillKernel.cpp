@@ -82,6 +82,22 @@ Value PrefillKernel::kvIndices(LoadKVOp load, Value row,
   indices = kvRowIndices(load, jc);
   return valid;
 }
+Value PrefillKernel::tokenScaleTile(LoadKVOp load, Value first,
+                                    Value laneColumn) {
+  Value scale = map.lookup(load.getScale());
+  Value base = add(first, laneColumn);
+  Value at[4];
+  for (auto [i, offset] : llvm::enumerate(ArrayRef<int64_t>{0, 1, 8, 9})) {
+    SmallVector<Value> indices;
+    kvIndices(load, idx(offset), indices, base);
+    at[i] = memref::LoadOp::create(*b, scale, indices);
+  }
+  SmallVector<Value> e;
+  for (int64_t i = 0; i < 8; ++i)
+    e.push_back(at[2 * (i / 4) + i % 2]);
+  return vector::FromElementsOp::create(
+      *b, VectorType::get({8}, b->getF32Type()), e);
+}
 std::pair<Value, Value> PrefillKernel::queryRange(Value firstRow,
                                                   int64_t rows) {
   Value first = arith::DivUIOp::create(*b, firstRow, idx(p.group));

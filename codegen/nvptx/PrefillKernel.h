@@ -173,6 +173,11 @@ protected:
   /// scores and O.
   std::unique_ptr<ByteFragments> byteFragments;
   Value kScale, vScale;
+  /// A per-token scale operand of `load` (K's or V's) for the 16 keys
+  /// from `first`, as this lane's accumulator-layout tile: keys
+  /// `laneColumn` + {0, 1} in elements 0-3 and + {8, 9} in 4-7 (mma.sync's
+  /// C layout); a key past the sequence reads its last key's.
+  Value tokenScaleTile(LoadKVOp load, Value first, Value laneColumn);
 
 private:
   // The tile walk: which keys the K/V loop's positions stand for.

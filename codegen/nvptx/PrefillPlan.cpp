@@ -199,10 +199,8 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
     // What ByteFragments.h decodes: mma.sync's B fragments, K in 16-byte
     // slices of 64 columns, V in groups of 32, on Q fragments held in
     // registers, the scales applied per block.
-    std::string why = whyNoTensorCoreDequant(
-        p.headDim, p.valueHeadDim,
-        isTokenScale(n.loadK.getScale()) || isTokenScale(n.loadV.getScale()),
-        n.vFromK());
+    std::string why =
+        whyNoTensorCoreDequant(p.headDim, p.valueHeadDim, n.vFromK());
     if (why.empty() && (p.parts.mma != MmaProvider::MmaSync || !p.registers() ||
                         p.mTiles != 1 || p.dvGroups != 1 || p.blocked()))
       why = "its fragments are decoded for mma.sync's register score "

@@ -257,6 +257,13 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
                                                     const Step &step) {
   const int64_t nb16 = p.bcw / 16, dv16 = p.dvw / 16;
   SmallVector<Value> accs(step.state.slice(4 * p.mTiles, p.mTiles * dv16));
+  // A quantized cache's V scale per token weighs each key's p in P V.
+  SmallVector<Value> weights;
+  for (int64_t nb = 0;
+       p.kvBytes && isTokenScale(n.loadV.getScale()) && nb < nb16; ++nb) {
+    Value first = add(step.j, idx(16 * nb));
+    weights.push_back(tokenScaleTile(n.loadV, first, tiles.laneColumn()));
+  }
   SmallVector<SmallVector<Value>> raw = products->scores(tiles, step);
   // Without a soft-cap the score is c * dot with c > 0 (the verifier's
   // scale > 0), so the mask and the row max work on raw dots and c folds
@@ -276,7 +283,8 @@ SmallVector<Value> RegisterScoreKernel::softmaxStep(MmaSyncTileMMA &tiles,
     ValueRange state = step.state.slice(4 * mt, 4);
     auto softmax = nv::OnlineSoftmaxOp::create(
         *b, ValueRange(masked).slice(mt * nb16, nb16), state[0], state[1],
-        state[2], state[3], anyMoves, scale, TypeAttr::get(tiles.inputType()));
+        state[2], state[3], anyMoves, weights, scale,
+        TypeAttr::get(tiles.inputType()));
     pFrags[mt] = llvm::to_vector_of<Value>(softmax.getP());
     results.append({softmax.getNewMTop(), softmax.getNewMBottom(),
                     softmax.getNewLTop(), softmax.getNewLBottom()});
@@ -331,16 +339,25 @@ RegisterScoreKernel::WarpTileProducts::scores(MmaSyncTileMMA &tiles,
   if (p.kvBytes) {
     // A quantized cache: each 16 keys' K decoded into fragments (D's
     // columns in loadQ's order), one m-tile; the dots times k_scale.
+    // A scale per token: its keys' scales loaded before the products.
     Value kScale = k.kScale ? Value(vector::BroadcastOp::create(
                                   *k.b, raw[0][0].getType(), k.kScale))
                             : Value();
+    const bool perToken = isTokenScale(k.n.loadK.getScale());
+    SmallVector<Value> tokenScales;
+    for (int64_t nb = 0; perToken && nb < nb16; ++nb) {
+      Value first = k.add(step.j, k.idx(16 * nb));
+      tokenScales.push_back(
+          k.tokenScaleTile(k.n.loadK, first, tiles.laneColumn()));
+    }
     for (int64_t nb = 0; nb < nb16; ++nb) {
       SmallVector<Value> kf =
           k.byteFragments->loadK(step.ks, k.idx(16 * nb), p.d);
       for (int64_t kk = 0; kk < p.d / 16; ++kk)
         raw[0][nb] = tiles.mma(step.qFrags[kk], kf[kk], raw[0][nb]);
-      if (kScale)
-        raw[0][nb] = arith::MulFOp::create(*k.b, raw[0][nb], kScale);
+      Value scale = perToken ? tokenScales[nb] : kScale;
+      if (scale)
+        raw[0][nb] = arith::MulFOp::create(*k.b, raw[0][nb], scale);
     }
     return raw;
   }

@@ -463,9 +463,7 @@ std::string mlir::attn::whyDecodeSimt(AttentionOp op, int sm,
                                       bool tensorCores) {
   if (op.isQuantizedKV()) {
     std::string why = whyNoTensorCoreDequant(
-        op.getHeadDim(), op.getValueHeadDim(),
-        isTokenScale(op.getKScale()) || isTokenScale(op.getVScale()),
-        op.getVFromK());
+        op.getHeadDim(), op.getValueHeadDim(), op.getVFromK());
     if (!why.empty())
       return "a quantized K/V cache with " + why;
   }
@@ -531,13 +529,10 @@ bool mlir::attn::decodeOnTensorCores(int64_t blockQ, Type qElt, Type kvElt,
 
 std::string mlir::attn::whyNoTensorCoreDequant(int64_t headDim,
                                                int64_t valueHeadDim,
-                                               bool tokenScales, bool vFromK) {
+                                               bool vFromK) {
   if (vFromK)
     return "V is K's leading columns (v_from_k), which the tensor-core "
            "split kernel reads as f16 or bf16 only";
-  if (tokenScales)
-    return "a scale per token (the tensor-core split kernel applies a "
-           "scale per tensor or per K/V head)";
   if (headDim % 64 || valueHeadDim % 32 ||
       std::max(headDim, valueHeadDim) > 256)
     return "D " + std::to_string(headDim) + " / Dv " +
@@ -572,8 +567,6 @@ bool mlir::attn::usesArchSpecificCode(AttentionOp op, StringRef chip) {
              cast<MemRefType>(op.getQ().getType()).getElementType(),
              cast<MemRefType>(op.getK().getType()).getElementType(), *sm,
              whyNoTensorCoreDequant(op.getHeadDim(), op.getValueHeadDim(),
-                                    isTokenScale(op.getKScale()) ||
-                                        isTokenScale(op.getVScale()),
                                     op.getVFromK())
                  .empty()) &&
          decodeOnWgmma(chip, schedule.getBlockQ(), op.getHeadDim(),

@@ -145,6 +145,14 @@ func.func @softmax_scale(%s: vector<8xf32>, %m: f32) {
 
 // -----
 
+func.func @softmax_weights(%s: vector<8xf32>, %m: f32) {
+  // expected-error @+1 {{'attn_nv.online_softmax' op 'weights' must be one tile per score tile (2), got 1}}
+  %p:2, %a, %b, %c, %d, %alpha, %moved = attn_nv.online_softmax %s, %s state(%m, %m, %m, %m) weights(%s) : f16
+  return
+}
+
+// -----
+
 func.func @copy_src_width(%k: memref<?x8x?x40xf16>, %t: memref<64x56xf16, 3>, %i: index) {
   // expected-error @+1 {{'attn_nv.copy_tile' op 'src_width' must be a multiple of 8 in (0, width = 48], got 56}}
   attn_nv.copy_tile %k -> %t plain async thread %i {rows = 64 : i64, src_width = 56 : i64, threads = 128 : i64, width = 48 : i64} : memref<?x8x?x40xf16> -> memref<64x56xf16, 3> {
