@@ -3,9 +3,11 @@
 // 16-row pages holding one byte an element, with an f32 scale per token
 // and head laid out like the cache without D ([num_blocks, 8, 16]); an
 // element is its e4m3 value times its scale. Half the bytes of
-// paged_decode.mlir's f16 cache. On NVIDIA it runs on the split-K SIMT
-// decode kernel (a remark says so); the C functions take k_scale and
-// v_scale after kv_lens.
+// paged_decode.mlir's f16 cache. On NVIDIA it runs on the decode tier's
+// tensor-core split kernel from sm_90, its bytes decoded into mma.sync
+// fragments in registers (on sm_80 its 4 rows take the SIMT kernel, which
+// attn-compile's note names); the C functions take k_scale and v_scale
+// after kv_lens.
 func.func @fp8_paged_decode(%q: memref<?x32x1x128xf16>,
                             %k_cache: memref<?x8x16x128xf8E4M3FN>,
                             %v_cache: memref<?x8x16x128xf8E4M3FN>,
