@@ -6,6 +6,7 @@
 #include "codegen/nvptx/TileMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -31,32 +32,41 @@ Value ByteFragments::scaled(Value x, int64_t m, int64_t c) {
   return arith::AddIOp::create(b, product, idx(c));
 }
 
-Value ByteFragments::decodePair(Value bytes) {
+Value ByteFragments::i32(int64_t v) {
+  return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+}
+
+Value ByteFragments::unpack(Value word, VectorType type) {
+  Value one = vector::FromElementsOp::create(
+      b, VectorType::get({1}, b.getI32Type()), word);
+  return vector::BitCastOp::create(b, type, one);
+}
+
+Value ByteFragments::permute(Value lo, Value hi, int64_t selector) {
+  Value select = i32(selector);
+  return NVVM::PermuteOp::create(b, b.getI32Type(), lo, hi, select,
+                                 NVVM::PermuteMode::DEFAULT);
+}
+
+Value ByteFragments::decodeHalf(Value word, int64_t half) {
   auto halves = VectorType::get({2}, b.getF16Type());
   Value h;
   if (kvFormatOf(kvElt) == KVFormat::Int8) {
-    // 0x6400 | (x ^ 0x80) is the f16 1024 + (x + 128), exact (ulp 1 at
-    // 1024); minus 1152 it is x. Bit operations and one f16x2
-    // subtraction instead of a conversion an element (sitofp measured
-    // 26% slower at GQA-4 D128 on an H200, bench/RESULTS.md).
-    auto shorts = VectorType::get({2}, b.getI16Type());
-    auto byteType = VectorType::get({2}, b.getI8Type());
-    Value flip = arith::ConstantOp::create(
-        b, byteType,
-        DenseElementsAttr::get(byteType, b.getI8IntegerAttr(-128)));
-    Value offset = arith::XOrIOp::create(b, bytes, flip);
-    Value wide = arith::ExtUIOp::create(b, shorts, offset);
-    Value magic = arith::ConstantOp::create(
-        b, shorts, DenseElementsAttr::get(shorts, b.getI16IntegerAttr(0x6400)));
-    Value bits = arith::OrIOp::create(b, wide, magic);
-    Value biased = arith::BitcastOp::create(b, halves, bits);
+    // Bytes 2 half and 2 half + 1 (offset by 0x80 when loaded) under
+    // 0x64: the f16 pair 1024 + (x + 128), exact (ulp 1 at 1024); minus
+    // 1152 they are x. One prmt and one f16x2 subtraction a pair.
+    Value magic = i32(0x64646464);
+    Value bits =
+        permute(word, magic, 2 * half | 4 << 4 | (2 * half + 1) << 8 | 4 << 12);
+    Value biased = unpack(bits, halves);
     Value bias = arith::ConstantOp::create(
         b, halves, DenseElementsAttr::get(halves, b.getF16FloatAttr(1152)));
     h = arith::SubFOp::create(b, biased, bias);
   } else {
-    Value stored =
-        arith::BitcastOp::create(b, VectorType::get({2}, kvElt), bytes);
-    h = fp8ToF16(b, stored, sm);
+    Value four = unpack(word, VectorType::get({4}, kvElt));
+    Value bytes = vector::ShuffleOp::create(
+        b, four, four, ArrayRef<int64_t>{2 * half, 2 * half + 1});
+    h = fp8ToF16(b, bytes, sm);
     if (fp8TimesUnit(kvElt, sm)) {
       Value unit = arith::ConstantOp::create(
           b, halves, DenseElementsAttr::get(halves, b.getF16FloatAttr(256)));
@@ -73,7 +83,8 @@ Value ByteFragments::decodePair(Value bytes) {
   return packPair(b, h);
 }
 
-Value ByteFragments::loadBytes(Value tile, Value row, Value col, int64_t n) {
+SmallVector<Value> ByteFragments::loadWords(Value tile, Value row, Value col,
+                                            int64_t n) {
   auto type = cast<MemRefType>(tile.getType());
   const int64_t chunks = type.getShape().back() / 16;
   Value chunk = arith::DivUIOp::create(b, col, idx(16));
@@ -85,7 +96,21 @@ Value ByteFragments::loadBytes(Value tile, Value row, Value col, int64_t n) {
   Value x = vector::LoadOp::create(b, VectorType::get({n}, kvElt), tile,
                                    ValueRange{row, at}, /*nontemporal=*/false,
                                    llvm::Align(n));
-  return arith::BitcastOp::create(b, VectorType::get({n}, b.getI8Type()), x);
+  Value bytes =
+      arith::BitcastOp::create(b, VectorType::get({n}, b.getI8Type()), x);
+  Value words = vector::BitCastOp::create(
+      b, VectorType::get({n / 4}, b.getI32Type()), bytes);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < n / 4; ++i) {
+    Value w = vector::ExtractOp::create(b, words, i);
+    // i8: every byte offset by 0x80, once a word (decodeHalf's bias).
+    if (kvFormatOf(kvElt) == KVFormat::Int8) {
+      Value offset = i32(0x80808080);
+      w = arith::XOrIOp::create(b, w, offset);
+    }
+    out.push_back(w);
+  }
+  return out;
 }
 
 SmallVector<Value> ByteFragments::loadQ(Value qs, Value row, int64_t d) {
@@ -132,22 +157,20 @@ SmallVector<Value> ByteFragments::loadK(Value ks, Value key, int64_t d) {
   SmallVector<Value> frags;
   for (int64_t H = 0; H < d / 64; ++H) {
     // Keys g and 8 + g (the tile's two 8-key halves), 16 bytes each.
-    Value bytes[2];
+    SmallVector<Value> words[2];
     for (int64_t h = 0; h < 2; ++h) {
       Value r = arith::AddIOp::create(b, key,
                                       arith::AddIOp::create(b, g, idx(8 * h)));
       Value col = scaled(t, 16, 64 * H);
-      bytes[h] = loadBytes(ks, r, col, 16);
+      words[h] = loadWords(ks, r, col, 16);
     }
     for (int64_t q = 0; q < 4; ++q) {
-      // Half h in registers 2h, 2h + 1; register j from bytes 4q + 2j.
+      // Half h in registers 2h, 2h + 1; register j from word q's bytes
+      // 2j, 2j + 1.
       SmallVector<Value> four;
       for (int64_t h = 0; h < 2; ++h)
-        for (int64_t j = 0; j < 2; ++j) {
-          int64_t at = 4 * q + 2 * j;
-          four.push_back(decodePair(vector::ShuffleOp::create(
-              b, bytes[h], bytes[h], ArrayRef<int64_t>{at, at + 1})));
-        }
+        for (int64_t j = 0; j < 2; ++j)
+          four.push_back(decodeHalf(words[h][q], j));
       frags.push_back(vector::FromElementsOp::create(b, regs, four));
     }
   }
@@ -165,18 +188,21 @@ SmallVector<Value> ByteFragments::loadV(Value vs, Value key, int64_t dv) {
     for (int64_t i = 0; i < 4; ++i) {
       Value r = arith::AddIOp::create(
           b, key, arith::AddIOp::create(b, twoT, idx(8 * (i / 2) + i % 2)));
-      words[i] = loadBytes(vs, r, col, 4);
+      words[i] = loadWords(vs, r, col, 4).front();
     }
     for (int64_t s = 0; s < 2; ++s) {
       // Block 2G + s: n-tiles u = 2s (half 0) and 2s + 1 (half 1), each
-      // register j pairing keys 2t + 8j and 2t + 8j + 1 at byte u.
+      // register j pairing keys 2t + 8j and 2t + 8j + 1 at byte u; one
+      // prmt gathers both halves' pairs of keys j.
+      const int64_t u = 2 * s;
+      Value pairs[2];
+      for (int64_t j = 0; j < 2; ++j)
+        pairs[j] = permute(words[2 * j], words[2 * j + 1],
+                           u | (4 + u) << 4 | (u + 1) << 8 | (5 + u) << 12);
       SmallVector<Value> four;
       for (int64_t half = 0; half < 2; ++half)
-        for (int64_t j = 0; j < 2; ++j) {
-          int64_t u = 2 * s + half;
-          four.push_back(decodePair(vector::ShuffleOp::create(
-              b, words[2 * j], words[2 * j + 1], ArrayRef<int64_t>{u, 4 + u})));
-        }
+        for (int64_t j = 0; j < 2; ++j)
+          four.push_back(decodeHalf(pairs[j], half));
       frags.push_back(vector::FromElementsOp::create(b, regs, four));
     }
   }

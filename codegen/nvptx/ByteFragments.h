@@ -61,12 +61,18 @@ private:
   Value idx(int64_t v);
   /// x * m + c.
   Value scaled(Value x, int64_t m, int64_t c);
-  /// Two bytes (vector<2xi8>) decoded into one register of two `elt`.
-  Value decodePair(Value bytes);
+  Value i32(int64_t v);
+  /// An i32 `word` as a vector `type` of its bits.
+  Value unpack(Value word, VectorType type);
+  /// nvvm.prmt of `lo` and `hi` (bytes 0-3 and 4-7) by `selector`.
+  Value permute(Value lo, Value hi, int64_t selector);
+  /// Bytes 2 `half` and 2 `half` + 1 of `word` decoded into one register
+  /// of two `elt`.
+  Value decodeHalf(Value word, int64_t half);
   /// `n` bytes of row `row` of byte tile `tile` from byte column `col`
-  /// (its chunks placed as nv::TileLayout::Bytes places them), as
-  /// vector<n x i8>.
-  Value loadBytes(Value tile, Value row, Value col, int64_t n);
+  /// (its chunks placed as nv::TileLayout::Bytes places them), as n / 4
+  /// i32 words; an i8 cache's bytes offset by 0x80 (decodeHalf's bias).
+  SmallVector<Value> loadWords(Value tile, Value row, Value col, int64_t n);
 
   ImplicitLocOpBuilder &b;
   Type elt, kvElt;

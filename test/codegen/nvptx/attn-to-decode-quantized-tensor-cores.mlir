@@ -5,8 +5,9 @@
 // GQA-16 bf16 decode with per-head scales. The K/V tiles hold the stored
 // bytes (copy_tile's bytes layout); the products decode each 16 keys'
 // bytes into mma.sync fragments in registers (ByteFragments.h): fp8 by
-// cvt.f16x2 on sm_89+, bit operations below; i8 as the f16 0x6400 | (x ^
-// 0x80) minus 1152; bf16 fragments by rounding the exact f16. The scales
+// cvt.f16x2 on sm_89+, bit operations below; i8 as the f16 0x64XX (each
+// 32-bit word xor 0x80808080, then one prmt a byte pair under 0x64)
+// minus 1152; bf16 fragments by rounding the exact f16. The scales
 // are loaded once, k_scale multiplies the dots, v_scale the O columns.
 // RUN: attn-opt %s --attn-to-decode="chip=sm_90" | FileCheck %s
 // RUN: attn-opt %s --attn-to-decode="chip=sm_80" | FileCheck %s --check-prefix=SM80
@@ -30,7 +31,10 @@
 // CHECK: gpu.func @i8_head_bf16_decode_split(%{{.*}}: memref<?x16x1x64xbf16>, %{{.*}}: memref<?x1x?x64xi8>, %{{.*}}: memref<?x1x?x64xi8>, %[[KS1:.*]]: memref<1xf32>, %[[VS1:.*]]: memref<1xf32>,
 // CHECK: memref.load %[[KS1]][%block_id_y] : memref<1xf32>
 // CHECK: scf.for
-// CHECK: arith.constant dense<25600> : vector<2xi16>
+// CHECK: arith.constant -2139062144 : i32
+// CHECK: arith.xori {{.*}} : i32
+// CHECK: arith.constant 1684300900 : i32
+// CHECK: nvvm.prmt <default>
 // CHECK: arith.constant dense<1.152000e+03> : vector<2xf16>
 // CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK: attn_nv.mma_tile {{.*}} : bf16
