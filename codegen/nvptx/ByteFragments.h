@@ -23,8 +23,9 @@
 //     valueColumn says where a thread's accumulator element belongs, and
 //     a thread holds 8 consecutive columns of each group G.
 //
-// Scales are not applied here: the kernel multiplies the scores by
-// k_scale and O by v_scale.
+// Bytes are decoded a 32-bit word at a time (ByteFragments.cpp). Scales
+// are not applied here: the kernel multiplies the scores by k_scale and
+// O by v_scale, or with a scale per token each key's p in P V.
 //
 //===----------------------------------------------------------------------===//
 
