@@ -72,9 +72,10 @@ bool decodeOnTensorCores(int64_t blockQ, Type qElt, Type kvElt, int sm,
                          bool dequantizes);
 /// Why the tensor-core split kernel cannot decode a quantized (one-byte)
 /// K/V cache of these head dims, or empty where it can: it reads K in
-/// 16-byte slices of 64 columns and V in 32-column groups (head dims
-/// multiples of 64 and 32, at most 256), and V from a V cache of its own
-/// (no v_from_k). Its scales may be of any granularity.
+/// 16-byte slices of 64 columns and V in 32-column groups, rows of a
+/// power of two of 16-byte chunks (D 64, 128 or 256; Dv 32 to 256), and V
+/// from a V cache of its own (no v_from_k). Its scales may be of any
+/// granularity.
 std::string whyNoTensorCoreDequant(int64_t headDim, int64_t valueHeadDim,
                                    bool vFromK);
 /// Whether that tensor-core split kernel runs on wgmma rather than

@@ -533,12 +533,17 @@ std::string mlir::attn::whyNoTensorCoreDequant(int64_t headDim,
   if (vFromK)
     return "V is K's leading columns (v_from_k), which the tensor-core "
            "split kernel reads as f16 or bf16 only";
-  if (headDim % 64 || valueHeadDim % 32 ||
-      std::max(headDim, valueHeadDim) > 256)
+  // Rows of a power of two of 16-byte chunks: the bytes layout's swizzle
+  // permutes a row's chunks by XOR (TileMMA.h, byteChunkSwizzle).
+  auto rows = [](int64_t width, int64_t unit) {
+    return width % unit == 0 && width <= 256 && llvm::isPowerOf2_64(width / 16);
+  };
+  if (!rows(headDim, 64) || !rows(valueHeadDim, 32))
     return "D " + std::to_string(headDim) + " / Dv " +
            std::to_string(valueHeadDim) +
            " (the tensor-core split kernel decodes K in 64-column slices "
-           "and V in 32-column groups, up to 256)";
+           "and V in 32-column groups, each row a power of two of 16-byte "
+           "chunks, at most 256 bytes)";
   return "";
 }
 
