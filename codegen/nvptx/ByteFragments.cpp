@@ -15,12 +15,9 @@ using namespace mlir::attn;
 using namespace mlir::attn::nvptx;
 
 ByteFragments::ByteFragments(ImplicitLocOpBuilder &b, Type elt, Type kvElt,
-                             int sm, Value lane)
-    : b(b), elt(elt), kvElt(kvElt), sm(sm) {
-  Value four = idx(4);
-  g = arith::DivUIOp::create(b, lane, four);
-  t = arith::RemUIOp::create(b, lane, four);
-}
+                             int sm, const MmaSyncTileMMA &tiles)
+    : b(b), elt(elt), kvElt(kvElt), sm(sm), g(tiles.laneRow()),
+      t2(tiles.laneColumn()) {}
 
 Value ByteFragments::idx(int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
@@ -123,7 +120,7 @@ SmallVector<Value> ByteFragments::loadQ(Value qs, Value row, int64_t d) {
     for (int64_t rh = 0; rh < 2; ++rh) {
       Value r = arith::AddIOp::create(b, row,
                                       arith::AddIOp::create(b, g, idx(8 * rh)));
-      Value first = scaled(t, 16, 64 * H);
+      Value first = scaled(t2, 8, 64 * H);
       Value lo = vector::LoadOp::create(
           b, eight, qs, ValueRange{r, swizzleColumn(b, r, first)},
           /*nontemporal=*/false, llvm::Align(16));
@@ -161,7 +158,7 @@ SmallVector<Value> ByteFragments::loadK(Value ks, Value key, int64_t d) {
     for (int64_t h = 0; h < 2; ++h) {
       Value r = arith::AddIOp::create(b, key,
                                       arith::AddIOp::create(b, g, idx(8 * h)));
-      Value col = scaled(t, 16, 64 * H);
+      Value col = scaled(t2, 8, 64 * H);
       words[h] = loadWords(ks, r, col, 16);
     }
     for (int64_t q = 0; q < 4; ++q) {
@@ -180,14 +177,13 @@ SmallVector<Value> ByteFragments::loadK(Value ks, Value key, int64_t d) {
 SmallVector<Value> ByteFragments::loadV(Value vs, Value key, int64_t dv) {
   auto regs = VectorType::get({4}, b.getI32Type());
   SmallVector<Value> frags;
-  Value twoT = arith::MulIOp::create(b, t, idx(2));
   for (int64_t G = 0; G < dv / 32; ++G) {
     // Keys 2t, 2t + 1, 2t + 8, 2t + 9: 4 bytes each from column 32G + 4g.
     Value words[4];
     Value col = scaled(g, 4, 32 * G);
     for (int64_t i = 0; i < 4; ++i) {
       Value r = arith::AddIOp::create(
-          b, key, arith::AddIOp::create(b, twoT, idx(8 * (i / 2) + i % 2)));
+          b, key, arith::AddIOp::create(b, t2, idx(8 * (i / 2) + i % 2)));
       words[i] = loadWords(vs, r, col, 4).front();
     }
     for (int64_t s = 0; s < 2; ++s) {
@@ -210,9 +206,9 @@ SmallVector<Value> ByteFragments::loadV(Value vs, Value key, int64_t dv) {
 }
 
 Value ByteFragments::valueColumn(int64_t nb, int64_t e) {
-  return scaled(t, 8, 32 * (nb / 2) + 4 * (e % 2) + 2 * (nb % 2) + e / 4);
+  return scaled(t2, 4, 32 * (nb / 2) + 4 * (e % 2) + 2 * (nb % 2) + e / 4);
 }
 
 Value ByteFragments::groupColumn(int64_t group) {
-  return scaled(t, 8, 32 * group);
+  return scaled(t2, 4, 32 * group);
 }

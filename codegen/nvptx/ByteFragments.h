@@ -32,6 +32,8 @@
 #ifndef ATTN_CODEGEN_NVPTX_BYTEFRAGMENTS_H
 #define ATTN_CODEGEN_NVPTX_BYTEFRAGMENTS_H
 
+#include "codegen/nvptx/TileMMA.h"
+
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn::nvptx {
@@ -39,9 +41,9 @@ namespace mlir::attn::nvptx {
 class ByteFragments {
 public:
   /// Fragments of `elt` (f16 or bf16, the products' input type) from K/V
-  /// bytes of `kvElt`, for lane `lane`, on `sm`.
+  /// bytes of `kvElt`, on `sm`, for the lane `tiles` places (its g and 2t).
   ByteFragments(ImplicitLocOpBuilder &b, Type elt, Type kvElt, int sm,
-                Value lane);
+                const MmaSyncTileMMA &tiles);
 
   /// Q's A fragments of rows `row`..`row` + 15 of `qs` (a swizzled tile
   /// of `elt`, TileMMA.h), one per 16 of D, in K's column order.
@@ -78,7 +80,8 @@ private:
   ImplicitLocOpBuilder &b;
   Type elt, kvElt;
   int sm;
-  Value g, t;
+  /// The lane's g and 2t (MmaSyncTileMMA's laneRow, laneColumn).
+  Value g, t2;
 };
 
 } // namespace mlir::attn::nvptx

@@ -530,9 +530,8 @@ LogicalResult PrefillKernel::build(gpu::GPUModuleOp module, StringRef name,
   SmallVector<Value> qFrags;
   if (p.kvBytes) {
     // Q's columns in the order K's decoded fragments hold them.
-    Value lane = arith::RemUIOp::create(kb, tid, idx(kWarp));
-    byteFragments =
-        std::make_unique<ByteFragments>(kb, p.elt, p.kvElt, p.sm, lane);
+    byteFragments = std::make_unique<ByteFragments>(
+        kb, p.elt, p.kvElt, p.sm, static_cast<MmaSyncTileMMA &>(*tiles));
     qFrags = byteFragments->loadQ(qs, warpRow, p.d);
     kScale = uniformScale(n.loadK.getScale(), kvHead);
     vScale = uniformScale(n.loadV.getScale(), kvHead);

@@ -247,7 +247,7 @@ FailureOr<PrefillPlan> nvptx::planPrefill(L1Nest n,
   // The register score stage keeps S, P and the rescale in registers.
   at = p.registers() ? qBytes : std::max(qBytes, sBytes + pBytes + aBytes);
   p.kStage = roundedTo128(bc * p.kRowBytes());
-  p.vStage = roundedTo128(bc * (p.kvBytes ? dv : p.inputRow(dv) * 2));
+  p.vStage = roundedTo128(bc * p.kvRowBytes(dv));
   p.kOff = take(p.stages * p.kStage);
   p.vOff = take((p.staggered ? 1 : p.stages) * p.vStage);
   if (p.vInK) { // no V tiles of their own

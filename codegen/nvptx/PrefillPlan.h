@@ -124,13 +124,17 @@ struct PrefillPlan {
   /// mma.sync's register score stage: its K/V tiles hold the bytes as
   /// stored, unpadded, each row's 16-byte chunks permuted
   /// (nv::TileLayout::Bytes), and the products decode them into f16/bf16
-  /// fragments in registers (ByteFragments.h), with the scales (per
-  /// tensor or per K/V head) on the scores and on O. Else kvElt is elt.
+  /// fragments in registers (ByteFragments.h), with the scales on the
+  /// scores and on O (per token: on each key's p). Else kvElt is elt.
   bool kvBytes = false;
   Type kvElt;
   /// A K or V tile row in shared memory, in bytes.
-  int64_t kRowBytes() const { return kvBytes ? d : inputRow(d) * 2; }
-  int64_t vRowBytes() const { return kvBytes ? dv : vRowLength() * 2; }
+  int64_t kvRowBytes(int64_t width) const {
+    return kvBytes ? width : inputRow(width) * 2;
+  }
+  int64_t kRowBytes() const { return kvRowBytes(d); }
+  /// The rows P V reads V from: K's under vInK.
+  int64_t vRowBytes() const { return kvRowBytes(vInK ? d : dv); }
   /// The shared view shape of a K or V tile of `rows` rows, `width` wide.
   SmallVector<int64_t, 2> kvTileShape(int64_t rows, int64_t width) const {
     if (kvBytes)
